@@ -1,0 +1,43 @@
+# OLM v1 in C.  `make run` starts the product locally; `make deps test` passes every test.
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc)
+
+.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(BUILD_ASAN)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DOLMV1_SANITIZE=ON
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: $(BUILD_ASAN)/CMakeCache.txt
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+unit-test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+unit-test-asan: build-asan
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+# End-to-end tests against a real etcd + kube-apiserver + registry (e2e/).
+e2e: build
+	@if [ -x e2e/run-tests.sh ]; then e2e/run-tests.sh; else echo "e2e: no end-to-end suite yet"; fi
+
+test: unit-test unit-test-asan e2e
+
+bench: build
+	bash bench/run.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,1 @@
+typedef int api_placeholder_unused;

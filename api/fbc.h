@@ -1,0 +1,127 @@
+/* fbc: the File-Based Catalog model, loader, normaliser and validator.
+ *
+ * A catalog is a list of "metas" (blobs): JSON objects with a `schema` and usually a
+ * `package` and `name`.  The loader reads a directory tree (recursive, lexical order,
+ * `.indexignore` honoured with gitignore semantics) or a buffer of concatenated
+ * JSON / multi-document YAML, keeps every blob (unknown schemas too) and builds typed
+ * views of the four OLM schemas over them.  Behaviour: shared/spec/olmv1-behaviour.md
+ * §4.3 (normalisation) and the FBC invariants listed in fbc_validate().
+ *
+ * Ownership: an fbc_catalog owns everything reachable from it.  Every `const char *`
+ * in the typed views points into a meta's json_t (or the catalog's own storage) and
+ * lives as long as the catalog.  Free with fbc_catalog_free(). */
+#ifndef OLM_FBC_H
+#define OLM_FBC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "olm_error.h"
+
+typedef struct fbc_meta {
+    const char *schema;  /* "" when absent (such a blob is invalid) */
+    const char *package; /* "" when absent */
+    const char *name;    /* "" when absent */
+    json_t *obj;         /* owned reference: the decoded object */
+    char *line;          /* owned: normalised compact JSON ending in "\n" (§4.3) */
+    size_t line_len;
+    const char *file;    /* source file relative to the loaded root, or the buffer name */
+    int lineno;          /* 1-based line where the blob starts in `file` */
+} fbc_meta;
+
+typedef struct fbc_property {
+    const char *type;
+    json_t *value;       /* borrowed from the meta */
+} fbc_property;
+
+typedef struct fbc_package {
+    const fbc_meta *meta;
+    const char *name;
+    const char *default_channel; /* NULL when absent */
+} fbc_package;
+
+typedef struct fbc_channel_entry {
+    const char *name;
+    const char *replaces;   /* NULL when absent */
+    const char **skips;     /* owned array of borrowed strings */
+    size_t nskips;
+    const char *skip_range; /* NULL when absent */
+} fbc_channel_entry;
+
+typedef struct fbc_channel {
+    const fbc_meta *meta;
+    const char *name;
+    const char *package;
+    fbc_channel_entry *entries; /* owned array */
+    size_t nentries;
+} fbc_channel;
+
+typedef struct fbc_bundle {
+    const fbc_meta *meta;
+    const char *name;
+    const char *package;
+    const char *image;          /* NULL when absent */
+    fbc_property *properties;   /* owned array, in file order */
+    size_t nproperties;
+    /* From the (first) olm.package property; NULL when there is none. */
+    const char *version;
+    const char *release;        /* explicit `release` key of olm.package, NULL if absent */
+} fbc_bundle;
+
+typedef struct fbc_deprecation_entry {
+    const char *schema;  /* reference.schema: olm.package, olm.channel or olm.bundle */
+    const char *name;    /* reference.name ("" for olm.package) */
+    const char *message;
+} fbc_deprecation_entry;
+
+typedef struct fbc_deprecation {
+    const fbc_meta *meta;
+    const char *package;
+    fbc_deprecation_entry *entries; /* owned array */
+    size_t nentries;
+} fbc_deprecation;
+
+typedef struct fbc_catalog {
+    fbc_meta *metas;  size_t nmetas;   /* load order: files in lexical walk order, blobs in file order */
+    fbc_package *packages;         size_t npackages;
+    fbc_channel *channels;         size_t nchannels;
+    fbc_bundle *bundles;           size_t nbundles;
+    fbc_deprecation *deprecations; size_t ndeprecations;
+    /* private */
+    void *priv;
+} fbc_catalog;
+
+/* Loads every non-ignored file under `dir`.  Fails (NULL) on the first file that is
+ * not a valid JSON/YAML stream of objects, with "<file>:<line>: <reason>" in err.
+ * Schema-level problems are not load errors: see fbc_validate(). */
+fbc_catalog *fbc_load_dir(const char *dir, olm_error *err);
+
+/* Loads a buffer (JSON lines, concatenated JSON, or YAML documents).  `source_name`
+ * names the buffer in messages and in fbc_meta.file. */
+fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_name, olm_error *err);
+
+void fbc_catalog_free(fbc_catalog *c);
+
+/* Problems found by the validator: each is one line "<file>:<line>: <rule>: <detail>". */
+typedef struct fbc_problems {
+    char **items; /* owned */
+    size_t n;
+} fbc_problems;
+
+/* Checks the invariants: every blob has a schema; one olm.package per package name;
+ * defaultChannel exists; no duplicate channels or bundles in a package; every channel
+ * entry names a bundle of the package and every bundle is in >= 1 channel; one head per
+ * channel (an entry that nothing replaces/skips); every bundle has exactly one
+ * olm.package property whose packageName matches and whose version is strict semver;
+ * olm.deprecations at most one per package, references existing objects.
+ * Returns the number of problems (0 = valid) or -1 on out of memory. */
+int fbc_validate(const fbc_catalog *c, fbc_problems *out);
+void fbc_problems_free(fbc_problems *p);
+
+/* Lookups over the typed views.  NULL / 0 when absent. */
+const fbc_package *fbc_find_package(const fbc_catalog *c, const char *name);
+const fbc_bundle *fbc_find_bundle(const fbc_catalog *c, const char *package, const char *name);
+const fbc_deprecation *fbc_find_deprecation(const fbc_catalog *c, const char *package);
+
+#endif

@@ -1,0 +1,13 @@
+/* Each olmv1 command is one function in its own cli/cmd_*.c file.  It receives the
+ * arguments after the command words (argv[0] is the command path, e.g. "semver match")
+ * and returns the process exit code. */
+#ifndef OLMV1_CLI_COMMANDS_H
+#define OLMV1_CLI_COMMANDS_H
+
+int cmd_semver_match(int argc, char **argv);
+int cmd_semver_compare(int argc, char **argv);
+int cmd_catalog_validate(int argc, char **argv);
+int cmd_catalog_render(int argc, char **argv);
+int cmd_resolve(int argc, char **argv);
+
+#endif

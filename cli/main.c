@@ -1,0 +1,64 @@
+/* olmv1: the offline companion of catalogd and operator-controller. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+    const char *path;    /* one or two words */
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"semver match", cmd_semver_match, "check whether a version satisfies a range"},
+    {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},
+    {"catalog validate", cmd_catalog_validate, "validate a File-Based Catalog directory"},
+    {"catalog render", cmd_catalog_render, "print a catalog as normalised JSON lines"},
+    {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage: olmv1 COMMAND [ARGS...]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-18s %s\n", commands[i].path, commands[i].summary);
+    fprintf(out, "\nRun 'olmv1 COMMAND --help' for the options of a command.\n");
+}
+
+/* Matches argv[1] (and argv[2] for two-word commands) against a command path.
+ * Returns how many argv words the path used, or 0. */
+static int match_path(const char *path, int argc, char **argv)
+{
+    const char *space = strchr(path, ' ');
+    if (!space)
+        return argc > 1 && strcmp(argv[1], path) == 0 ? 1 : 0;
+    size_t first = (size_t)(space - path);
+    if (argc > 2 && strlen(argv[1]) == first && strncmp(argv[1], path, first) == 0 &&
+        strcmp(argv[2], space + 1) == 0)
+        return 2;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        int used = match_path(commands[i].path, argc, argv);
+        if (used) {
+            /* argv[0] becomes the command path so usage messages can name it. */
+            char *sub_argv0 = (char *)commands[i].path;
+            char **sub = argv + used;
+            sub[0] = sub_argv0;
+            return commands[i].run(argc - used, sub);
+        }
+    }
+    fprintf(stderr, "olmv1: unknown command \"%s%s%s\"\n", argv[1], argc > 2 ? " " : "",
+            argc > 2 ? argv[2] : "");
+    usage(stderr);
+    return 2;
+}

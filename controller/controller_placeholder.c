@@ -1,0 +1,1 @@
+typedef int controller_placeholder_unused;

@@ -1,0 +1,1 @@
+typedef int semver_placeholder_unused;
