@@ -3,7 +3,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean
+.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down
 
 all: build
 
@@ -38,6 +38,14 @@ test: unit-test unit-test-asan e2e
 
 bench: build
 	bash bench/run.sh
+
+# A real local control plane (etcd + kube-apiserver built from their Go modules) and an
+# OCI registry on 127.0.0.1; state, kubeconfig and env file under .dev/.
+cluster-up:
+	bash e2e/cluster/up.sh
+
+cluster-down:
+	bash e2e/cluster/down.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

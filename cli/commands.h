@@ -9,5 +9,8 @@ int cmd_semver_compare(int argc, char **argv);
 int cmd_catalog_validate(int argc, char **argv);
 int cmd_catalog_render(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
+int cmd_image_push(int argc, char **argv);
+int cmd_catalog_push(int argc, char **argv);
+int cmd_bundle_push(int argc, char **argv);
 
 #endif

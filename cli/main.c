@@ -15,6 +15,9 @@ static const struct command commands[] = {
     {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},
     {"catalog validate", cmd_catalog_validate, "validate a File-Based Catalog directory"},
     {"catalog render", cmd_catalog_render, "print a catalog as normalised JSON lines"},
+    {"catalog push", cmd_catalog_push, "build a catalog image from a directory and push it"},
+    {"bundle push", cmd_bundle_push, "build a registry+v1 bundle image from a directory and push it"},
+    {"image push", cmd_image_push, "build a one-layer OCI image from a directory and push it"},
     {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
 };
 

@@ -1,0 +1,1 @@
+typedef int oci_placeholder_unused;
