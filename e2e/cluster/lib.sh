@@ -1,0 +1,47 @@
+# lib.sh: helpers shared by up.sh and down.sh (sourced, not executed).
+
+# Repo root = two levels above this file, so the scripts work from any cwd.
+CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "$CLUSTER_DIR/../.." && pwd)
+
+die() { echo "cluster: error: $*" >&2; exit 1; }
+say() { echo "cluster: $*" >&2; }
+
+# parse_state_dir "$@": sets STATE_DIR (absolute). Default is <repo>/.dev.
+parse_state_dir() {
+  STATE_DIR=$REPO_ROOT/.dev
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --state-dir) [ $# -ge 2 ] || die "--state-dir needs a value"; STATE_DIR=$2; shift 2 ;;
+      --state-dir=*) STATE_DIR=${1#*=}; shift ;;
+      -h|--help) echo "usage: $0 [--state-dir DIR]   (default: $REPO_ROOT/.dev)"; exit 0 ;;
+      *) die "unknown argument: $1" ;;
+    esac
+  done
+  [ -n "$STATE_DIR" ] || die "empty --state-dir"
+  mkdir -p "$STATE_DIR"
+  STATE_DIR=$(cd "$STATE_DIR" && pwd -P)
+  # down.sh deletes things under it; refuse obviously dangerous values.
+  case $STATE_DIR in /|/root|/home|/tmp|/usr|/etc|/var|"$REPO_ROOT") die "refusing state dir $STATE_DIR" ;; esac
+}
+
+# pid_ours PID: true if PID is alive AND was started for this state dir. Every process we
+# start has STATE_DIR in its command line (data dir, config or cert paths), which guards
+# against a PID that was recycled by an unrelated process after a reboot or crash.
+pid_ours() {
+  local pid=$1
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE_DIR/"
+}
+
+# env_pids FILE: print the values of all OLMV1_*_PID variables in FILE (without sourcing it
+# into the caller, so a stale file cannot clobber our variables).
+env_pids() {
+  sed -n 's/^export OLMV1_[A-Z_]*_PID=\([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null
+}
+
+# env_get FILE NAME: value of "export NAME=value" in FILE.
+env_get() {
+  sed -n "s/^export $2=//p" "$1" 2>/dev/null | tail -1 | sed "s/^'\(.*\)'\$/\1/"
+}
