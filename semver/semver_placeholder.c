@@ -1,1 +1,0 @@
-typedef int semver_placeholder_unused;
