@@ -1,1 +1,0 @@
-typedef int controller_placeholder_unused;
