@@ -1,0 +1,280 @@
+/* Registry authentication inputs: WWW-Authenticate challenges (RFC 7235) and
+ * credentials from a docker config JSON ("auths"), as docker login, podman
+ * login and Kubernetes .dockerconfigjson pull secrets write them. */
+#include "oci.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---------------------------------------------------------------- challenges */
+
+static int is_tchar(char c)
+{
+    return isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Reads a token or quoted-string at *pp into a malloc'd string. */
+static char *read_value(const char **pp)
+{
+    const char *p = *pp;
+    size_t cap = strlen(p) + 1;
+    char *out = malloc(cap);
+    size_t n = 0;
+    if (!out)
+        return NULL;
+    if (*p == '"') {
+        p++;
+        while (*p && *p != '"') {
+            if (*p == '\\' && p[1])
+                p++;
+            out[n++] = *p++;
+        }
+        if (*p == '"')
+            p++;
+    } else {
+        while (is_tchar(*p) || *p == '/' || *p == ':')
+            out[n++] = *p++;
+    }
+    out[n] = '\0';
+    *pp = p;
+    return out;
+}
+
+void oci_auth_challenge_free(oci_auth_challenge *c)
+{
+    if (!c)
+        return;
+    free(c->realm);
+    free(c->service);
+    free(c->scope);
+    memset(c, 0, sizeof *c);
+}
+
+static int rank(const oci_auth_challenge *c)
+{
+    if (strcmp(c->scheme, "bearer") == 0)
+        return 2;
+    if (strcmp(c->scheme, "basic") == 0)
+        return 1;
+    return 0;
+}
+
+int oci_auth_parse_challenge(const char *header, oci_auth_challenge *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int have = 0;
+    const char *p = header ? header : "";
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (!*p)
+            break;
+        oci_auth_challenge cur = {0};
+        size_t n = 0;
+        while (is_tchar(*p)) {
+            if (n + 1 < sizeof cur.scheme)
+                cur.scheme[n++] = (char)tolower((unsigned char)*p);
+            p++;
+        }
+        if (n == 0) {
+            oci_auth_challenge_free(out);
+            return olm_error_set(err, "malformed WWW-Authenticate header \"%s\"", header);
+        }
+        cur.scheme[n] = '\0';
+        /* auth-params until the next token that is not followed by '=' (a new scheme) */
+        for (;;) {
+            p = skip_ws(p);
+            const char *name = p;
+            while (is_tchar(*p))
+                p++;
+            size_t name_len = (size_t)(p - name);
+            const char *after = skip_ws(p);
+            if (name_len == 0 || *after != '=') {
+                p = name; /* the next challenge's scheme (or the end) */
+                break;
+            }
+            /* token68 ending in '=' padding: "Basic YWJj==" */
+            if (after[1] == '=' || after[1] == ',' || after[1] == '\0') {
+                p = after;
+                while (*p == '=')
+                    p++;
+                break;
+            }
+            p = skip_ws(after + 1);
+            char *value = read_value(&p);
+            if (!value) {
+                oci_auth_challenge_free(&cur);
+                oci_auth_challenge_free(out);
+                return olm_error_set(err, "out of memory");
+            }
+            char **slot = NULL;
+            if (name_len == 5 && strncasecmp(name, "realm", 5) == 0)
+                slot = &cur.realm;
+            else if (name_len == 7 && strncasecmp(name, "service", 7) == 0)
+                slot = &cur.service;
+            else if (name_len == 5 && strncasecmp(name, "scope", 5) == 0)
+                slot = &cur.scope;
+            if (slot) {
+                free(*slot);
+                *slot = value;
+            } else {
+                free(value);
+            }
+            p = skip_ws(p);
+            if (*p == ',')
+                p++;
+            else if (*p && !is_tchar(*p)) {
+                oci_auth_challenge_free(&cur);
+                oci_auth_challenge_free(out);
+                return olm_error_set(err, "malformed WWW-Authenticate header \"%s\"", header);
+            }
+        }
+        if (!have || rank(&cur) > rank(out)) {
+            oci_auth_challenge_free(out);
+            *out = cur;
+            have = 1;
+        } else {
+            oci_auth_challenge_free(&cur);
+        }
+    }
+    if (!have)
+        return olm_error_set(err, "empty WWW-Authenticate header");
+    if (strcmp(out->scheme, "bearer") == 0 && !out->realm) {
+        oci_auth_challenge_free(out);
+        return olm_error_set(err, "Bearer challenge without a realm in \"%s\"", header);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- credentials */
+
+void oci_credentials_free(oci_credentials *c)
+{
+    if (!c)
+        return;
+    if (c->password)
+        memset(c->password, 0, strlen(c->password)); /* do not leave secrets in freed memory */
+    free(c->username);
+    free(c->password);
+    c->username = c->password = NULL;
+}
+
+/* "https://host/v1/" → "host".  Writes into out (size outsz). */
+static void auth_key_host(const char *key, char *out, size_t outsz)
+{
+    if (strncmp(key, "https://", 8) == 0)
+        key += 8;
+    else if (strncmp(key, "http://", 7) == 0)
+        key += 7;
+    size_t n = strcspn(key, "/");
+    if (n >= outsz)
+        n = outsz - 1;
+    memcpy(out, key, n);
+    out[n] = '\0';
+}
+
+static int host_matches(const char *key_host, const char *registry)
+{
+    if (strcasecmp(key_host, registry) == 0)
+        return 1;
+    if (strcmp(registry, "docker.io") == 0)
+        return strcasecmp(key_host, "index.docker.io") == 0 ||
+               strcasecmp(key_host, "registry-1.docker.io") == 0;
+    return 0;
+}
+
+static int decode_auth(const char *b64, oci_credentials *out, olm_error *err)
+{
+    size_t n = strlen(b64);
+    while (n && isspace((unsigned char)b64[n - 1]))
+        n--;
+    if (n == 0 || n % 4 != 0 || n > 64 * 1024)
+        return olm_error_set(err, "\"auth\" is not valid base64");
+    unsigned char *buf = malloc(n / 4 * 3 + 1);
+    if (!buf)
+        return olm_error_set(err, "out of memory");
+    int len = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n);
+    if (len < 0) {
+        free(buf);
+        return olm_error_set(err, "\"auth\" is not valid base64");
+    }
+    /* EVP_DecodeBlock counts the bytes the '=' padding stands for */
+    if (b64[n - 1] == '=')
+        len--;
+    if (b64[n - 2] == '=')
+        len--;
+    buf[len] = '\0';
+    char *colon = memchr(buf, ':', (size_t)len);
+    if (!colon || strlen((char *)buf) != (size_t)len) {
+        memset(buf, 0, (size_t)len);
+        free(buf);
+        return olm_error_set(err, "\"auth\" must encode \"username:password\"");
+    }
+    *colon = '\0';
+    out->username = strdup((char *)buf);
+    out->password = strdup(colon + 1);
+    memset(buf, 0, (size_t)len);
+    free(buf);
+    if (!out->username || !out->password) {
+        oci_credentials_free(out);
+        return olm_error_set(err, "out of memory");
+    }
+    return 0;
+}
+
+int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
+                              olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!auth_file || !*auth_file)
+        return 0;
+    json_error_t jerr;
+    json_t *root = json_load_file(auth_file, 0, &jerr);
+    if (!root)
+        return olm_error_set(err, "auth file %s: %s (line %d)", auth_file, jerr.text, jerr.line);
+    int rc = 0;
+    json_t *auths = json_object_get(root, "auths");
+    if (!json_is_object(root) || (auths && !json_is_object(auths))) {
+        rc = olm_error_set(err, "auth file %s: expected {\"auths\": {\"<registry>\": {...}}}", auth_file);
+        goto out;
+    }
+    const char *key;
+    json_t *entry;
+    json_object_foreach(auths, key, entry) {
+        char host[512];
+        auth_key_host(key, host, sizeof host);
+        if (!host_matches(host, registry) || !json_is_object(entry))
+            continue;
+        const char *auth = json_string_value(json_object_get(entry, "auth"));
+        const char *user = json_string_value(json_object_get(entry, "username"));
+        const char *pass = json_string_value(json_object_get(entry, "password"));
+        if (auth && *auth) {
+            rc = decode_auth(auth, out, err);
+            if (rc != 0)
+                olm_error_wrap(err, "auth file %s, entry \"%s\"", auth_file, key);
+        } else if (user && pass) {
+            out->username = strdup(user);
+            out->password = strdup(pass);
+            if (!out->username || !out->password) {
+                oci_credentials_free(out);
+                rc = olm_error_set(err, "out of memory");
+            }
+        }
+        break; /* the first matching entry decides, as in docker */
+    }
+out:
+    json_decref(root);
+    return rc;
+}

@@ -1,1 +1,0 @@
-typedef int oci_placeholder_unused;
