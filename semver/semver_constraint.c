@@ -196,6 +196,11 @@ static int parse_item(struct mm_parser *ps, const char *s, size_t len, size_t *p
             return mm_fail(ps, "missing version after operator", s + op_start, i - op_start);
         return mm_fail(ps, "expected a version at", s + op_start, token_end(s, op_start, len) - op_start);
     }
+    if (s[vstart] == '-' && vend - vstart == 1)
+        return mm_fail(ps,
+                       "stray hyphen (a hyphen range is \"A - B\" with bare versions, not "
+                       "chained) at",
+                       s + op_start, len - op_start);
     if (starts_like_operator(s[vstart]))
         return mm_fail(ps, "unknown operator in", s + op_start, vend - op_start);
 
