@@ -123,5 +123,7 @@ void fbc_problems_free(fbc_problems *p);
 const fbc_package *fbc_find_package(const fbc_catalog *c, const char *name);
 const fbc_bundle *fbc_find_bundle(const fbc_catalog *c, const char *package, const char *name);
 const fbc_deprecation *fbc_find_deprecation(const fbc_catalog *c, const char *package);
+/* Added: the (first) channel `name` of `package`. */
+const fbc_channel *fbc_find_channel(const fbc_catalog *c, const char *package, const char *name);
 
 #endif

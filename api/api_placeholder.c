@@ -1,1 +1,0 @@
-typedef int api_placeholder_unused;

@@ -1,0 +1,73 @@
+/* fbc_decode_json: a stream of concatenated JSON values (JSON lines included).
+ *
+ * jansson parses one value at a time with JSON_DISABLE_EOF_CHECK and reports how
+ * many bytes it used, so we walk the buffer value by value and keep a running line
+ * count for messages.  Numbers are decoded as doubles (JSON_DECODE_INT_AS_REAL)
+ * because upstream decodes into interface{} where every number is a float64. */
+#include <string.h>
+
+#include "fbc_internal.h"
+
+static const char *json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "object";
+    case JSON_ARRAY: return "array";
+    case JSON_STRING: return "string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "boolean";
+    default: return "null";
+    }
+}
+
+static bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                    olm_error *err)
+{
+    size_t pos = 0;
+    int line = 1;
+    for (;;) {
+        while (pos < len && is_json_space(data[pos]))
+            line += data[pos++] == '\n';
+        if (pos >= len)
+            return 0;
+        json_error_t jerr;
+        json_t *v = json_loadb(data + pos, len - pos,
+                               JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY |
+                                   JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL,
+                               &jerr);
+        if (!v)
+            return olm_error_set(err, "%s:%d: invalid JSON: %s", name,
+                                 line + (jerr.line > 0 ? jerr.line - 1 : 0), jerr.text);
+        if (!json_is_object(v)) {
+            olm_error_set(err, "%s:%d: expected a JSON object, got %s", name, line,
+                          json_type_name(v));
+            json_decref(v);
+            return -1;
+        }
+        int start = line;
+        size_t used = jerr.position > 0 ? (size_t)jerr.position : 1;
+        if (used > len - pos)
+            used = len - pos;
+        for (size_t i = 0; i < used; i++)
+            line += data[pos + i] == '\n';
+        pos += used;
+        if (fn(ud, v, start, err) < 0)
+            return -1;
+    }
+}
+
+int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                      olm_error *err)
+{
+    size_t i = 0;
+    /* Same sniff as k8s' YAMLOrJSONDecoder: leading whitespace, then '{'. */
+    while (i < len && (is_json_space(data[i]) || data[i] == '\f' || data[i] == '\v'))
+        i++;
+    if (i < len && data[i] == '{')
+        return fbc_decode_json(data, len, name, fn, ud, err);
+    return fbc_decode_yaml(data, len, name, fn, ud, err);
+}

@@ -1,0 +1,109 @@
+/* fbc_internal: the pieces of the FBC library that talk to each other but are not
+ * part of the public contract in fbc.h.  One section per source file. */
+#ifndef OLM_FBC_INTERNAL_H
+#define OLM_FBC_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fbc.h"
+#include "olm_error.h"
+#include "strbuf.h"
+
+/* ---- fbc_walk.c: directory walk with .indexignore ---- */
+
+typedef struct fbc_file_list {
+    char **paths; /* owned; relative to the root, '/'-separated, walk order */
+    size_t n, cap;
+} fbc_file_list;
+
+/* Lists every regular (non-directory) file under `root` in the order Go's
+ * fs.WalkDir visits them (each directory's entries sorted bytewise, depth first),
+ * leaving out `.indexignore` files and the files they ignore. */
+int fbc_walk_dir(const char *root, fbc_file_list *out, olm_error *err);
+void fbc_file_list_free(fbc_file_list *l);
+
+/* gitignore-style matcher, exposed for tests. */
+typedef struct fbc_ignore fbc_ignore;
+fbc_ignore *fbc_ignore_new(void);
+/* Adds the patterns of one .indexignore whose directory is `domain` ("" = root). */
+int fbc_ignore_add(fbc_ignore *ig, const char *domain, const char *text, size_t len);
+/* 1 when the file `path` (relative to the root) is ignored, 0 if not, -1 on out of memory. */
+int fbc_ignore_match(const fbc_ignore *ig, const char *path);
+void fbc_ignore_free(fbc_ignore *ig);
+
+/* Reads a whole file (NUL-terminated); caller frees *data. */
+int fbc_read_file(const char *path, char **data, size_t *len, olm_error *err);
+
+/* ---- fbc_decode_*.c: byte streams to JSON objects ---- */
+
+/* Receives each decoded top-level object.  Takes ownership of `obj` (a JSON object)
+ * whatever it returns; returns 0 to go on or -1 (err filled) to stop. */
+typedef int (*fbc_blob_fn)(void *ud, json_t *obj, int lineno, olm_error *err);
+
+/* Concatenated JSON values / JSON lines.  Errors: "<name>:<line>: <reason>". */
+int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                    olm_error *err);
+/* Multi-document YAML with the sigs.k8s.io/yaml scalar rules. */
+int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                    olm_error *err);
+/* Sniffs like k8s' YAMLOrJSONDecoder: first non-space byte '{' means JSON. */
+int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                      olm_error *err);
+
+/* ---- fbc_normalise.c ---- */
+
+/* Appends `v` encoded as Go's encoding/json would (sorted keys, compact, no HTML
+ * escaping, float64 numbers), without the trailing newline.  -1 on out of memory
+ * or on a value JSON cannot hold (NaN/Inf). */
+int fbc_encode_json(const json_t *v, strbuf *out);
+
+/* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
+void fbc_format_float64(double f, char *buf, size_t size);
+/* strconv.FormatFloat(f, 'g', -1, 32): sigs.k8s.io/yaml's text for float map keys. */
+void fbc_format_float32_g(double f, char *buf, size_t size);
+
+/* Extracts schema/package/name case-insensitively (values borrowed from obj; "" when
+ * absent).  Fails on two keys that fold to the same one of those names, or on a
+ * non-string value for them. */
+int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,
+                  olm_error *err);
+
+/* ---- fbc_index.c: string -> index hash ---- */
+
+typedef struct fbc_index {
+    char **keys;   /* owned length-prefixed flat keys (see fbc_index.c); NULL = empty */
+    size_t *vals;
+    size_t cap, n; /* cap is a power of two */
+} fbc_index;
+
+/* Inserts key -> val unless the key exists; returns 1 inserted, 0 existed (*existing
+ * set), -1 out of memory.  The key is `a` or, when `b` is non-NULL, "a\0b". */
+int fbc_index_put(fbc_index *ix, const char *a, const char *b, size_t val, size_t *existing);
+bool fbc_index_get(const fbc_index *ix, const char *a, const char *b, size_t *val);
+void fbc_index_free(fbc_index *ix);
+
+/* ---- fbc_model.c ---- */
+
+typedef struct fbc_priv {
+    char **files; size_t nfiles, files_cap; /* owned names that fbc_meta.file points at */
+    fbc_index pkg_ix;     /* package name -> first olm.package index */
+    fbc_index chan_ix;    /* package, channel -> first channel index */
+    fbc_index bundle_ix;  /* package, bundle -> first bundle index */
+    fbc_index depr_ix;    /* package -> first deprecation index */
+    /* Shape problems found while building views (wrong JSON types), in the
+     * validator's "<file>:<line>: <rule>: <detail>" form; owned. */
+    char **shape; size_t nshape, shape_cap;
+} fbc_priv;
+
+/* Builds packages/channels/bundles/deprecations and the indexes over c->metas.
+ * -1 only on out of memory. */
+int fbc_model_build(fbc_catalog *c, olm_error *err);
+void fbc_model_free(fbc_catalog *c);
+
+/* Case-insensitive member lookup the way Go's json struct decoding matches field
+ * names: an exact match wins, else the first key equal under ASCII case folding. */
+json_t *fbc_obj_get(const json_t *obj, const char *key);
+
+#endif
