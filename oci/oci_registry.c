@@ -522,11 +522,12 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
     if (!tok || !*tok)
         tok = json_string_value(json_object_get(root, "access_token"));
     char *value = NULL;
-    if (tok && *tok && asprintf(&value, "Authorization: Bearer %s", tok) < 0)
+    int have_token = tok && *tok;
+    if (have_token && asprintf(&value, "Authorization: Bearer %s", tok) < 0)
         value = NULL;
-    json_decref(root);
+    json_decref(root); /* tok pointed into root: not used below */
     oci_response_free(&resp);
-    if (!tok || !*tok)
+    if (!have_token)
         return olm_error_set(err, "the token service %s answered without a token", reg->realm);
     if (!value || store_token(reg, scope ? scope : "", value) != 0)
         return olm_error_set(err, "out of memory");
