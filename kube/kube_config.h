@@ -1,0 +1,44 @@
+/* kube_config: where the API server is and how to authenticate to it.
+ *
+ * Loaded from a kubeconfig file (current-context) or from the in-cluster
+ * ServiceAccount mount.  kube_curl_apply() applies it to a libcurl easy handle;
+ * every request (REST verbs, watches, token requests) goes through it, so TLS and
+ * authentication live in exactly one place. */
+#ifndef OLM_KUBE_CONFIG_H
+#define OLM_KUBE_CONFIG_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+
+#include "olm_error.h"
+
+typedef struct kube_config {
+    char *server;            /* e.g. "https://127.0.0.1:6443", no trailing slash */
+    char *ca_file;           /* PEM bundle path, or NULL for the system store */
+    char *client_cert_file;  /* PEM client certificate, or NULL */
+    char *client_key_file;   /* PEM client key, or NULL */
+    char *token;             /* bearer token, or NULL */
+    char *token_file;        /* re-read before each request when set (rotating projected tokens) */
+    bool insecure_skip_tls_verify;
+    char *namespace;         /* context / pod namespace, or NULL */
+    /* Inline *-data fields of a kubeconfig are written to private temp files owned
+     * by the config and removed by kube_config_free(). */
+    char *tmp_dir;
+} kube_config;
+
+/* path NULL: $KUBECONFIG, else in-cluster (KUBERNETES_SERVICE_HOST and the
+ * ServiceAccount mount), else ~/.kube/config.  The result is owned by the caller. */
+int kube_config_load(const char *path, kube_config *out, olm_error *err);
+
+/* A copy of `base` that authenticates with `token` instead (client certificates
+ * dropped): how bundle content is applied as a ClusterExtension's ServiceAccount. */
+int kube_config_with_token(const kube_config *base, const char *token, kube_config *out, olm_error *err);
+
+void kube_config_free(kube_config *cfg);
+
+/* Sets URL-independent options on `h`: TLS (CA, client cert/key, verify), and the
+ * Authorization header appended to *headers (caller frees the list after the
+ * transfer).  Returns -1 with err set on failure (e.g. unreadable token file). */
+int kube_curl_apply(CURL *h, const kube_config *cfg, struct curl_slist **headers, olm_error *err);
+
+#endif
