@@ -275,7 +275,11 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
         if (!(*slot = trimmed_dup(val, val_len)))
             return 0;
     } else if (name_len == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
-        r->content_length = strtoull(val, NULL, 10);
+        char *v = trimmed_dup(val, val_len); /* header lines are not NUL-terminated */
+        if (!v)
+            return 0;
+        r->content_length = strtoull(v, NULL, 10);
+        free(v);
     } else if (name_len == 16 && strncasecmp(line, "WWW-Authenticate", 16) == 0) {
         char *v = trimmed_dup(val, val_len);
         if (!v)
@@ -592,9 +596,13 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
         olm_error_set(err, "out of memory");
         goto out;
     }
+    /* Credentials and tokens go only to the registry itself, never to another
+     * host an upload Location might point at. */
+    size_t blen = strlen(reg->base_url);
+    int same_host = strncmp(url, reg->base_url, blen) == 0 && (url[blen] == '/' || !url[blen]);
     for (int attempt = 0;; attempt++) {
         const char *authz = NULL;
-        if (reg->mode == AUTH_BEARER) {
+        if (same_host && reg->mode == AUTH_BEARER) {
             authz = cached_token(reg, scope ? scope : "");
             /* a new scope on a registry known to want tokens: get one first, so
              * that a body is not sent only to be refused */
@@ -605,12 +613,13 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
             }
         }
         char *www = NULL;
-        if (perform(reg, url, req, authz, reg->mode == AUTH_BASIC ? &reg->creds : NULL, resp,
-                    &www, err) != 0) {
+        if (perform(reg, url, req, authz,
+                    same_host && reg->mode == AUTH_BASIC ? &reg->creds : NULL, resp, &www,
+                    err) != 0) {
             free(www);
             goto out;
         }
-        if (resp->status != 401 || attempt > 0) {
+        if (resp->status != 401 || attempt > 0 || !same_host) {
             free(www);
             break;
         }
