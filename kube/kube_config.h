@@ -36,6 +36,12 @@ int kube_config_with_token(const kube_config *base, const char *token, kube_conf
 
 void kube_config_free(kube_config *cfg);
 
+/* The two sources kube_config_load() chooses between, for callers that need one
+ * explicitly.  In-cluster reads $OLMV1_SA_DIR instead of
+ * /var/run/secrets/kubernetes.io/serviceaccount when set (tests). */
+int kube_config_load_file(const char *path, kube_config *out, olm_error *err);
+int kube_config_load_in_cluster(kube_config *out, olm_error *err);
+
 /* Sets URL-independent options on `h`: TLS (CA, client cert/key, verify), and the
  * Authorization header appended to *headers (caller frees the list after the
  * transfer).  Returns -1 with err set on failure (e.g. unreadable token file). */

@@ -1,0 +1,773 @@
+/* kube_config: kubeconfig files (libyaml), the in-cluster ServiceAccount mount,
+ * and the one place where TLS and bearer-token options are applied to libcurl.
+ *
+ * The kubeconfig is converted to a jansson tree first (every scalar a string)
+ * because the format is small and nested lists-of-named-entries are far easier to
+ * walk as JSON than as a libyaml event stream. */
+#include "kube_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "strbuf.h"
+
+#define KUBE_SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
+#define KUBE_MAX_FILE (16u * 1024u * 1024u) /* a kubeconfig or token is never this big */
+
+/* ------------------------------------------------------------------ files */
+
+/* Reads a whole file into a NUL-terminated buffer the caller frees. */
+static char *read_file(const char *path, size_t *len_out, olm_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        olm_error_set(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    strbuf sb = STRBUF_INIT;
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (sb.len + n > KUBE_MAX_FILE) {
+            olm_error_set(err, "%s is larger than %u bytes", path, KUBE_MAX_FILE);
+            goto fail;
+        }
+        if (strbuf_append(&sb, chunk, n) < 0) {
+            olm_error_set(err, "out of memory reading %s", path);
+            goto fail;
+        }
+    }
+    if (ferror(f)) {
+        olm_error_set(err, "cannot read %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    if (len_out)
+        *len_out = sb.len;
+    char *out = strbuf_detach(&sb);
+    if (!out)
+        olm_error_set(err, "out of memory reading %s", path);
+    return out;
+fail:
+    fclose(f);
+    strbuf_free(&sb);
+    return NULL;
+}
+
+/* Token files end with a newline when written by hand; the header must not. */
+static char *read_trimmed(const char *path, olm_error *err)
+{
+    char *s = read_file(path, NULL, err);
+    if (!s)
+        return NULL;
+    size_t start = strspn(s, " \t\r\n");
+    size_t end = strlen(s);
+    while (end > start && strchr(" \t\r\n", s[end - 1]))
+        end--;
+    memmove(s, s + start, end - start);
+    s[end - start] = '\0';
+    return s;
+}
+
+static int write_private_file(const char *path, const unsigned char *data, size_t len, olm_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return olm_error_set(err, "cannot create %s: %s", path, strerror(errno));
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            return olm_error_set(err, "cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) < 0)
+        return olm_error_set(err, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ base64 */
+
+static int b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+' || c == '-')
+        return 62;
+    if (c == '/' || c == '_')
+        return 63;
+    return -1;
+}
+
+/* Standard or URL alphabet, padding optional, whitespace ignored (YAML folds long
+ * *-data values).  Returns a malloc'd buffer or NULL with err set. */
+static unsigned char *b64_decode(const char *in, size_t *out_len, olm_error *err)
+{
+    size_t n = strlen(in);
+    unsigned char *out = malloc(n / 4 * 3 + 3);
+    if (!out) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    unsigned acc = 0;
+    int bits = 0;
+    size_t o = 0;
+    bool padding = false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)in[i];
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+            continue;
+        if (c == '=') {
+            padding = true;
+            continue;
+        }
+        int v = b64_value(c);
+        if (v < 0 || padding) {
+            free(out);
+            olm_error_set(err, "invalid base64 at offset %zu", i);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    if (bits >= 6) { /* a lone trailing character carries no complete byte */
+        free(out);
+        olm_error_set(err, "invalid base64: truncated input");
+        return NULL;
+    }
+    *out_len = o;
+    return out;
+}
+
+/* ------------------------------------------------------------------ YAML -> JSON */
+
+/* Builds one JSON value from the events of a YAML node.  Every scalar becomes a
+ * string except plain `null`/`~`, which is all a kubeconfig needs. */
+static json_t *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path, olm_error *err, int depth);
+
+static json_t *yaml_next(yaml_parser_t *p, const char *path, olm_error *err, int depth, bool *end)
+{
+    yaml_event_t ev;
+    if (!yaml_parser_parse(p, &ev)) {
+        olm_error_set(err, "%s: YAML error at line %zu: %s", path, p->problem_mark.line + 1,
+                      p->problem ? p->problem : "unknown");
+        return NULL;
+    }
+    if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+        yaml_event_delete(&ev);
+        *end = true;
+        return NULL;
+    }
+    json_t *v = yaml_node(p, &ev, path, err, depth);
+    yaml_event_delete(&ev);
+    return v;
+}
+
+static json_t *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path, olm_error *err, int depth)
+{
+    if (depth > 64) {
+        olm_error_set(err, "%s: YAML nested too deeply", path);
+        return NULL;
+    }
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        const char *s = (const char *)ev->data.scalar.value;
+        size_t len = ev->data.scalar.length;
+        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+            (strcmp(s, "null") == 0 || strcmp(s, "~") == 0 || strcmp(s, "Null") == 0 ||
+             strcmp(s, "NULL") == 0))
+            return json_null();
+        json_t *j = json_stringn(s, len);
+        if (!j)
+            olm_error_set(err, "%s: invalid UTF-8 or out of memory in a YAML scalar", path);
+        return j;
+    }
+    case YAML_SEQUENCE_START_EVENT: {
+        json_t *arr = json_array();
+        if (!arr) {
+            olm_error_set(err, "out of memory");
+            return NULL;
+        }
+        for (;;) {
+            bool end = false;
+            json_t *item = yaml_next(p, path, err, depth + 1, &end);
+            if (end)
+                return arr;
+            if (!item || json_array_append_new(arr, item) < 0) {
+                json_decref(arr);
+                return NULL;
+            }
+        }
+    }
+    case YAML_MAPPING_START_EVENT: {
+        json_t *obj = json_object();
+        if (!obj) {
+            olm_error_set(err, "out of memory");
+            return NULL;
+        }
+        for (;;) {
+            bool end = false;
+            json_t *key = yaml_next(p, path, err, depth + 1, &end);
+            if (end)
+                return obj;
+            if (!key)
+                goto map_fail;
+            if (!json_is_string(key)) {
+                json_decref(key);
+                olm_error_set(err, "%s: mapping keys must be strings", path);
+                goto map_fail;
+            }
+            json_t *val = yaml_next(p, path, err, depth + 1, &end);
+            if (end) {
+                json_decref(key);
+                olm_error_set(err, "%s: mapping key without value", path);
+                goto map_fail;
+            }
+            if (!val) {
+                json_decref(key);
+                goto map_fail;
+            }
+            int rc = json_object_set_new(obj, json_string_value(key), val);
+            json_decref(key);
+            if (rc < 0) {
+                olm_error_set(err, "out of memory");
+                goto map_fail;
+            }
+        }
+    map_fail:
+        json_decref(obj);
+        return NULL;
+    }
+    case YAML_ALIAS_EVENT:
+        olm_error_set(err, "%s: YAML aliases are not supported in a kubeconfig", path);
+        return NULL;
+    default:
+        olm_error_set(err, "%s: unexpected YAML event %d", path, (int)ev->type);
+        return NULL;
+    }
+}
+
+/* Parses the first YAML document of `text` (kubeconfigs hold exactly one). */
+static json_t *yaml_to_json(const char *text, size_t len, const char *path, olm_error *err)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    json_t *root = NULL;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            olm_error_set(err, "%s: YAML error at line %zu: %s", path, p.problem_mark.line + 1,
+                          p.problem ? p.problem : "unknown");
+            break;
+        }
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            if (!root)
+                olm_error_set(err, "%s: empty kubeconfig", path);
+            break;
+        }
+        if (t == YAML_SCALAR_EVENT || t == YAML_SEQUENCE_START_EVENT ||
+            t == YAML_MAPPING_START_EVENT || t == YAML_ALIAS_EVENT) {
+            root = yaml_node(&p, &ev, path, err, 0);
+            yaml_event_delete(&ev);
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    if (root && !json_is_object(root)) {
+        json_decref(root);
+        olm_error_set(err, "%s: a kubeconfig must be a YAML mapping", path);
+        return NULL;
+    }
+    return root;
+}
+
+/* ------------------------------------------------------------------ kubeconfig */
+
+static const char *jstr(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    const char *s = json_string_value(v);
+    return (s && *s) ? s : NULL;
+}
+
+static bool yaml_true(const char *s)
+{
+    /* sigs.k8s.io/yaml follows YAML 1.1 booleans. */
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
+    if (!s)
+        return false;
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        if (strcmp(s, yes[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Finds `{name: <name>, <field>: {...}}` in the list `list_key` of the kubeconfig. */
+static const json_t *find_named(const json_t *root, const char *list_key, const char *field,
+                                const char *name, const char *path, olm_error *err)
+{
+    const json_t *list = json_object_get(root, list_key);
+    size_t i;
+    const json_t *item;
+    if (json_is_array(list)) {
+        json_array_foreach(list, i, item) {
+            const char *n = json_string_value(json_object_get(item, "name"));
+            if (n && strcmp(n, name) == 0) {
+                const json_t *inner = json_object_get(item, field);
+                if (!inner || json_is_null(inner)) {
+                    olm_error_set(err, "%s: %s entry \"%s\" has no \"%s\" field", path, list_key, name, field);
+                    return NULL;
+                }
+                if (!json_is_object(inner)) {
+                    olm_error_set(err, "%s: %s \"%s\": \"%s\" must be a mapping", path, list_key, name, field);
+                    return NULL;
+                }
+                return inner;
+            }
+        }
+    }
+    olm_error_set(err, "%s: no %s entry named \"%s\"", path, list_key, name);
+    return NULL;
+}
+
+static char *dup_or_oom(const char *s, olm_error *err)
+{
+    char *d = strdup(s);
+    if (!d)
+        olm_error_set(err, "out of memory");
+    return d;
+}
+
+/* Relative paths in a kubeconfig are relative to the file's directory (client-go
+ * ResolvePaths), not to the process's working directory. */
+static char *resolve_path(const char *dir, const char *p, olm_error *err)
+{
+    if (p[0] == '/' || !dir)
+        return dup_or_oom(p, err);
+    char *out = NULL;
+    if (asprintf(&out, "%s/%s", dir, p) < 0) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    return out;
+}
+
+static int ensure_tmp_dir(kube_config *cfg, olm_error *err)
+{
+    if (cfg->tmp_dir)
+        return 0;
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    char *tmpl = NULL;
+    if (asprintf(&tmpl, "%s/olmv1-kube-XXXXXX", base) < 0)
+        return olm_error_set(err, "out of memory");
+    if (!mkdtemp(tmpl)) {
+        int e = errno;
+        free(tmpl);
+        return olm_error_set(err, "cannot create a temporary directory under %s: %s", base, strerror(e));
+    }
+    cfg->tmp_dir = tmpl;
+    return 0;
+}
+
+/* Writes decoded `*-data` to <tmp_dir>/<name>; *out receives the path. */
+static int data_to_file(kube_config *cfg, const char *b64, const char *name, const char *what,
+                        char **out, olm_error *err)
+{
+    size_t len = 0;
+    unsigned char *bytes = b64_decode(b64, &len, err);
+    if (!bytes)
+        return olm_error_wrap(err, "%s", what);
+    if (ensure_tmp_dir(cfg, err) < 0) {
+        free(bytes);
+        return -1;
+    }
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s", cfg->tmp_dir, name) < 0) {
+        free(bytes);
+        return olm_error_set(err, "out of memory");
+    }
+    int rc = write_private_file(p, bytes, len, err);
+    free(bytes);
+    if (rc < 0) {
+        free(p);
+        return -1;
+    }
+    *out = p;
+    return 0;
+}
+
+/* Either the inline `<key>-data` or the path `<key>`; data wins, as in client-go. */
+static int file_or_data(kube_config *cfg, const json_t *obj, const char *key, const char *tmp_name,
+                        const char *dir, const char *what, char **out, olm_error *err)
+{
+    char data_key[64];
+    snprintf(data_key, sizeof data_key, "%s-data", key);
+    const char *data = jstr(obj, data_key);
+    if (data)
+        return data_to_file(cfg, data, tmp_name, what, out, err);
+    const char *p = jstr(obj, key);
+    if (!p)
+        return 0;
+    char *full = resolve_path(dir, p, err);
+    if (!full)
+        return -1;
+    if (access(full, R_OK) != 0) {
+        int e = errno;
+        olm_error_set(err, "%s file %s: %s", what, full, strerror(e));
+        free(full);
+        return -1;
+    }
+    *out = full;
+    return 0;
+}
+
+static int strip_server(kube_config *cfg, const char *server, const char *where, olm_error *err)
+{
+    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+        return olm_error_set(err, "%s: server \"%s\" must start with https:// or http://", where, server);
+    cfg->server = dup_or_oom(server, err);
+    if (!cfg->server)
+        return -1;
+    size_t n = strlen(cfg->server);
+    while (n > 0 && cfg->server[n - 1] == '/')
+        cfg->server[--n] = '\0';
+    return 0;
+}
+
+static int load_from_tree(const json_t *root, const char *path, const char *dir, kube_config *cfg,
+                          olm_error *err)
+{
+    const char *ctx_name = jstr(root, "current-context");
+    if (!ctx_name)
+        return olm_error_set(err, "%s: current-context is not set (choose one with `kubectl config use-context`)", path);
+    const json_t *ctx = find_named(root, "contexts", "context", ctx_name, path, err);
+    if (!ctx)
+        return -1;
+    const char *cluster_name = jstr(ctx, "cluster");
+    if (!cluster_name)
+        return olm_error_set(err, "%s: context \"%s\" names no cluster", path, ctx_name);
+    const json_t *cluster = find_named(root, "clusters", "cluster", cluster_name, path, err);
+    if (!cluster)
+        return -1;
+    const char *server = jstr(cluster, "server");
+    if (!server)
+        return olm_error_set(err, "%s: cluster \"%s\" has no server", path, cluster_name);
+    char where[512];
+    snprintf(where, sizeof where, "%s: cluster \"%s\"", path, cluster_name);
+    if (strip_server(cfg, server, where, err) < 0)
+        return -1;
+    cfg->insecure_skip_tls_verify = yaml_true(jstr(cluster, "insecure-skip-tls-verify"));
+    if (file_or_data(cfg, cluster, "certificate-authority", "ca.crt", dir, where, &cfg->ca_file, err) < 0)
+        return -1;
+
+    const char *ns = jstr(ctx, "namespace");
+    if (ns && !(cfg->namespace = dup_or_oom(ns, err)))
+        return -1;
+
+    const char *user_name = jstr(ctx, "user");
+    if (!user_name) /* an anonymous context is legal (e.g. a plain-HTTP test server) */
+        return 0;
+    const json_t *user = find_named(root, "users", "user", user_name, path, err);
+    if (!user)
+        return -1;
+    snprintf(where, sizeof where, "%s: user \"%s\"", path, user_name);
+    if (json_object_get(user, "exec") || json_object_get(user, "auth-provider"))
+        return olm_error_set(err, "%s: exec and auth-provider credentials are not supported; "
+                             "use a token, tokenFile or client certificate", where);
+    if (file_or_data(cfg, user, "client-certificate", "client.crt", dir, where, &cfg->client_cert_file, err) < 0 ||
+        file_or_data(cfg, user, "client-key", "client.key", dir, where, &cfg->client_key_file, err) < 0)
+        return -1;
+    if (!cfg->client_cert_file != !cfg->client_key_file)
+        return olm_error_set(err, "%s: client-certificate and client-key must be given together", where);
+    const char *tok = jstr(user, "token");
+    if (tok && !(cfg->token = dup_or_oom(tok, err)))
+        return -1;
+    const char *tf = jstr(user, "tokenFile");
+    if (tf) {
+        if (!(cfg->token_file = resolve_path(dir, tf, err)))
+            return -1;
+        if (access(cfg->token_file, R_OK) != 0)
+            return olm_error_set(err, "%s: tokenFile %s: %s", where, cfg->token_file, strerror(errno));
+    }
+    return 0;
+}
+
+int kube_config_load_file(const char *path, kube_config *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t len = 0;
+    char *text = read_file(path, &len, err);
+    if (!text)
+        return olm_error_wrap(err, "kubeconfig");
+    json_t *root = yaml_to_json(text, len, path, err);
+    free(text);
+    if (!root)
+        return -1;
+    char *dir = NULL;
+    const char *slash = strrchr(path, '/');
+    if (slash && !(dir = strndup(path, slash == path ? 1 : (size_t)(slash - path)))) {
+        json_decref(root);
+        return olm_error_set(err, "out of memory");
+    }
+    int rc = load_from_tree(root, path, dir, out, err);
+    free(dir);
+    json_decref(root);
+    if (rc < 0)
+        kube_config_free(out);
+    return rc;
+}
+
+int kube_config_load_in_cluster(kube_config *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    const char *port = getenv("KUBERNETES_SERVICE_PORT");
+    if (!host || !*host || !port || !*port)
+        return olm_error_set(err, "not running in a cluster: KUBERNETES_SERVICE_HOST and "
+                             "KUBERNETES_SERVICE_PORT must both be set");
+    const char *dir = getenv("OLMV1_SA_DIR");
+    if (!dir || !*dir)
+        dir = KUBE_SA_DIR_DEFAULT;
+    bool v6 = strchr(host, ':') != NULL;
+    if (asprintf(&out->server, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port) < 0) {
+        out->server = NULL;
+        return olm_error_set(err, "out of memory");
+    }
+    if (asprintf(&out->token_file, "%s/token", dir) < 0) {
+        out->token_file = NULL;
+        goto oom;
+    }
+    if (access(out->token_file, R_OK) != 0) {
+        olm_error_set(err, "in-cluster config: ServiceAccount token %s: %s", out->token_file, strerror(errno));
+        goto fail;
+    }
+    char *ca = NULL;
+    if (asprintf(&ca, "%s/ca.crt", dir) < 0)
+        goto oom;
+    if (access(ca, R_OK) == 0)
+        out->ca_file = ca;
+    else
+        free(ca); /* fall back to the system store, as a missing CA is not fatal in client-go either */
+    char *nsf = NULL;
+    if (asprintf(&nsf, "%s/namespace", dir) < 0)
+        goto oom;
+    if (access(nsf, R_OK) == 0) {
+        out->namespace = read_trimmed(nsf, err);
+        if (!out->namespace) {
+            free(nsf);
+            goto fail;
+        }
+    }
+    free(nsf);
+    return 0;
+oom:
+    olm_error_set(err, "out of memory");
+fail:
+    kube_config_free(out);
+    return -1;
+}
+
+int kube_config_load(const char *path, kube_config *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (path)
+        return kube_config_load_file(path, out, err);
+    const char *env = getenv("KUBECONFIG");
+    if (env && *env) {
+        /* KUBECONFIG may be a list; merging is not supported, the first entry that
+         * exists is used (which is what every single-file setup means). */
+        char *copy = strdup(env);
+        if (!copy)
+            return olm_error_set(err, "out of memory");
+        char *save = NULL;
+        for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+            if (access(p, F_OK) == 0) {
+                int rc = kube_config_load_file(p, out, err);
+                free(copy);
+                return rc;
+            }
+        }
+        free(copy);
+        return olm_error_set(err, "KUBECONFIG=%s: no such file", env);
+    }
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    if (host && *host)
+        return kube_config_load_in_cluster(out, err);
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return olm_error_set(err, "no kubeconfig: set KUBECONFIG, or run in a cluster, or set HOME for ~/.kube/config");
+    char *p = NULL;
+    if (asprintf(&p, "%s/.kube/config", home) < 0)
+        return olm_error_set(err, "out of memory");
+    int rc = kube_config_load_file(p, out, err);
+    free(p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ copies */
+
+static int copy_file(const char *from, const char *to, olm_error *err)
+{
+    size_t len = 0;
+    char *data = read_file(from, &len, err);
+    if (!data)
+        return -1;
+    int rc = write_private_file(to, (const unsigned char *)data, len, err);
+    free(data);
+    return rc;
+}
+
+int kube_config_with_token(const kube_config *base, const char *token, kube_config *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!token || !*token)
+        return olm_error_set(err, "kube_config_with_token: empty token");
+    out->insecure_skip_tls_verify = base->insecure_skip_tls_verify;
+    if (!(out->server = dup_or_oom(base->server, err)) || !(out->token = dup_or_oom(token, err)))
+        goto fail;
+    if (base->namespace && !(out->namespace = dup_or_oom(base->namespace, err)))
+        goto fail;
+    if (base->ca_file) {
+        /* A CA written from inline data lives in base's temp dir, which dies with
+         * base; the copy gets its own file so the two lifetimes are independent. */
+        size_t tl = base->tmp_dir ? strlen(base->tmp_dir) : 0;
+        if (tl && strncmp(base->ca_file, base->tmp_dir, tl) == 0 && base->ca_file[tl] == '/') {
+            if (ensure_tmp_dir(out, err) < 0)
+                goto fail;
+            if (asprintf(&out->ca_file, "%s/ca.crt", out->tmp_dir) < 0) {
+                out->ca_file = NULL;
+                olm_error_set(err, "out of memory");
+                goto fail;
+            }
+            if (copy_file(base->ca_file, out->ca_file, err) < 0)
+                goto fail;
+        } else if (!(out->ca_file = dup_or_oom(base->ca_file, err))) {
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    kube_config_free(out);
+    return -1;
+}
+
+static void remove_tmp(const char *dir)
+{
+    static const char *const names[] = {"ca.crt", "client.crt", "client.key"};
+    char p[4096];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+void kube_config_free(kube_config *cfg)
+{
+    if (!cfg)
+        return;
+    if (cfg->tmp_dir)
+        remove_tmp(cfg->tmp_dir);
+    free(cfg->server);
+    free(cfg->ca_file);
+    free(cfg->client_cert_file);
+    free(cfg->client_key_file);
+    if (cfg->token) /* do not leave credentials in freed heap memory */
+        explicit_bzero(cfg->token, strlen(cfg->token));
+    free(cfg->token);
+    free(cfg->token_file);
+    free(cfg->namespace);
+    free(cfg->tmp_dir);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+/* ------------------------------------------------------------------ libcurl */
+
+#define SETOPT(h, opt, val)                                                                  \
+    do {                                                                                     \
+        CURLcode rc_ = curl_easy_setopt((h), (opt), (val));                                  \
+        if (rc_ != CURLE_OK)                                                                 \
+            return olm_error_set(err, "libcurl: setting " #opt ": %s", curl_easy_strerror(rc_)); \
+    } while (0)
+
+int kube_curl_apply(CURL *h, const kube_config *cfg, struct curl_slist **headers, olm_error *err)
+{
+    if (cfg->ca_file)
+        SETOPT(h, CURLOPT_CAINFO, cfg->ca_file);
+    if (cfg->insecure_skip_tls_verify) {
+        SETOPT(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        SETOPT(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    } else {
+        SETOPT(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        SETOPT(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    }
+    if (cfg->client_cert_file) {
+        SETOPT(h, CURLOPT_SSLCERT, cfg->client_cert_file);
+        SETOPT(h, CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (cfg->client_key_file) {
+        SETOPT(h, CURLOPT_SSLKEY, cfg->client_key_file);
+        SETOPT(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    /* A token file wins over a static token (client-go: "the last successfully
+     * read value takes precedence"); it is re-read so rotated projected tokens work. */
+    char *file_tok = NULL;
+    const char *tok = cfg->token;
+    if (cfg->token_file) {
+        file_tok = read_trimmed(cfg->token_file, err);
+        if (!file_tok)
+            return olm_error_wrap(err, "bearer token");
+        if (!*file_tok) {
+            free(file_tok);
+            return olm_error_set(err, "bearer token file %s is empty", cfg->token_file);
+        }
+        tok = file_tok;
+    }
+    if (tok) {
+        char *hdr = NULL;
+        int n = asprintf(&hdr, "Authorization: Bearer %s", tok);
+        if (file_tok) {
+            explicit_bzero(file_tok, strlen(file_tok));
+            free(file_tok);
+        }
+        if (n < 0)
+            return olm_error_set(err, "out of memory");
+        struct curl_slist *nl = curl_slist_append(*headers, hdr);
+        explicit_bzero(hdr, (size_t)n);
+        free(hdr);
+        if (!nl)
+            return olm_error_set(err, "out of memory");
+        *headers = nl;
+    }
+    return 0;
+}

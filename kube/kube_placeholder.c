@@ -1,1 +1,0 @@
-typedef int kube_placeholder_unused; /* removed when the first kube source lands */
