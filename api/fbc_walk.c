@@ -135,7 +135,8 @@ static int walk(const char *abs, const char *rel, fbc_ignore *ig, fbc_file_list 
         rc = olm_error_set(err, "read directory %s: %s", abs, strerror(errno));
     if (rc < 0)
         goto done;
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 1)
+        qsort(names, n, sizeof *names, cmp_names);
 
     /* The directory's own .indexignore applies to everything below it, including
      * entries that sort before it, so read it first. */
