@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fbc.h"
@@ -106,12 +108,32 @@ static void test_walk_errors(void **state)
     assert_non_null(strstr(err.msg, "not a directory"));
 }
 
+/* An empty directory (or one whose files are all ignored) is an empty catalog. */
+static void test_empty_dir(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/fbc-empty-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    olm_error err;
+    fbc_catalog *c = fbc_load_dir(tmpl, &err);
+    assert_non_null(c);
+    assert_int_equal(c->nmetas, 0);
+    assert_int_equal(c->npackages, 0);
+    assert_null(fbc_find_package(c, "x"));
+    fbc_problems p;
+    assert_int_equal(fbc_validate(c, &p), 0);
+    fbc_problems_free(&p);
+    fbc_catalog_free(c);
+    assert_int_equal(rmdir(tmpl), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matcher),
         cmocka_unit_test(test_walk_fixture),
         cmocka_unit_test(test_walk_errors),
+        cmocka_unit_test(test_empty_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
