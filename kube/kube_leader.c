@@ -1,0 +1,375 @@
+/* kube_leader: Lease-based leader election (see kube_leader.h). */
+#include "kube_leader.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "kube_uvcurl_req.h"
+
+struct kube_leader {
+    kube_uvcurl *uc;
+    const kube_config *cfg;
+    char *ns, *name, *identity;
+    char *item_path;       /* .../leases/<name> */
+    char *collection_path; /* .../leases */
+    uint64_t duration_ms, renew_deadline_ms, retry_ms;
+    kube_leader_callbacks cb;
+    void *data;
+
+    uv_timer_t timer;
+    kube_uvcurl_req *req;
+    atomic_bool leading;
+    uint64_t last_renew;   /* loop time of the last successful write */
+
+    /* What we last saw of the Lease, and when (loop time) it last changed. */
+    char *observed;        /* holder|renewTime|transitions */
+    char *observed_holder;
+    uint64_t observed_at;
+
+    bool stopped, releasing;
+    json_t *held;          /* the Lease as we last wrote it (for release) */
+    void (*closed_cb)(void *data);
+    void *closed_data;
+};
+
+static void try_acquire_or_renew(uv_timer_t *t);
+
+void kube_leader_format_microtime(char *buf, size_t len)
+{
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    char base[24];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%06ldZ", base, (long)tv.tv_usec);
+}
+
+static void report(kube_leader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(kube_leader *l, const char *fmt, ...)
+{
+    if (!l->cb.on_error)
+        return;
+    olm_error e;
+    va_list ap;
+    va_start(ap, fmt);
+    olm_error_setv(&e, fmt, ap);
+    va_end(ap);
+    olm_error_wrap(&e, "leader election on lease %s/%s", l->ns, l->name);
+    l->cb.on_error(e.msg, l->data);
+}
+
+static void schedule(kube_leader *l)
+{
+    if (!l->stopped)
+        uv_timer_start(&l->timer, try_acquire_or_renew, l->retry_ms, 0);
+}
+
+static uint64_t now_ms(kube_leader *l)
+{
+    uv_loop_t *loop = kube_uvcurl_loop(l->uc);
+    uv_update_time(loop);
+    return uv_now(loop);
+}
+
+/* A round failed (could not read, lost a race, someone else holds it). */
+static void round_failed(kube_leader *l)
+{
+    if (atomic_load(&l->leading) && now_ms(l) - l->last_renew >= l->renew_deadline_ms) {
+        atomic_store(&l->leading, false);
+        l->cb.on_stopped_leading(l->data);
+    }
+    schedule(l);
+}
+
+static void on_written(long status, const char *body, size_t len, const olm_error *err, void *data)
+{
+    kube_leader *l = data;
+    l->req = NULL;
+    if (l->stopped)
+        return;
+    if (status != 200 && status != 201) {
+        if (status == 409)
+            report(l, "lost an update race (409 Conflict)");
+        else if (status == 0)
+            report(l, "write failed: %s", err->msg);
+        else
+            report(l, "write returned HTTP %ld: %.300s", status, body);
+        round_failed(l);
+        return;
+    }
+    json_t *lease = json_loadb(body, len, 0, NULL);
+    if (lease) {
+        json_decref(l->held);
+        l->held = lease;
+    }
+    l->last_renew = now_ms(l);
+    if (!atomic_load(&l->leading)) {
+        atomic_store(&l->leading, true);
+        l->cb.on_started_leading(l->data);
+    }
+    schedule(l);
+}
+
+/* Records the observed Lease; returns true if it changed since last time. */
+static bool observe(kube_leader *l, const char *holder, const char *renew, json_int_t transitions)
+{
+    char *rec = NULL;
+    if (asprintf(&rec, "%s|%s|%lld", holder, renew, (long long)transitions) < 0)
+        return false; /* out of memory: treat as unchanged, i.e. not expiring early */
+    if (l->observed && strcmp(rec, l->observed) == 0) {
+        free(rec);
+        return false;
+    }
+    free(l->observed);
+    l->observed = rec;
+    l->observed_at = now_ms(l);
+    if (!l->observed_holder || strcmp(l->observed_holder, holder) != 0) {
+        char *h = strdup(holder);
+        if (h) {
+            free(l->observed_holder);
+            l->observed_holder = h;
+            if (l->cb.on_new_leader)
+                l->cb.on_new_leader(holder, l->data);
+        }
+    }
+    return true;
+}
+
+static json_t *lease_spec(kube_leader *l, const char *now, const char *acquire, json_int_t transitions)
+{
+    return json_pack("{s:s, s:I, s:s, s:s, s:I}", "holderIdentity", l->identity, "leaseDurationSeconds",
+                     (json_int_t)((l->duration_ms + 999) / 1000), "acquireTime", acquire, "renewTime", now,
+                     "leaseTransitions", transitions);
+}
+
+static void write_lease(kube_leader *l, const char *method, const char *path, json_t *lease)
+{
+    olm_error err;
+    char *body = json_dumps(lease, JSON_COMPACT);
+    json_decref(lease);
+    if (!body) {
+        report(l, "out of memory");
+        round_failed(l);
+        return;
+    }
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, method, path, body, 10000, on_written, l, &err);
+    free(body);
+    if (!l->req) {
+        report(l, "%s", err.msg);
+        round_failed(l);
+    }
+}
+
+static void on_read(long status, const char *body, size_t len, const olm_error *err, void *data)
+{
+    kube_leader *l = data;
+    l->req = NULL;
+    if (l->stopped)
+        return;
+    char now[40];
+    kube_leader_format_microtime(now, sizeof now);
+    if (status == 404) {
+        json_t *spec = lease_spec(l, now, now, 0);
+        json_t *lease = spec ? json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1",
+                                         "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns,
+                                         "spec", spec)
+                             : NULL;
+        if (!lease) {
+            report(l, "out of memory");
+            round_failed(l);
+            return;
+        }
+        write_lease(l, "POST", l->collection_path, lease);
+        return;
+    }
+    json_t *lease = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!lease) {
+        if (status == 0)
+            report(l, "read failed: %s", err->msg);
+        else
+            report(l, "read returned HTTP %ld: %.300s", status, body);
+        round_failed(l);
+        return;
+    }
+    json_t *spec = json_object_get(lease, "spec");
+    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+    const char *renew = json_string_value(json_object_get(spec, "renewTime"));
+    const char *acquire = json_string_value(json_object_get(spec, "acquireTime"));
+    json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
+    holder = holder ? holder : "";
+    observe(l, holder, renew ? renew : "", transitions);
+    bool mine = strcmp(holder, l->identity) == 0;
+    bool expired = now_ms(l) - l->observed_at >= l->duration_ms;
+    if (*holder && !mine && !expired) {
+        json_decref(lease);
+        round_failed(l); /* someone else leads */
+        return;
+    }
+    /* Take over or renew: keep metadata (resourceVersion makes the PUT conditional). */
+    json_t *nspec = lease_spec(l, now, mine && acquire ? acquire : now, mine ? transitions : transitions + 1);
+    if (!nspec || json_object_set_new(lease, "spec", nspec) != 0) {
+        json_decref(lease);
+        report(l, "out of memory");
+        round_failed(l);
+        return;
+    }
+    write_lease(l, "PUT", l->item_path, lease);
+}
+
+static void try_acquire_or_renew(uv_timer_t *t)
+{
+    kube_leader *l = t->data;
+    olm_error err;
+    if (l->stopped || l->req)
+        return;
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, 10000, on_read, l, &err);
+    if (!l->req) {
+        report(l, "%s", err.msg);
+        round_failed(l);
+    }
+}
+
+kube_leader *kube_leader_new(kube_uvcurl *uc, const kube_config *cfg, const kube_leader_options *opts,
+                             const kube_leader_callbacks *cbs, void *data, olm_error *err)
+{
+    if (!opts->lease_namespace || !opts->lease_name || !opts->identity || !*opts->identity ||
+        !cbs->on_started_leading || !cbs->on_stopped_leading) {
+        olm_error_set(err, "leader election needs a lease namespace, name, identity and both callbacks");
+        return NULL;
+    }
+    kube_leader *l = calloc(1, sizeof *l);
+    if (!l) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    l->uc = uc;
+    l->cfg = cfg;
+    l->cb = *cbs;
+    l->data = data;
+    l->duration_ms = opts->lease_duration_ms ? opts->lease_duration_ms : 137000;
+    l->renew_deadline_ms = opts->renew_deadline_ms ? opts->renew_deadline_ms : 107000;
+    l->retry_ms = opts->retry_period_ms ? opts->retry_period_ms : 26000;
+    atomic_init(&l->leading, false);
+    l->ns = strdup(opts->lease_namespace);
+    l->name = strdup(opts->lease_name);
+    l->identity = strdup(opts->identity);
+    if (l->ns &&
+        asprintf(&l->collection_path, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns) < 0)
+        l->collection_path = NULL;
+    if (l->collection_path && l->name && asprintf(&l->item_path, "%s/%s", l->collection_path, l->name) < 0)
+        l->item_path = NULL;
+    int rc = -1;
+    if (l->identity && l->item_path)
+        rc = uv_timer_init(kube_uvcurl_loop(uc), &l->timer);
+    if (rc != 0) {
+        free(l->ns);
+        free(l->name);
+        free(l->identity);
+        free(l->collection_path);
+        free(l->item_path);
+        free(l);
+        olm_error_set(err, "out of memory or uv_timer_init failed");
+        return NULL;
+    }
+    l->timer.data = l;
+    return l;
+}
+
+int kube_leader_start(kube_leader *l, olm_error *err)
+{
+    if (l->stopped)
+        return olm_error_set(err, "leader election already stopped");
+    uv_timer_start(&l->timer, try_acquire_or_renew, 0, 0);
+    return 0;
+}
+
+bool kube_leader_is_leader(kube_leader *l)
+{
+    return atomic_load(&l->leading);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    kube_leader *l = h->data;
+    void (*cb)(void *) = l->closed_cb;
+    void *data = l->closed_data;
+    free(l->ns);
+    free(l->name);
+    free(l->identity);
+    free(l->collection_path);
+    free(l->item_path);
+    free(l->observed);
+    free(l->observed_holder);
+    json_decref(l->held);
+    free(l);
+    if (cb)
+        cb(data);
+}
+
+static void finish(kube_leader *l)
+{
+    if (atomic_load(&l->leading)) {
+        atomic_store(&l->leading, false);
+        l->cb.on_stopped_leading(l->data);
+    }
+    uv_close((uv_handle_t *)&l->timer, on_closed);
+}
+
+static void on_released(long status, const char *body, size_t len, const olm_error *err, void *data)
+{
+    kube_leader *l = data;
+    (void)body;
+    (void)len;
+    l->req = NULL;
+    if (status != 200)
+        report(l, "release failed (HTTP %ld) %s", status, status == 0 ? err->msg : "");
+    finish(l);
+}
+
+/* Deferred to a timer callback: cancelling a transfer is not allowed from inside
+ * another curl callback, and stop may be called from one. */
+static void on_teardown(uv_timer_t *t)
+{
+    kube_leader *l = t->data;
+    if (l->req) {
+        kube_uvcurl_req_cancel(l->req);
+        l->req = NULL;
+    }
+    if (atomic_load(&l->leading) && l->held) {
+        char now[40];
+        kube_leader_format_microtime(now, sizeof now);
+        json_t *spec = json_object_get(l->held, "spec");
+        json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
+        json_t *nspec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "holderIdentity", "", "leaseDurationSeconds", 1,
+                                  "acquireTime", now, "renewTime", now, "leaseTransitions", transitions);
+        char *body = NULL;
+        if (nspec && json_object_set_new(l->held, "spec", nspec) == 0)
+            body = json_dumps(l->held, JSON_COMPACT);
+        olm_error err;
+        if (body)
+            l->req = kube_uvcurl_req_start(l->uc, l->cfg, "PUT", l->item_path, body, 10000, on_released, l, &err);
+        free(body);
+        if (l->req)
+            return;
+        report(l, "could not release the lease");
+    }
+    finish(l);
+}
+
+void kube_leader_stop(kube_leader *l, void (*closed_cb)(void *data), void *data)
+{
+    if (l->stopped)
+        return;
+    l->stopped = true;
+    l->closed_cb = closed_cb;
+    l->closed_data = data;
+    uv_timer_stop(&l->timer);
+    uv_timer_start(&l->timer, on_teardown, 0, 0);
+}
