@@ -1,0 +1,29 @@
+/* Private to the REST half of kube/: the client struct shared by kube_client.c
+ * (requests, verbs) and kube_discovery.c (kind -> resource cache). */
+#ifndef OLM_KUBE_CLIENT_INTERNAL_H
+#define OLM_KUBE_CLIENT_INTERNAL_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <pthread.h>
+
+#include "kube_client.h"
+
+struct kube_client {
+    kube_config cfg;           /* owned; immutable after kube_client_new */
+    long connect_timeout_ms;
+    long timeout_ms;
+    char *user_agent;
+    /* Connection cache, DNS and TLS sessions shared by the per-call easy handles. */
+    CURLSH *share;
+    pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    /* Discovery cache: apiVersion -> resources array of its APIResourceList, or
+     * JSON null when the server does not serve that group/version. */
+    pthread_mutex_t disc_lock;
+    json_t *disc;
+};
+
+/* Percent-escapes everything but RFC 3986 unreserved characters; caller frees. */
+char *kube_escape(const char *s);
+
+#endif
