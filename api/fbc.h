@@ -93,7 +93,8 @@ typedef struct fbc_catalog {
 } fbc_catalog;
 
 /* Loads every non-ignored file under `dir`.  Fails (NULL) on the first file that is
- * not a valid JSON/YAML stream of objects, with "<file>:<line>: <reason>" in err.
+ * not a valid JSON/YAML stream of objects, with "<file>:<line>: <reason>" in err
+ * (<file> is `dir`/<relative path>, so the user can open it).
  * Schema-level problems are not load errors: see fbc_validate(). */
 fbc_catalog *fbc_load_dir(const char *dir, olm_error *err);
 
@@ -103,7 +104,10 @@ fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_na
 
 void fbc_catalog_free(fbc_catalog *c);
 
-/* Problems found by the validator: each is one line "<file>:<line>: <rule>: <detail>". */
+/* Problems found by the validator: each is one line "<file>:<line>: <rule>: <detail>",
+ * <file> relative to the loaded root, <line> where the offending blob starts.  The
+ * rule names are listed at the top of fbc_validate.c; problems come in catalog order
+ * (wrong-typed fields, rule "invalid-field", first). */
 typedef struct fbc_problems {
     char **items; /* owned */
     size_t n;

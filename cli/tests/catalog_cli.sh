@@ -53,6 +53,10 @@ check render-last-package "tigera-operator" "$(tail -n 1 "$tmp/out" | python3 -c
 check render-unquoted-timestamp 1 "$(grep -c '"createdAt":"2025-06-24T14:07:09"' "$tmp/out")"
 # Same bytes twice (deterministic).
 "$bin" catalog render "$sample" | cmp -s - "$tmp/out"; check render-deterministic 0 $?
+# Rendered output is itself a catalog (JSON lines) that renders to the same bytes.
+mkdir -p "$tmp/rt" && cp "$tmp/out" "$tmp/rt/catalog.jsonl"
+"$bin" catalog render "$tmp/rt" | cmp -s - "$tmp/out"; check render-roundtrip 0 $?
+check validate-roundtrip 0 "$(rc_of "$bin" catalog validate "$tmp/rt")"
 # .indexignore is honoured.
 check render-indexignore 0 "$(rc_of "$bin" catalog render "$fix/indexignore")"
 check render-indexignore-lines 9 "$(wc -l < "$tmp/out" | tr -d ' ')"
