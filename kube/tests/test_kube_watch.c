@@ -1,0 +1,371 @@
+/* Tests of kube_watch_stream (the incremental event parser) and kube_watch
+ * (list, paged list, watch, resume, bookmark, 410 relist with synthetic deletes,
+ * back-off on server errors) against fake_watch_server on 127.0.0.1. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fake_watch_server.h"
+#include "kube_watch.h"
+#include "kube_watch_stream.h"
+
+/* ---------------------------------------------------------------- parser */
+
+typedef struct seen {
+    char log[4096];
+    int n;
+    int stop_at; /* return 7 from the callback at this event number (1-based); 0: never */
+} seen;
+
+static int record_event(const char *type, json_t *obj, void *data)
+{
+    seen *s = data;
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    size_t used = strlen(s->log);
+    snprintf(s->log + used, sizeof s->log - used, "%s%s %s", used ? "," : "", type, name ? name : "?");
+    s->n++;
+    return s->n == s->stop_at ? 7 : 0;
+}
+
+static const char STREAM[] =
+    "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n"
+    "\n"
+    "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"},"
+    "\"data\":\"\\u00e9\\n\"}}\r\n"
+    "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"name\":\"\",\"resourceVersion\":\"3\"}}}\n"
+    "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"}}}\n";
+static const char STREAM_LOG[] = "ADDED a,MODIFIED a,BOOKMARK ,DELETED a";
+
+static void test_parser_whole(void **state)
+{
+    (void)state;
+    seen s = {0};
+    kube_watch_stream ws;
+    kube_watch_stream_init(&ws, record_event, &s);
+    olm_error err;
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM, strlen(STREAM), &err), 0);
+    assert_string_equal(s.log, STREAM_LOG);
+    assert_int_equal(kube_watch_stream_pending(&ws), 0);
+    kube_watch_stream_free(&ws);
+}
+
+/* Every two-way and many three-way cuts of the stream give the same events. */
+static void test_parser_every_split(void **state)
+{
+    (void)state;
+    size_t len = strlen(STREAM);
+    olm_error err;
+    for (size_t i = 0; i <= len; i++) {
+        for (size_t j = i; j <= len; j += 7) {
+            seen s = {0};
+            kube_watch_stream ws;
+            kube_watch_stream_init(&ws, record_event, &s);
+            assert_int_equal(kube_watch_stream_feed(&ws, STREAM, i, &err), 0);
+            assert_int_equal(kube_watch_stream_feed(&ws, STREAM + i, j - i, &err), 0);
+            assert_int_equal(kube_watch_stream_feed(&ws, STREAM + j, len - j, &err), 0);
+            assert_string_equal(s.log, STREAM_LOG);
+            kube_watch_stream_free(&ws);
+        }
+    }
+}
+
+static void test_parser_byte_by_byte(void **state)
+{
+    (void)state;
+    seen s = {0};
+    kube_watch_stream ws;
+    kube_watch_stream_init(&ws, record_event, &s);
+    olm_error err;
+    for (size_t i = 0; STREAM[i]; i++) {
+        assert_int_equal(kube_watch_stream_feed(&ws, STREAM + i, 1, &err), 0);
+        if (STREAM[i] != '\n')
+            assert_true(kube_watch_stream_pending(&ws) > 0 || STREAM[i] == '\r' || i == 0 || STREAM[i - 1] == '\n');
+    }
+    assert_string_equal(s.log, STREAM_LOG);
+    kube_watch_stream_free(&ws);
+}
+
+static void test_parser_errors(void **state)
+{
+    (void)state;
+    seen s = {0};
+    kube_watch_stream ws;
+    kube_watch_stream_init(&ws, record_event, &s);
+    olm_error err;
+    assert_int_equal(kube_watch_stream_feed(&ws, "{nope}\n", 7, &err), -1);
+    assert_non_null(strstr(err.msg, "not JSON"));
+    assert_int_equal(kube_watch_stream_feed(&ws, "{\"object\":{}}\n", 14, &err), -1);
+    assert_non_null(strstr(err.msg, "type"));
+    /* After an error the parser starts clean. */
+    assert_int_equal(kube_watch_stream_pending(&ws), 0);
+    ws.max_line = 16;
+    assert_int_equal(kube_watch_stream_feed(&ws, "{\"type\":\"ADDED\",\"object\"", 24, &err), -1);
+    assert_non_null(strstr(err.msg, "larger"));
+    assert_int_equal(s.n, 0);
+    kube_watch_stream_free(&ws);
+}
+
+static void test_parser_callback_stops(void **state)
+{
+    (void)state;
+    seen s = {.stop_at = 2};
+    kube_watch_stream ws;
+    kube_watch_stream_init(&ws, record_event, &s);
+    olm_error err;
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM, strlen(STREAM), &err), 7);
+    assert_string_equal(s.log, "ADDED a,MODIFIED a");
+    kube_watch_stream_free(&ws);
+}
+
+static void test_object_key(void **state)
+{
+    (void)state;
+    json_t *o = json_pack("{s:{s:s, s:s}}", "metadata", "name", "n", "namespace", "ns");
+    char *k = kube_object_key(o);
+    assert_string_equal(k, "ns/n");
+    free(k);
+    json_object_del(json_object_get(o, "metadata"), "namespace");
+    k = kube_object_key(o);
+    assert_string_equal(k, "n");
+    free(k);
+    json_object_del(json_object_get(o, "metadata"), "name");
+    assert_null(kube_object_key(o));
+    json_decref(o);
+}
+
+/* ---------------------------------------------------------------- watch over HTTP */
+
+#define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}"
+#define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
+
+typedef struct scenario {
+    char targets[16][4096];
+    unsigned n_targets;
+    char log[4096];
+    int synced;
+    int errors;
+    uv_loop_t *loop;
+    kube_uvcurl *uc;
+    kube_watch *w;
+    uv_timer_t guard;
+    bool closed;
+} scenario;
+
+static void watch_handler(fws_conn *c, const fws_request *req, void *user)
+{
+    scenario *sc = user;
+    pthread_mutex_lock(&c->s->lock);
+    if (req->seq < 16) {
+        snprintf(sc->targets[req->seq], sizeof sc->targets[0], "%s", req->target);
+        sc->n_targets = req->seq + 1;
+    }
+    pthread_mutex_unlock(&c->s->lock);
+    switch (req->seq) {
+    case 0: /* LIST, first page */
+        fws_respond(c, 200, "{\"kind\":\"List\",\"metadata\":{\"continue\":\"abc\"},\"items\":[" OBJ("a", "1") "]}");
+        break;
+    case 1: /* LIST, second page */
+        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" OBJ("b", "2") "]}");
+        break;
+    case 2: /* server error: retried after back-off from the same resourceVersion */
+        fws_respond(c, 500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd is sad\"}");
+        break;
+    case 3: /* events cut every 7 bytes, then a normal end (timeoutSeconds) */
+        fws_chunked_begin(c, 200);
+        fws_chunks_cut(c, EV("ADDED", OBJ("c", "11")) EV("BOOKMARK", OBJ("", "15")) EV("MODIFIED", OBJ("a", "16")), 7);
+        fws_chunked_end(c);
+        break;
+    case 4: /* resumed at 16: the server has compacted it away */
+        fws_chunked_begin(c, 200);
+        fws_chunks_cut(c, EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}"), 4096);
+        fws_hold_open(c);
+        break;
+    case 5: /* relist: b vanished, c changed, d is new, a unchanged */
+        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"30\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
+                            OBJ("d", "21") "]}");
+        break;
+    case 6: /* 410 as an HTTP status this time */
+        fws_respond(c, 410, "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Gone\"}");
+        break;
+    case 7: /* relist: nothing changed */
+        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"31\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
+                            OBJ("d", "21") "]}");
+        break;
+    case 8: /* a delete, then the stream stays open until the client stops */
+        fws_chunked_begin(c, 200);
+        fws_chunks_cut(c, EV("DELETED", OBJ("d", "32")), 4096);
+        fws_hold_open(c);
+        break;
+    default:
+        fws_respond(c, 500, "{\"message\":\"unexpected request\"}");
+    }
+}
+
+static void on_uc_closed(void *data)
+{
+    scenario *sc = data;
+    sc->closed = true;
+    uv_close((uv_handle_t *)&sc->guard, NULL);
+}
+
+static void on_watch_closed(void *data)
+{
+    scenario *sc = data;
+    sc->w = NULL;
+    kube_uvcurl_close(sc->uc, on_uc_closed, sc);
+}
+
+static void sc_event(kube_watch_event_type t, json_t *obj, void *data)
+{
+    scenario *sc = data;
+    static const char *names[] = {"ADDED", "MODIFIED", "DELETED"};
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    size_t used = strlen(sc->log);
+    snprintf(sc->log + used, sizeof sc->log - used, "%s%s %s", used ? "," : "", names[t], name);
+    if (t == KUBE_WATCH_DELETED && strcmp(name, "d") == 0)
+        kube_watch_stop(sc->w, on_watch_closed, sc); /* stopping from inside a callback is allowed */
+}
+
+static void sc_synced(void *data)
+{
+    scenario *sc = data;
+    sc->synced++;
+    size_t used = strlen(sc->log);
+    snprintf(sc->log + used, sizeof sc->log - used, ",SYNC");
+}
+
+static void sc_error(const char *msg, void *data)
+{
+    scenario *sc = data;
+    (void)msg;
+    sc->errors++;
+}
+
+static void on_guard(uv_timer_t *t)
+{
+    (void)t;
+    fail_msg("watch scenario did not finish within 60 s");
+}
+
+static void test_watch_scenario(void **state)
+{
+    (void)state;
+    scenario sc;
+    memset(&sc, 0, sizeof sc);
+    fws_server srv;
+    assert_int_equal(fws_start(&srv, watch_handler, &sc), 0);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    sc.loop = &loop;
+    olm_error err;
+    sc.uc = kube_uvcurl_new(&loop, &err);
+    assert_non_null(sc.uc);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = srv.url;
+    kube_watch_options o = {
+        .path = "/api/v1/namespaces",
+        .label_selector = "app=x,tier in (a,b)",
+        .timeout_seconds = 30,
+        .list_page_size = 1,
+        .backoff_initial_ms = 10,
+        .backoff_max_ms = 40,
+    };
+    kube_watch_handlers h = {sc_event, sc_synced, sc_error};
+    sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
+    assert_non_null(sc.w);
+    uv_timer_init(&loop, &sc.guard);
+    uv_timer_start(&sc.guard, on_guard, 60000, 0);
+    assert_int_equal(kube_watch_start(sc.w, &err), 0);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(sc.closed);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    fws_stop(&srv);
+
+    assert_string_equal(sc.log, "ADDED a,ADDED b,SYNC,"          /* paged LIST */
+                                "ADDED c,MODIFIED a,"            /* watch 1 (after a 500) */
+                                "DELETED b,MODIFIED c,ADDED d,SYNC," /* relist after ERROR 410 */
+                                "SYNC,"                          /* relist after HTTP 410 */
+                                "DELETED d");
+    assert_int_equal(sc.synced, 3);
+    assert_true(sc.errors >= 3); /* the 500, the ERROR event, the 410 status */
+    assert_int_equal(sc.n_targets, 9);
+    /* Paged LIST with the selector URL-encoded. */
+    assert_non_null(strstr(sc.targets[0], "/api/v1/namespaces?limit=1&labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"));
+    assert_null(strstr(sc.targets[0], "continue="));
+    assert_non_null(strstr(sc.targets[1], "continue=abc"));
+    assert_null(strstr(sc.targets[1], "watch="));
+    /* Watches resume from the last resourceVersion seen (events and bookmarks). */
+    const char *want[][2] = {{"2", "resourceVersion=10&"}, {"3", "resourceVersion=10&"}, {"4", "resourceVersion=16&"},
+                             {"6", "resourceVersion=30&"}, {"8", "resourceVersion=31&"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *t = sc.targets[atoi(want[i][0])];
+        assert_non_null(strstr(t, "watch=1&allowWatchBookmarks=true&"));
+        assert_non_null(strstr(t, want[i][1]));
+        assert_non_null(strstr(t, "timeoutSeconds=30"));
+        assert_non_null(strstr(t, "labelSelector=app%3Dx"));
+    }
+    assert_null(strstr(sc.targets[5], "watch="));
+    assert_null(strstr(sc.targets[7], "watch="));
+}
+
+/* Stopping right after start (LIST in flight) releases everything. */
+static void slow_handler(fws_conn *c, const fws_request *req, void *user)
+{
+    (void)req;
+    (void)user;
+    fws_hold_open(c);
+}
+
+static void on_stop_closed(void *data)
+{
+    kube_uvcurl_close(data, NULL, NULL);
+}
+
+static void test_watch_stop_during_list(void **state)
+{
+    (void)state;
+    fws_server srv;
+    assert_int_equal(fws_start(&srv, slow_handler, NULL), 0);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    olm_error err;
+    kube_uvcurl *uc = kube_uvcurl_new(&loop, &err);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = srv.url;
+    kube_watch_options o = {.path = "/api/v1/pods"};
+    scenario sc;
+    memset(&sc, 0, sizeof sc);
+    kube_watch_handlers h = {sc_event, NULL, NULL};
+    kube_watch *w = kube_watch_new(uc, &cfg, &o, &h, &sc, &err);
+    assert_non_null(w);
+    assert_int_equal(kube_watch_start(w, &err), 0);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    kube_watch_stop(w, on_stop_closed, uc);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    fws_stop(&srv);
+    assert_string_equal(sc.log, "");
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parser_whole),
+        cmocka_unit_test(test_parser_every_split),
+        cmocka_unit_test(test_parser_byte_by_byte),
+        cmocka_unit_test(test_parser_errors),
+        cmocka_unit_test(test_parser_callback_stops),
+        cmocka_unit_test(test_object_key),
+        cmocka_unit_test(test_watch_scenario),
+        cmocka_unit_test(test_watch_stop_during_list),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
