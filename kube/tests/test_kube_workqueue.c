@@ -1,0 +1,381 @@
+/* Tests of kube_workqueue on a real libuv loop and threadpool: dedupe, per-key
+ * exclusion while processing, back-off schedule and cap, forget, add_after,
+ * requeue-after / terminal results, shutdown with and without drain.
+ * Timing is only checked as lower bounds (a timer never fires early); order and
+ * counts carry the assertions, so a loaded machine cannot make them flaky. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube_workqueue.h"
+
+#define MAX_RUNS 64
+
+typedef struct rec {
+    uv_mutex_t mu;
+    char order[MAX_RUNS][16];
+    uint64_t at_ms[MAX_RUNS]; /* uv_hrtime in ms of each call */
+    int runs;
+    /* per-test behaviour */
+    int fail_first;           /* return ERROR for the first N calls */
+    int requeue_first;        /* return REQUEUE_AFTER 10 for the first N calls */
+    bool terminal;
+    atomic_int inflight_a;    /* concurrent reconciles of key "a" */
+    atomic_int max_inflight_a;
+    uv_sem_t release;         /* the first reconcile of "a" waits on it when block_a */
+    bool block_a;
+    atomic_bool a_started;
+    bool done;
+} rec;
+
+static kube_wq_result reconcile(const char *key, void *data)
+{
+    rec *r = data;
+    if (strcmp(key, "a") == 0) {
+        int n = atomic_fetch_add(&r->inflight_a, 1) + 1;
+        int m = atomic_load(&r->max_inflight_a);
+        while (n > m && !atomic_compare_exchange_weak(&r->max_inflight_a, &m, n))
+            ;
+    }
+    uv_mutex_lock(&r->mu);
+    int i = r->runs++;
+    if (i < MAX_RUNS) {
+        snprintf(r->order[i], sizeof r->order[i], "%s", key);
+        r->at_ms[i] = uv_hrtime() / 1000000;
+    }
+    uv_mutex_unlock(&r->mu);
+    if (strcmp(key, "a") == 0 && r->block_a && i == 0) {
+        atomic_store(&r->a_started, true);
+        uv_sem_wait(&r->release);
+    }
+    if (strcmp(key, "a") == 0)
+        atomic_fetch_sub(&r->inflight_a, 1);
+    kube_wq_result res = {KUBE_WQ_OK, 0};
+    if (i < r->fail_first)
+        res.kind = KUBE_WQ_ERROR;
+    else if (i < r->requeue_first)
+        res = (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, 10};
+    else if (r->terminal)
+        res.kind = KUBE_WQ_TERMINAL;
+    return res;
+}
+
+static void rec_init(rec *r)
+{
+    memset(r, 0, sizeof *r);
+    uv_mutex_init(&r->mu);
+    uv_sem_init(&r->release, 0);
+}
+
+static void rec_free(rec *r)
+{
+    uv_mutex_destroy(&r->mu);
+    uv_sem_destroy(&r->release);
+}
+
+static void on_done(void *data)
+{
+    ((rec *)data)->done = true;
+}
+
+static const char *joined(rec *r)
+{
+    static char buf[1024];
+    buf[0] = '\0';
+    for (int i = 0; i < r->runs && i < MAX_RUNS; i++) {
+        if (i)
+            strcat(buf, ",");
+        strcat(buf, r->order[i]);
+    }
+    return buf;
+}
+
+/* Runs the loop until the queue is idle (nothing queued, running or waiting),
+ * then shuts it down and runs until it is freed. */
+static void idle_check(uv_idle_t *h);
+typedef struct runner {
+    uv_idle_t idle;
+    kube_workqueue *q;
+    rec *r;
+} runner;
+
+static void idle_check(uv_idle_t *h)
+{
+    runner *rn = h->data;
+    if (kube_workqueue_len(rn->q) || kube_workqueue_running(rn->q) || kube_workqueue_waiting(rn->q))
+        return;
+    uv_idle_stop(h);
+    uv_close((uv_handle_t *)h, NULL);
+    kube_workqueue_shutdown(rn->q, true, on_done, rn->r);
+}
+
+static void run_until_idle(uv_loop_t *loop, kube_workqueue *q, rec *r)
+{
+    runner rn = {.q = q, .r = r};
+    uv_idle_init(loop, &rn.idle);
+    rn.idle.data = &rn;
+    uv_idle_start(&rn.idle, idle_check);
+    assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);
+    assert_true(r->done);
+}
+
+static void test_dedupe_and_order(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 1};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    assert_non_null(q);
+    /* "x" is dispatched at once (idle worker); the rest wait in order, deduplicated. */
+    assert_int_equal(kube_workqueue_add(q, "x", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "b", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "c", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "b", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "c", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "b", &err), 0);
+    assert_int_equal(kube_workqueue_len(q), 2);
+    assert_int_equal(kube_workqueue_running(q), 1);
+    run_until_idle(&loop, q, &r);
+    assert_string_equal(joined(&r), "x,b,c");
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+/* While "a" is processing, adds only mark it dirty; it runs exactly once more
+ * after, never twice at once, even with spare workers. */
+typedef struct excl {
+    uv_timer_t t;
+    kube_workqueue *q;
+    rec *r;
+    int phase;
+} excl;
+
+static void excl_tick(uv_timer_t *t)
+{
+    excl *e = t->data;
+    if (!atomic_load(&e->r->a_started))
+        return;
+    uv_timer_stop(t);
+    uv_close((uv_handle_t *)t, NULL);
+    olm_error err;
+    assert_int_equal(kube_workqueue_add(e->q, "a", &err), 0);
+    assert_int_equal(kube_workqueue_add(e->q, "a", &err), 0);
+    assert_int_equal(kube_workqueue_add(e->q, "b", &err), 0);
+    /* "a" is dirty but not handed out: nothing queued for it, b runs meanwhile. */
+    assert_true(kube_workqueue_running(e->q) >= 1);
+    uv_sem_post(&e->r->release);
+}
+
+static void test_exclusion_while_processing(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    r.block_a = true;
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 4};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "a", &err), 0);
+    excl e = {.q = q, .r = &r};
+    uv_timer_init(&loop, &e.t);
+    e.t.data = &e;
+    uv_timer_start(&e.t, excl_tick, 1, 1);
+    run_until_idle(&loop, q, &r);
+    int a_runs = 0;
+    for (int i = 0; i < r.runs; i++)
+        a_runs += strcmp(r.order[i], "a") == 0;
+    assert_int_equal(a_runs, 2);
+    assert_int_equal(r.runs, 3);
+    assert_int_equal(atomic_load(&r.max_inflight_a), 1);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_backoff_function(void **state)
+{
+    (void)state;
+    uint64_t want[] = {5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560};
+    for (unsigned i = 0; i < 10; i++)
+        assert_int_equal(kube_workqueue_backoff_ms(5, 1000000, i), want[i]);
+    assert_int_equal(kube_workqueue_backoff_ms(5, 1000000, 17), 655360);
+    assert_int_equal(kube_workqueue_backoff_ms(5, 1000000, 18), 1000000); /* capped at 1000 s */
+    assert_int_equal(kube_workqueue_backoff_ms(5, 1000000, 4000000000u), 1000000); /* no overflow */
+    assert_int_equal(kube_workqueue_backoff_ms(5, 20, 3), 20);
+}
+
+/* Errors are retried with 5, 10, 20, 40 ms (lower bounds), then success forgets. */
+static void test_backoff_on_loop(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    r.fail_first = 5;
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 2, .max_delay_ms = 30};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "k", &err), 0);
+    run_until_idle(&loop, q, &r);
+    assert_int_equal(r.runs, 6);
+    uint64_t want[] = {5, 10, 20, 30, 30}; /* capped at 30 by the options */
+    for (int i = 1; i < 6; i++)
+        assert_true(r.at_ms[i] - r.at_ms[i - 1] + 1 >= want[i - 1]);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_forget_and_requeues(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue *q = kube_workqueue_new(&loop, NULL, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_num_requeues(q, "k"), 0);
+    assert_int_equal(kube_workqueue_add_rate_limited(q, "k", &err), 0);
+    assert_int_equal(kube_workqueue_add_rate_limited(q, "k", &err), 0);
+    assert_int_equal(kube_workqueue_add_rate_limited(q, "k", &err), 0);
+    assert_int_equal(kube_workqueue_num_requeues(q, "k"), 3);
+    assert_int_equal(kube_workqueue_waiting(q), 1); /* one wake-up, the earliest */
+    kube_workqueue_forget(q, "k");
+    assert_int_equal(kube_workqueue_num_requeues(q, "k"), 0);
+    run_until_idle(&loop, q, &r);
+    assert_string_equal(joined(&r), "k");
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_add_after_order(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 1};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    uint64_t t0 = uv_hrtime() / 1000000;
+    assert_int_equal(kube_workqueue_add_after(q, "late", 120, &err), 0);
+    assert_int_equal(kube_workqueue_add_after(q, "mid", 60, &err), 0);
+    assert_int_equal(kube_workqueue_add_after(q, "x", 200, &err), 0);
+    assert_int_equal(kube_workqueue_add_after(q, "x", 30, &err), 0); /* earlier wins */
+    assert_int_equal(kube_workqueue_add_after(q, "x", 500, &err), 0); /* later is ignored */
+    assert_int_equal(kube_workqueue_add(q, "now", &err), 0);
+    assert_int_equal(kube_workqueue_waiting(q), 3);
+    run_until_idle(&loop, q, &r);
+    assert_string_equal(joined(&r), "now,x,mid,late");
+    assert_true(r.at_ms[1] + 1 - t0 >= 30);
+    assert_true(r.at_ms[3] + 1 - t0 >= 120);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_requeue_after_and_terminal(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    r.requeue_first = 2;
+    olm_error err;
+    kube_workqueue *q = kube_workqueue_new(&loop, NULL, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "k", &err), 0);
+    run_until_idle(&loop, q, &r);
+    assert_string_equal(joined(&r), "k,k,k");
+    uv_loop_close(&loop);
+    rec_free(&r);
+
+    uv_loop_init(&loop);
+    rec_init(&r);
+    r.terminal = true;
+    q = kube_workqueue_new(&loop, NULL, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "k", &err), 0);
+    run_until_idle(&loop, q, &r);
+    assert_string_equal(joined(&r), "k");
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_shutdown_drains(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 1};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    const char *keys[] = {"k1", "k2", "k3", "k4", "k5"};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(kube_workqueue_add(q, keys[i], &err), 0);
+    assert_int_equal(kube_workqueue_add_after(q, "never", 600000, &err), 0);
+    kube_workqueue_shutdown(q, true, on_done, &r);
+    assert_true(kube_workqueue_shutting_down(q));
+    assert_int_equal(kube_workqueue_add(q, "late", &err), -1);
+    assert_non_null(strstr(err.msg, "shutting down"));
+    assert_int_equal(kube_workqueue_add_rate_limited(q, "late", &err), -1);
+    assert_false(r.done);
+    uint64_t t0 = uv_hrtime();
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(r.done);
+    assert_true(uv_hrtime() - t0 < 60ull * 1000000000ull); /* did not wait for "never" */
+    assert_string_equal(joined(&r), "k1,k2,k3,k4,k5");
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+static void test_shutdown_without_drain(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 1};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(kube_workqueue_add(q, (const char *[]){"k1", "k2", "k3", "k4", "k5"}[i], &err), 0);
+    /* k1 is already on a worker; the queued rest are dropped. */
+    kube_workqueue_shutdown(q, false, on_done, &r);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(r.done);
+    assert_string_equal(joined(&r), "k1");
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dedupe_and_order),
+        cmocka_unit_test(test_exclusion_while_processing),
+        cmocka_unit_test(test_backoff_function),
+        cmocka_unit_test(test_backoff_on_loop),
+        cmocka_unit_test(test_forget_and_requeues),
+        cmocka_unit_test(test_add_after_order),
+        cmocka_unit_test(test_requeue_after_and_terminal),
+        cmocka_unit_test(test_shutdown_drains),
+        cmocka_unit_test(test_shutdown_without_drain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
