@@ -10,6 +10,7 @@ real=$shared/data/catalogs/certified-operators-v4.18
 gen=$build/bench-data/certified-x10
 
 if [ ! -d "$gen" ]; then
+  mkdir -p "$(dirname "$gen")"
   "$build/bench/gen_catalog" "$real" "$gen" 10
 fi
 echo "== FBC load + validate + render (machine: $(nproc) cores) =="
