@@ -1,6 +1,6 @@
 /* kube_client: the blocking REST client (see kube_client.h for the threading
  * and ownership rules).  One CURL easy handle per call keeps calls independent;
- * a shared CURLSH keeps connection reuse. */
+ * pooling idle handles keeps their keep-alive connections for the next call. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, 
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&c->share_locks[i], NULL);
     pthread_mutex_init(&c->disc_lock, NULL);
+    pthread_mutex_init(&c->pool_lock, NULL);
     c->share = curl_share_init();
     if (!c->share) {
         kube_client_free(c);
@@ -60,7 +61,6 @@ kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, 
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     c->cfg = *cfg; /* take ownership only once nothing can fail */
     memset(cfg, 0, sizeof *cfg);
     return c;
@@ -78,6 +78,9 @@ void kube_client_free(kube_client *c)
 {
     if (!c)
         return;
+    for (int i = 0; i < c->npool; i++) /* before the share they point at */
+        curl_easy_cleanup(c->pool[i]);
+    pthread_mutex_destroy(&c->pool_lock);
     if (c->share)
         curl_share_cleanup(c->share);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
@@ -105,6 +108,38 @@ void kube_response_free(kube_response *r)
 }
 
 /* ------------------------------------------------------------ raw request */
+
+/* An easy handle for one call: a pooled idle one (reset to defaults, which
+ * keeps its live connections) or a new one. */
+static CURL *handle_acquire(kube_client *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool > 0)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_lock);
+    if (h) {
+        curl_easy_reset(h);
+        return h;
+    }
+    return curl_easy_init();
+}
+
+static void handle_release(kube_client *c, CURL *h, bool reusable)
+{
+    if (reusable) {
+        /* Drop per-call pointers (headers, error buffer, sink) before pooling. */
+        curl_easy_reset(h);
+        pthread_mutex_lock(&c->pool_lock);
+        if (c->npool < KUBE_CLIENT_POOL) {
+            c->pool[c->npool++] = h;
+            h = NULL;
+        }
+        pthread_mutex_unlock(&c->pool_lock);
+    }
+    if (h)
+        curl_easy_cleanup(h);
+}
 
 struct sink {
     strbuf sb;
@@ -141,7 +176,7 @@ long kube_request(kube_client *c, const char *method, const char *path, const ch
     struct sink sink = {STRBUF_INIT, false};
     char errbuf[CURL_ERROR_SIZE] = "";
     char *url = NULL;
-    CURL *h = curl_easy_init();
+    CURL *h = handle_acquire(c);
     if (!h) {
         olm_error_set(err, "out of memory");
         return -1;
@@ -212,7 +247,7 @@ done:
         kube_response_free(resp);
     strbuf_free(&sink.sb);
     curl_slist_free_all(headers); /* holds the bearer token: free promptly */
-    curl_easy_cleanup(h);
+    handle_release(c, h, result >= 0);
     free(url);
     return result;
 }

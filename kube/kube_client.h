@@ -1,8 +1,9 @@
 /* kube_client: synchronous REST calls to the Kubernetes API server.
  *
  * Threading: a client is safe to use from several threads at once.  Every call
- * creates its own CURL easy handle (so no per-call state is shared); the handles
- * share DNS, TLS sessions and the connection cache through one CURLSH guarded by
+ * uses its own CURL easy handle, taken from a small mutex-guarded pool of idle
+ * handles (so keep-alive connections are reused, but never by two threads at
+ * once) or created fresh; DNS and TLS sessions are shared through a CURLSH with
  * mutexes, and the discovery cache has its own mutex.  The configuration is
  * immutable after kube_client_new().  Calls block: run them on a worker thread
  * (the libuv threadpool), never on an event loop.

@@ -9,14 +9,22 @@
 
 #include "kube_client.h"
 
+#define KUBE_CLIENT_POOL 8 /* idle easy handles kept for connection reuse */
+
 struct kube_client {
     kube_config cfg;           /* owned; immutable after kube_client_new */
     long connect_timeout_ms;
     long timeout_ms;
     char *user_agent;
-    /* Connection cache, DNS and TLS sessions shared by the per-call easy handles. */
+    /* DNS and TLS sessions shared by all easy handles (the connection cache is
+     * not shared: libcurl does not support one connection used from concurrent
+     * threads).  Idle easy handles are pooled so each keeps its live connection
+     * for the next call; a handle is used by one thread at a time. */
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+    pthread_mutex_t pool_lock;
+    CURL *pool[KUBE_CLIENT_POOL];
+    int npool;
     /* Discovery cache: apiVersion -> resources array of its APIResourceList, or
      * JSON null when the server does not serve that group/version. */
     pthread_mutex_t disc_lock;

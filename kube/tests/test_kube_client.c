@@ -431,6 +431,49 @@ static void test_connection_failure(void **state)
     assert_non_null(strstr(err.msg, "no server"));
 }
 
+static void ok_handler(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
+{
+    (void)s;
+    (void)req;
+    *resp = (fake_http_response){200, NULL, "{\"kind\":\"Namespace\"}"};
+}
+
+struct worker {
+    kube_client *c;
+    int ok;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    for (int i = 0; i < 10; i++) {
+        olm_error err = {""};
+        json_t *obj = NULL;
+        if (kube_get(w->c, "v1", "Namespace", NULL, "n", &obj, &err) == KUBE_OK)
+            w->ok++;
+        json_decref(obj);
+    }
+    return NULL;
+}
+
+/* One client used from several threads at once (pooled handles, shared CURLSH). */
+static void test_concurrent_use(void **state)
+{
+    struct fixture *f = *state;
+    f->srv.handler = ok_handler; /* set before any request: no race with the server thread */
+    pthread_t t[4];
+    struct worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (struct worker){f->c, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(w[i].ok, 10);
+    }
+    assert_int_equal(fake_http_count(&f->srv), 40);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +489,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_request, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_discovery, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_raw_request, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_use, srv_setup, srv_teardown),
         cmocka_unit_test(test_connection_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
