@@ -3,6 +3,7 @@
 #define OLM_OCI_INTERNAL_H
 
 #include "oci.h"
+#include "oci_pull.h"
 
 /* Effective chunk size for uploads (opts.chunk_size or the default). */
 uint64_t oci_registry_chunk_size(const oci_registry *reg);
@@ -11,5 +12,30 @@ const char *oci_registry_host(const oci_registry *reg);
 /* Reports a human progress line through opts.progress, if set (printf-style). */
 void oci_registry_progress(const oci_registry *reg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A response sink (oci_request.sink) that hashes what it is given and keeps it
+ * in `file` (when set) or in memory (buf, NUL-terminated, owned by the sink
+ * until taken).  More than `limit` bytes abort the transfer.  Used for every
+ * pulled manifest and blob, so nothing is used before its digest is checked. */
+typedef struct oci_verify_sink {
+    oci_sha256 *hash; /* owned */
+    uint64_t limit;
+    uint64_t received;
+    FILE *file; /* borrowed; NULL = memory */
+    char *buf;
+    size_t cap;
+    int over_limit;
+    int write_failed;
+} oci_verify_sink;
+
+int oci_verify_sink_init(oci_verify_sink *s, FILE *file, uint64_t limit, olm_error *err);
+size_t oci_verify_sink_write(const void *data, size_t len, void *ctx);
+/* Finishes the hash into digest_out; then, if expected_digest is not NULL,
+ * checks it (and expected_size when not UINT64_MAX).  `what` names the
+ * content in errors ("blob sha256:..", "manifest v1"). */
+int oci_verify_sink_finish(oci_verify_sink *s, const char *what, const char *expected_digest,
+                           uint64_t expected_size, char digest_out[OCI_DIGEST_BUFSZ],
+                           olm_error *err);
+void oci_verify_sink_free(oci_verify_sink *s);
 
 #endif
