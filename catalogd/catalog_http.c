@@ -1,0 +1,476 @@
+/* catalogd's request handling: routing, the /all and /metas semantics of §4.4, health,
+ * metrics and the access log.  Runs on the loop thread, inside h2o callbacks. */
+#include "catalog_server_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog_http_util.h"
+#include "catalog_name.h"
+#include "strbuf.h"
+
+#define GZIP_MIN_SIZE 1024  /* see GZIP_QUALITY in catalog_server.c */
+#define CHUNK_BYTES (256 * 1024) /* per h2o_send: bounds the work of one loop turn */
+#define CHUNK_SEGS 64
+#define MAX_RANGES 64       /* more ranges than this are served as one full 200 */
+
+#define CT_JSONL "application/jsonl"
+#define CT_TEXT "text/plain; charset=utf-8"
+
+/* A response body made of slices of a store view (and, for multipart, pool strings). */
+typedef struct body_gen {
+    h2o_generator_t super;
+    store_view *view; /* one reference, dropped when the request's pool is cleared */
+    h2o_iovec_t *segs; /* pool memory */
+    size_t nsegs, seg, seg_off;
+} body_gen;
+
+static void add_hdr(h2o_req_t *req, const h2o_token_t *t, const char *v, size_t len)
+{
+    h2o_add_header(&req->pool, &req->res.headers, t, NULL, v, len);
+}
+#define ADD_HDR(req, t, lit) add_hdr((req), (t), H2O_STRLIT(lit))
+
+static void set_hdr(h2o_req_t *req, const h2o_token_t *t, const char *v, size_t len)
+{
+    h2o_set_header(&req->pool, &req->res.headers, t, v, len, 1);
+}
+
+static void drop_hdr(h2o_req_t *req, const h2o_token_t *t)
+{
+    ssize_t i;
+    while ((i = h2o_find_header(&req->res.headers, t, -1)) != -1)
+        h2o_delete_header(&req->res.headers, i);
+}
+
+/* gzhttp compresses a body only from about 1 KiB on; h2o's filter decides with this hint. */
+static void set_compress(h2o_req_t *req, uint64_t body_len)
+{
+    req->compress_hint = body_len >= GZIP_MIN_SIZE ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
+}
+
+static int is_head(h2o_req_t *req) { return h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")); }
+
+/* A complete small response (http.Error and friends).  `body` may be NULL. */
+static int send_small(h2o_req_t *req, int status, const char *reason, const char *ctype, const char *body, size_t len)
+{
+    req->res.status = status;
+    req->res.reason = reason;
+    if (ctype)
+        set_hdr(req, H2O_TOKEN_CONTENT_TYPE, ctype, strlen(ctype));
+    req->res.content_length = len;
+    set_compress(req, len);
+    h2o_send_inline(req, body, len);
+    return 0;
+}
+
+/* net/http.Error: text/plain, nosniff, the message plus "\n". */
+static int send_error(h2o_req_t *req, int status, const char *reason, const char *msg)
+{
+    size_t n = strlen(msg);
+    char *body = h2o_mem_alloc_pool(&req->pool, n + 2);
+    memcpy(body, msg, n);
+    body[n] = '\n';
+    body[n + 1] = '\0';
+    drop_hdr(req, H2O_TOKEN_CONTENT_LENGTH);
+    h2o_set_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-content-type-options"), 0,
+                          H2O_STRLIT("nosniff"), 1);
+    return send_small(req, status, reason, CT_TEXT, body, n + 1);
+}
+
+/* 304: net/http's writeNotModified drops the entity headers but keeps Last-Modified. */
+static int send_not_modified(h2o_req_t *req)
+{
+    drop_hdr(req, H2O_TOKEN_CONTENT_TYPE);
+    drop_hdr(req, H2O_TOKEN_CONTENT_ENCODING);
+    req->res.status = 304;
+    req->res.reason = "Not Modified";
+    req->compress_hint = H2O_COMPRESS_HINT_DISABLE;
+    h2o_send_inline(req, NULL, 0);
+    return 0;
+}
+
+static int send_precondition_failed(h2o_req_t *req)
+{
+    return send_small(req, 412, "Precondition Failed", NULL, NULL, 0);
+}
+
+static void gen_proceed(h2o_generator_t *g, h2o_req_t *req)
+{
+    body_gen *b = (body_gen *)g;
+    h2o_iovec_t out[CHUNK_SEGS];
+    size_t n = 0, bytes = 0;
+    while (b->seg < b->nsegs && n < CHUNK_SEGS && bytes < CHUNK_BYTES) {
+        h2o_iovec_t s = b->segs[b->seg];
+        size_t take = s.len - b->seg_off;
+        if (take > CHUNK_BYTES - bytes)
+            take = CHUNK_BYTES - bytes;
+        if (take)
+            out[n++] = h2o_iovec_init(s.base + b->seg_off, take);
+        bytes += take;
+        b->seg_off += take;
+        if (b->seg_off == s.len) {
+            b->seg++;
+            b->seg_off = 0;
+        }
+    }
+    h2o_send(req, out, n, b->seg == b->nsegs ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
+}
+
+static void gen_stop(h2o_generator_t *g, h2o_req_t *req)
+{
+    (void)g;
+    (void)req; /* the view reference goes with the pool (gen_dispose) */
+}
+
+static void gen_dispose(void *p)
+{
+    body_gen *b = p;
+    store_view_release(b->view);
+}
+
+/* Starts a streamed 200/206 response over `nsegs` slices (pool array) of `view`.  The
+ * status, headers and content_length must already be set. */
+static int send_body(h2o_req_t *req, store_view *view, h2o_iovec_t *segs, size_t nsegs)
+{
+    body_gen *b = h2o_mem_alloc_shared(&req->pool, sizeof *b, gen_dispose);
+    memset(b, 0, sizeof *b);
+    b->super.proceed = gen_proceed;
+    b->super.stop = gen_stop;
+    b->view = store_view_retain(view);
+    b->segs = segs;
+    b->nsegs = is_head(req) ? 0 : nsegs; /* HEAD: headers only */
+    h2o_start_response(req, &b->super);
+    gen_proceed(&b->super, req);
+    return 0;
+}
+
+static h2o_iovec_t hdr_value(h2o_req_t *req, const h2o_token_t *t, int *present)
+{
+    ssize_t i = h2o_find_header(&req->headers, t, -1);
+    *present = i != -1;
+    return *present ? req->headers.entries[i].value : h2o_iovec_init(NULL, 0);
+}
+
+/* RFC 7232 preconditions.  `metas` selects upstream's custom check for /metas (any
+ * If-None-Match is 304; a malformed If-Modified-Since is a 500) instead of
+ * http.ServeContent's.  Returns 1 when a response was sent, 0 to go on. */
+static int check_preconditions(h2o_req_t *req, time_t mtime, int metas)
+{
+    int has;
+    h2o_iovec_t v = hdr_value(req, H2O_TOKEN_IF_MATCH, &has);
+    http_cond c = HTTP_COND_NONE;
+    if (has && v.len)
+        c = http_etag_list_has_star(v.base, v.len) ? HTTP_COND_TRUE : HTTP_COND_FALSE;
+    time_t t;
+    if (c == HTTP_COND_NONE) {
+        v = hdr_value(req, H2O_TOKEN_IF_UNMODIFIED_SINCE, &has);
+        if (has && v.len && http_parse_time(v.base, v.len, &t) == 0)
+            c = mtime <= t ? HTTP_COND_TRUE : HTTP_COND_FALSE;
+    }
+    if (c == HTTP_COND_FALSE)
+        return send_precondition_failed(req), 1;
+
+    v = hdr_value(req, H2O_TOKEN_IF_NONE_MATCH, &has);
+    if (has && v.len) {
+        /* No ETag is ever set, so only "*" matches in ServeContent; /metas treats any value as a match. */
+        if (metas || http_etag_list_has_star(v.base, v.len))
+            return send_not_modified(req), 1; /* only GET and HEAD reach here */
+        return 0;
+    }
+    v = hdr_value(req, H2O_TOKEN_IF_MODIFIED_SINCE, &has);
+    if (!has || !v.len)
+        return 0;
+    if (http_parse_time(v.base, v.len, &t) < 0) {
+        if (metas)
+            return send_error(req, 500, "Internal Server Error", "500 Internal Server Error"), 1;
+        return 0;
+    }
+    if (mtime <= t)
+        return send_not_modified(req), 1;
+    return 0;
+}
+
+static void set_last_modified(h2o_req_t *req, time_t mtime)
+{
+    char *buf = h2o_mem_alloc_pool(&req->pool, H2O_TIMESTR_RFC1123_LEN + 1);
+    http_format_time(mtime, buf);
+    add_hdr(req, H2O_TOKEN_LAST_MODIFIED, buf, H2O_TIMESTR_RFC1123_LEN);
+}
+
+/* multipart/byteranges in the exact shape of net/http (mime/multipart writer). */
+static int send_multipart(h2o_req_t *req, store_view *view, const http_range *r, size_t n)
+{
+    unsigned char rnd[30];
+    char boundary[61];
+    arc4random_buf(rnd, sizeof rnd);
+    for (size_t i = 0; i < sizeof rnd; i++)
+        snprintf(boundary + 2 * i, 3, "%02x", rnd[i]);
+    uint64_t size = store_view_size(view), total = 0;
+    h2o_iovec_t *segs = h2o_mem_alloc_pool(&req->pool, (2 * n + 1) * sizeof *segs);
+    for (size_t i = 0; i < n; i++) {
+        char *h = h2o_mem_alloc_pool(&req->pool, 256);
+        int len = snprintf(h, 256,
+                           "%s--%s\r\nContent-Range: bytes %llu-%llu/%llu\r\nContent-Type: " CT_JSONL "\r\n\r\n",
+                           i ? "\r\n" : "", boundary, (unsigned long long)r[i].start,
+                           (unsigned long long)(r[i].start + r[i].length - 1), (unsigned long long)size);
+        segs[2 * i] = h2o_iovec_init(h, (size_t)len);
+        segs[2 * i + 1] = h2o_iovec_init(store_view_data(view) + r[i].start, r[i].length);
+        total += (uint64_t)len + r[i].length;
+    }
+    char *tail = h2o_mem_alloc_pool(&req->pool, 80);
+    int tl = snprintf(tail, 80, "\r\n--%s--\r\n", boundary);
+    segs[2 * n] = h2o_iovec_init(tail, (size_t)tl);
+    total += (uint64_t)tl;
+    char *ct = h2o_mem_alloc_pool(&req->pool, 128);
+    int cl = snprintf(ct, 128, "multipart/byteranges; boundary=%s", boundary);
+    set_hdr(req, H2O_TOKEN_CONTENT_TYPE, ct, (size_t)cl);
+    req->res.status = 206;
+    req->res.reason = "Partial Content";
+    req->res.content_length = total;
+    return send_body(req, view, segs, 2 * n + 1);
+}
+
+/* If-Range with no ETag: only a date equal to the modtime keeps the Range. */
+static int range_applies(h2o_req_t *req, time_t mtime)
+{
+    int has;
+    h2o_iovec_t v = hdr_value(req, H2O_TOKEN_IF_RANGE, &has);
+    if (!has || !v.len)
+        return 1;
+    time_t t;
+    if (v.base[0] == '"' || (v.len > 1 && v.base[0] == 'W' && v.base[1] == '/'))
+        return 0;
+    return http_parse_time(v.base, v.len, &t) == 0 && t == mtime;
+}
+
+/* GET|HEAD /catalogs/{name}/api/v1/all: http.ServeContent over catalog.jsonl. */
+static int serve_all(h2o_req_t *req, store_view *view)
+{
+    time_t mtime = store_view_mtime(view);
+    uint64_t size = store_view_size(view);
+    ADD_HDR(req, H2O_TOKEN_CONTENT_TYPE, CT_JSONL);
+    set_last_modified(req, mtime);
+    if (check_preconditions(req, mtime, 0))
+        return 0;
+
+    http_range r[MAX_RANGES];
+    size_t n = 0;
+    int has;
+    h2o_iovec_t rh = hdr_value(req, H2O_TOKEN_RANGE, &has);
+    if (has && rh.len && range_applies(req, mtime)) {
+        int rc = http_parse_range(rh.base, rh.len, size, r, MAX_RANGES, &n);
+        if (rc == HTTP_RANGE_NO_OVERLAP) {
+            char *cr = h2o_mem_alloc_pool(&req->pool, 48);
+            int l = snprintf(cr, 48, "bytes */%llu", (unsigned long long)size);
+            add_hdr(req, H2O_TOKEN_CONTENT_RANGE, cr, (size_t)l);
+        }
+        if (rc < 0 && !(rc == HTTP_RANGE_INVALID && n == MAX_RANGES))
+            return send_error(req, 416, "Requested Range Not Satisfiable",
+                              rc == HTTP_RANGE_NO_OVERLAP ? "invalid range: failed to overlap" : "invalid range");
+        if (rc < 0)
+            n = 0; /* too many ranges for us: serve the whole body */
+        uint64_t sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += r[i].length;
+        if (sum > size) /* net/http: ranges that add up to more than the body are ignored */
+            n = 0;
+    }
+    ADD_HDR(req, H2O_TOKEN_ACCEPT_RANGES, "bytes");
+    if (n > 1)
+        return send_multipart(req, view, r, n);
+    h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
+    if (n == 1) {
+        char *cr = h2o_mem_alloc_pool(&req->pool, 80);
+        int l = snprintf(cr, 80, "bytes %llu-%llu/%llu", (unsigned long long)r[0].start,
+                         (unsigned long long)(r[0].start + r[0].length - 1), (unsigned long long)size);
+        add_hdr(req, H2O_TOKEN_CONTENT_RANGE, cr, (size_t)l);
+        req->res.status = 206;
+        req->res.reason = "Partial Content";
+        *seg = h2o_iovec_init(store_view_data(view) + r[0].start, r[0].length);
+    } else {
+        req->res.status = 200;
+        req->res.reason = "OK";
+        *seg = h2o_iovec_init(store_view_data(view), size);
+    }
+    req->res.content_length = seg->len;
+    set_compress(req, seg->len);
+    return send_body(req, view, seg, 1);
+}
+
+typedef struct metas_query {
+    char *param[3]; /* schema, package, name: first value of each, pool memory; NULL if absent */
+    int unknown;    /* a parameter other than those three was given */
+} metas_query;
+
+/* url.ParseQuery as upstream uses it: pairs split on '&'; a pair holding ';' or a bad
+ * escape is dropped; the first value of a key wins. */
+static void parse_query(h2o_req_t *req, const char *q, size_t len, metas_query *out)
+{
+    static const char *const names[3] = {"schema", "package", "name"};
+    memset(out, 0, sizeof *out);
+    const char *p = q, *end = q + len;
+    while (p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *pe = amp ? amp : end;
+        const char *pair = p;
+        p = amp ? amp + 1 : end;
+        if (pe == pair || memchr(pair, ';', (size_t)(pe - pair)))
+            continue;
+        const char *eq = memchr(pair, '=', (size_t)(pe - pair));
+        const char *ke = eq ? eq : pe, *vs = eq ? eq + 1 : pe;
+        char *k = h2o_mem_alloc_pool(&req->pool, (size_t)(ke - pair) + 1);
+        char *v = h2o_mem_alloc_pool(&req->pool, (size_t)(pe - vs) + 1);
+        long kl = http_pct_decode(pair, (size_t)(ke - pair), k, true);
+        long vl = http_pct_decode(vs, (size_t)(pe - vs), v, true);
+        if (kl < 0 || vl < 0)
+            continue;
+        k[kl] = '\0';
+        v[vl] = '\0';
+        int known = 0;
+        for (int i = 0; i < 3; i++) {
+            if ((size_t)kl == strlen(names[i]) && memcmp(k, names[i], (size_t)kl) == 0) {
+                known = 1;
+                if (!out->param[i])
+                    out->param[i] = v;
+            }
+        }
+        out->unknown |= !known;
+    }
+}
+
+/* GET|HEAD /catalogs/{name}/api/v1/metas: the index selection, streamed, no Content-Length. */
+static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
+{
+    time_t mtime = store_view_mtime(view);
+    set_last_modified(req, mtime);
+    if (check_preconditions(req, mtime, 1))
+        return 0;
+    ADD_HDR(req, H2O_TOKEN_CONTENT_TYPE, CT_JSONL);
+    req->res.status = 200;
+    req->res.reason = "OK";
+    const char *schema = q->param[0], *package = q->param[1], *name = q->param[2];
+    int filtered = (schema && *schema) || (package && *package) || (name && *name);
+    if (!filtered) {
+        h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
+        *seg = h2o_iovec_init(store_view_data(view), store_view_size(view));
+        set_compress(req, seg->len);
+        return send_body(req, view, seg, 1);
+    }
+    store_range *r;
+    size_t n;
+    uint64_t total;
+    if (store_view_select(view, schema, package, name, &r, &n, &total) < 0)
+        return send_error(req, 500, "Internal Server Error", "500 Internal Server Error");
+    h2o_iovec_t *segs = h2o_mem_alloc_pool(&req->pool, (n ? n : 1) * sizeof *segs);
+    for (size_t i = 0; i < n; i++)
+        segs[i] = h2o_iovec_init(store_view_data(view) + r[i].off, r[i].len);
+    free(r);
+    set_compress(req, total);
+    return send_body(req, view, segs, n);
+}
+
+static int serve_metrics(h2o_req_t *req, catalog_server *s)
+{
+    strbuf sb = STRBUF_INIT;
+    if (catalog_metrics_render(s->metrics, s->ncats, &sb) < 0) {
+        strbuf_free(&sb);
+        return send_error(req, 500, "Internal Server Error", "500 Internal Server Error");
+    }
+    /* h2o_send_inline copies into the request pool */
+    send_small(req, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", strbuf_str(&sb), sb.len);
+    strbuf_free(&sb);
+    return 0;
+}
+
+/* Splits the raw path into segments, percent-decoding each into pool memory.  Returns the
+ * segment count, -1 on a malformed escape, -2 when there are more than `max`. */
+static int split_path(h2o_req_t *req, const char *p, size_t len, h2o_iovec_t *seg, int max)
+{
+    int n = 0;
+    size_t i = 0;
+    if (len == 0 || p[0] != '/')
+        return -2;
+    while (i < len) {
+        size_t j = ++i; /* skip the '/' */
+        while (j < len && p[j] != '/')
+            j++;
+        if (n == max)
+            return -2;
+        char *d = h2o_mem_alloc_pool(&req->pool, j - i + 1);
+        long dl = http_pct_decode(p + i, j - i, d, false);
+        if (dl < 0)
+            return -1;
+        d[dl] = '\0';
+        seg[n++] = h2o_iovec_init(d, (size_t)dl);
+        i = j;
+    }
+    return n;
+}
+
+static int seg_is(h2o_iovec_t s, const char *lit) { return h2o_memis(s.base, s.len, lit, strlen(lit)); }
+
+int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    catalog_server *s = ((server_handler *)self)->srv;
+    size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
+    /* gzhttp sets Vary on every response it wraps, compressed or not. */
+    ADD_HDR(req, H2O_TOKEN_VARY, "Accept-Encoding");
+
+    h2o_iovec_t seg[6];
+    int n = split_path(req, req->path.base, plen, seg, 6);
+    if (n == -1) /* Go rejects such a request line before routing */
+        return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request"));
+    if (n == 1 && (seg_is(seg[0], "healthz") || seg_is(seg[0], "readyz")))
+        return send_small(req, 200, "OK", CT_TEXT, H2O_STRLIT("ok"));
+    if (n == 1 && seg_is(seg[0], "metrics"))
+        return serve_metrics(req, s);
+    int all = n == 5 && seg_is(seg[4], "all"), metas = n == 5 && seg_is(seg[4], "metas");
+    if (!(all || metas) || !seg_is(seg[0], "catalogs") || seg[1].len == 0 || !seg_is(seg[2], "api") ||
+        !seg_is(seg[3], "v1"))
+        return send_error(req, 404, "Not Found", "404 page not found");
+    if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) && !is_head(req)) {
+        ADD_HDR(req, H2O_TOKEN_ALLOW, "GET, HEAD");
+        return send_error(req, 405, "Method Not Allowed", "Method Not Allowed");
+    }
+    metas_query q;
+    if (metas) {
+        const char *qs = req->query_at != SIZE_MAX ? req->path.base + req->query_at + 1 : "";
+        size_t ql = req->query_at != SIZE_MAX ? req->path.len - req->query_at - 1 : 0;
+        parse_query(req, qs, ql, &q);
+        if (q.unknown)
+            return send_error(req, 400, "Bad Request", "400 Bad Request");
+    }
+    char msg[1024];
+    if (catalog_name_check(seg[1].base, seg[1].len, msg, sizeof msg) < 0) {
+        char *body = h2o_mem_alloc_pool(&req->pool, sizeof msg + 32);
+        snprintf(body, sizeof msg + 32, "invalid catalog name: %s", msg);
+        return send_error(req, 400, "Bad Request", body);
+    }
+    store_view *view = catalog_server_find(s, seg[1].base);
+    if (!view)
+        return send_error(req, 404, "Not Found", "404 Not Found");
+    return all ? serve_all(req, view) : serve_metas(req, view, &q);
+}
+
+void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
+{
+    catalog_server *s = ((server_logger *)self)->srv;
+    double secs = 0;
+    if (!h2o_timeval_is_null(&req->timestamps.request_begin_at) &&
+        !h2o_timeval_is_null(&req->timestamps.response_end_at))
+        secs = (double)h2o_timeval_subtract(&req->timestamps.request_begin_at, &req->timestamps.response_end_at) / 1e6;
+    if (secs < 0)
+        secs = 0;
+    catalog_metrics_observe_http(s->metrics, req->res.status, secs); /* a lost sample is harmless */
+    if (!s->access_log)
+        return;
+    char host[NI_MAXHOST] = "-";
+    struct sockaddr_storage ss;
+    socklen_t sl = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
+    if (sl == 0 || h2o_socket_getnumerichost((struct sockaddr *)&ss, sl, host) == SIZE_MAX)
+        strcpy(host, "-");
+    fprintf(s->access_log, "access host=%s user=- method=%.*s uri=%.*s proto=HTTP/%d.%d status=%d size=%zu duration=%.6f\n",
+            host, (int)req->method.len, req->method.base, (int)req->path.len, req->path.base, req->version >> 8,
+            req->version & 0xff, req->res.status, req->bytes_sent, secs);
+}

@@ -1,0 +1,168 @@
+#include "catalog_metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* internal/catalogd/metrics/metrics.go */
+static const double http_buckets[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1,
+                                      1.2, 1.6, 2, 2.4, 2.8, 3.2, 3.6, 4, 10};
+/* Ours: an unpack of a real catalog takes from under a second to minutes. */
+static const double unpack_buckets[] = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+#define NHTTP (sizeof http_buckets / sizeof http_buckets[0])
+#define NUNPACK (sizeof unpack_buckets / sizeof unpack_buckets[0])
+#define MAXB (NHTTP > NUNPACK ? NHTTP : NUNPACK)
+
+typedef struct series {
+    char label[256];             /* the label value: status code or catalog name */
+    unsigned long long bucket[MAXB]; /* non-cumulative counts per bucket; +Inf is `count` */
+    unsigned long long count;
+    unsigned long long failures;
+    double sum;
+} series;
+
+typedef struct family {
+    series *s;
+    size_t n, cap;
+} family;
+
+struct catalog_metrics {
+    family http;   /* label code */
+    family unpack; /* label catalog */
+};
+
+catalog_metrics *catalog_metrics_new(void) { return calloc(1, sizeof(catalog_metrics)); }
+
+void catalog_metrics_free(catalog_metrics *m)
+{
+    if (!m)
+        return;
+    free(m->http.s);
+    free(m->unpack.s);
+    free(m);
+}
+
+static series *get_series(family *f, const char *label)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->s[i].label, label) == 0)
+            return &f->s[i];
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 8;
+        series *s = realloc(f->s, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        f->s = s;
+        f->cap = cap;
+    }
+    series *s = &f->s[f->n++];
+    memset(s, 0, sizeof *s);
+    strncpy(s->label, label, sizeof s->label - 1);
+    return s;
+}
+
+static void observe(series *s, const double *buckets, size_t nb, double v)
+{
+    for (size_t i = 0; i < nb; i++)
+        if (v <= buckets[i]) {
+            s->bucket[i]++;
+            break;
+        }
+    s->count++;
+    s->sum += v;
+}
+
+int catalog_metrics_observe_http(catalog_metrics *m, int code, double seconds)
+{
+    char label[16];
+    snprintf(label, sizeof label, "%d", code);
+    series *s = get_series(&m->http, label);
+    if (!s)
+        return -1;
+    observe(s, http_buckets, NHTTP, seconds);
+    return 0;
+}
+
+int catalog_metrics_observe_unpack(catalog_metrics *m, const char *catalog, double seconds, bool ok)
+{
+    series *s = get_series(&m->unpack, catalog);
+    if (!s)
+        return -1;
+    if (ok)
+        observe(s, unpack_buckets, NUNPACK, seconds);
+    else
+        s->failures++;
+    return 0;
+}
+
+/* Label values are escaped as the exposition format requires (\\, \", \n). */
+static int put_label(strbuf *out, const char *v)
+{
+    for (; *v; v++) {
+        int rc = (*v == '\\') ? strbuf_puts(out, "\\\\")
+                 : (*v == '"') ? strbuf_puts(out, "\\\"")
+                 : (*v == '\n') ? strbuf_puts(out, "\\n")
+                               : strbuf_putc(out, *v);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int render_histogram(strbuf *out, const char *name, const char *help, const char *label,
+                            const family *f, const double *buckets, size_t nb, bool only_observed)
+{
+    int rc = strbuf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    for (size_t i = 0; i < f->n && rc == 0; i++) {
+        const series *s = &f->s[i];
+        if (only_observed && s->count == 0)
+            continue;
+        unsigned long long cum = 0;
+        for (size_t b = 0; b < nb && rc == 0; b++) {
+            cum += s->bucket[b];
+            rc |= strbuf_printf(out, "%s_bucket{%s=\"", name, label);
+            rc |= put_label(out, s->label);
+            rc |= strbuf_printf(out, "\",le=\"%g\"} %llu\n", buckets[b], cum);
+        }
+        rc |= strbuf_printf(out, "%s_bucket{%s=\"", name, label);
+        rc |= put_label(out, s->label);
+        rc |= strbuf_printf(out, "\",le=\"+Inf\"} %llu\n%s_sum{%s=\"", s->count, name, label);
+        rc |= put_label(out, s->label);
+        rc |= strbuf_printf(out, "\"} %.9g\n%s_count{%s=\"", s->sum, name, label);
+        rc |= put_label(out, s->label);
+        rc |= strbuf_printf(out, "\"} %llu\n", s->count);
+    }
+    return rc ? -1 : 0;
+}
+
+int catalog_metrics_render(const catalog_metrics *m, size_t catalogs_served, strbuf *out)
+{
+    int rc = render_histogram(out, "catalogd_http_request_duration_seconds",
+                              "Distribution of HTTP request durations in seconds, by status code.", "code",
+                              &m->http, http_buckets, NHTTP, false);
+    rc |= strbuf_printf(out,
+                        "# HELP catalogd_catalogs_served Number of catalogs currently served.\n"
+                        "# TYPE catalogd_catalogs_served gauge\ncatalogd_catalogs_served %zu\n",
+                        catalogs_served);
+    bool any_ok = false, any_fail = false;
+    for (size_t i = 0; i < m->unpack.n; i++) {
+        any_ok |= m->unpack.s[i].count > 0;
+        any_fail |= m->unpack.s[i].failures > 0;
+    }
+    if (any_ok)
+        rc |= render_histogram(out, "catalogd_unpack_duration_seconds",
+                               "Duration of successful catalog unpack and store runs in seconds.", "catalog",
+                               &m->unpack, unpack_buckets, NUNPACK, true);
+    if (any_fail) {
+        rc |= strbuf_puts(out, "# HELP catalogd_unpack_failures_total Failed catalog unpack and store runs.\n"
+                               "# TYPE catalogd_unpack_failures_total counter\n");
+        for (size_t i = 0; i < m->unpack.n; i++) {
+            if (!m->unpack.s[i].failures)
+                continue;
+            rc |= strbuf_puts(out, "catalogd_unpack_failures_total{catalog=\"");
+            rc |= put_label(out, m->unpack.s[i].label);
+            rc |= strbuf_printf(out, "\"} %llu\n", m->unpack.s[i].failures);
+        }
+    }
+    return rc ? -1 : 0;
+}

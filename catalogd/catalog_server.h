@@ -1,0 +1,59 @@
+/* catalog_server: catalogd's HTTP/1.1 (+TLS) server, h2o on a caller's libuv loop.
+ *
+ * Routes (shared/spec/olmv1-behaviour.md §4.4):
+ *   GET|HEAD /catalogs/{name}/api/v1/all     the whole catalog.jsonl (Range, conditionals)
+ *   GET|HEAD /catalogs/{name}/api/v1/metas   ?schema=&package=&name= selection from the index
+ *   /healthz, /readyz                         "ok"
+ *   /metrics                                  Prometheus text (catalog_metrics.h)
+ * Bodies are sent straight from the store view's mmap (no per-request copy); gzip is applied
+ * by h2o's compress filter when the client accepts it and the body is large enough.
+ *
+ * The server keeps a registry name -> store_view.  Each request takes its own reference to
+ * the view it serves, so replacing a catalog never disturbs a response in flight.
+ *
+ * Threads: every function here must be called on the loop thread (the reconciler updates
+ * the registry from its after-work callbacks).  Nothing here blocks. */
+#ifndef OLM_CATALOG_SERVER_H
+#define OLM_CATALOG_SERVER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "catalog_metrics.h"
+#include "catalog_store.h"
+#include "olm_error.h"
+
+typedef struct catalog_server catalog_server;
+
+typedef struct catalog_server_opts {
+    const char *host;     /* listen address, e.g. "127.0.0.1" (IPv4 or IPv6 literal) */
+    int port;             /* 0 picks an ephemeral port: see catalog_server_port */
+    const char *tls_cert; /* PEM certificate chain; TLS iff both cert and key are set */
+    const char *tls_key;  /* PEM private key */
+    FILE *access_log;     /* one line per request; NULL for none.  Borrowed. */
+} catalog_server_opts;
+
+/* Binds, listens and starts serving on `loop`.  NULL with err set on failure (bad address,
+ * port in use, unreadable certificate...). */
+catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts *opts, olm_error *err);
+
+int catalog_server_port(const catalog_server *s); /* the bound port */
+
+/* Serves `view` for `name` from now on (takes its own reference; the caller keeps its own).
+ * A previous view of that name is released (requests still using it keep it alive).
+ * -1 on out of memory (the registry is then unchanged). */
+int catalog_server_set_catalog(catalog_server *s, const char *name, store_view *view);
+void catalog_server_remove_catalog(catalog_server *s, const char *name);
+size_t catalog_server_catalog_count(const catalog_server *s);
+
+/* For the reconciler: unpack results shown on /metrics.  Borrowed; lives with the server. */
+catalog_metrics *catalog_server_metrics(catalog_server *s);
+
+/* Stops accepting, waits up to `grace_ms` for open connections to finish, then frees the
+ * server and calls done(arg, true).  If connections are still open at the deadline the
+ * server's h2o context cannot be torn down safely: done(arg, false) is called and the
+ * server is left allocated (the caller is expected to exit). */
+void catalog_server_stop(catalog_server *s, unsigned grace_ms, void (*done)(void *arg, bool clean), void *arg);
+
+#endif

@@ -1,0 +1,81 @@
+/* catalog_store: catalogd's on-disk catalog store and its in-memory views.
+ *
+ * Layout (shared/spec/olmv1-behaviour.md §4.3):
+ *   <root>/catalogs/<name>/catalog.jsonl   every normalised meta blob, one per line
+ *   <root>/catalogs/<name>/index.json      {"by_schema":{..},"by_package":{..},"by_name":{..}}
+ *                                          each key -> [[offset,len],...] into catalog.jsonl
+ *
+ * A write builds the new store in <root>/catalogs/.<name>-XXXXXX, fsyncs it and swaps it in
+ * with one atomic rename (renameat2 RENAME_EXCHANGE when the old store exists), so a reader
+ * opening the store sees either the old or the new content, never a mix or a gap.
+ *
+ * A store_view is an immutable snapshot: the mmap of catalog.jsonl plus the parsed index and
+ * the file's mtime.  It stays valid (the mapping keeps the unlinked file alive) after a newer
+ * version is swapped in, until its last reference is released.
+ *
+ * Threads: store_write/store_delete/store_gc/store_open do blocking file I/O and are meant for
+ * the libuv threadpool (or startup).  Writes for one catalog name, and store_gc, must be
+ * serialised by the caller (gc removes in-progress temp dirs).  A view may be shared between
+ * threads: its reference count is atomic and its content never changes. */
+#ifndef OLM_CATALOG_STORE_H
+#define OLM_CATALOG_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fbc.h"
+#include "olm_error.h"
+
+typedef struct store_range {
+    uint64_t off;
+    uint64_t len;
+} store_range;
+
+typedef struct store_view store_view;
+
+typedef enum store_key {
+    STORE_BY_SCHEMA = 0,
+    STORE_BY_PACKAGE = 1,
+    STORE_BY_NAME = 2,
+} store_key;
+
+/* Writes catalog `name` (a DNS-1123 subdomain; checked) from `cat` (metas in load order)
+ * and swaps it in atomically.  Orphaned temp dirs of this catalog are removed first.
+ * On failure nothing already stored changes. */
+int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_error *err);
+
+/* Opens the current store of `name`.  Returns a view holding one reference (release with
+ * store_view_release), or NULL with err set; errno is ENOENT when the catalog is not stored. */
+store_view *store_open(const char *root, const char *name, olm_error *err);
+
+store_view *store_view_retain(store_view *v);
+void store_view_release(store_view *v); /* NULL is a no-op */
+
+const char *store_view_name(const store_view *v);
+const char *store_view_data(const store_view *v); /* the jsonl bytes; NULL when empty */
+size_t store_view_size(const store_view *v);
+time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, seconds */
+
+/* The ranges indexed under `key` in map `which`, sorted by offset; NULL/0 when absent.
+ * Borrowed from the view. */
+const store_range *store_view_lookup(const store_view *v, store_key which, const char *key, size_t *n);
+
+/* /api/v1/metas selection: (schema, or every indexed schema when NULL/"") ∩ package ∩ name,
+ * in file-offset order, with adjacent ranges merged.  NULL or "" means "not filtered".
+ * On success *out is malloc'd (caller frees; may be NULL when *n == 0) and *total is the
+ * byte count.  Returns -1 only when memory runs out. */
+int store_view_select(const store_view *v, const char *schema, const char *package, const char *name,
+                      store_range **out, size_t *n, uint64_t *total);
+
+/* Removes the store of `name` (and its temp dirs).  A missing store is not an error. */
+int store_delete(const char *root, const char *name, olm_error *err);
+
+/* §4.5: in <root>/catalogs and <root>/unpack, removes every entry that is not a directory
+ * named after one of keep[0..nkeep) (stray files and temp dirs included). */
+int store_gc(const char *root, const char *const *keep, size_t nkeep, olm_error *err);
+
+/* Internal to the store (also used by tests): recursive remove of a path; 0 if absent. */
+int store_remove_tree(const char *path);
+
+#endif

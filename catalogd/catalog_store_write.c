@@ -1,0 +1,315 @@
+/* Writing, swapping, deleting and garbage-collecting catalog stores (see catalog_store.h). */
+#include "catalog_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog_name.h"
+#include "strbuf.h"
+
+#define TEMP_SUFFIX_LEN 6 /* mkdtemp's XXXXXX */
+
+/* snprintf into a path buffer; -1 (errno ENAMETOOLONG) instead of a silently cut path. */
+static int pathf(char *buf, size_t sz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int pathf(char *buf, size_t sz, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sz, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sz)
+        return errno = ENAMETOOLONG, -1;
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = (type == FTW_DP) ? rmdir(path) : unlink(path);
+    return (rc < 0 && errno != ENOENT) ? -1 : 0;
+}
+
+int store_remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : -1;
+    if (!S_ISDIR(st.st_mode))
+        return (unlink(path) < 0 && errno != ENOENT) ? -1 : 0;
+    /* FTW_DEPTH: children before their directory; FTW_PHYS: never follow symlinks out. */
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof buf)
+        return errno = ENAMETOOLONG, -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        buf[i] = c;
+    }
+    return 0;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* True for "<name>-XXXXXX" after the leading dot: exactly mkdtemp's 6 characters, so the
+ * temp dirs of catalog "a" never match those of catalog "a-b" (".a-b-XXXXXX"). */
+static int is_temp_of(const char *entry, const char *name)
+{
+    size_t nl = strlen(name);
+    return entry[0] == '.' && strncmp(entry + 1, name, nl) == 0 && entry[1 + nl] == '-' &&
+           strlen(entry) == 1 + nl + 1 + TEMP_SUFFIX_LEN;
+}
+
+static int remove_temp_dirs(const char *catalogs, const char *name)
+{
+    DIR *d = opendir(catalogs);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_temp_of(e->d_name, name))
+            continue;
+        char p[4096];
+        if (pathf(p, sizeof p, "%s/%s", catalogs, e->d_name) < 0 || store_remove_tree(p) < 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int write_file(const char *dir, const char *file, const char *data, size_t len, olm_error *err)
+{
+    char p[4096];
+    if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
+        return olm_error_set(err, "path too long: %s/%s", dir, file);
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return olm_error_set(err, "create %s: %s", p, strerror(errno));
+    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+        int e = errno;
+        close(fd);
+        return olm_error_set(err, "write %s: %s", p, strerror(e));
+    }
+    if (close(fd) < 0)
+        return olm_error_set(err, "close %s: %s", p, strerror(errno));
+    return 0;
+}
+
+/* Appends [off,len] to map[key], creating the array on first use. */
+static int index_add(json_t *map, const char *key, size_t off, size_t len)
+{
+    if (!key || !*key) /* §4.3: empty keys are not indexed */
+        return 0;
+    json_t *arr = json_object_get(map, key);
+    if (!arr) {
+        arr = json_array();
+        if (!arr || json_object_set_new(map, key, arr) < 0)
+            return -1;
+    }
+    json_t *pair = json_pack("[II]", (json_int_t)off, (json_int_t)len);
+    return pair ? json_array_append_new(arr, pair) : -1;
+}
+
+/* Builds catalog.jsonl in `jsonl` and index.json in `idx`. */
+static int build(const fbc_catalog *cat, strbuf *jsonl, strbuf *idx)
+{
+    json_t *maps[3] = {json_object(), json_object(), json_object()};
+    int rc = -1;
+    if (!maps[0] || !maps[1] || !maps[2])
+        goto out;
+    for (size_t i = 0; i < cat->nmetas; i++) {
+        const fbc_meta *m = &cat->metas[i];
+        size_t off = jsonl->len;
+        if (strbuf_append(jsonl, m->line, m->line_len) < 0 || index_add(maps[0], m->schema, off, m->line_len) < 0 ||
+            index_add(maps[1], m->package, off, m->line_len) < 0 || index_add(maps[2], m->name, off, m->line_len) < 0)
+            goto out;
+    }
+    /* Top-level keys in upstream's struct order; inner maps sorted like Go's map encoding. */
+    static const char *const names[3] = {"by_schema", "by_package", "by_name"};
+    for (int k = 0; k < 3; k++) {
+        char *s = json_dumps(maps[k], JSON_COMPACT | JSON_SORT_KEYS);
+        if (!s)
+            goto out;
+        int bad = strbuf_printf(idx, "%s\"%s\":%s", k ? "," : "{", names[k], s) < 0;
+        free(s);
+        if (bad)
+            goto out;
+    }
+    rc = strbuf_puts(idx, "}\n");
+out:
+    for (int k = 0; k < 3; k++)
+        json_decref(maps[k]);
+    return rc;
+}
+
+/* Puts `tmp` in place of `final`.  RENAME_EXCHANGE swaps two existing dirs in one step, so
+ * there is no instant without a store; `tmp` then holds the old store, which we remove. */
+static int swap_in(const char *tmp, const char *final, olm_error *err)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0)
+        return store_remove_tree(tmp) < 0 ? olm_error_set(err, "remove old store %s: %s", tmp, strerror(errno)) : 0;
+    if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+        return olm_error_set(err, "swap %s into %s: %s", tmp, final, strerror(errno));
+    /* No old store (ENOENT), or a filesystem without RENAME_EXCHANGE: move the old one
+     * aside first.  rename() of a directory over a non-empty directory is not allowed. */
+    char old[4096];
+    if (pathf(old, sizeof old, "%s.old", tmp) < 0)
+        return olm_error_set(err, "path too long: %s.old", tmp);
+    int had_old = rename(final, old) == 0;
+    if (!had_old && errno != ENOENT)
+        return olm_error_set(err, "move old store %s aside: %s", final, strerror(errno));
+    if (rename(tmp, final) < 0) {
+        int e = errno;
+        if (had_old && rename(old, final) < 0) /* put the old store back */
+            return olm_error_set(err, "swap %s into %s: %s (and restoring the old store failed: %s)", tmp, final,
+                                 strerror(e), strerror(errno));
+        return olm_error_set(err, "swap %s into %s: %s", tmp, final, strerror(e));
+    }
+    if (had_old && store_remove_tree(old) < 0)
+        return olm_error_set(err, "remove old store %s: %s", old, strerror(errno));
+    return 0;
+}
+
+int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_error *err)
+{
+    char msg[1024];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
+        return olm_error_set(err, "invalid catalog name: %s", msg);
+    char catalogs[4096], tmp[4096], final[4096];
+    if (pathf(catalogs, sizeof catalogs, "%s/catalogs", root) < 0 ||
+        pathf(final, sizeof final, "%s/%s", catalogs, name) < 0 ||
+        pathf(tmp, sizeof tmp, "%s/.%s-XXXXXX", catalogs, name) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    if (mkdir_p(catalogs) < 0)
+        return olm_error_set(err, "create %s: %s", catalogs, strerror(errno));
+    if (remove_temp_dirs(catalogs, name) < 0)
+        return olm_error_set(err, "remove orphaned temp dirs of %s in %s: %s", name, catalogs, strerror(errno));
+    if (!mkdtemp(tmp))
+        return olm_error_set(err, "create temp dir in %s: %s", catalogs, strerror(errno));
+
+    strbuf jsonl = STRBUF_INIT, idx = STRBUF_INIT;
+    int rc = -1;
+    if (build(cat, &jsonl, &idx) < 0) {
+        olm_error_set(err, "out of memory building the store of %s", name);
+        goto fail;
+    }
+    if (write_file(tmp, "catalog.jsonl", jsonl.data ? jsonl.data : "", jsonl.len, err) < 0 ||
+        write_file(tmp, "index.json", idx.data, idx.len, err) < 0)
+        goto fail;
+    if (fsync_path(tmp) < 0) {
+        olm_error_set(err, "fsync %s: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    if (swap_in(tmp, final, err) < 0)
+        goto fail;
+    if (fsync_path(catalogs) < 0) { /* make the rename durable */
+        olm_error_set(err, "fsync %s: %s", catalogs, strerror(errno));
+        goto out; /* the new store is in place; only durability is in doubt */
+    }
+    rc = 0;
+    goto out;
+fail:
+    store_remove_tree(tmp);
+out:
+    strbuf_free(&jsonl);
+    strbuf_free(&idx);
+    return rc;
+}
+
+int store_delete(const char *root, const char *name, olm_error *err)
+{
+    char msg[1024], catalogs[4096], final[4096];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
+        return olm_error_set(err, "invalid catalog name: %s", msg);
+    if (pathf(catalogs, sizeof catalogs, "%s/catalogs", root) < 0 ||
+        pathf(final, sizeof final, "%s/%s", catalogs, name) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    if (store_remove_tree(final) < 0)
+        return olm_error_set(err, "remove %s: %s", final, strerror(errno));
+    if (remove_temp_dirs(catalogs, name) < 0)
+        return olm_error_set(err, "remove temp dirs of %s in %s: %s", name, catalogs, strerror(errno));
+    return 0;
+}
+
+static int gc_dir(const char *dir, const char *const *keep, size_t nkeep, olm_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : olm_error_set(err, "open %s: %s", dir, strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4096];
+        if (pathf(p, sizeof p, "%s/%s", dir, e->d_name) < 0)
+            continue;
+        struct stat st;
+        int kept = 0;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            for (size_t i = 0; i < nkeep && !kept; i++)
+                kept = strcmp(keep[i], e->d_name) == 0;
+        if (!kept && store_remove_tree(p) < 0 && rc == 0)
+            rc = olm_error_set(err, "remove %s: %s", p, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+int store_gc(const char *root, const char *const *keep, size_t nkeep, olm_error *err)
+{
+    static const char *const subdirs[] = {"catalogs", "unpack"};
+    for (size_t i = 0; i < 2; i++) {
+        char dir[4096];
+        if (pathf(dir, sizeof dir, "%s/%s", root, subdirs[i]) < 0)
+            return olm_error_set(err, "store root path is too long: %s", root);
+        if (gc_dir(dir, keep, nkeep, err) < 0)
+            return -1;
+    }
+    return 0;
+}

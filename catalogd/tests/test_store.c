@@ -1,0 +1,360 @@
+/* catalog_store: index contents, atomic swap with an old view kept valid, reopen after a
+ * restart, gc, delete, temp-dir hygiene and the /metas selection. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "catalog_store.h"
+
+static const char SMALL[] =
+    "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n"
+    "{\"schema\":\"olm.channel\",\"package\":\"foo\",\"name\":\"stable\",\"entries\":[{\"name\":\"foo.v1\"}]}\n"
+    "{\"schema\":\"olm.bundle\",\"package\":\"foo\",\"name\":\"foo.v1\",\"image\":\"x\",\"properties\":[]}\n"
+    "{\"schema\":\"olm.package\",\"name\":\"bar\"}\n"
+    "{\"schema\":\"olm.bundle\",\"package\":\"bar\",\"name\":\"stable\",\"image\":\"y\",\"properties\":[]}\n";
+
+static const char OTHER[] = "{\"name\":\"baz\",\"schema\":\"olm.package\"}\n"; /* already normalised */
+
+typedef struct fixture {
+    char root[256];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->root, sizeof f->root, "/tmp/catalogd-store-XXXXXX");
+    assert_non_null(mkdtemp(f->root));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_remove_tree(f->root);
+    free(f);
+    return 0;
+}
+
+static fbc_catalog *load(const char *text)
+{
+    olm_error err;
+    fbc_catalog *c = fbc_load_buffer(text, strlen(text), "test", &err);
+    if (!c)
+        fail_msg("load: %s", err.msg);
+    return c;
+}
+
+static void write_catalog(const char *root, const char *name, const char *text)
+{
+    fbc_catalog *c = load(text);
+    olm_error err;
+    if (store_write(root, name, c, &err) < 0)
+        fail_msg("store_write: %s", err.msg);
+    fbc_catalog_free(c);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    rewind(fp);
+    char *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static int exists(const char *root, const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static void test_index_contents(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "small", SMALL);
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs/small/catalog.jsonl", f->root);
+    char *jsonl = slurp(p);
+    /* The blobs are normalised (keys sorted), one per line, in load order. */
+    fbc_catalog *c = load(SMALL);
+    size_t off = 0;
+    for (size_t i = 0; i < c->nmetas; i++) {
+        assert_memory_equal(jsonl + off, c->metas[i].line, c->metas[i].line_len);
+        off += c->metas[i].line_len;
+    }
+    assert_int_equal(off, strlen(jsonl));
+
+    snprintf(p, sizeof p, "%s/catalogs/small/index.json", f->root);
+    char *idx = slurp(p);
+    /* Offsets of the five lines. */
+    size_t o[6] = {0};
+    for (size_t i = 0; i < 5; i++)
+        o[i + 1] = o[i] + c->metas[i].line_len;
+    char want[1024];
+    snprintf(want, sizeof want,
+             "{\"by_schema\":{\"olm.bundle\":[[%zu,%zu],[%zu,%zu]],\"olm.channel\":[[%zu,%zu]],"
+             "\"olm.package\":[[%zu,%zu],[%zu,%zu]]},"
+             "\"by_package\":{\"bar\":[[%zu,%zu]],\"foo\":[[%zu,%zu],[%zu,%zu]]},"
+             "\"by_name\":{\"bar\":[[%zu,%zu]],\"foo\":[[%zu,%zu]],\"foo.v1\":[[%zu,%zu]],"
+             "\"stable\":[[%zu,%zu],[%zu,%zu]]}}\n",
+             o[2], o[3] - o[2], o[4], o[5] - o[4], o[1], o[2] - o[1], o[0], o[1] - o[0], o[3], o[4] - o[3],
+             o[4], o[5] - o[4], o[1], o[2] - o[1], o[2], o[3] - o[2], o[3], o[4] - o[3], o[0], o[1] - o[0],
+             o[2], o[3] - o[2], o[1], o[2] - o[1], o[4], o[5] - o[4]);
+    assert_string_equal(idx, want);
+    /* No "" key: the olm.package blobs have no package. */
+    assert_null(strstr(idx, "\"\":"));
+
+    olm_error err;
+    store_view *v = store_open(f->root, "small", &err);
+    assert_non_null(v);
+    assert_int_equal(store_view_size(v), strlen(jsonl));
+    assert_memory_equal(store_view_data(v), jsonl, strlen(jsonl));
+    size_t n;
+    const store_range *r = store_view_lookup(v, STORE_BY_NAME, "stable", &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].off, o[1]);
+    assert_int_equal(r[1].off, o[4]);
+    assert_null(store_view_lookup(v, STORE_BY_PACKAGE, "", &n));
+    assert_int_equal(n, 0);
+    store_view_release(v);
+    fbc_catalog_free(c);
+    free(jsonl);
+    free(idx);
+}
+
+static void test_select(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "small", SMALL);
+    olm_error err;
+    store_view *v = store_open(f->root, "small", &err);
+    assert_non_null(v);
+    const char *d = store_view_data(v);
+    store_range *r;
+    size_t n;
+    uint64_t total;
+
+    /* ?package=foo: channel and bundle (adjacent, merged), not the olm.package blob. */
+    assert_int_equal(store_view_select(v, NULL, "foo", NULL, &r, &n, &total), 0);
+    assert_int_equal(n, 1);
+    assert_true(strncmp(d + r[0].off, "{\"entries\"", 10) == 0);
+    assert_int_equal(r[0].len, total);
+    assert_non_null(memmem(d + r[0].off, r[0].len, "foo.v1\",\"package", 15));
+    free(r);
+
+    /* ?name=stable: the channel (line 2) and bar's bundle (line 5), in file order, not merged. */
+    assert_int_equal(store_view_select(v, "", "", "stable", &r, &n, &total), 0);
+    assert_int_equal(n, 2);
+    assert_true(r[0].off < r[1].off);
+    assert_non_null(memmem(d + r[0].off, r[0].len, "olm.channel", 11));
+    assert_non_null(memmem(d + r[1].off, r[1].len, "olm.bundle", 10));
+    free(r);
+
+    /* schema ∩ name */
+    assert_int_equal(store_view_select(v, "olm.bundle", NULL, "stable", &r, &n, &total), 0);
+    assert_int_equal(n, 1);
+    assert_non_null(memmem(d + r[0].off, r[0].len, "\"package\":\"bar\"", 15));
+    free(r);
+
+    /* ?schema=olm.package&name=foo is how the package blob is fetched. */
+    assert_int_equal(store_view_select(v, "olm.package", NULL, "foo", &r, &n, &total), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].off, 0);
+    free(r);
+
+    /* No match. */
+    assert_int_equal(store_view_select(v, "olm.bundle", "nope", NULL, &r, &n, &total), 0);
+    assert_int_equal(n, 0);
+    assert_null(r);
+    assert_int_equal(total, 0);
+    store_view_release(v);
+}
+
+static void test_swap_keeps_old_view(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", SMALL);
+    olm_error err;
+    store_view *old = store_open(f->root, "c", &err);
+    assert_non_null(old);
+    char *copy = malloc(store_view_size(old));
+    memcpy(copy, store_view_data(old), store_view_size(old));
+    size_t oldsize = store_view_size(old);
+
+    write_catalog(f->root, "c", OTHER);
+    store_view *cur = store_open(f->root, "c", &err);
+    assert_non_null(cur);
+    assert_int_equal(store_view_size(cur), strlen(OTHER));
+    assert_memory_equal(store_view_data(cur), OTHER, strlen(OTHER));
+    /* The old view still reads the old bytes and index, though its files are gone. */
+    assert_int_equal(store_view_size(old), oldsize);
+    assert_memory_equal(store_view_data(old), copy, oldsize);
+    size_t n;
+    assert_non_null(store_view_lookup(old, STORE_BY_PACKAGE, "foo", &n));
+    assert_null(store_view_lookup(cur, STORE_BY_PACKAGE, "foo", &n));
+    /* No temp dir or old dir is left behind. */
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs", f->root);
+    DIR *d = opendir(p);
+    struct dirent *e;
+    int entries = 0;
+    while ((e = readdir(d)) != NULL)
+        entries += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+    closedir(d);
+    assert_int_equal(entries, 1);
+    store_view_retain(old);
+    store_view_release(old);
+    store_view_release(old);
+    store_view_release(cur);
+    free(copy);
+}
+
+static void test_reopen_after_restart(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "persist", SMALL);
+    olm_error err;
+    store_view *a = store_open(f->root, "persist", &err);
+    assert_non_null(a);
+    time_t mtime = store_view_mtime(a);
+    store_view_release(a);
+    /* A new process has only the directory: no FBC, no in-memory state. */
+    store_view *b = store_open(f->root, "persist", &err);
+    assert_non_null(b);
+    assert_int_equal(store_view_mtime(b), mtime);
+    size_t n;
+    assert_non_null(store_view_lookup(b, STORE_BY_SCHEMA, "olm.bundle", &n));
+    assert_int_equal(n, 2);
+    store_view_release(b);
+}
+
+static void test_open_missing_and_invalid(void **state)
+{
+    fixture *f = *state;
+    olm_error err;
+    errno = 0;
+    assert_null(store_open(f->root, "absent", &err));
+    assert_int_equal(errno, ENOENT);
+    assert_null(store_open(f->root, "../etc", &err));
+    assert_non_null(strstr(err.msg, "invalid catalog name"));
+    fbc_catalog *c = load(SMALL);
+    assert_int_equal(store_write(f->root, "Bad_Name", c, &err), -1);
+    assert_non_null(strstr(err.msg, "RFC 1123"));
+    fbc_catalog_free(c);
+    assert_false(exists(f->root, "catalogs/Bad_Name"));
+}
+
+static void test_corrupt_index_rejected(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", OTHER);
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs/c/index.json", f->root);
+    FILE *fp = fopen(p, "w");
+    fputs("{\"by_schema\":{\"x\":[[0,999999]]},\"by_package\":{},\"by_name\":{}}", fp);
+    fclose(fp);
+    olm_error err;
+    assert_null(store_open(f->root, "c", &err));
+    assert_non_null(strstr(err.msg, "inside catalog.jsonl"));
+}
+
+static void test_empty_catalog(void **state)
+{
+    fixture *f = *state;
+    fbc_catalog *c = load("");
+    olm_error err;
+    assert_int_equal(store_write(f->root, "empty", c, &err), 0);
+    fbc_catalog_free(c);
+    store_view *v = store_open(f->root, "empty", &err);
+    assert_non_null(v);
+    assert_int_equal(store_view_size(v), 0);
+    store_range *r;
+    size_t n;
+    uint64_t total;
+    assert_int_equal(store_view_select(v, NULL, "x", NULL, &r, &n, &total), 0);
+    assert_int_equal(n, 0);
+    store_view_release(v);
+}
+
+static void mk(const char *root, const char *rel, int dir)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    if (dir)
+        assert_int_equal(mkdir(p, 0755), 0);
+    else
+        close(open(p, O_CREAT | O_WRONLY, 0644));
+}
+
+static void test_temp_dirs(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "a", OTHER);
+    mk(f->root, "catalogs/.a-abc123", 1);   /* an orphan of "a" */
+    mk(f->root, "catalogs/.a-abc123/junk", 0);
+    mk(f->root, "catalogs/.a-b-xyz789", 1); /* an in-progress write of "a-b": not ours */
+    write_catalog(f->root, "a", SMALL);
+    assert_false(exists(f->root, "catalogs/.a-abc123"));
+    assert_true(exists(f->root, "catalogs/.a-b-xyz789"));
+    olm_error err;
+    assert_int_equal(store_delete(f->root, "a", &err), 0);
+    assert_false(exists(f->root, "catalogs/a"));
+    assert_int_equal(store_delete(f->root, "a", &err), 0); /* already gone: fine */
+}
+
+static void test_gc(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "keep", OTHER);
+    write_catalog(f->root, "drop", OTHER);
+    mk(f->root, "catalogs/stray-file", 0);
+    mk(f->root, "catalogs/.keep-tmp123", 1);
+    mk(f->root, "unpack", 1);
+    mk(f->root, "unpack/keep", 1);
+    mk(f->root, "unpack/gone", 1);
+    mk(f->root, "unpack/gone/layer", 0);
+    mk(f->root, "unpack/keepfile", 0);
+    const char *keep[] = {"keep", "keepfile"}; /* a file named like a catalog still goes */
+    olm_error err;
+    assert_int_equal(store_gc(f->root, keep, 2, &err), 0);
+    assert_true(exists(f->root, "catalogs/keep/catalog.jsonl"));
+    assert_false(exists(f->root, "catalogs/drop"));
+    assert_false(exists(f->root, "catalogs/stray-file"));
+    assert_false(exists(f->root, "catalogs/.keep-tmp123"));
+    assert_true(exists(f->root, "unpack/keep"));
+    assert_false(exists(f->root, "unpack/gone"));
+    assert_false(exists(f->root, "unpack/keepfile"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_index_contents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_select, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_swap_keeps_old_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_after_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_missing_and_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_index_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_catalog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_temp_dirs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
