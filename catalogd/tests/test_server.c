@@ -492,7 +492,7 @@ static void check_metas(const char *query, const char *schema, const char *packa
     request(&r, "GET", target, NULL);
     expect(&r, 200, NULL);
     char *want = expected_metas(W.sample, schema, package, name);
-    if (r.body.len != strlen(want) || memcmp(r.body.data, want, r.body.len) != 0)
+    if (r.body.len != strlen(want) || memcmp(strbuf_str(&r.body), want, r.body.len) != 0)
         fail_msg("%s: got %zu bytes, want %zu", query, r.body.len, strlen(want));
     assert_header(&r, "content-type", "application/jsonl");
     assert_header(&r, "content-length", NULL); /* streamed, like upstream */
