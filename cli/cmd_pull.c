@@ -1,0 +1,158 @@
+/* olmv1 image pull: resolve, download, verify and safely unpack an image into a
+ * directory, the way catalogd (--catalog) and operator-controller (bundles) do. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "oci_pull.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: olmv1 image pull REF DIR [options]\n\n"
+            "Resolves REF to a digest, downloads the manifest (for a multi-arch index, the\n"
+            "one for this machine), the config and the layers, checks every one against its\n"
+            "digest, and unpacks the layers in order into DIR, which must not exist or be\n"
+            "empty.  The tree is built beside DIR and moved into place only when complete.\n"
+            "Unpacking refuses absolute paths, \"..\", writes through symlinks, links out of\n"
+            "the tree and oversized content; devices, fifos and sockets are skipped; files\n"
+            "belong to you whatever the image says.\n\n"
+            "Prints the canonical reference (registry/repository@sha256:...) on success;\n"
+            "with --catalog, the catalog (FBC) directory on a second line.\n\n"
+            "Options:\n"
+            "  --catalog           a catalog image: only the directory named by its label\n"
+            "                      %s is extracted\n"
+            "                      (an image without the label is an error)\n"
+            "  --platform OS/ARCH[/VARIANT]  pick this platform from an index\n"
+            "                      (default: this machine)\n"
+            "  --authfile PATH     docker config JSON with an \"auths\" entry for the registry\n"
+            "                      (default: $REGISTRY_AUTH_FILE)\n"
+            "  --insecure          talk plain HTTP to the registry; loopback registries and\n"
+            "                      those in $OLMV1_INSECURE_REGISTRIES always do\n"
+            "  --max-bytes N       refuse images whose files add up to more (default 2 GiB)\n"
+            "  --max-files N       refuse images with more entries (default 200000)\n"
+            "  -q, --quiet         no progress messages on stderr\n"
+            "  -h, --help          show this help\n",
+            OCI_LABEL_CATALOG_CONFIGS);
+}
+
+static void progress(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", msg);
+}
+
+/* "--name VALUE" or "--name=VALUE"; NULL if this is not that option. */
+static const char *opt_value(const char *name, int argc, char **argv, int *i, int *missing)
+{
+    size_t n = strlen(name);
+    const char *s = argv[*i];
+    if (strncmp(s, name, n) != 0)
+        return NULL;
+    if (s[n] == '=')
+        return s + n + 1;
+    if (s[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_count(const char *v, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || n == 0 || v[0] == '-')
+        return -1;
+    *out = n;
+    return 0;
+}
+
+int cmd_image_pull(int argc, char **argv)
+{
+    oci_pull_opts opts = {0};
+    const char *pos[2];
+    int npos = 0, only_pos = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v;
+        int missing = 0;
+        if (!only_pos && strcmp(s, "--") == 0) {
+            only_pos = 1;
+        } else if (!only_pos && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0)) {
+            usage(stdout);
+            return 0;
+        } else if (!only_pos && (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0)) {
+            quiet = 1;
+        } else if (!only_pos && strcmp(s, "--insecure") == 0) {
+            opts.registry.insecure = 1;
+        } else if (!only_pos && strcmp(s, "--catalog") == 0) {
+            opts.catalog = 1;
+        } else if (!only_pos && ((v = opt_value("--authfile", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || !*v) {
+                fprintf(stderr, "olmv1 %s: --authfile needs a path\n", argv[0]);
+                return 1;
+            }
+            opts.registry.auth_file = v;
+        } else if (!only_pos && ((v = opt_value("--platform", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || !*v) {
+                fprintf(stderr, "olmv1 %s: --platform needs OS/ARCH[/VARIANT]\n", argv[0]);
+                return 1;
+            }
+            opts.platform = v;
+        } else if (!only_pos && ((v = opt_value("--max-bytes", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || parse_count(v, &opts.limits.max_bytes) != 0) {
+                fprintf(stderr, "olmv1 %s: --max-bytes needs a positive number\n", argv[0]);
+                return 1;
+            }
+        } else if (!only_pos && ((v = opt_value("--max-files", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || parse_count(v, &opts.limits.max_files) != 0) {
+                fprintf(stderr, "olmv1 %s: --max-files needs a positive number\n", argv[0]);
+                return 1;
+            }
+        } else if (!only_pos && s[0] == '-' && s[1]) {
+            fprintf(stderr, "olmv1 %s: unknown option %s (see --help)\n", argv[0], s);
+            return 1;
+        } else if (npos < 2) {
+            pos[npos++] = s;
+        } else {
+            fprintf(stderr, "olmv1 %s: unexpected argument \"%s\" (expected REF DIR)\n", argv[0], s);
+            return 1;
+        }
+    }
+    if (npos != 2) {
+        fprintf(stderr, "olmv1 %s: expected REF and DIR\n", argv[0]);
+        usage(stderr);
+        return 1;
+    }
+    if (!opts.registry.auth_file) {
+        const char *env = getenv("REGISTRY_AUTH_FILE");
+        if (env && *env)
+            opts.registry.auth_file = env;
+    }
+    opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
+    opts.registry.progress = quiet ? NULL : progress;
+
+    oci_pull_result res;
+    olm_error err;
+    if (oci_pull(pos[0], pos[1], &opts, &res, &err) != 0) {
+        fprintf(stderr, "olmv1 %s: %s\n", argv[0], err.msg);
+        return 1;
+    }
+    int rc = 0;
+    if (printf("%s\n", res.digest_ref) < 0 || (res.fbc_root && printf("%s\n", res.fbc_root) < 0) ||
+        fflush(stdout) != 0) {
+        fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv[0], strerror(errno));
+        rc = 1;
+    }
+    oci_pull_result_free(&res);
+    return rc;
+}
