@@ -212,7 +212,11 @@ store_view *store_open(const char *root, const char *name, olm_error *err)
         errno = EINVAL;
         return NULL;
     }
-    snprintf(dir, sizeof dir, "%s/catalogs/%s", root, name);
+    if ((size_t)snprintf(dir, sizeof dir, "%s/catalogs/%s", root, name) >= sizeof dir) {
+        olm_error_set(err, "store root path is too long: %s", root);
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
     store_view *v = NULL;
     for (int attempt = 0; attempt < 3 && !v; attempt++) {
         v = open_once(dir, name, err);
