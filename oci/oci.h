@@ -9,6 +9,7 @@
  *   oci_auth.c      WWW-Authenticate parsing, docker config "auths" credentials
  *   oci_registry.c  one registry host: scheme choice, requests, token/basic auth, errors
  *   oci_push.c      blob upload (monolithic or chunked) and manifest PUT
+ *   (pull side: resolve, fetch, verify, unpack and the unpack cache: oci_pull.h)
  *
  * Errors follow util/olm_error.h: functions return 0 / -1 (or a pointer / NULL)
  * and fill the caller's olm_error with a message a user can act on.  Nothing here

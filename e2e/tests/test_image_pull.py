@@ -25,8 +25,8 @@ import pytest
 # The registry/olmv1 fixtures and helpers live with the push tests; sharing them keeps one way
 # of starting (and stopping, by PID) a registry.
 from test_image_push import (  # noqa: F401  (fixtures are used by name)
-    CONFIGS_LABEL, DIGEST_REF, SAMPLE20, Front, FrontHandler, bundle_dir, olmv1, push, registry,
-    run, small_dir)
+    CONFIGS_LABEL, DIGEST_REF, SAMPLE20, Front, FrontHandler, auth_file, bundle_dir, front, olmv1,
+    push, registry, run, small_dir)
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -320,6 +320,25 @@ def test_pull_errors(olmv1, registry, small_dir, tmp_path):
     assert proc.returncode == 1
     assert 'entry "zeros": size 100000 bytes exceeds the unpack limit of 10000 bytes' in proc.stderr
     assert not (tmp_path / "limited").exists() and leftovers(tmp_path) == []
+
+
+def test_pull_through_bearer_auth(olmv1, registry, front, small_dir, tmp_path):
+    srv = front("bearer", "alice", "pw")
+    af = auth_file(tmp_path, srv.host, "alice", "pw")
+    ref = f"{srv.host}/e2e-pull/auth:v1"
+    digest = push(olmv1, "image", small_dir, ref, "--authfile", af)
+    srv.token_requests.clear()
+    proc = pull(olmv1, ref, tmp_path / "out", "--authfile", af)
+    assert proc.stdout.strip() == f"{srv.host}/e2e-pull/auth@{digest}"
+    assert contents(tmp_path / "out") == contents(small_dir)
+    # a pull asks only for pull rights, with the credentials
+    scopes = [s for ss, _ in srv.token_requests for s in ss]
+    assert "repository:e2e-pull/auth:pull" in scopes
+    assert all(user == "alice" for _, user in srv.token_requests)
+    proc = run(olmv1, "image", "pull", ref, tmp_path / "anon", check=False,
+               env={"REGISTRY_AUTH_FILE": ""})
+    assert proc.returncode == 1 and "401" in proc.stderr
+    assert not (tmp_path / "anon").exists() and leftovers(tmp_path) == []
 
 
 class TamperHandler(FrontHandler):
