@@ -288,11 +288,12 @@ out:
     return rc;
 }
 
-static int put_symlink(const struct ectx *c, int pfd, const char *name, const char *path,
+static int put_symlink(const struct ectx *c, int pfd, const char *name, const char *mapped,
                        const char *target)
 {
-    /* checked against the path inside the image, where the target means something */
-    const char *why = oci_symlink_target_check(path, target, c->u->lim.max_path);
+    /* checked where the link lands in our tree: with a stripped prefix,
+     * "configs/l -> ../x" would climb out of the root */
+    const char *why = oci_symlink_target_check(mapped, target, c->u->lim.max_path);
     if (why) {
         char shown[160];
         oci_path_display(target, shown, sizeof shown);
@@ -517,7 +518,7 @@ static int apply_entry(oci_unpacker *u, struct archive *a, struct archive_entry 
     else if (type == AE_IFDIR)
         rc = put_dir(&c, pfd, name, archive_entry_perm(e));
     else if (type == AE_IFLNK)
-        rc = put_symlink(&c, pfd, name, path, archive_entry_symlink(e));
+        rc = put_symlink(&c, pfd, name, mapped, archive_entry_symlink(e));
     else
         rc = put_file(&c, a, e, pfd, name);
     close(pfd);

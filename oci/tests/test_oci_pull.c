@@ -593,6 +593,20 @@ static void test_prefix_strip(void **state)
     assert_false(exists_in(e, "configs"));
 }
 
+static void test_prefix_strip_symlink_escape(void **state)
+{
+    env *e = *state;
+    tarw *t = tw_new(PLAIN);
+    tw_file(t, "configs/a.json", "{}");
+    tw_symlink(t, "configs/sub/ok", "../a.json"); /* stays inside after stripping */
+    tw_symlink(t, "configs/up", "../top.txt");    /* fine in the image, escapes once stripped */
+    assert_int_equal(unpack(e, "configs", 1, NULL, &t, 1, NULL), -1);
+    assert_string_equal(e->err.msg, LABEL ": entry \"configs/up\": symlink target escapes the "
+                                    "unpack root (\"../top.txt\")");
+    assert_true(exists_in(e, "sub/ok"));
+    assert_false(exists_in(e, "up"));
+}
+
 static void test_bad_prefix(void **state)
 {
     env *e = *state;
@@ -820,6 +834,7 @@ int main(void)
         T(test_permissions),
         T(test_prefix_filter),
         T(test_prefix_strip),
+        T(test_prefix_strip_symlink_escape),
         T(test_bad_prefix),
         T(test_not_a_tar),
         cmocka_unit_test(test_path_rules),
