@@ -160,7 +160,7 @@ static int run(void)
     out = NULL;
     rc = kube_get(admin, "apps/v1", "Deployment", ns, "web", &obj, &err);
     CHECK(rc == KUBE_OK, "get deployment", &err, rc);
-    json_object_set_new(obj, "status", json_pack("{s:i,s:i}", "replicas", 2, "availableReplicas", 2));
+    json_object_set_new(obj, "status", json_pack("{s:i,s:i,s:i}", "replicas", 2, "readyReplicas", 2, "availableReplicas", 2));
     rc = kube_update_status(admin, obj, &out, &err);
     CHECK(rc == KUBE_OK && json_integer_value(json_object_get(json_object_get(out, "status"), "availableReplicas")) == 2,
           "update status (PUT .../status)", &err, rc);
@@ -221,11 +221,12 @@ static int run(void)
     if (!bad_client)
         kube_config_free(&bad);
     CHECK(rc == KUBE_UNAUTHORIZED && strstr(err.msg, "HTTP 401"), "a bad token is Unauthorized", &err, rc);
+    printf("   message: %s\n", err.msg);
 
     /* --- delete with preconditions and propagation policy */
     kube_delete_options wrong = {.precondition_uid = "00000000-0000-0000-0000-000000000000", .grace_period_seconds = -1};
     rc = kube_delete(admin, "v1", "ConfigMap", ns, "cm", &wrong, &err);
-    CHECK(rc == KUBE_CONFLICT && strstr(err.msg, "Precondition failed"), "delete with a wrong UID precondition is Conflict",
+    CHECK(rc == KUBE_CONFLICT && strstr(err.msg, "the UID in the precondition"), "delete with a wrong UID precondition is Conflict",
           &err, rc);
     printf("   message: %s\n", err.msg);
     kube_delete_options bg = {.propagation_policy = "Background", .grace_period_seconds = 0};
