@@ -12,5 +12,6 @@ int cmd_resolve(int argc, char **argv);
 int cmd_image_push(int argc, char **argv);
 int cmd_catalog_push(int argc, char **argv);
 int cmd_bundle_push(int argc, char **argv);
+int cmd_image_pull(int argc, char **argv);
 
 #endif
