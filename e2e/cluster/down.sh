@@ -30,22 +30,24 @@ if [ -f "$ENV_FILE" ]; then
   done
 fi
 
-if [ ${#pids[@]} -gt 0 ]; then
-  # TERM everything, then wait; the apiserver shuts down gracefully within a few seconds.
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  deadline=$(( $(date +%s) + TIMEOUT ))
-  for pid in "${pids[@]}"; do
-    while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt $deadline ]; do sleep 0.2; done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "PID $pid did not exit after ${TIMEOUT}s, sending KILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  done
-  # Our processes are not our children (setsid), so poll until they are really gone.
-  for pid in "${pids[@]}"; do
+# stop PID: TERM, wait up to TIMEOUT, then KILL. Our processes are not our children
+# (up.sh started them with setsid), so poll with kill -0 instead of `wait`.
+stop() {
+  local pid=$1 deadline=$(( $(date +%s) + TIMEOUT ))
+  kill -TERM "$pid" 2>/dev/null || return 0
+  while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt $deadline ]; do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "PID $pid did not exit ${TIMEOUT}s after TERM, sending KILL"
+    kill -KILL "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && say "warning: PID $pid still alive"
-  done
+  fi
+}
+
+# One at a time, in order: an apiserver whose etcd is already gone keeps retrying and
+# does not finish its graceful shutdown, and KCM/scheduler/kwok slow it down the same way.
+if [ ${#pids[@]} -gt 0 ]; then
+  for pid in "${pids[@]}"; do stop "$pid"; done
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && say "warning: PID $pid still alive"; done
   say "stopped PIDs ${pids[*]}"
 else
   say "nothing running for $STATE_DIR"

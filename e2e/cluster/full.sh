@@ -3,7 +3,7 @@
 # that Pods get scheduled, become Ready, and Deployments become Available, without any
 # container runtime. Also brings namespace deletion and garbage collection (KCM).
 
-[ -x "${OLMV1_KWOK_BIN:-}/kwok" ] || fail apiserver "kwok binary missing (build.sh with OLMV1_CLUSTER_FULL=1)"
+[ -x "${OLMV1_KWOK_BIN:-}/kwok" ] && [ -s "$OLMV1_KWOK_BIN/stages.yaml" ] || fail apiserver "kwok binary missing (build.sh with OLMV1_CLUSTER_FULL=1)"
 pick_port KCM_PORT
 pick_port SCHEDULER_PORT
 pick_port KWOK_PORT
@@ -33,9 +33,14 @@ start scheduler "$OLMV1_K8S_BIN/kube-scheduler" \
 # kwok plays the kubelet of every Node annotated kwok.x-k8s.io/node=fake. The IPs are fake
 # status data; nothing ever connects to them. --server-address: its own healthz/metrics
 # endpoint, on loopback and a picked port (its default would be a fixed port).
+# Own config file (so a developer's ~/.kwok/kwok.yaml cannot change test behaviour) holding
+# the default stages that build.sh extracted from the kwok module: kwok v0.8.0 has none built in.
 mkdir -p "$STATE_DIR/kwok"
-start kwok "$OLMV1_KWOK_BIN/kwok" --kubeconfig="$KC" \
-  --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+# No KwokConfiguration document on purpose: kwok applies its defaults (parallelism etc.) only
+# when the config has none; an empty `options: {}` leaves them 0 and kwok refuses to start.
+cp "$OLMV1_KWOK_BIN/stages.yaml" "$STATE_DIR/kwok/kwok.yaml"
+start kwok "$OLMV1_KWOK_BIN/kwok" --kubeconfig="$KC" --config="$STATE_DIR/kwok/kwok.yaml" \
+  --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
   --cidr=10.244.0.0/16 --node-ip=10.0.0.2 --node-lease-duration-seconds=40 \
   --server-address="127.0.0.1:$KWOK_PORT"
 
