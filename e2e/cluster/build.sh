@@ -16,9 +16,10 @@
 #   OLMV1_K8S_VERSION   (default v1.36.3)   newest 1.36 patch that builds with Go 1.26
 #   OLMV1_ETCD_VERSION  (default v3.6.16)
 #   OLMV1_KWOK_VERSION  (default v0.8.0)
-#   OLMV1_CLUSTER_FULL  (default 0) 1 = also build kube-controller-manager,
-#                       kube-scheduler and kwok (needed for Deployments to become
-#                       Available; costs extra build time on a cold cache).
+#   OLMV1_CLUSTER_FULL  (default 1) also build kube-controller-manager, kube-scheduler
+#                       and kwok: needed for Deployments to become Available, namespace
+#                       deletion and garbage collection. 0 = etcd + kube-apiserver only
+#                       (saves ~4 min of a cold build).
 #
 # Prints the bin directories as shell assignments on stdout (last lines):
 #   OLMV1_ETCD_BIN=... OLMV1_K8S_BIN=... [OLMV1_KWOK_BIN=...]
@@ -28,7 +29,7 @@ set -euo pipefail
 K8S_VERSION=${OLMV1_K8S_VERSION:-v1.36.3}
 ETCD_VERSION=${OLMV1_ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${OLMV1_KWOK_VERSION:-v0.8.0}
-FULL=${OLMV1_CLUSTER_FULL:-0}
+FULL=${OLMV1_CLUSTER_FULL:-1}
 CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
 
 ETCD_BIN=$CACHE/bin/etcd-$ETCD_VERSION

@@ -17,38 +17,58 @@ parse_state_dir "${args[@]+"${args[@]}"}"
 ENV_FILE=$STATE_DIR/env
 TIMEOUT=${OLMV1_STOP_TIMEOUT:-15}
 
-# Our PIDs, in stop order: clients of the apiserver first, etcd after the apiserver.
-pids=()
-if [ -f "$ENV_FILE" ]; then
-  for name in KWOK SCHEDULER CONTROLLER_MANAGER APISERVER REGISTRY ETCD; do
-    pid=$(env_get "$ENV_FILE" "OLMV1_${name}_PID")
-    [ -n "$pid" ] && pid_ours "$pid" && pids+=("$pid")
+# stop_group PID...: TERM them all, wait up to TIMEOUT for all, KILL what is left. Our
+# processes are not our children (up.sh starts them with setsid), so poll with kill -0.
+stop_group() {
+  local pid left deadline=$(( $(date +%s) + TIMEOUT ))
+  [ $# -gt 0 ] || return 0
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  while :; do
+    left=()
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && left+=("$pid"); done
+    [ ${#left[@]} -gt 0 ] || return 0
+    [ "$(date +%s)" -lt $deadline ] || break
+    sleep 0.1
   done
-  # Any other *_PID someone added later.
-  for pid in $(env_pids "$ENV_FILE"); do
-    [[ " ${pids[*]-} " == *" $pid "* ]] || { pid_ours "$pid" && pids+=("$pid"); } || true
+  say "PIDs ${left[*]} did not exit ${TIMEOUT}s after TERM, sending KILL"
+  kill -KILL "${left[@]}" 2>/dev/null || true
+  for _ in $(seq 50); do
+    for pid in "${left[@]}"; do kill -0 "$pid" 2>/dev/null && continue 2; done
+    return 0
   done
-fi
-
-# stop PID: TERM, wait up to TIMEOUT, then KILL. Our processes are not our children
-# (up.sh started them with setsid), so poll with kill -0 instead of `wait`.
-stop() {
-  local pid=$1 deadline=$(( $(date +%s) + TIMEOUT ))
-  kill -TERM "$pid" 2>/dev/null || return 0
-  while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt $deadline ]; do sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "PID $pid did not exit ${TIMEOUT}s after TERM, sending KILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  say "warning: PIDs ${left[*]} still alive"
 }
 
-# One at a time, in order: an apiserver whose etcd is already gone keeps retrying and
-# does not finish its graceful shutdown, and KCM/scheduler/kwok slow it down the same way.
-if [ ${#pids[@]} -gt 0 ]; then
-  for pid in "${pids[@]}"; do stop "$pid"; done
-  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && say "warning: PID $pid still alive"; done
-  say "stopped PIDs ${pids[*]}"
+# ours NAME...: PIDs of those components that are still running for this state dir.
+ours() {
+  local name pid
+  for name in "$@"; do
+    pid=$(env_get "$ENV_FILE" "OLMV1_${name}_PID")
+    if [ -n "$pid" ] && pid_ours "$pid"; then echo "$pid"; fi
+  done
+}
+
+# Three stages, each stopped in parallel: an apiserver whose etcd is already gone keeps
+# retrying and does not finish its graceful shutdown, and its clients (KCM, scheduler,
+# kwok) keep it busy; the registry is independent.
+stopped=()
+if [ -f "$ENV_FILE" ]; then
+    for stage in "KWOK SCHEDULER CONTROLLER_MANAGER REGISTRY" "APISERVER" "ETCD"; do
+    # shellcheck disable=SC2086
+    group=($(ours $stage))
+    stop_group "${group[@]+"${group[@]}"}"
+    stopped+=("${group[@]+"${group[@]}"}")
+  done
+  # Any other *_PID a later version of up.sh may add.
+  extra=()
+  for pid in $(env_pids "$ENV_FILE"); do
+    [[ " ${stopped[*]-} " == *" $pid "* ]] || { pid_ours "$pid" && extra+=("$pid"); } || true
+  done
+  stop_group "${extra[@]+"${extra[@]}"}"
+  stopped+=("${extra[@]+"${extra[@]}"}")
+fi
+if [ ${#stopped[@]} -gt 0 ]; then
+  say "stopped PIDs ${stopped[*]}"
 else
   say "nothing running for $STATE_DIR"
 fi

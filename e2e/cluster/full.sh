@@ -1,4 +1,4 @@
-# full.sh: sourced by up.sh when OLMV1_CLUSTER_FULL=1 (needs the variables and functions of
+# full.sh: sourced by up.sh unless OLMV1_CLUSTER_FULL=0 (needs the variables and functions of
 # up.sh). Starts kube-controller-manager, kube-scheduler and kwok plus one fake Node, so
 # that Pods get scheduled, become Ready, and Deployments become Available, without any
 # container runtime. Also brings namespace deletion and garbage collection (KCM).
@@ -50,7 +50,7 @@ wait_for scheduler "$OLMV1_SCHEDULER_PID" 120 healthz "$SCHEDULER_PORT"
 wait_for kwok "$OLMV1_KWOK_PID" 60 curl -fsS --max-time 5 "http://127.0.0.1:$KWOK_PORT/healthz"
 
 # One fake node, without taints: bundle Deployments carry no kwok toleration.
-kubectl --kubeconfig="$KC" apply -f - >/dev/null <<'EOF' || fail apiserver "could not create the kwok node"
+"${KUBECTL:-kubectl}" --kubeconfig="$KC" apply -f - >/dev/null <<'EOF' || fail apiserver "could not create the kwok node"
 apiVersion: v1
 kind: Node
 metadata:
@@ -59,7 +59,7 @@ metadata:
   labels: {kubernetes.io/arch: amd64, kubernetes.io/os: linux, kubernetes.io/hostname: kwok-node-0, type: kwok}
 EOF
 node_ready() {
-  [ "$(kubectl --kubeconfig="$KC" get node kwok-node-0 \
+  [ "$("${KUBECTL:-kubectl}" --kubeconfig="$KC" get node kwok-node-0 \
         -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
 wait_for kwok-node "$OLMV1_KWOK_PID" 60 node_ready

@@ -7,13 +7,14 @@
 # (a developer's .dev one and pytest's temporary ones) can run side by side.
 # Idempotent: if DIR/env describes a healthy running cluster, it says so and exits 0.
 #
-# OLMV1_CLUSTER_FULL=1 also starts kube-controller-manager, kube-scheduler and kwok with one
-# fake node, so Deployments become Available (see README.md).
+# By default (OLMV1_CLUSTER_FULL=1) it also starts kube-controller-manager, kube-scheduler and
+# kwok with one fake node, so Deployments become Available and namespaces can be deleted.
+# OLMV1_CLUSTER_FULL=0: etcd + kube-apiserver + registry only (see README.md).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
 
-FULL=${OLMV1_CLUSTER_FULL:-0}
+FULL=${OLMV1_CLUSTER_FULL:-1}
 CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
 ENV_FILE=$STATE_DIR/env
 PKI=$STATE_DIR/pki
@@ -27,17 +28,25 @@ apiserver_ready() { # PORT
 
 # ------------------------------------------------------------ already running?
 if [ -f "$ENV_FILE" ]; then
-  healthy=1
-  [ "$(env_get "$ENV_FILE" OLMV1_CLUSTER_READY)" = 1 ] || healthy=0
-  for pid in $(env_pids "$ENV_FILE"); do pid_ours "$pid" || healthy=0; done
-  apiserver_ready "$(env_get "$ENV_FILE" OLMV1_APISERVER_PORT)" || healthy=0
-  curl -fsS --max-time 5 "http://$(env_get "$ENV_FILE" OLMV1_REGISTRY)/v2/" >/dev/null 2>&1 || healthy=0
-  if [ $healthy = 1 ]; then
-    echo "cluster already running (source $ENV_FILE)"
-    exit 0
+  alive=1
+  [ "$(env_get "$ENV_FILE" OLMV1_CLUSTER_READY)" = 1 ] || alive=0
+  for pid in $(env_pids "$ENV_FILE"); do pid_ours "$pid" || alive=0; done
+  if [ $alive = 1 ]; then
+    # All processes are there: give a busy apiserver some time before judging it, and never
+    # wipe a running cluster's state because of a slow /readyz.
+    port=$(env_get "$ENV_FILE" OLMV1_APISERVER_PORT)
+    for _ in $(seq 30); do
+      if apiserver_ready "$port" &&
+         curl -fsS --max-time 5 "http://$(env_get "$ENV_FILE" OLMV1_REGISTRY)/v2/" >/dev/null 2>&1; then
+        echo "cluster already running (source $ENV_FILE)"
+        exit 0
+      fi
+      sleep 1
+    done
+    die "cluster processes in $STATE_DIR run but are not ready; see $LOGS, or restart: down.sh --state-dir $STATE_DIR"
   fi
   # Half-started or crashed: clean up whatever is left, then start afresh.
-  say "stale state in $STATE_DIR, cleaning up first"
+  say "stale state in $STATE_DIR (a process is gone), cleaning up first"
   bash "$CLUSTER_DIR/down.sh" --state-dir "$STATE_DIR"
 fi
 
