@@ -51,13 +51,20 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
 
 log() { echo "build.sh: $*" >&2; }
 
+# modfield MODULE@VERSION FIELD: a field (GoMod, Dir) of `go mod download -json`, downloading
+# the module if needed; sed instead of jq keeps the dependency list short.
+modfield() {
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"'"$2"'": "\(.*\)",\{0,1\}$/\1/p'
+}
+
 # timed NAME CMD...: run CMD and report its wall time, so the cost of every step is visible.
 timed() {
   local name=$1 t0 t1; shift
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   "$@"
-  t1=$(date +%s.%N)
-  log "$(printf '%-28s %7.1fs' "$name" "$(echo "$t1 - $t0" | bc)")"
+  t1=$(date +%s%N)
+  t0=$(( (t1 - t0) / 100000000 ))   # tenths of a second
+  log "$(printf '%-28s %5d.%ds' "$name" $((t0 / 10)) $((t0 % 10)))"
 }
 
 have() { local f; for f in "$@"; do [ -x "$f" ] || return 1; done; }
@@ -115,7 +122,8 @@ build_k8s() {
 
   mkdir -p "$d" && cd "$d"
   go mod init local/olmv1-k8s >/dev/null 2>&1
-  kmod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | jq -r .GoMod)
+  kmod=$(modfield "k8s.io/kubernetes@$K8S_VERSION" GoMod)
+  [ -s "$kmod" ] || { log "cannot download k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
   # Same `go` and `godebug` lines as upstream: only the main module's lines set the GODEBUG
   # defaults, so copying them gives the runtime behaviour of official builds.
   go mod edit -go="$(awk '$1=="go"{print $2; exit}' "$kmod")"
@@ -159,7 +167,7 @@ build_kwok() {
 # complete / delete: what `kwokctl create cluster` uses).
 kwok_stages() {
   local dir f out=$WORK/stages.yaml
-  dir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | jq -r .Dir)
+  dir=$(modfield "sigs.k8s.io/kwok@$KWOK_VERSION" Dir)
   : > "$out"
   for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
            pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do

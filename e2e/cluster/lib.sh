@@ -45,3 +45,17 @@ env_pids() {
 env_get() {
   sed -n "s/^export $2=//p" "$1" 2>/dev/null | tail -1 | sed "s/^'\(.*\)'\$/\1/"
 }
+
+# Milliseconds since the epoch, and "S.s" seconds since such a value (no bc needed).
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+since() { local d=$(( $(now_ms) - $1 )); printf '%d.%d' $((d / 1000)) $((d % 1000 / 100)); }
+
+# port_busy PORT: something listens on (or is bound to) 127.0.0.1:PORT. Uses ss (iproute2)
+# when present, else a bash /dev/tcp connect attempt.
+port_busy() {
+  if command -v ss >/dev/null 2>&1; then
+    [ -n "$(ss -Htan "sport = :$1" 2>/dev/null)" ]
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  fi
+}

@@ -19,7 +19,7 @@ CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
 ENV_FILE=$STATE_DIR/env
 PKI=$STATE_DIR/pki
 LOGS=$STATE_DIR/logs
-T_START=$(date +%s.%N)
+T_START=$(now_ms)
 
 apiserver_ready() { # PORT
   curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
@@ -51,9 +51,9 @@ if [ -f "$ENV_FILE" ]; then
 fi
 
 # ------------------------------------------------------------ binaries
-t0=$(date +%s.%N)
+t0=$(now_ms)
 eval "$(bash "$CLUSTER_DIR/build.sh")"
-say "$(printf 'binaries ready in %.1fs' "$(echo "$(date +%s.%N) - $t0" | bc)")"
+say "binaries ready in $(since "$t0")s"
 KUBE_APISERVER=$OLMV1_K8S_BIN/kube-apiserver
 ETCD=$OLMV1_ETCD_BIN/etcd
 REGISTRY=$(command -v docker-registry) || die "docker-registry not found (apt-get install docker-registry)"
@@ -78,7 +78,7 @@ pick_port() {
   for _ in $(seq 500); do
     p=$((20000 + RANDOM % 12000))
     [[ $PICKED == *" $p "* ]] && continue
-    [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ] || continue
+    port_busy "$p" && continue
     PICKED+="$p "
     printf -v "$1" %s "$p"
     return 0
@@ -144,7 +144,7 @@ wait_for() {
     [ $(( $(date +%s) - t0 )) -lt "$timeout" ] || fail "$name" "$name not ready after ${timeout}s"
     sleep 0.3
   done
-  say "$(printf '%-24s ready after %.1fs' "$name" "$(echo "$(date +%s.%N) - $T_START" | bc)")"
+  say "$(printf '%-24s ready after %ss' "$name" "$(since "$T_START")")"
 }
 
 # ------------------------------------------------------------ etcd
@@ -242,5 +242,5 @@ fi
 
 flock -u 8
 echo "export OLMV1_CLUSTER_READY=1" >> "$ENV_FILE"
-say "$(printf 'cluster up in %.1fs' "$(echo "$(date +%s.%N) - $T_START" | bc)")"
+say "cluster up in $(since "$T_START")s"
 echo "cluster running: source $ENV_FILE   (kubectl get ns; registry $(env_get "$ENV_FILE" OLMV1_REGISTRY))"
