@@ -58,10 +58,16 @@ modfield() {
 }
 
 # timed NAME CMD...: run CMD and report its wall time, so the cost of every step is visible.
+# CMD's output (hundreds of "go: downloading/added" lines on a cold cache) goes to a log that
+# is shown only if CMD fails, which keeps CI logs readable.
 timed() {
-  local name=$1 t0 t1; shift
+  local name=$1 t0 t1 out=$WORK/step.log; shift
   t0=$(date +%s%N)
-  "$@"
+  if ! "$@" >"$out" 2>&1; then
+    cat "$out" >&2
+    log "$name FAILED"
+    return 1
+  fi
   t1=$(date +%s%N)
   t0=$(( (t1 - t0) / 100000000 ))   # tenths of a second
   log "$(printf '%-28s %5d.%ds' "$name" $((t0 / 10)) $((t0 % 10)))"

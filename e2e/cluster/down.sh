@@ -13,6 +13,7 @@ for a in "$@"; do
   if [ "$a" = --keep-logs ]; then KEEP_LOGS=1; else args+=("$a"); fi
 done
 parse_state_dir "${args[@]+"${args[@]}"}"
+lock_state_dir
 
 ENV_FILE=$STATE_DIR/env
 TIMEOUT=${OLMV1_STOP_TIMEOUT:-15}

@@ -25,6 +25,17 @@ parse_state_dir() {
   case $STATE_DIR in /|/root|/home|/tmp|/usr|/etc|/var|"$REPO_ROOT") die "refusing state dir $STATE_DIR" ;; esac
 }
 
+# lock_state_dir: serialise up.sh/down.sh runs on the same state dir (two `make cluster-up` at
+# once must not see each other's half-written env file as stale). up.sh exports
+# OLMV1_STATE_LOCKED for the down.sh it calls itself, which would otherwise wait forever.
+# The lock file stays in DIR (removing a lock file that others may wait on is racy).
+lock_state_dir() {
+  [ "${OLMV1_STATE_LOCKED:-}" = "$STATE_DIR" ] && return 0
+  exec 7>"$STATE_DIR/.lock"
+  if ! flock -w 600 7; then die "timed out waiting for another up.sh/down.sh on $STATE_DIR"; fi
+  export OLMV1_STATE_LOCKED=$STATE_DIR
+}
+
 # pid_ours PID: true if PID is alive AND was started for this state dir. Every process we
 # start has STATE_DIR in its command line (data dir, config or cert paths), which guards
 # against a PID that was recycled by an unrelated process after a reboot or crash.

@@ -13,6 +13,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
+lock_state_dir
 
 FULL=${OLMV1_CLUSTER_FULL:-1}
 CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
@@ -115,7 +116,8 @@ STARTED=()   # names, for the failure message
 # ran `make cluster-up` does not kill it) with output to LOGS/NAME.log; record its PID.
 start() {
   local name=$1 var; shift
-  setsid "$@" </dev/null >"$LOGS/$name.log" 2>&1 &
+  # 7>&- 8>&-: the servers must not inherit (and so hold forever) the state-dir and port locks.
+  setsid "$@" </dev/null >"$LOGS/$name.log" 2>&1 7>&- 8>&- &
   var="OLMV1_$(echo "$name" | tr 'a-z-' 'A-Z_')_PID"
   printf -v "$var" %s "$!"
   echo "export $var=$!" >> "$ENV_FILE"
