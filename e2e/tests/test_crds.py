@@ -178,6 +178,64 @@ def test_system_manifests_accepted_by_apiserver(crds):
     assert ("NetworkPolicy", "default-deny-all-traffic") in names
 
 
+OC_SA = "system:serviceaccount:olmv1-system:operator-controller-controller-manager"
+CATALOGD_SA = "system:serviceaccount:olmv1-system:catalogd-controller-manager"
+
+
+def can_i(user, *args):
+    proc = kubectl("auth", "can-i", "--as", user, *args, check=False)
+    assert proc.stdout.strip() in ("yes", "no"), proc.stdout + proc.stderr
+    return proc.stdout.strip() == "yes"
+
+
+@pytest.fixture(scope="module")
+def system_rbac(crds):
+    """The system namespace and the daemons' RBAC, applied for real once."""
+    kubectl("apply", "-f", CONFIG / "manager" / "00-namespace.yaml", "-f", CONFIG / "rbac")
+
+
+@pytest.mark.parametrize("user, args, allowed", [
+    (OC_SA, ("watch", "clusterextensions.olm.operatorframework.io"), True),
+    (OC_SA, ("update", "clusterextensions.olm.operatorframework.io", "--subresource=status"), True),
+    (OC_SA, ("update", "clusterextensions.olm.operatorframework.io", "--subresource=finalizers"), True),
+    (OC_SA, ("list", "clustercatalogs.olm.operatorframework.io"), True),
+    (OC_SA, ("create", "serviceaccounts", "--subresource=token", "-n", "some-extension-ns"), True),
+    (OC_SA, ("create", "secrets", "-n", "olmv1-system"), True),
+    (OC_SA, ("update", "leases.coordination.k8s.io", "-n", "olmv1-system"), True),
+    (OC_SA, ("create", "events", "-n", "default"), True),
+    (OC_SA, ("get", "clusterversions.config.openshift.io"), True),
+    (OC_SA, ("patch", "clusteroperators.config.openshift.io", "--subresource=status"), True),
+    # not cluster-admin: bundle content is applied with the extension's ServiceAccount
+    (OC_SA, ("create", "deployments.apps", "-n", "default"), False),
+    (OC_SA, ("create", "customresourcedefinitions.apiextensions.k8s.io"), False),
+    (OC_SA, ("get", "secrets", "-n", "default"), False),
+    (OC_SA, ("get", "serviceaccounts", "-n", "default"), False),
+    (OC_SA, ("update", "clustercatalogs.olm.operatorframework.io"), False),
+    (OC_SA, ("update", "clusteroperators.config.openshift.io"), False),
+    (CATALOGD_SA, ("patch", "clustercatalogs.olm.operatorframework.io", "--subresource=status"), True),
+    (CATALOGD_SA, ("update", "clustercatalogs.olm.operatorframework.io", "--subresource=finalizers"), True),
+    (CATALOGD_SA, ("get", "secrets", "-n", "olmv1-system"), True),
+    (CATALOGD_SA, ("create", "leases.coordination.k8s.io", "-n", "olmv1-system"), True),
+    (CATALOGD_SA, ("create", "clustercatalogs.olm.operatorframework.io"), False),
+    (CATALOGD_SA, ("get", "clusterextensions.olm.operatorframework.io"), False),
+    (CATALOGD_SA, ("get", "secrets", "-n", "default"), False),
+    (CATALOGD_SA, ("create", "serviceaccounts", "--subresource=token", "-n", "default"), False),
+])
+def test_rbac_least_privilege(system_rbac, user, args, allowed):
+    """The apiserver's RBAC authorizer answers for the daemons' ServiceAccounts."""
+    assert can_i(user, *args) is allowed
+
+
+def test_sample_installer_rbac(crds):
+    kubectl("apply", "-f", CONFIG / "samples" / "00-extension-installer-rbac.yaml")
+    sa = "system:serviceaccount:pipelines:pipelines-installer"
+    assert can_i(sa, "create", "deployments.apps", "-n", "pipelines")
+    assert can_i(sa, "create", "customresourcedefinitions.apiextensions.k8s.io")
+    assert can_i(sa, "bind", "clusterroles.rbac.authorization.k8s.io")
+    assert not can_i(sa, "create", "deployments.apps", "-n", "default")
+    assert not can_i(sa, "get", "secrets", "-n", "olmv1-system")
+
+
 def test_network_policy_ports():
     docs = load_yaml_docs(CONFIG / "manager" / "networkpolicies.yaml")
     ports = {}
@@ -640,26 +698,25 @@ def test_status_is_a_subresource(crds, cleanup, name):
 
 # ---------------------------------------------------------------- OpenShift CRDs
 
-def test_openshift_clusterversion_and_clusteroperator(crds, cleanup):
+def test_openshift_clusterversion_and_clusteroperator(crds, cleanup, name):
+    # Unique names, not the singletons "version" and "olm": tests of the upgradeable
+    # controller own those.
     cv = {"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
-          "metadata": {"name": "version"}, "spec": {"clusterID": "e2e", "channel": "stable-4.18"}}
-    kubectl("delete", "clusterversion", "version", "--ignore-not-found")
+          "metadata": {"name": name}, "spec": {"clusterID": "e2e", "channel": "stable-4.18"}}
     assert create(cv, cleanup).returncode == 0
     status = {"desired": {"version": "4.18.3", "image": "quay.io/openshift/release@" + DIGEST},
               "history": [{"state": "Completed", "version": "4.18.3",
                            "startedTime": "2026-01-01T00:00:00Z",
                            "completionTime": "2026-01-01T01:00:00Z"}],
               "observedGeneration": 1}
-    proc = patch_status("clusterversion", "version", status)
+    proc = patch_status("clusterversion", name, status)
     assert proc.returncode == 0, proc.stderr
-    stored = kubectl_json("get", "clusterversion", "version")
+    stored = kubectl_json("get", "clusterversion", name)
     assert stored["status"]["desired"]["version"] == "4.18.3"
     assert stored["status"]["history"][0]["state"] == "Completed"
 
-    co_name = "olm"
-    kubectl("delete", "clusteroperator", co_name, "--ignore-not-found")
     co = {"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
-          "metadata": {"name": co_name}, "spec": {}}
+          "metadata": {"name": name}, "spec": {}}
     assert create(co, cleanup).returncode == 0
     status = {"conditions": [{"type": "Upgradeable", "status": "False",
                               "reason": "InstalledOLMOperators_IncompatibleOperatorsInstalled",
@@ -669,10 +726,12 @@ def test_openshift_clusterversion_and_clusteroperator(crds, cleanup):
               "relatedObjects": [{"group": "operator.openshift.io", "resource": "olms",
                                   "name": "cluster"},
                                  {"group": "", "resource": "namespaces", "name": "olmv1-system"}]}
-    proc = patch_status("clusteroperator", co_name, status)
+    proc = patch_status("clusteroperator", name, status)
     assert proc.returncode == 0, proc.stderr
-    stored = kubectl_json("get", "co", co_name)
+    stored = kubectl_json("get", "co", name)
     assert stored["status"]["conditions"][0]["reason"].startswith("InstalledOLMOperators_")
-    bad = patch_status("clusteroperator", co_name,
+    cols, row = header_columns("clusteroperators", name)
+    assert "UPGRADEABLE" in cols and "False" in row.split(), (cols, row)
+    bad = patch_status("clusteroperator", name,
                        {"conditions": [{"type": "Upgradeable", "status": "Maybe"}]})
     assert bad.returncode != 0 and 'Unsupported value: "Maybe"' in bad.stderr, bad.stderr
