@@ -1,0 +1,37 @@
+/* catalogd_flags: catalogd's command line (catalogd_main.c).  Parsing only; no I/O. */
+#ifndef OLM_CATALOGD_FLAGS_H
+#define OLM_CATALOGD_FLAGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct catalogd_flags {
+    const char *kubeconfig;     /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    const char *cache_dir;      /* default /var/cache/catalogd */
+    const char *server_addr;    /* --catalogs-server-addr, default 127.0.0.1:8443 */
+    const char *external_addr;  /* host[:port] for status.urls.base; NULL: the listen address */
+    const char *tls_cert, *tls_key;
+    const char *health_addr;    /* NULL: /healthz and /readyz only on the catalog server */
+    bool leader_elect;
+    const char *lease_namespace;
+    uint64_t gc_interval_ms;    /* default 12h */
+    const char *insecure_registries; /* NULL: $OLMV1_INSECURE_REGISTRIES */
+    const char *authfile;       /* NULL: $REGISTRY_AUTH_FILE */
+    uint64_t poll_override_ms;  /* test-only --poll-interval-override-seconds */
+    bool access_log;            /* one stderr line per HTTP request; --no-access-log */
+    unsigned concurrency;       /* --max-concurrent-reconciles, default 2 */
+} catalogd_flags;
+
+/* Every string points into argv.  Returns 0, 1 when help was asked for (usage printed to
+ * stdout), or -1 with a message in msg. */
+int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, size_t msgsz);
+void catalogd_usage(FILE *out);
+
+/* "12h", "30m", "10s", "250ms" or plain seconds → ms.  -1 on bad input. */
+int catalogd_parse_duration(const char *s, uint64_t *ms);
+/* "host:port", "[v6]:port" or ":port" (all IPv4 addresses).  -1 on bad input. */
+int catalogd_parse_addr(const char *addr, char *host, size_t hostsz, int *port);
+
+#endif

@@ -1,0 +1,553 @@
+/* catalogd: the ClusterCatalog controller and catalog server on one libuv loop.
+ *
+ *   loop thread:  h2o catalog server (+ optional health listener), the ClusterCatalog
+ *                 informer (watch over kube_uvcurl), the work queue's bookkeeping, the
+ *                 Lease election, the GC timer, signals, and the publish queue (below).
+ *   threadpool:   reconciles (cc_reconcile: REST calls, pull, load, validate, store) and GC.
+ *
+ * Reconciles never touch the server: they hand "serve this view / drop this catalog /
+ * record this unpack" to publish(), which queues them under a mutex and wakes the loop
+ * with a uv_async_t; on_publish() applies them to the server on the loop thread.
+ *
+ * At start every store already in <cache-dir>/catalogs is opened and served before the
+ * loop runs, so a restarted catalogd serves at once, before its first reconcile (and even
+ * when the API server is unreachable).  With --leader-elect the reconciler (informer, work
+ * queue, GC) runs only while the Lease catalogd-operator-lock is held; the server runs on
+ * every replica.  Losing the Lease stops the process (exit 1) so a fresh start campaigns
+ * again, as controller-runtime does.
+ *
+ * /healthz and /readyz are answered by the catalog server; --health-addr adds a second
+ * listener (a catalog_server with no catalogs) for probes that must not share the port. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "catalog_server.h"
+#include "catalogd_flags.h"
+#include "catalogd_log.h"
+#include "clustercatalog_reconcile.h"
+#include "kube_informer.h"
+#include "kube_leader.h"
+#include "kube_workqueue.h"
+
+#define LEASE_NAME "catalogd-operator-lock"
+#define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
+
+typedef struct pub_item {
+    struct pub_item *next;
+    cc_publish_kind kind;
+    char *name;
+    store_view *view;
+    bool ok;
+    double seconds;
+} pub_item;
+
+typedef struct app {
+    catalogd_flags f;
+    uv_loop_t *loop;
+    char url_root[1100];
+    kube_client *client;
+    kube_uvcurl *uc;
+    kube_informer *inf;
+    kube_workqueue *wq;
+    kube_leader *leader;
+    cc_reconciler *rec;
+    catalog_server *srv, *health;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t gc_timer;
+    uv_work_t gc_work;
+    uv_async_t pub_async;
+    uv_mutex_t pub_lock; /* guards pub_head/pub_tail: publish() runs on any thread */
+    pub_item *pub_head, *pub_tail;
+    bool gc_running, gc_started, stopping, controllers_started;
+    int closing;         /* informer/leader closes still pending before uvcurl can go */
+    int exit_code;
+} app;
+
+/* ------------------------------------------------------------ publish queue */
+
+static void publish(const cc_publish_event *ev, void *data)
+{
+    app *a = data;
+    pub_item *it = calloc(1, sizeof *it);
+    char *nm = it ? strdup(ev->name) : NULL;
+    if (!nm) {
+        free(it);
+        store_view_release(ev->view);
+        catalogd_log(CATALOGD_LOG_ERROR, ev->name, "out of memory: server update dropped");
+        return;
+    }
+    *it = (pub_item){.kind = ev->kind, .name = nm, .view = ev->view, .ok = ev->ok, .seconds = ev->seconds};
+    uv_mutex_lock(&a->pub_lock);
+    if (a->pub_tail)
+        a->pub_tail->next = it;
+    else
+        a->pub_head = it;
+    a->pub_tail = it;
+    uv_mutex_unlock(&a->pub_lock);
+    uv_async_send(&a->pub_async);
+}
+
+/* Loop thread: applies queued updates in the order they were published. */
+static void drain_publish(app *a)
+{
+    uv_mutex_lock(&a->pub_lock);
+    pub_item *it = a->pub_head;
+    a->pub_head = a->pub_tail = NULL;
+    uv_mutex_unlock(&a->pub_lock);
+    while (it) {
+        pub_item *next = it->next;
+        if (a->srv) {
+            switch (it->kind) {
+            case CC_PUBLISH_SERVE:
+                if (catalog_server_set_catalog(a->srv, it->name, it->view) != 0)
+                    catalogd_log(CATALOGD_LOG_ERROR, it->name, "out of memory: new content not served");
+                else
+                    catalogd_log(CATALOGD_LOG_INFO, it->name, "serving new content (%zu bytes)",
+                                 store_view_size(it->view));
+                break;
+            case CC_PUBLISH_REMOVE:
+                catalog_server_remove_catalog(a->srv, it->name);
+                break;
+            case CC_PUBLISH_UNPACK:
+                catalog_metrics_observe_unpack(catalog_server_metrics(a->srv), it->name, it->seconds, it->ok);
+                break;
+            }
+        }
+        store_view_release(it->view);
+        free(it->name);
+        free(it);
+        it = next;
+    }
+}
+
+static void on_publish(uv_async_t *h)
+{
+    drain_publish(h->data);
+}
+
+/* ------------------------------------------------------------ stored catalogs at start */
+
+/* Serves every store present in <cache>/catalogs (temp dirs start with '.').  Before the
+ * loop runs, so the blocking opens are fine. */
+static void serve_stored(app *a)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/catalogs", a->f.cache_dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        olm_error err;
+        store_view *v = store_open(a->f.cache_dir, e->d_name, &err);
+        if (!v) {
+            catalogd_log(CATALOGD_LOG_WARN, e->d_name, "not serving the stored catalog: %s", err.msg);
+            continue;
+        }
+        if (catalog_server_set_catalog(a->srv, e->d_name, v) == 0)
+            catalogd_log(CATALOGD_LOG_INFO, e->d_name, "serving the stored catalog from a previous run");
+        store_view_release(v);
+    }
+    closedir(d);
+}
+
+/* ------------------------------------------------------------ garbage collection */
+
+static void begin_shutdown_phase2(app *a);
+
+static void gc_work_cb(uv_work_t *w)
+{
+    app *a = w->data;
+    olm_error err;
+    if (cc_reconciler_gc(a->rec, &err) != 0)
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "garbage collection: %s", err.msg);
+}
+
+static void gc_after_cb(uv_work_t *w, int status)
+{
+    app *a = w->data;
+    a->gc_running = false;
+    if (a->stopping && !a->wq)
+        begin_shutdown_phase2(a);
+}
+
+static void run_gc(app *a)
+{
+    if (a->gc_running || a->stopping || !a->rec)
+        return;
+    a->gc_work.data = a;
+    if (uv_queue_work(a->loop, &a->gc_work, gc_work_cb, gc_after_cb) == 0)
+        a->gc_running = true;
+}
+
+static void on_gc_timer(uv_timer_t *t)
+{
+    run_gc(t->data);
+}
+
+/* ------------------------------------------------------------ informer → work queue */
+
+static void enqueue(app *a, json_t *obj)
+{
+    if (!a->wq || a->stopping)
+        return;
+    char *key = kube_object_key(obj);
+    olm_error err;
+    if (!key || kube_workqueue_add(a->wq, key, &err) != 0)
+        catalogd_log(CATALOGD_LOG_ERROR, key, "could not queue: %s", key ? err.msg : "out of memory");
+    free(key);
+}
+
+static void on_add(json_t *obj, void *data)
+{
+    enqueue(data, obj);
+}
+
+static void on_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    enqueue(data, new_obj);
+}
+
+static void on_delete(json_t *obj, void *data)
+{
+    enqueue(data, obj);
+}
+
+static void on_synced(void *data)
+{
+    app *a = data;
+    if (a->gc_started || a->stopping)
+        return;
+    /* Only now does the cache say which catalogs exist; collecting earlier would take an
+     * empty cache for "every catalog was deleted". */
+    a->gc_started = true;
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "ClusterCatalog cache synced (%zu catalogs)", kube_informer_count(a->inf));
+    run_gc(a);
+    uv_timer_start(&a->gc_timer, on_gc_timer, a->f.gc_interval_ms, a->f.gc_interval_ms);
+}
+
+static void on_informer_error(const char *msg, void *data)
+{
+    catalogd_log(CATALOGD_LOG_WARN, NULL, "ClusterCatalog watch: %s", msg);
+}
+
+static int start_controllers(app *a, olm_error *err)
+{
+    kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
+    kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_informer_error};
+    a->inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
+    if (!a->inf)
+        return -1;
+    const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
+    const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
+    cc_reconciler_config rc = {
+        .client = a->client,
+        .informer = a->inf,
+        .cache_dir = a->f.cache_dir,
+        .url_root = a->url_root,
+        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .timeout_seconds = 900}},
+        .poll_override_ms = a->f.poll_override_ms,
+        .publish = publish,
+        .publish_data = a,
+    };
+    a->rec = cc_reconciler_new(&rc, err);
+    if (!a->rec)
+        return -1;
+    kube_workqueue_options qo = {.concurrency = a->f.concurrency};
+    a->wq = kube_workqueue_new(a->loop, &qo, cc_reconcile, a->rec, err);
+    if (!a->wq)
+        return -1;
+    a->controllers_started = true;
+    return kube_informer_start(a->inf, err);
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+static void uvcurl_closed(void *data)
+{
+    app *a = data;
+    a->uc = NULL;
+}
+
+static void one_closed(void *data)
+{
+    app *a = data;
+    if (--a->closing == 0 && a->uc)
+        kube_uvcurl_close(a->uc, uvcurl_closed, a);
+}
+
+static void informer_closed(void *data)
+{
+    app *a = data;
+    a->inf = NULL;
+    one_closed(a);
+}
+
+static void leader_closed(void *data)
+{
+    app *a = data;
+    a->leader = NULL;
+    one_closed(a);
+}
+
+static void server_stopped(void *arg, bool clean)
+{
+    catalog_server **slot = arg;
+    if (!clean)
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "connections still open at shutdown; exiting anyway");
+    *slot = NULL;
+}
+
+/* Phase 2, once no reconcile or GC runs: stop the watch, the election and the servers. */
+static void begin_shutdown_phase2(app *a)
+{
+    if (a->gc_running)
+        return; /* gc_after_cb calls us again */
+    drain_publish(a);
+    cc_reconciler_free(a->rec);
+    a->rec = NULL;
+    uv_close((uv_handle_t *)&a->pub_async, NULL);
+    a->closing = 1; /* held until both stops were issued */
+    if (a->inf) {
+        a->closing++;
+        kube_informer_stop(a->inf, informer_closed, a);
+    }
+    if (a->leader) {
+        a->closing++;
+        kube_leader_stop(a->leader, leader_closed, a); /* releases the Lease */
+    }
+    one_closed(a);
+    if (a->srv)
+        catalog_server_stop(a->srv, 5000, server_stopped, &a->srv);
+    if (a->health)
+        catalog_server_stop(a->health, 5000, server_stopped, &a->health);
+}
+
+static void wq_done(void *data)
+{
+    app *a = data;
+    a->wq = NULL;
+    begin_shutdown_phase2(a);
+}
+
+static void begin_shutdown(app *a, int exit_code)
+{
+    if (a->stopping)
+        return;
+    a->stopping = true;
+    a->exit_code = exit_code;
+    uv_signal_stop(&a->sigterm);
+    uv_signal_stop(&a->sigint);
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    uv_close((uv_handle_t *)&a->sigint, NULL);
+    uv_timer_stop(&a->gc_timer);
+    uv_close((uv_handle_t *)&a->gc_timer, NULL);
+    if (a->wq)
+        kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
+    else
+        begin_shutdown_phase2(a);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "signal %d: shutting down", signum);
+    begin_shutdown(h->data, 0);
+}
+
+/* ------------------------------------------------------------ leader election */
+
+static void on_started_leading(void *data)
+{
+    app *a = data;
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "became leader (Lease %s)", LEASE_NAME);
+    olm_error err;
+    if (!a->stopping && !a->controllers_started && start_controllers(a, &err) != 0) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting the reconciler: %s", err.msg);
+        begin_shutdown(a, 1);
+    }
+}
+
+static void on_stopped_leading(void *data)
+{
+    app *a = data;
+    if (a->stopping)
+        return;
+    catalogd_log(CATALOGD_LOG_ERROR, NULL, "leader election lost; exiting");
+    begin_shutdown(a, 1);
+}
+
+static void on_new_leader(const char *identity, void *data)
+{
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "current leader: %s", identity && *identity ? identity : "(none)");
+}
+
+static void on_leader_error(const char *msg, void *data)
+{
+    catalogd_log(CATALOGD_LOG_WARN, NULL, "leader election: %s", msg);
+}
+
+static int start_leader_election(app *a, olm_error *err)
+{
+    const kube_config *cfg = kube_client_config(a->client);
+    const char *ns = a->f.lease_namespace ? a->f.lease_namespace
+                                          : (cfg->namespace && *cfg->namespace ? cfg->namespace : "olmv1-system");
+    char host[128] = "catalogd", identity[256];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    snprintf(identity, sizeof identity, "%s_%d_%08x", host, (int)getpid(), (unsigned)rand_r(&seed));
+    kube_leader_options o = {.lease_namespace = ns, .lease_name = LEASE_NAME, .identity = identity};
+    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, on_new_leader, on_leader_error};
+    a->leader = kube_leader_new(a->uc, cfg, &o, &cb, a, err);
+    if (!a->leader)
+        return -1;
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "campaigning for Lease %s/%s as %s", ns, LEASE_NAME, identity);
+    return kube_leader_start(a->leader, err);
+}
+
+/* ------------------------------------------------------------ main */
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, olm_error *err)
+{
+    char host[256];
+    int port;
+    catalogd_parse_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
+    catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.tls_cert : NULL,
+                             .tls_key = tls ? a->f.tls_key : NULL, .access_log = access_log};
+    return catalog_server_start(a->loop, &o, err);
+}
+
+/* status.urls.base = <scheme>://<external address>/catalogs/<name>. */
+static void build_url_root(app *a)
+{
+    const char *scheme = a->f.tls_cert ? "https" : "http";
+    if (a->f.external_addr) {
+        snprintf(a->url_root, sizeof a->url_root, "%s://%s/catalogs", scheme, a->f.external_addr);
+        return;
+    }
+    char host[256];
+    int port;
+    catalogd_parse_addr(a->f.server_addr, host, sizeof host, &port);
+    if (strcmp(host, "0.0.0.0") == 0)
+        snprintf(host, sizeof host, "localhost");
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(a->url_root, sizeof a->url_root, "%s://%s%s%s:%d/catalogs", scheme, v6 ? "[" : "", host, v6 ? "]" : "",
+             catalog_server_port(a->srv));
+}
+
+static int run(app *a)
+{
+    olm_error err;
+    kube_config cfg;
+    if (kube_config_load(a->f.kubeconfig, &cfg, &err) != 0) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "loading the kubeconfig: %s", err.msg);
+        return 1;
+    }
+    kube_client_options co = {.user_agent = "catalogd"};
+    a->client = kube_client_new(&cfg, &co, &err);
+    if (!a->client) {
+        kube_config_free(&cfg);
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "kube client: %s", err.msg);
+        return 1;
+    }
+    if (mkdir_p(a->f.cache_dir) != 0) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "creating %s: %s", a->f.cache_dir, strerror(errno));
+        return 1;
+    }
+    a->loop = uv_default_loop();
+    a->srv = start_server(a, a->f.server_addr, a->f.tls_cert != NULL, a->f.access_log ? stderr : NULL, &err);
+    if (!a->srv) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "catalog server on %s: %s", a->f.server_addr, err.msg);
+        uv_run(a->loop, UV_RUN_DEFAULT); /* lets the failed listener close */
+        return 1;
+    }
+    serve_stored(a);
+    build_url_root(a);
+    if (a->f.health_addr) {
+        a->health = start_server(a, a->f.health_addr, false, NULL, &err);
+        if (!a->health) {
+            catalogd_log(CATALOGD_LOG_ERROR, NULL, "health server on %s: %s", a->f.health_addr, err.msg);
+            return 1;
+        }
+    }
+    uv_mutex_init(&a->pub_lock);
+    uv_async_init(a->loop, &a->pub_async, on_publish);
+    a->pub_async.data = a;
+    uv_timer_init(a->loop, &a->gc_timer);
+    a->gc_timer.data = a;
+    uv_signal_init(a->loop, &a->sigterm);
+    uv_signal_init(a->loop, &a->sigint);
+    a->sigterm.data = a->sigint.data = a;
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+
+    a->uc = kube_uvcurl_new(a->loop, &err);
+    int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    if (rc != 0) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting: %s", err.msg);
+        begin_shutdown(a, 1);
+    } else {
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s",
+                     a->f.tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
+                     a->f.cache_dir);
+    }
+    uv_run(a->loop, UV_RUN_DEFAULT);
+    if (a->srv || a->health)
+        return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
+    uv_loop_close(a->loop);
+    uv_mutex_destroy(&a->pub_lock);
+    return a->exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    app a = {0};
+    char msg[512];
+    int prc = catalogd_flags_parse(argc, argv, &a.f, msg, sizeof msg);
+    if (prc != 0) {
+        if (prc < 0) {
+            fprintf(stderr, "catalogd: %s\n", msg);
+            catalogd_usage(stderr);
+        }
+        return prc < 0 ? 2 : 0;
+    }
+    /* Reconciles, GC and store I/O share libuv's threadpool (4 threads by default); size it
+     * before its first use so a slow pull cannot starve the others. */
+    setenv("UV_THREADPOOL_SIZE", "8", 0);
+    /* libcurl's global state must be set up before any thread may use it. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        fprintf(stderr, "catalogd: curl_global_init failed\n");
+        return 1;
+    }
+    int rc = run(&a);
+    if (a.client)
+        kube_client_free(a.client);
+    curl_global_cleanup();
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);
+    return rc;
+}

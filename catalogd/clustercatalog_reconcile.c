@@ -1,0 +1,397 @@
+/* The ClusterCatalog reconcile (§4.1), run on the work queue's threadpool threads.
+ *
+ * Shape of one run, as upstream's wrapper: read the object from the informer cache, work on
+ * a deep copy, compute the new status, PUT it to /status (full update carrying the
+ * resourceVersion read, so a stale read gives 409 and a retry), and only then patch the
+ * finalizers.  Labels are the one metadata change: see ensure_name_label(). */
+#include "clustercatalog_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalogd_log.h"
+#include "clustercatalog_status.h"
+
+#define CC_API_VERSION "olm.operatorframework.io/v1"
+#define CC_KIND "ClusterCatalog"
+
+cc_reconciler *cc_reconciler_new(const cc_reconciler_config *cfg, olm_error *err)
+{
+    cc_reconciler *r = calloc(1, sizeof *r);
+    if (!r) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    r->cfg = *cfg;
+    if (uv_mutex_init(&r->records_lock) != 0) {
+        free(r);
+        olm_error_set(err, "creating a mutex failed");
+        return NULL;
+    }
+    if (uv_rwlock_init(&r->store_lock) != 0) {
+        uv_mutex_destroy(&r->records_lock);
+        free(r);
+        olm_error_set(err, "creating a rwlock failed");
+        return NULL;
+    }
+    return r;
+}
+
+void cc_reconciler_free(cc_reconciler *r)
+{
+    if (!r)
+        return;
+    cc_records_free(r);
+    uv_rwlock_destroy(&r->store_lock);
+    uv_mutex_destroy(&r->records_lock);
+    free(r);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static json_t *meta(const json_t *obj)
+{
+    return json_object_get(obj, "metadata");
+}
+
+static kube_wq_result wq(kube_wq_result_kind kind, uint64_t after_ms)
+{
+    kube_wq_result res = {kind, after_ms};
+    return res;
+}
+
+/* Merge-patches the object and replaces *cur with the server's answer. */
+static int patch_object(cc_reconciler *r, const char *name, json_t *patch, json_t **cur, olm_error *err)
+{
+    char *body = json_dumps(patch, JSON_COMPACT);
+    if (!body)
+        return olm_error_set(err, "out of memory");
+    json_t *out = NULL;
+    int rc = kube_patch(r->cfg.client, CC_API_VERSION, CC_KIND, NULL, name, NULL, KUBE_PATCH_MERGE, body, &out, err);
+    free(body);
+    if (rc == 0 && out) {
+        json_decref(*cur);
+        *cur = out;
+    } else {
+        json_decref(out);
+    }
+    return rc;
+}
+
+/* Upstream a mutating webhook sets the metadata.name label on every write.  This project's
+ * local setup has no webhook (no serving certificates, no Service in front of catalogd), so
+ * the reconciler keeps the label equal to the name itself. */
+static int ensure_name_label(cc_reconciler *r, const char *name, json_t **cur, olm_error *err)
+{
+    const char *have = json_string_value(json_object_get(json_object_get(meta(*cur), "labels"), CC_NAME_LABEL));
+    if (have && strcmp(have, name) == 0)
+        return 0;
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", CC_NAME_LABEL, name);
+    if (!patch)
+        return olm_error_set(err, "out of memory");
+    int rc = patch_object(r, name, patch, cur, err);
+    json_decref(patch);
+    if (rc == 0)
+        catalogd_log(CATALOGD_LOG_INFO, name, "set label %s=%s", CC_NAME_LABEL, name);
+    return rc;
+}
+
+/* Adds or removes our finalizer, keeping the others; the resourceVersion in the merge patch
+ * makes it a compare-and-swap on the list. */
+static int set_finalizer(cc_reconciler *r, const char *name, json_t **cur, bool present, olm_error *err)
+{
+    if (cc_has_finalizer(*cur, CC_FINALIZER) == present)
+        return 0;
+    json_t *fins = json_array();
+    json_t *old = json_object_get(meta(*cur), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach(old, i, f) {
+        const char *s = json_string_value(f);
+        if (s && strcmp(s, CC_FINALIZER) != 0)
+            json_array_append(fins, f);
+    }
+    if (present)
+        json_array_append_new(fins, json_string(CC_FINALIZER));
+    const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
+    json_t *patch = json_pack("{s:{s:o, s:s?}}", "metadata", "finalizers", fins, "resourceVersion", rv);
+    if (!patch)
+        return olm_error_set(err, "out of memory");
+    int rc = patch_object(r, name, patch, cur, err);
+    json_decref(patch);
+    if (rc == 0)
+        catalogd_log(CATALOGD_LOG_INFO, name, "%s finalizer %s", present ? "added" : "removed", CC_FINALIZER);
+    return rc;
+}
+
+/* Writes `status` when it differs from the object's; *cur becomes the server's answer. */
+static int write_status(cc_reconciler *r, const char *name, json_t **cur, json_t *status, olm_error *err)
+{
+    if (json_equal(json_object_get(*cur, "status"), status))
+        return 0;
+    if (json_object_set(*cur, "status", status) != 0)
+        return olm_error_set(err, "out of memory");
+    json_t *out = NULL;
+    int rc = kube_update_status(r->cfg.client, *cur, &out, err);
+    if (rc == 0 && out) {
+        json_decref(*cur);
+        *cur = out;
+    } else {
+        json_decref(out);
+    }
+    if (rc == 0) {
+        json_t *p = cc_find_condition(status, CC_TYPE_PROGRESSING);
+        json_t *s = cc_find_condition(status, CC_TYPE_SERVING);
+        catalogd_log(CATALOGD_LOG_INFO, name, "status written: Progressing=%s/%s Serving=%s/%s",
+                     p ? json_string_value(json_object_get(p, "status")) : "-",
+                     p ? json_string_value(json_object_get(p, "reason")) : "-",
+                     s ? json_string_value(json_object_get(s, "status")) : "-",
+                     s ? json_string_value(json_object_get(s, "reason")) : "-");
+    }
+    return rc;
+}
+
+/* The result of a failed REST call: a conflict or any other error is retried with back-off. */
+static kube_wq_result kube_failed(const char *name, const char *what, int rc, const olm_error *err)
+{
+    if (rc == KUBE_NOT_FOUND) /* deleted meanwhile: the delete event brings us back */
+        return wq(KUBE_WQ_OK, 0);
+    catalogd_log(rc == KUBE_CONFLICT ? CATALOGD_LOG_INFO : CATALOGD_LOG_WARN, name, "%s: %s%s", what, err->msg,
+                 rc == KUBE_CONFLICT ? " (stale read; requeued)" : "");
+    return wq(KUBE_WQ_ERROR, 0);
+}
+
+/* The object is gone from the cache (deleted, perhaps with its finalizer removed by hand):
+ * make sure nothing of it is left on disk or served. */
+static kube_wq_result reconcile_gone(cc_reconciler *r, const char *name)
+{
+    cc_record_drop(r, name);
+    olm_error err;
+    if (cc_remove_content(r, name, &err) != 0) {
+        catalogd_log(CATALOGD_LOG_WARN, name, "removing content of deleted catalog: %s", err.msg);
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    return wq(KUBE_WQ_OK, 0);
+}
+
+/* §4.1 step 1: availabilityMode Unavailable. */
+static kube_wq_result reconcile_unavailable(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+{
+    olm_error err;
+    cc_record_drop(r, name);
+    if (cc_remove_content(r, name, &err) != 0) {
+        catalogd_log(CATALOGD_LOG_WARN, name, "removing content: %s", err.msg);
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    json_t *status = json_deep_copy(json_object_get(*cur, "status"));
+    if (!status)
+        status = json_object();
+    time_t now = time(NULL);
+    cc_clear_served_source(status);
+    int rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNAVAILABLE_MODE,
+                              gen, now);
+    rc |= cc_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_USER_UNAVAILABLE, CC_MSG_UNAVAILABLE_MODE,
+                           gen, now);
+    if (rc != 0) {
+        json_decref(status);
+        catalogd_log(CATALOGD_LOG_ERROR, name, "out of memory building status");
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    rc = write_status(r, name, cur, status, &err);
+    json_decref(status);
+    if (rc != 0)
+        return kube_failed(name, "writing status", rc, &err);
+    if ((rc = set_finalizer(r, name, cur, false, &err)) != 0)
+        return kube_failed(name, "removing finalizer", rc, &err);
+    return wq(KUBE_WQ_OK, 0);
+}
+
+/* §4.1 step 2, deletion: remove the content, Serving False/Unavailable, release the finalizer. */
+static kube_wq_result reconcile_deleting(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+{
+    if (!cc_has_finalizer(*cur, CC_FINALIZER))
+        return wq(KUBE_WQ_OK, 0); /* others' finalizers: nothing of ours left to do */
+    olm_error err;
+    cc_record_drop(r, name);
+    json_t *status = json_deep_copy(json_object_get(*cur, "status"));
+    if (!status)
+        status = json_object();
+    time_t now = time(NULL);
+    int rc;
+    if (cc_remove_content(r, name, &err) != 0) {
+        rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_RETRYING, err.msg, gen, now);
+        catalogd_log(CATALOGD_LOG_WARN, name, "removing content: %s", err.msg);
+        olm_error e2;
+        if (rc == 0)
+            write_status(r, name, cur, status, &e2);
+        json_decref(status);
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    cc_clear_served_source(status);
+    rc = cc_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_UNAVAILABLE, "", gen, now);
+    if (rc == 0)
+        rc = write_status(r, name, cur, status, &err);
+    json_decref(status);
+    if (rc != 0 && rc != KUBE_NOT_FOUND)
+        return kube_failed(name, "writing status", rc, &err);
+    if ((rc = set_finalizer(r, name, cur, false, &err)) != 0)
+        return kube_failed(name, "removing finalizer", rc, &err);
+    catalogd_log(CATALOGD_LOG_INFO, name, "content removed; catalog released for deletion");
+    return wq(KUBE_WQ_OK, 0);
+}
+
+/* §4.1 step 3: does the catalog need a pull now?  When not, *after_ms is the wait until
+ * the next poll (0: polling off). */
+static bool needs_unpack(cc_reconciler *r, const char *name, const json_t *cur, int64_t gen, const cc_record *rec,
+                         bool have_rec, const char *base_url, uint64_t *after_ms, unsigned *seed)
+{
+    *after_ms = 0;
+    if (!have_rec || !cc_content_exists(r, name))
+        return true;
+    if (!cc_status_matches_success(json_object_get(cur, "status"), rec->ref, base_url, rec->last_unpacked, gen))
+        return true;
+    if (rec->generation != gen)
+        return true;
+    uint64_t interval = cc_poll_interval_ms(cur, r->cfg.poll_override_ms);
+    if (!interval)
+        return false;
+    uint64_t now = now_ms();
+    if (rec->last_poll_ms + interval <= now)
+        return true;
+    uint64_t next = rec->last_poll_ms + cc_jitter_ms(interval, seed);
+    *after_ms = next > now ? next - now : 1;
+    return false;
+}
+
+/* Progressing after a failed pull/store; Serving is left as it was (§4.1 step 5). */
+static kube_wq_result reconcile_failed(cc_reconciler *r, const char *name, json_t **cur, int64_t gen,
+                                       const char *msg, bool terminal)
+{
+    cc_record_drop(r, name); /* upstream: any error forces the next run to unpack again */
+    catalogd_log(CATALOGD_LOG_WARN, name, "%s%s", msg, terminal ? " (terminal)" : "; will retry");
+    json_t *status = json_deep_copy(json_object_get(*cur, "status"));
+    if (!status)
+        status = json_object();
+    int rc = cc_set_condition(status, CC_TYPE_PROGRESSING, terminal ? "False" : "True",
+                              terminal ? CC_REASON_BLOCKED : CC_REASON_RETRYING, msg, gen, time(NULL));
+    olm_error err;
+    if (rc == 0)
+        rc = write_status(r, name, cur, status, &err);
+    else
+        olm_error_set(&err, "out of memory");
+    json_decref(status);
+    if (rc != 0)
+        return kube_failed(name, "writing status", rc, &err);
+    return wq(terminal ? KUBE_WQ_TERMINAL : KUBE_WQ_ERROR, 0);
+}
+
+static kube_wq_result reconcile_available(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+{
+    char base_url[1200];
+    snprintf(base_url, sizeof base_url, "%s/%s", r->cfg.url_root, name);
+    cc_record rec;
+    bool have_rec = cc_record_get(r, name, &rec);
+    unsigned seed = (unsigned)now_ms() ^ (unsigned)(uintptr_t)name;
+    uint64_t after = 0;
+    if (!needs_unpack(r, name, *cur, gen, &rec, have_rec, base_url, &after, &seed)) {
+        free(rec.ref);
+        return after ? wq(KUBE_WQ_REQUEUE_AFTER, after) : wq(KUBE_WQ_OK, 0);
+    }
+
+    /* §4.1 step 4: the source. */
+    json_t *source = json_object_get(json_object_get(*cur, "spec"), "source");
+    const char *type = json_string_value(json_object_get(source, "type"));
+    const char *ref = json_string_value(json_object_get(json_object_get(source, "image"), "ref"));
+    char msg[OLM_ERROR_MAX];
+    if (!type || strcmp(type, "Image") != 0) {
+        free(rec.ref);
+        snprintf(msg, sizeof msg, "unknown source type \"%s\"", type ? type : "");
+        return reconcile_failed(r, name, cur, gen, msg, true);
+    }
+    if (!ref) {
+        free(rec.ref);
+        snprintf(msg, sizeof msg, "error parsing ClusterCatalog \"%s\", image source is nil", name);
+        return reconcile_failed(r, name, cur, gen, msg, true);
+    }
+
+    /* Steps 5-6. */
+    char *digest_ref = NULL;
+    time_t last_unpacked = 0;
+    bool terminal = false;
+    int rc = cc_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, msg, sizeof msg,
+                       &terminal);
+    free(rec.ref);
+    if (rc != 0)
+        return reconcile_failed(r, name, cur, gen, msg, terminal);
+
+    /* Step 7. */
+    cc_record nrec = {.ref = digest_ref, .last_unpacked = last_unpacked, .last_poll_ms = now_ms(), .generation = gen};
+    json_t *status = json_deep_copy(json_object_get(*cur, "status"));
+    if (!status)
+        status = json_object();
+    time_t now = time(NULL);
+    olm_error err;
+    rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, gen, now);
+    rc |= cc_set_condition(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, gen, now);
+    rc |= cc_set_served_source(status, digest_ref, base_url, last_unpacked);
+    if (rc != 0 || cc_record_set(r, name, &nrec) != 0) {
+        json_decref(status);
+        free(digest_ref);
+        catalogd_log(CATALOGD_LOG_ERROR, name, "out of memory recording the unpack");
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    /* The record stays even if the status write fails: the store holds this digest, and the
+     * next run sees the status mismatch and writes it without unpacking again. */
+    rc = write_status(r, name, cur, status, &err);
+    json_decref(status);
+    free(digest_ref);
+    if (rc != 0)
+        return kube_failed(name, "writing status", rc, &err);
+    uint64_t interval = cc_poll_interval_ms(*cur, r->cfg.poll_override_ms);
+    return interval ? wq(KUBE_WQ_REQUEUE_AFTER, cc_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
+}
+
+kube_wq_result cc_reconcile(const char *key, void *data)
+{
+    cc_reconciler *r = data;
+    json_t *cached = kube_informer_get(r->cfg.informer, key);
+    if (!cached)
+        return reconcile_gone(r, key);
+    /* Cached objects are shared and immutable: work on our own copy. */
+    json_t *cur = json_deep_copy(cached);
+    json_decref(cached);
+    if (!cur) {
+        catalogd_log(CATALOGD_LOG_ERROR, key, "out of memory copying the object");
+        return wq(KUBE_WQ_ERROR, 0);
+    }
+    const char *name = key; /* cluster-scoped: the key is the name */
+    int64_t gen = json_integer_value(json_object_get(meta(cur), "generation"));
+    bool deleting = json_object_get(meta(cur), "deletionTimestamp") != NULL;
+    olm_error err;
+    kube_wq_result res;
+    int rc = deleting ? 0 : ensure_name_label(r, name, &cur, &err);
+    /* Read after the label patch: it replaces `cur`, and with it every borrowed string. */
+    const char *mode = json_string_value(json_object_get(json_object_get(cur, "spec"), "availabilityMode"));
+    bool unavailable = mode && strcmp(mode, "Unavailable") == 0;
+    if (rc != 0)
+        res = kube_failed(name, "setting the name label", rc, &err);
+    else if (unavailable)
+        res = reconcile_unavailable(r, name, &cur, gen);
+    else if (deleting)
+        res = reconcile_deleting(r, name, &cur, gen);
+    else if (!cc_has_finalizer(cur, CC_FINALIZER))
+        /* Add it and stop: the update event brings the catalog back with the finalizer. */
+        res = (rc = set_finalizer(r, name, &cur, true, &err)) == 0 ? wq(KUBE_WQ_OK, 0)
+                                                                   : kube_failed(name, "adding finalizer", rc, &err);
+    else
+        res = reconcile_available(r, name, &cur, gen);
+    json_decref(cur);
+    return res;
+}

@@ -1,0 +1,90 @@
+/* The reconciler's in-memory records, one per catalog name, behind records_lock.  A linear
+ * array: a cluster has a handful of catalogs, and every operation is a short scan. */
+#include "clustercatalog_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static cc_record_entry *find(cc_reconciler *r, const char *name)
+{
+    for (size_t i = 0; i < r->nrecords; i++)
+        if (strcmp(r->records[i].name, name) == 0)
+            return &r->records[i];
+    return NULL;
+}
+
+bool cc_record_get(cc_reconciler *r, const char *name, cc_record *out)
+{
+    memset(out, 0, sizeof *out);
+    uv_mutex_lock(&r->records_lock);
+    cc_record_entry *e = find(r, name);
+    bool found = false;
+    if (e) {
+        *out = e->rec;
+        out->ref = strdup(e->rec.ref);
+        found = out->ref != NULL; /* out of memory reads as "no record": forces an unpack */
+    }
+    uv_mutex_unlock(&r->records_lock);
+    return found;
+}
+
+int cc_record_set(cc_reconciler *r, const char *name, const cc_record *rec)
+{
+    char *ref = strdup(rec->ref);
+    if (!ref)
+        return -1;
+    int rc = 0;
+    uv_mutex_lock(&r->records_lock);
+    cc_record_entry *e = find(r, name);
+    if (!e) {
+        if (r->nrecords == r->cap) {
+            size_t ncap = r->cap ? r->cap * 2 : 8;
+            cc_record_entry *n = realloc(r->records, ncap * sizeof *n);
+            if (!n) {
+                rc = -1;
+                goto out;
+            }
+            r->records = n;
+            r->cap = ncap;
+        }
+        char *nm = strdup(name);
+        if (!nm) {
+            rc = -1;
+            goto out;
+        }
+        e = &r->records[r->nrecords++];
+        e->name = nm;
+        e->rec.ref = NULL;
+    }
+    free(e->rec.ref);
+    e->rec = *rec;
+    e->rec.ref = ref;
+    ref = NULL;
+out:
+    uv_mutex_unlock(&r->records_lock);
+    free(ref);
+    return rc;
+}
+
+void cc_record_drop(cc_reconciler *r, const char *name)
+{
+    uv_mutex_lock(&r->records_lock);
+    cc_record_entry *e = find(r, name);
+    if (e) {
+        free(e->name);
+        free(e->rec.ref);
+        *e = r->records[--r->nrecords];
+    }
+    uv_mutex_unlock(&r->records_lock);
+}
+
+void cc_records_free(cc_reconciler *r)
+{
+    for (size_t i = 0; i < r->nrecords; i++) {
+        free(r->records[i].name);
+        free(r->records[i].rec.ref);
+    }
+    free(r->records);
+    r->records = NULL;
+    r->nrecords = r->cap = 0;
+}

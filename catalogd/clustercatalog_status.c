@@ -1,0 +1,134 @@
+/* Pure status helpers of the ClusterCatalog reconciler; see clustercatalog_status.h. */
+#include "clustercatalog_status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void cc_format_time(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+json_t *cc_find_condition(const json_t *status, const char *type)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+int cc_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
+                     const char *message, int64_t generation, time_t now)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        if (!conds || json_object_set_new(status, "conditions", conds) != 0)
+            return -1;
+    }
+    char ts[32];
+    cc_format_time(now, ts, sizeof ts);
+    json_t *c = cc_find_condition(status, type);
+    if (!c) {
+        c = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", type, "status", cstatus, "reason", reason,
+                      "message", message ? message : "", "observedGeneration", (json_int_t)generation,
+                      "lastTransitionTime", ts);
+        return c && json_array_append_new(conds, c) == 0 ? 0 : -1;
+    }
+    const char *old = json_string_value(json_object_get(c, "status"));
+    int rc = 0;
+    /* lastTransitionTime moves only when the status flips: that is what readers rely on to
+     * tell how long a catalog has been (un)available. */
+    if (!old || strcmp(old, cstatus) != 0 || !json_object_get(c, "lastTransitionTime"))
+        rc |= json_object_set_new(c, "lastTransitionTime", json_string(ts));
+    rc |= json_object_set_new(c, "status", json_string(cstatus));
+    rc |= json_object_set_new(c, "reason", json_string(reason));
+    rc |= json_object_set_new(c, "message", json_string(message ? message : ""));
+    rc |= json_object_set_new(c, "observedGeneration", json_integer((json_int_t)generation));
+    return rc ? -1 : 0;
+}
+
+int cc_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked)
+{
+    char ts[32];
+    cc_format_time(last_unpacked, ts, sizeof ts);
+    json_t *src = json_pack("{s:s, s:{s:s}}", "type", "Image", "image", "ref", digest_ref);
+    json_t *urls = json_pack("{s:s}", "base", base_url);
+    int rc = 0;
+    rc |= json_object_set_new(status, "resolvedSource", src);
+    rc |= json_object_set_new(status, "urls", urls);
+    rc |= json_object_set_new(status, "lastUnpacked", json_string(ts));
+    return rc ? -1 : 0;
+}
+
+void cc_clear_served_source(json_t *status)
+{
+    json_object_del(status, "resolvedSource");
+    json_object_del(status, "urls");
+    json_object_del(status, "lastUnpacked");
+}
+
+static bool str_eq(const json_t *o, const char *key, const char *want)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v && strcmp(v, want) == 0;
+}
+
+static bool cond_matches(const json_t *status, const char *type, const char *cstatus, const char *reason,
+                         const char *message, int64_t generation)
+{
+    json_t *c = cc_find_condition(status, type);
+    return c && str_eq(c, "status", cstatus) && str_eq(c, "reason", reason) && str_eq(c, "message", message) &&
+           json_integer_value(json_object_get(c, "observedGeneration")) == generation;
+}
+
+bool cc_status_matches_success(const json_t *status, const char *digest_ref, const char *base_url,
+                               time_t last_unpacked, int64_t generation)
+{
+    if (!status)
+        return false;
+    char ts[32];
+    cc_format_time(last_unpacked, ts, sizeof ts);
+    json_t *src = json_object_get(status, "resolvedSource");
+    return cond_matches(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, generation) &&
+           cond_matches(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, generation) &&
+           str_eq(src, "type", "Image") && str_eq(json_object_get(src, "image"), "ref", digest_ref) &&
+           str_eq(json_object_get(status, "urls"), "base", base_url) && str_eq(status, "lastUnpacked", ts);
+}
+
+uint64_t cc_jitter_ms(uint64_t interval_ms, unsigned *seed)
+{
+    double f = (double)rand_r(seed) / ((double)RAND_MAX + 1.0);
+    return interval_ms + (uint64_t)((double)interval_ms * 0.01 * f);
+}
+
+uint64_t cc_poll_interval_ms(const json_t *catalog, uint64_t override_ms)
+{
+    json_t *image = json_object_get(json_object_get(json_object_get(catalog, "spec"), "source"), "image");
+    json_t *minutes = json_object_get(image, "pollIntervalMinutes");
+    if (!json_is_integer(minutes) || json_integer_value(minutes) < 1)
+        return 0;
+    if (override_ms)
+        return override_ms;
+    return (uint64_t)json_integer_value(minutes) * 60000u;
+}
+
+bool cc_has_finalizer(const json_t *obj, const char *finalizer)
+{
+    json_t *fins = json_object_get(json_object_get(obj, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach(fins, i, f) {
+        const char *s = json_string_value(f);
+        if (s && strcmp(s, finalizer) == 0)
+            return true;
+    }
+    return false;
+}

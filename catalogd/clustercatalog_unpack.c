@@ -1,0 +1,160 @@
+/* The unpack step of the ClusterCatalog reconciler: pull → load → validate → store → publish.
+ * Threadpool only (everything here blocks on the network or the disk). */
+#include "clustercatalog_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalogd_log.h"
+#include "fbc.h"
+#include "strbuf.h"
+
+/* A condition message names at most this many validation problems; the rest are counted. */
+#define CC_MAX_PROBLEMS_SHOWN 10
+
+static double mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool cc_content_exists(const cc_reconciler *r, const char *name)
+{
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/catalogs/%s/catalog.jsonl", r->cfg.cache_dir, name);
+    if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    snprintf(p, sizeof p, "%s/catalogs/%s/index.json", r->cfg.cache_dir, name);
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void publish(cc_reconciler *r, cc_publish_kind kind, const char *name, store_view *view, bool ok,
+                    double seconds)
+{
+    cc_publish_event ev = {.kind = kind, .name = name, .view = view, .ok = ok, .seconds = seconds};
+    if (r->cfg.publish)
+        r->cfg.publish(&ev, r->cfg.publish_data);
+    else
+        store_view_release(view);
+}
+
+int cc_remove_content(cc_reconciler *r, const char *name, olm_error *err)
+{
+    /* Stop serving first: the view keeps the unlinked file alive for requests in flight. */
+    publish(r, CC_PUBLISH_REMOVE, name, NULL, false, 0);
+    uv_rwlock_rdlock(&r->store_lock);
+    int rc = store_delete(r->cfg.cache_dir, name, err);
+    char unpack[4096];
+    snprintf(unpack, sizeof unpack, "%s/unpack", r->cfg.cache_dir);
+    int fd = open(unpack, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        olm_error e2;
+        if (oci_remove_tree_at(fd, name, &e2) != 0 && rc == 0) {
+            *err = e2;
+            rc = -1;
+        }
+        close(fd);
+    } else if (errno != ENOENT && rc == 0) {
+        rc = olm_error_set(err, "opening %s: %s", unpack, strerror(errno));
+    }
+    uv_rwlock_rdunlock(&r->store_lock);
+    return rc;
+}
+
+/* "catalog is invalid: <p1>; <p2>; ... (and N more problems)" into msg. */
+static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
+{
+    strbuf sb = STRBUF_INIT;
+    strbuf_printf(&sb, "catalog is invalid (%zu problem%s): ", p->n, p->n == 1 ? "" : "s");
+    for (size_t i = 0; i < p->n && i < CC_MAX_PROBLEMS_SHOWN; i++)
+        strbuf_printf(&sb, "%s%s", i ? "; " : "", p->items[i]);
+    if (p->n > CC_MAX_PROBLEMS_SHOWN)
+        strbuf_printf(&sb, "; and %zu more", p->n - CC_MAX_PROBLEMS_SHOWN);
+    snprintf(msg, msgsz, "%s", strbuf_str(&sb)[0] ? strbuf_str(&sb) : "catalog is invalid (out of memory)");
+    strbuf_free(&sb);
+}
+
+/* Load, validate and store the FBC at `root`; publishes the new view.  -1 with msg set. */
+static int store_fbc(cc_reconciler *r, const char *name, const char *root, char *msg, size_t msgsz)
+{
+    olm_error err;
+    fbc_catalog *cat = fbc_load_dir(root, &err);
+    if (!cat) {
+        snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
+        return -1;
+    }
+    fbc_problems probs = {0};
+    int np = fbc_validate(cat, &probs);
+    int rc = -1;
+    if (np < 0) {
+        snprintf(msg, msgsz, "error storing fbc: out of memory validating the catalog");
+    } else if (np > 0) {
+        char detail[OLM_ERROR_MAX];
+        problems_message(&probs, detail, sizeof detail);
+        snprintf(msg, msgsz, "error storing fbc: %s", detail);
+    } else {
+        uv_rwlock_rdlock(&r->store_lock);
+        rc = store_write(r->cfg.cache_dir, name, cat, &err);
+        store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+        uv_rwlock_rdunlock(&r->store_lock);
+        if (!v) {
+            snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
+            rc = -1;
+        } else {
+            publish(r, CC_PUBLISH_SERVE, name, v, true, 0); /* the metrics event follows from the caller */
+        }
+    }
+    fbc_problems_free(&probs);
+    fbc_catalog_free(cat);
+    return rc;
+}
+
+int cc_unpack(cc_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
+              time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal)
+{
+    *digest_ref = NULL;
+    *terminal = false;
+    char base[4096];
+    snprintf(base, sizeof base, "%s/unpack", r->cfg.cache_dir);
+    double t0 = mono_seconds();
+    oci_pull_result res;
+    olm_error err;
+    if (oci_pull_catalog(base, name, ref, &r->cfg.pull, &res, &err) != 0) {
+        snprintf(msg, msgsz, "source catalog content: %s", err.msg);
+        /* §4.2: a missing configs label is terminal only for a digest ref (a tag may be
+         * re-pointed at a fixed image). */
+        *terminal = strstr(err.msg, "missing the required label") != NULL && strchr(ref, '@') != NULL;
+        publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
+        return -1;
+    }
+    struct stat st;
+    if (stat(res.dir, &st) != 0) {
+        snprintf(msg, msgsz, "source catalog content: %s: %s", res.dir, strerror(errno));
+        oci_pull_result_free(&res);
+        return -1;
+    }
+    /* Unpack only when the digest moved or the store is gone: re-storing identical content on
+     * every poll (upstream) costs a full load and rewrite for nothing. */
+    if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !cc_content_exists(r, name)) {
+        catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
+                     res.cache_hit ? "image cache hit" : "downloaded");
+        if (store_fbc(r, name, res.fbc_root, msg, msgsz) != 0) {
+            publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
+            oci_pull_result_free(&res);
+            return -1;
+        }
+        publish(r, CC_PUBLISH_UNPACK, name, NULL, true, mono_seconds() - t0);
+    }
+    *last_unpacked = st.st_mtime;
+    *digest_ref = res.digest_ref;
+    res.digest_ref = NULL;
+    oci_pull_result_free(&res);
+    return 0;
+}

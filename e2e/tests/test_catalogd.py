@@ -1,0 +1,382 @@
+"""catalogd against a real kube-apiserver and OCI registry (spec §4.1-§4.5).
+
+catalogd ($OLMV1_REPO/build/catalogd/catalogd, or $OLMV1_CATALOGD) runs as a subprocess of
+this module on free 127.0.0.1 ports with a temporary cache dir, and is stopped by PID.  It
+is started with the test-only --poll-interval-override-seconds 1, so a catalog with
+pollIntervalMinutes polls every second and re-tag scenarios take seconds, not minutes.
+
+Catalog images are pushed with `olmv1 catalog push` (from sample20 of the shared data, or
+small subsets of it) and the served content is compared byte for byte with
+`olmv1 catalog render` of the same directory.  Every wait polls with a generous deadline;
+nothing asserts timing.  Stdlib, PyYAML and pytest only.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, kubectl, kubectl_json, unique
+from test_image_push import SAMPLE20, olmv1, registry, run  # noqa: F401  (fixtures by name)
+
+CATALOGD = os.environ.get("OLMV1_CATALOGD") or str(REPO / "build" / "catalogd" / "catalogd")
+WAIT = 90  # seconds; generous for a loaded 2-core machine
+FINALIZER = "olm.operatorframework.io/delete-server-cache"
+NAME_LABEL = "olm.operatorframework.io/metadata.name"
+MSG_UNPACKED = "Successfully unpacked and stored content from resolved source"
+MSG_SERVING = "Serving desired content from resolved source"
+MSG_UNAVAILABLE = "Catalog availability mode is set to Unavailable"
+TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+DIGEST_RE = re.compile(r"@(sha256:[0-9a-f]{64})$")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(url, timeout=10):
+    """(status, body bytes) of a GET; HTTP errors are returned, not raised."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class Catalogd:
+    """One catalogd process at a time over a fixed cache dir and ports."""
+
+    def __init__(self, workdir):
+        self.workdir = Path(workdir)
+        self.cache = self.workdir / "cache"
+        self.port = free_port()
+        self.health_port = free_port()
+        self.proc = None
+        self.log_path = None
+        self.starts = 0
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, kubeconfig=None):
+        assert self.proc is None
+        self.starts += 1
+        self.log_path = self.workdir / f"catalogd-{self.starts}.log"
+        env = os.environ.copy()
+        if kubeconfig:
+            env["KUBECONFIG"] = str(kubeconfig)
+        cmd = [CATALOGD, "--cache-dir", str(self.cache),
+               "--catalogs-server-addr", f"127.0.0.1:{self.port}",
+               "--health-addr", f"127.0.0.1:{self.health_port}",
+               "--gc-interval", "1h", "--poll-interval-override-seconds", "1"]
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        self.wait_for(lambda: http(f"{self.base}/healthz", timeout=2)[0] == 200, "the server to answer")
+
+    def stop(self):
+        """SIGTERM by PID; catalogd must exit 0 on its own."""
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"catalogd did not stop on SIGTERM\n{self.log_tail()}")
+        finally:
+            self.proc = None
+        assert rc == 0, f"catalogd exited {rc}\n{self.log_tail()}"
+
+    def log_tail(self, n=40):
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "---- catalogd log (tail)\n" + "\n".join(lines[-n:])
+
+    def wait_for(self, fn, what, timeout=WAIT):
+        deadline = time.time() + timeout
+        last = None
+        while True:
+            try:
+                last = fn()
+                if last:
+                    return last
+            except (OSError, AssertionError, KeyError, IndexError, TypeError) as e:
+                last = e
+            if self.proc is not None and self.proc.poll() is not None:
+                raise AssertionError(f"catalogd exited {self.proc.returncode} while waiting for {what}\n"
+                                     f"{self.log_tail()}")
+            if time.time() > deadline:
+                raise AssertionError(f"timed out waiting for {what} (last: {last!r})\n{self.log_tail()}")
+            time.sleep(0.2)
+
+    def all(self, name):
+        return http(f"{self.base}/catalogs/{name}/api/v1/all")
+
+    def store_dir(self, name):
+        return self.cache / "catalogs" / name
+
+
+@pytest.fixture(scope="module")
+def catalogd(crds, tmp_path_factory):
+    if not os.access(CATALOGD, os.X_OK):
+        pytest.fail(f"{CATALOGD} is not built (make build)")
+    d = Catalogd(tmp_path_factory.mktemp("catalogd"))
+    d.start()
+    d.created = []
+    yield d
+    # Delete our catalogs while catalogd still runs, so their finalizers are released.
+    for n in d.created:
+        kubectl("delete", "clustercatalog", n, "--ignore-not-found", "--wait=false", check=False)
+    for n in d.created:
+        kubectl("wait", "--for=delete", f"clustercatalog/{n}", "--timeout=60s", check=False)
+    d.stop()
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def render(olmv1, src):
+    return run(olmv1, "catalog", "render", src).stdout.encode()
+
+
+def push_catalog(olmv1, src, ref):
+    """Pushes src as a catalog image; returns the digest ref printed by olmv1."""
+    out = run(olmv1, "catalog", "push", "-q", src, ref).stdout.strip()
+    assert DIGEST_RE.search(out), out
+    return out
+
+
+def subset(tmp_path, name, packages, extra=None):
+    """A catalog dir made of some packages of sample20 (plus extra files {name: text})."""
+    d = tmp_path / name
+    d.mkdir()
+    for p in packages:
+        shutil.copytree(SAMPLE20 / p, d / p)
+    for fname, text in (extra or {}).items():
+        (d / fname).write_text(text)
+    return d
+
+
+def apply_catalog(catalogd, name, ref, poll=True, mode=None):
+    spec = {"source": {"type": "Image", "image": {"ref": ref}}}
+    if poll:
+        spec["source"]["image"]["pollIntervalMinutes"] = 1
+    if mode:
+        spec["availabilityMode"] = mode
+    catalogd.created.append(name)
+    kubectl("apply", "-f", "-", input={
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+        "metadata": {"name": name}, "spec": spec})
+
+
+def get(name):
+    return kubectl_json("get", "clustercatalog", name)
+
+
+def cond(obj, ctype):
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+def wait_serving(catalogd, name):
+    proc = kubectl("wait", "--for=condition=Serving", f"clustercatalog/{name}", f"--timeout={WAIT}s",
+                   check=False, timeout=WAIT + 30)
+    assert proc.returncode == 0, f"{proc.stderr}\n{json.dumps(get(name).get('status'), indent=1)}\n" \
+                                 f"{catalogd.log_tail()}"
+    return get(name)
+
+
+def assert_served(obj, catalogd, name, digest_ref):
+    """The §4.1 step 7 status, exactly."""
+    gen = obj["metadata"]["generation"]
+    st = obj["status"]
+    p, s = cond(obj, "Progressing"), cond(obj, "Serving")
+    assert (p["status"], p["reason"], p["message"], p["observedGeneration"]) == \
+        ("True", "Succeeded", MSG_UNPACKED, gen), p
+    assert (s["status"], s["reason"], s["message"], s["observedGeneration"]) == \
+        ("True", "Available", MSG_SERVING, gen), s
+    assert st["resolvedSource"] == {"type": "Image", "image": {"ref": digest_ref}}
+    assert st["urls"] == {"base": f"{catalogd.base}/catalogs/{name}"}
+    assert TIME_RE.match(st["lastUnpacked"]), st["lastUnpacked"]
+    assert FINALIZER in obj["metadata"]["finalizers"]
+    assert obj["metadata"]["labels"][NAME_LABEL] == name
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def test_serves_catalog_with_exact_status(catalogd, olmv1, registry, name):
+    if not SAMPLE20.is_dir():
+        pytest.fail(f"{SAMPLE20} not found (set OLMV1_SHARED)")
+    digest_ref = push_catalog(olmv1, SAMPLE20, f"{registry}/e2e/{name}:latest")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:latest")
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, digest_ref)
+
+    status, body = catalogd.all(name)
+    assert status == 200
+    expected = render(olmv1, SAMPLE20)
+    assert body == expected, "/all differs from `olmv1 catalog render`"
+    status, metas = http(f"{obj['status']['urls']['base']}/api/v1/metas?schema=olm.package")
+    assert status == 200
+    packages = [ln for ln in expected.splitlines(keepends=True) if json.loads(ln)["schema"] == "olm.package"]
+    assert metas == b"".join(packages)
+    assert len(packages) == 20
+
+    # A wrong label is put back (there is no mutating webhook in this setup).
+    kubectl("label", "--overwrite", "clustercatalog", name, f"{NAME_LABEL}=wrong")
+    catalogd.wait_for(lambda: get(name)["metadata"]["labels"][NAME_LABEL] == name, "the name label")
+
+    status, text = http(f"http://127.0.0.1:{catalogd.health_port}/readyz")
+    assert status == 200
+    status, text = http(f"{catalogd.base}/metrics")
+    assert status == 200 and f'catalogd_unpack_duration_seconds_count{{catalog="{name}"}}'.encode() in text
+
+
+def test_poll_picks_up_retag_and_keeps_serving_through_a_broken_push(catalogd, olmv1, registry, name,
+                                                                       tmp_path):
+    ref = f"{registry}/e2e/{name}:latest"
+    v1 = subset(tmp_path, "v1", ["cloud-native-postgresql", "habana-ai-operator"])
+    v2 = subset(tmp_path, "v2", ["habana-ai-operator", "k8s-triliovault"])
+    dup = '{"schema":"olm.package","name":"habana-ai-operator","defaultChannel":"stable"}\n'
+    bad = subset(tmp_path, "bad", ["habana-ai-operator", "k8s-triliovault"], {"dup.json": dup})
+
+    d1 = push_catalog(olmv1, v1, ref)
+    apply_catalog(catalogd, name, ref)
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, d1)
+    assert catalogd.all(name) == (200, render(olmv1, v1))
+
+    # Re-tag: polling resolves the tag again and serves the new digest.
+    d2 = push_catalog(olmv1, v2, ref)
+    assert d2 != d1
+    catalogd.wait_for(lambda: get(name)["status"]["resolvedSource"]["image"]["ref"] == d2, "the new digest")
+    assert_served(get(name), catalogd, name, d2)
+    expected_v2 = render(olmv1, v2)
+    catalogd.wait_for(lambda: catalogd.all(name) == (200, expected_v2), "the new content")
+
+    # A broken catalog on the same tag: Progressing Retrying naming file and rule; the v2
+    # content stays served and Serving stays True.
+    push_catalog(olmv1, bad, ref)
+
+    def retrying():
+        o = get(name)
+        p = cond(o, "Progressing")
+        return o if p["reason"] == "Retrying" else None
+    obj = catalogd.wait_for(retrying, "Progressing Retrying")
+    p, s = cond(obj, "Progressing"), cond(obj, "Serving")
+    assert p["status"] == "True"
+    assert p["message"].startswith("error storing fbc: "), p["message"]
+    assert "duplicate-package" in p["message"] and "dup.json:1" in p["message"], p["message"]
+    assert (s["status"], s["reason"], s["message"]) == ("True", "Available", MSG_SERVING)
+    assert obj["status"]["resolvedSource"]["image"]["ref"] == d2
+    assert catalogd.all(name) == (200, expected_v2)
+
+    # Fixed again: back to Succeeded with the fixed digest.
+    d3 = push_catalog(olmv1, v1, ref)
+    catalogd.wait_for(lambda: cond(get(name), "Progressing")["reason"] == "Succeeded", "recovery")
+    assert_served(get(name), catalogd, name, d3)
+
+
+def test_pull_error_is_retrying(catalogd, registry, name):
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}-missing:latest", poll=False)
+
+    def retrying():
+        p = cond(get(name), "Progressing")
+        return p if p and p["reason"] == "Retrying" else None
+    p = catalogd.wait_for(retrying, "Progressing Retrying")
+    assert p["status"] == "True" and p["message"].startswith("source catalog content: "), p
+    # §4.1 step 5: the Serving condition is absent after the first failure.
+    assert cond(get(name), "Serving") is None
+
+
+def test_restart_serves_stored_content_at_once_and_collects_garbage(catalogd, olmv1, registry, name,
+                                                                    tmp_path):
+    src = subset(tmp_path, "c", ["habana-ai-operator"])
+    digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:v1", poll=False)
+    wait_serving(catalogd, name)
+    expected = render(olmv1, src)
+    assert catalogd.all(name) == (200, expected)
+    catalogd.stop()
+
+    # Leftovers of catalogs deleted while catalogd was down.
+    (catalogd.cache / "catalogs" / "ghost-catalog").mkdir()
+    (catalogd.cache / "catalogs" / "stray-file").write_text("x")
+    (catalogd.cache / "unpack" / "ghost-catalog").mkdir()
+
+    # With an API server it cannot reach, catalogd still serves what it stored: the store is
+    # opened before any reconcile could run.
+    bogus = tmp_path / "unreachable.kubeconfig"
+    bogus.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncurrent-context: x\n")
+    catalogd.start(kubeconfig=bogus)
+    assert catalogd.all(name) == (200, expected)
+    catalogd.stop()
+
+    catalogd.start()
+    assert catalogd.all(name) == (200, expected)
+    catalogd.wait_for(lambda: not (catalogd.cache / "catalogs" / "ghost-catalog").exists()
+                      and not (catalogd.cache / "catalogs" / "stray-file").exists()
+                      and not (catalogd.cache / "unpack" / "ghost-catalog").exists(), "garbage collection")
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, digest_ref)
+    assert catalogd.all(name) == (200, expected)
+
+
+def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
+    src = subset(tmp_path, "c", ["k8s-triliovault"])
+    digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:v1")
+    wait_serving(catalogd, name)
+    assert catalogd.store_dir(name).is_dir()
+
+    kubectl("patch", "clustercatalog", name, "--type=merge", "-p", '{"spec":{"availabilityMode":"Unavailable"}}')
+
+    def unavailable():
+        o = get(name)
+        s = cond(o, "Serving")
+        return o if s and s["reason"] == "UserSpecifiedUnavailable" else None
+    obj = catalogd.wait_for(unavailable, "Serving UserSpecifiedUnavailable")
+    gen = obj["metadata"]["generation"]
+    p, s = cond(obj, "Progressing"), cond(obj, "Serving")
+    assert (s["status"], s["message"], s["observedGeneration"]) == ("False", MSG_UNAVAILABLE, gen)
+    assert (p["status"], p["reason"], p["message"]) == ("True", "Succeeded", MSG_UNAVAILABLE)
+    for field in ("resolvedSource", "urls", "lastUnpacked"):
+        assert field not in obj["status"], obj["status"]
+    catalogd.wait_for(lambda: FINALIZER not in get(name)["metadata"].get("finalizers", []), "finalizer removal")
+    assert not catalogd.store_dir(name).exists()
+    assert catalogd.all(name)[0] == 404
+
+    kubectl("patch", "clustercatalog", name, "--type=merge", "-p", '{"spec":{"availabilityMode":"Available"}}')
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, digest_ref)
+    assert catalogd.all(name) == (200, render(olmv1, src))
+
+    # Deletion goes through the finalizer: the store is removed, then the object goes.
+    kubectl("delete", "clustercatalog", name, "--wait=false")
+    kubectl("wait", "--for=delete", f"clustercatalog/{name}", f"--timeout={WAIT}s", timeout=WAIT + 30)
+    assert not catalogd.store_dir(name).exists()
+    assert not (catalogd.cache / "unpack" / name).exists()
+    assert catalogd.all(name)[0] == 404
