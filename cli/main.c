@@ -17,6 +17,7 @@ static const struct command commands[] = {
     {"catalog render", cmd_catalog_render, "print a catalog as normalised JSON lines"},
     {"catalog push", cmd_catalog_push, "build a catalog image from a directory and push it"},
     {"bundle push", cmd_bundle_push, "build a registry+v1 bundle image from a directory and push it"},
+    {"bundle render", cmd_bundle_render, "render a registry+v1 bundle directory to Kubernetes manifests"},
     {"image pull", cmd_image_pull, "pull an image (or a catalog image's FBC) into a directory"},
     {"image push", cmd_image_push, "build a one-layer OCI image from a directory and push it"},
     {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
