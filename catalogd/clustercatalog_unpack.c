@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +146,11 @@ int cc_unpack(cc_reconciler *r, const char *name, const char *ref, const char *s
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !cc_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        if (store_fbc(r, name, res.fbc_root, msg, msgsz) != 0) {
+        int src = store_fbc(r, name, res.fbc_root, msg, msgsz);
+        /* A big catalog's DOM is hundreds of MiB of small blocks; hand the freed heap back
+         * so the RSS of a long-running catalogd reflects what it serves, not its peak. */
+        malloc_trim(0);
+        if (src != 0) {
             publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
             return -1;

@@ -71,7 +71,7 @@ class Catalogd:
     def base(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, kubeconfig=None):
+    def start(self, kubeconfig=None, extra=()):
         assert self.proc is None
         self.starts += 1
         self.log_path = self.workdir / f"catalogd-{self.starts}.log"
@@ -81,7 +81,7 @@ class Catalogd:
         cmd = [CATALOGD, "--cache-dir", str(self.cache),
                "--catalogs-server-addr", f"127.0.0.1:{self.port}",
                "--health-addr", f"127.0.0.1:{self.health_port}",
-               "--gc-interval", "1h", "--poll-interval-override-seconds", "1"]
+               "--gc-interval", "1h", "--poll-interval-override-seconds", "1", *extra]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
         self.wait_for(lambda: http(f"{self.base}/healthz", timeout=2)[0] == 200, "the server to answer")
@@ -380,3 +380,32 @@ def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
     assert not catalogd.store_dir(name).exists()
     assert not (catalogd.cache / "unpack" / name).exists()
     assert catalogd.all(name)[0] == 404
+
+
+def test_leader_election_takes_and_releases_the_lease(catalogd, tmp_path):
+    """--leader-elect: the Lease catalogd-operator-lock is taken, and released on SIGTERM."""
+    # A second reconciler would fight the module's catalogd over the status of its catalogs
+    # (each writes its own urls.base): delete them first, while the module's catalogd runs.
+    for n in catalogd.created:
+        kubectl("delete", "clustercatalog", n, "--ignore-not-found", "--wait=false")
+    for n in catalogd.created:
+        kubectl("wait", "--for=delete", f"clustercatalog/{n}", f"--timeout={WAIT}s", timeout=WAIT + 30)
+    catalogd.created.clear()
+    ns = unique("catalogd-le")
+    kubectl("create", "namespace", ns)
+    try:
+        d = Catalogd(tmp_path)
+        d.start(extra=["--leader-elect", "--leader-election-namespace", ns])
+        try:
+            def holder():
+                p = kubectl("get", "lease", "catalogd-operator-lock", "-n", ns,
+                            "-o", "jsonpath={.spec.holderIdentity}", check=False)
+                return p.stdout if p.returncode == 0 and p.stdout else None
+            who = d.wait_for(holder, "the Lease to be taken")
+            d.wait_for(lambda: "became leader" in d.log_path.read_text(), "the leader log line")
+        finally:
+            d.stop()
+        assert kubectl("get", "lease", "catalogd-operator-lock", "-n", ns,
+                       "-o", "jsonpath={.spec.holderIdentity}").stdout == "", f"{who} kept the Lease"
+    finally:
+        kubectl("delete", "namespace", ns, "--wait=false", check=False)
