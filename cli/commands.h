@@ -14,5 +14,6 @@ int cmd_catalog_push(int argc, char **argv);
 int cmd_bundle_push(int argc, char **argv);
 int cmd_image_pull(int argc, char **argv);
 int cmd_bundle_render(int argc, char **argv);
+int cmd_upgradeable(int argc, char **argv);
 
 #endif

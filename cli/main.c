@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"image pull", cmd_image_pull, "pull an image (or a catalog image's FBC) into a directory"},
     {"image push", cmd_image_push, "build a one-layer OCI image from a directory and push it"},
     {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
+    {"upgradeable", cmd_upgradeable, "check which extensions block an OpenShift minor upgrade"},
 };
 
 static void usage(FILE *out)
