@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # smoke.sh [--state-dir DIR]: check that a running cluster (from up.sh) does what the e2e
 # tests rely on: kubectl access, RBAC, TokenRequest, CRDs with CEL validation, and pushes
-# to the OCI registry. Leaves a namespace and a CRD behind (down.sh wipes etcd anyway).
+# to the OCI registry. With KCM running (full mode) it deletes its namespace and CRD at the end;
+# without KCM a deleted namespace would stay Terminating and break the next run, so they stay.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
@@ -118,5 +119,9 @@ if [ -n "${OLMV1_KWOK_PID:-}" ]; then
   kq -n $ns wait --for=condition=Available deployment/smoke --timeout=120s >/dev/null ||
     bad "Deployment did not become Available"
   ok "Deployment smoke Available ($(kq -n $ns get deploy smoke -o jsonpath='{.status.availableReplicas}') replicas)"
+fi
+if [ -n "${OLMV1_CONTROLLER_MANAGER_PID:-}" ]; then
+  kq delete namespace $ns --wait=false >/dev/null || true
+  kq delete crd widgets.smoke.olmv1.test --wait=false >/dev/null || true
 fi
 echo "smoke: all checks passed"
