@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   libjansson-dev libyaml-dev libcmocka-dev
   libuv1-dev libcurl4-openssl-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
-  openssl curl docker-registry skopeo python3-pytest python3-yaml wrk hyperfine
+  openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk hyperfine
 )
 
 missing=()
