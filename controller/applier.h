@@ -1,0 +1,58 @@
+/* applier: puts a rendered bundle on the cluster as the ClusterExtension's
+ * ServiceAccount, and takes it off again (ARCHITECTURE.md decisions 1 and 2).
+ *
+ *  - every object gets the owner labels (install_record.h) and is applied with
+ *    server-side apply (field manager "olm.operatorframework.io", force) using the
+ *    `as_sa` client, which authenticates with a TokenRequest token of
+ *    spec.serviceAccount: the ServiceAccount's RBAC bounds what can be installed;
+ *  - an object that already exists WITHOUT our owner labels (or owned by another
+ *    extension) is a conflict: `<Kind> '<name>' already exists in namespace '<ns>' and
+ *    cannot be managed by operator-controller` (cluster-scoped: "... already exists and
+ *    cannot be managed ...");
+ *  - CRDs are applied first and waited for (Established) before custom resources;
+ *  - objects of the previous record that are no longer rendered are deleted (prune);
+ *  - the install record Secret is written last with the `admin` client (the
+ *    controller's own identity), so a failed apply never records a half install;
+ *  - nothing already installed is deleted when an apply fails.
+ * All functions block: run them on the threadpool. */
+#ifndef OLM_APPLIER_H
+#define OLM_APPLIER_H
+
+#include <jansson.h>
+
+#include "install_record.h"
+#include "kube_client.h"
+#include "olm_error.h"
+
+typedef struct applier_bundle {
+    const char *name, *version, *image, *package;
+    const char *properties; /* olm.properties JSON array text, verbatim */
+} applier_bundle;
+
+typedef struct applier_ctx {
+    kube_client *admin;            /* the controller's identity: install records, reads */
+    kube_client *as_sa;            /* the ClusterExtension's ServiceAccount: bundle content */
+    const char *system_namespace;  /* where install records live */
+    const char *extension;         /* ClusterExtension name */
+} applier_ctx;
+
+/* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`
+ * (NULL on first install) had that is no longer rendered, writes the new record into
+ * *out.  On failure err says which object failed and why (the apiserver's message,
+ * e.g. the forbidden verb/resource), and the previous record stays as it was. */
+int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *objects,
+                  const install_record *prev, install_record *out, olm_error *err);
+
+/* Reads the extension's install record; 1 when found, 0 when there is none, -1 on error. */
+int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err);
+
+/* Deletes every object of `rec` (as_sa, falling back to admin for objects the SA may no
+ * longer delete) and then the record itself.  Objects already gone are fine. */
+int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_error *err);
+
+/* Drift repair: re-applies objects of `rec` that are missing or whose applied fields
+ * changed.  `objects` are the rendered objects of the installed bundle.  Returns the
+ * number of objects repaired, or -1. */
+int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *objects, olm_error *err);
+
+#endif
