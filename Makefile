@@ -3,7 +3,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down
+.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down run up down
 
 all: build
 
@@ -24,6 +24,18 @@ build-asan: $(BUILD_ASAN)/CMakeCache.txt
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Runs the product locally: control plane + registry + CRDs + catalogd + a demo catalog.
+run: deps build
+	bash scripts/run-local.sh
+
+# The same without the demo catalog.
+up: build
+	bash scripts/run-local.sh --no-demo
+
+# Stops everything `run`/`up` started, by PID.
+down:
+	bash scripts/down-local.sh
 
 # The same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 unit-test-asan: build-asan
