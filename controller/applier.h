@@ -34,6 +34,7 @@ typedef struct applier_ctx {
     kube_client *as_sa;            /* the ClusterExtension's ServiceAccount: bundle content */
     const char *system_namespace;  /* where install records live */
     const char *extension;         /* ClusterExtension name */
+    int crd_wait_seconds;          /* how long to wait for CRDs to be Established; 0: 30 */
 } applier_ctx;
 
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`

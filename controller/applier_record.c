@@ -1,0 +1,116 @@
+/* applier_record: the install record Secret on the cluster (install_record.h has the
+ * format).  Only the controller's own identity (ctx->admin) reads and writes it: the
+ * ServiceAccount of an extension must not be able to forge what gets pruned. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "applier_internal.h"
+
+#define RECORD_WRITE_ATTEMPTS 5
+
+int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
+{
+    json_t *ns = NULL;
+    int rc = kube_get(ctx->admin, "v1", "Namespace", NULL, ctx->system_namespace, &ns, err);
+    json_decref(ns);
+    if (rc == KUBE_NOT_FOUND)
+        return olm_error_set(err,
+                             "the system namespace '%s' does not exist; operator-controller keeps install records "
+                             "there (create it, or start operator-controller with the right system namespace)",
+                             ctx->system_namespace);
+    if (rc < 0)
+        return olm_error_wrap(err, "reading the system namespace '%s'", ctx->system_namespace);
+    return 0;
+}
+
+static bool json_str_eq(const json_t *a, const json_t *b)
+{
+    return json_is_string(a) && json_is_string(b) && json_equal(a, b);
+}
+
+int applier_write_record(const applier_ctx *ctx, const install_record *rec, olm_error *err)
+{
+    if (applier_check_system_namespace(ctx, err) < 0)
+        return -1;
+    json_t *want = install_record_to_secret(rec, ctx->system_namespace);
+    if (!want)
+        return olm_error_set(err, "out of memory");
+    const char *name = json_string_value(json_object_get(json_object_get(want, "metadata"), "name"));
+    int rc = -1;
+    /* Optimistic concurrency: GET, then create or update with the resourceVersion
+     * read; a concurrent writer (409) makes us read again. */
+    for (int attempt = 0; attempt < RECORD_WRITE_ATTEMPTS; attempt++) {
+        json_t *cur = NULL;
+        rc = kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &cur, err);
+        if (rc == KUBE_NOT_FOUND) {
+            rc = kube_create(ctx->admin, want, NULL, err);
+            if (rc == KUBE_ALREADY_EXISTS)
+                continue;
+            break;
+        }
+        if (rc < 0)
+            break;
+        const json_t *labels = json_object_get(json_object_get(cur, "metadata"), "labels");
+        const char *is_record = json_string_value(json_object_get(labels, INSTALL_RECORD_LABEL));
+        if (!is_record || strcmp(is_record, "true") != 0) {
+            json_decref(cur);
+            rc = olm_error_set(err, "Secret '%s' in namespace '%s' exists but is not an install record (no label %s=true)",
+                               name, ctx->system_namespace, INSTALL_RECORD_LABEL);
+            break;
+        }
+        const char *cur_rv = json_string_value(json_object_get(json_object_get(cur, "metadata"), "resourceVersion"));
+        bool same = json_str_eq(json_object_get(json_object_get(cur, "data"), "record.json"),
+                                json_object_get(json_object_get(want, "data"), "record.json")) &&
+                    json_equal(labels, json_object_get(json_object_get(want, "metadata"), "labels"));
+        if (same) {
+            json_decref(cur);
+            rc = 0;
+            break;
+        }
+        if (!cur_rv || json_object_set_new(json_object_get(want, "metadata"), "resourceVersion", json_string(cur_rv)) < 0) {
+            json_decref(cur);
+            rc = olm_error_set(err, "Secret '%s' has no resourceVersion", name);
+            break;
+        }
+        json_decref(cur);
+        rc = kube_update(ctx->admin, want, NULL, err);
+        json_object_del(json_object_get(want, "metadata"), "resourceVersion");
+        if (rc != KUBE_CONFLICT)
+            break;
+    }
+    if (rc < 0)
+        olm_error_wrap(err, "writing the install record Secret '%s' in namespace '%s'", name, ctx->system_namespace);
+    json_decref(want);
+    return rc < 0 ? -1 : 0;
+}
+
+int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!ctx || !ctx->admin || !ctx->system_namespace || !ctx->extension)
+        return olm_error_set(err, "applier: admin client, system namespace and extension name are required");
+    char *name = install_record_secret_name(ctx->extension);
+    if (!name)
+        return olm_error_set(err, "out of memory");
+    json_t *s = NULL;
+    int rc = kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &s, err);
+    if (rc == KUBE_NOT_FOUND) {
+        free(name);
+        return 0;
+    }
+    if (rc < 0) {
+        olm_error_wrap(err, "reading the install record Secret '%s' in namespace '%s'", name, ctx->system_namespace);
+        free(name);
+        return -1;
+    }
+    rc = install_record_from_secret(s, out, err);
+    json_decref(s);
+    if (rc == 0 && strcmp(out->extension, ctx->extension) != 0) {
+        olm_error_set(err, "install record Secret '%s' belongs to extension '%s', not '%s'", name, out->extension,
+                      ctx->extension);
+        install_record_free(out);
+        rc = -1;
+    }
+    free(name);
+    return rc < 0 ? -1 : 1;
+}

@@ -1,0 +1,85 @@
+/* applier_repair: drift repair for an installed bundle.
+ *
+ * Every recorded object is re-applied with server-side apply: that is idempotent, and
+ * with force it takes back exactly the fields we manage (labels included) and nothing
+ * else, so there is no diff to compute.  An object counts as repaired when it was
+ * missing, or when the apply changed it (its resourceVersion moved: the apiserver does
+ * not write a no-op apply).  A concurrent writer between our GET and our apply can make
+ * an unchanged object count, which only makes the number an upper bound. */
+#include <string.h>
+
+#include "applier_internal.h"
+
+static const char *rv_of(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+/* 1 repaired, 0 unchanged, -1 error. */
+static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *err)
+{
+    json_t *cur = NULL, *after = NULL;
+    char what[600];
+    int rc = applier_get(ctx->admin, o->api_version, o->kind, o->ns, o->name, &cur, err);
+    if (rc < 0 && rc != KUBE_NOT_FOUND)
+        return olm_error_wrap(err, "checking %s", applier_describe(what, sizeof what, o->kind, o->ns, o->name));
+    if (cur && applier_owner_of(cur, ctx->extension) == OWNER_OTHER) {
+        json_decref(cur);
+        kube_resource_info ri;
+        bool namespaced = kube_resolve_kind(ctx->admin, o->api_version, o->kind, &ri, NULL) < 0 || ri.namespaced;
+        return applier_conflict(err, o->kind, namespaced ? o->ns : "", o->name);
+    }
+    if (applier_apply_one(ctx, o, &after, err) < 0) {
+        json_decref(cur);
+        return -1;
+    }
+    int changed = !cur;
+    if (cur) {
+        const char *a = rv_of(cur), *b = rv_of(after);
+        changed = !a || !b || strcmp(a, b) != 0;
+    }
+    json_decref(cur);
+    json_decref(after);
+    return changed;
+}
+
+int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *objects, olm_error *err)
+{
+    if (!ctx || !ctx->admin || !ctx->extension || !rec)
+        return olm_error_set(err, "applier: admin client, extension name and record are required");
+    if (!ctx->as_sa)
+        return olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
+    applier_set set;
+    if (applier_set_build(ctx->extension, objects, &set, err) < 0)
+        return -1;
+    int repaired = 0;
+    bool crd_repaired = false, waited = false;
+    for (size_t i = 0; i < set.n; i++) {
+        const applier_obj *o = &set.v[i];
+        /* Custom resources resolve only once a re-created CRD serves again. */
+        if (crd_repaired && !waited && o->phase > PHASE_CRD) {
+            if (applier_wait_crds(ctx, &set, err) < 0)
+                goto fail;
+            waited = true;
+        }
+        install_object_ref ref;
+        if (applier_ref_of(ctx->admin, o, &ref, err) < 0)
+            goto fail;
+        bool recorded = applier_record_has(rec->objects, rec->nobjects, &ref);
+        applier_ref_free(&ref);
+        if (!recorded)
+            continue; /* not installed yet: that is applier_apply's job, not drift */
+        int r = repair_one(ctx, o, err);
+        if (r < 0)
+            goto fail;
+        repaired += r;
+        crd_repaired |= r && o->phase == PHASE_CRD;
+    }
+    if (crd_repaired && !waited && applier_wait_crds(ctx, &set, err) < 0)
+        goto fail;
+    applier_set_free(&set);
+    return repaired;
+fail:
+    applier_set_free(&set);
+    return -1;
+}
