@@ -16,4 +16,9 @@
  *   v1 -> v2: ^.spec.foobarbaz: enum: allowed enum values removed  */
 int crd_upgrade_safety_check(const json_t *existing, const json_t *desired, olm_error *err);
 
+/* The same check without olm_error's length limit: on success *report is NULL
+ * when the upgrade is safe, else a malloc'd message (the caller frees it) in the
+ * format above.  Returns -1 only when memory runs out. */
+int crd_upgrade_safety_report(const json_t *existing, const json_t *desired, char **report, olm_error *err);
+
 #endif
