@@ -1,0 +1,31 @@
+/* operator_health: a tiny HTTP/1.x responder on libuv for /healthz, /readyz and
+ * /metrics of operator-controller.
+ *
+ * Why not h2o (as catalogd): the olm_operator target links only the kube/oci/controller
+ * libraries, and probes need nothing more than "read one GET, answer, close".  Each
+ * connection serves one request (Connection: close); requests larger than 8 KiB or
+ * idle for 10 s are dropped.
+ *
+ * Thread affinity: loop thread only; the handler runs on the loop thread. */
+#ifndef OLM_OPERATOR_HEALTH_H
+#define OLM_OPERATOR_HEALTH_H
+
+#include <uv.h>
+
+#include "olm_error.h"
+#include "strbuf.h"
+
+/* Fills `body` for a GET or HEAD of `path` (query removed) and returns the HTTP status;
+ * *content_type may be left NULL (text/plain). */
+typedef int (*op_health_handler)(const char *path, strbuf *body, const char **content_type, void *data);
+
+typedef struct op_health op_health;
+
+/* Listens on host:port (port 0 picks a free one).  NULL with err on failure. */
+op_health *op_health_start(uv_loop_t *loop, const char *host, int port, op_health_handler handler, void *data,
+                           olm_error *err);
+int op_health_port(const op_health *h);
+/* Closes the listener and every open connection; frees h, then calls cb (may be NULL). */
+void op_health_stop(op_health *h, void (*cb)(void *data), void *data);
+
+#endif
