@@ -1,8 +1,10 @@
 /* olmv1 upgradeable: which installed extensions block an OpenShift minor upgrade,
- * computed offline from bundle directories or olm.properties files with the
- * same check operator-controller runs (controller/upgradeable.h). */
+ * computed offline from bundle directories or olm.properties files, or from a
+ * cluster's install records and ClusterVersion (--kubeconfig), with the same check
+ * operator-controller runs (controller/upgradeable.h, upgradeable_reconcile.h). */
 #include <getopt.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,14 @@
 #include "commands.h"
 #include "semver.h"
 #include "upgradeable.h"
+
+/* Cluster mode needs olm_operator (and through it olm_kube).  Its headers are on the
+ * include path exactly when olmv1 links it, so this keeps the command building
+ * either way; without it --kubeconfig reports that it is unavailable. */
+#if __has_include("kube_client.h")
+#define OLMV1_UPGRADEABLE_CLUSTER 1
+#include "upgradeable_reconcile.h"
+#endif
 
 #define MAX_EXTENSIONS 256
 
@@ -19,6 +29,8 @@ static void upgradeable_usage(FILE *out)
             "Usage: olmv1 upgradeable (--cluster-version VERSION | --to M.m)\n"
             "                         (--bundle NAME=DIR | --properties NAME[:BUNDLE]=FILE) ...\n"
             "                         [-o text|json]\n"
+            "       olmv1 upgradeable --kubeconfig FILE [--to M.m | --cluster-version VERSION]\n"
+            "                         [--system-namespace NS] [-o text|json]\n"
             "\n"
             "Lists the ClusterExtensions whose installed bundle blocks an OpenShift minor\n"
             "upgrade through olm.maxOpenShiftVersion, and prints the Upgradeable condition\n"
@@ -33,10 +45,16 @@ static void upgradeable_usage(FILE *out)
             "                          ClusterExtension NAME's olm.properties annotation text\n"
             "                          (a JSON array of {type, value}); BUNDLE defaults to the\n"
             "                          file name without its extension\n"
+            "  --kubeconfig FILE       read the installed extensions from a cluster instead: the\n"
+            "                          install record Secrets and ClusterExtensions, and (without\n"
+            "                          --to or --cluster-version) ClusterVersion \"version\"\n"
+            "                          status.desired.version\n"
+            "  --system-namespace NS   where the install records live (default olmv1-system)\n"
             "  -o text|json            output format (default text)\n"
             "\n"
             "Exit 0 when nothing blocks, 1 when an extension blocks or its properties are\n"
-            "invalid (errors fail closed), 2 on bad usage or unreadable input.\n");
+            "invalid (errors fail closed), 2 on bad usage, unreadable input or a cluster that\n"
+            "cannot be read.\n");
 }
 
 typedef struct ext_arg {
@@ -203,16 +221,83 @@ static int print_json(const upgradeable_result *r, const ext_arg *exts, int n)
     return 0;
 }
 
+/* --kubeconfig: the same check over what the cluster has installed.  Returns the exit code. */
+static int cluster_mode(const char *kubeconfig, const char *sysns, const char *cluster, const char *to,
+                        const char *output)
+{
+#ifdef OLMV1_UPGRADEABLE_CLUSTER
+    kube_config cfg;
+    olm_error err;
+    if (kube_config_load(kubeconfig, &cfg, &err) < 0) {
+        fprintf(stderr, "upgradeable: %s\n", err.msg);
+        return 2;
+    }
+    kube_client *c = kube_client_new(&cfg, NULL, &err);
+    if (!c) {
+        kube_config_free(&cfg);
+        fprintf(stderr, "upgradeable: %s\n", err.msg);
+        return 2;
+    }
+    /* With --to the cluster version is not needed: do not ask for it. */
+    upgradeable_reconcile_opts o = {.system_namespace = sysns, .cluster_version_override = cluster,
+                                    .skip_cluster_version = to != NULL};
+    upgradeable_inputs in;
+    int rc = 2;
+    if (upgradeable_inputs_read(c, &o, &in, &err) < 0) {
+        fprintf(stderr, "upgradeable: %s\n", err.msg);
+        kube_client_free(c);
+        return 2;
+    }
+    kube_client_free(c);
+    ext_arg *view = in.n ? calloc(in.n, sizeof *view) : NULL;
+    upgradeable_result r;
+    if (in.list_error) {
+        fprintf(stderr, "upgradeable: %s\n", in.list_error);
+    } else if (!to && !in.cluster_version) {
+        fprintf(stderr, "upgradeable: %s; pass --to M.m or --cluster-version VERSION\n",
+                in.version_error ? in.version_error : "no cluster version");
+    } else if (in.n && !view) {
+        fprintf(stderr, "upgradeable: out of memory\n");
+    } else if (upgradeable_inputs_check(&in, to, &r, &err) < 0) {
+        fprintf(stderr, "upgradeable: %s\n", err.msg);
+    } else {
+        if (strcmp(r.intermediate.reason, "ErrorCheckingOperatorCompatibility") == 0) {
+            fprintf(stderr, "upgradeable: %s\n", r.intermediate.message);
+        } else {
+            /* Borrowed names for the printers; nothing in view is owned. */
+            for (size_t i = 0; i < in.n; i++)
+                view[i] = (ext_arg){.name = (char *)in.exts[i].name, .bundle = (char *)in.exts[i].bundle};
+            int n = (int)in.n;
+            if (strcmp(output, "json") == 0 ? print_json(&r, view, n) < 0
+                                            : (print_text(&r, view, n, to ? NULL : in.cluster_version), 0))
+                rc = 2;
+            else
+                rc = strcmp(r.upgradeable.status, "True") == 0 ? 0 : 1;
+        }
+        upgradeable_result_free(&r);
+    }
+    free(view);
+    upgradeable_inputs_free(&in);
+    return rc;
+#else
+    fprintf(stderr, "upgradeable: --kubeconfig (%s): this olmv1 was built without cluster access "
+                    "(olmv1 does not link olm_operator)\n", kubeconfig);
+    (void)sysns, (void)cluster, (void)to, (void)output;
+    return 2;
+#endif
+}
+
 int cmd_upgradeable(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"cluster-version", required_argument, NULL, 'c'}, {"to", required_argument, NULL, 't'},
         {"bundle", required_argument, NULL, 'b'},          {"properties", required_argument, NULL, 'p'},
         {"output", required_argument, NULL, 'o'},          {"help", no_argument, NULL, 'h'},
+        {"kubeconfig", required_argument, NULL, 'k'},      {"system-namespace", required_argument, NULL, 'n'},
         {NULL, 0, NULL, 0},
     };
     static ext_arg exts[MAX_EXTENSIONS];
-    const char *cluster = NULL, *to = NULL, *output = "text";
+    const char *cluster = NULL, *to = NULL, *output = "text", *kubeconfig = NULL, *sysns = NULL;
     int n = 0, rc = 2, opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -220,6 +305,8 @@ int cmd_upgradeable(int argc, char **argv)
         case 'c': cluster = optarg; break;
         case 't': to = optarg; break;
         case 'o': output = optarg; break;
+        case 'k': kubeconfig = optarg; break;
+        case 'n': sysns = optarg; break;
         case 'h': upgradeable_usage(stdout); return 0;
         case 'b':
         case 'p':
@@ -237,7 +324,12 @@ int cmd_upgradeable(int argc, char **argv)
         default: upgradeable_usage(stderr); goto out;
         }
     }
-    if (optind < argc || (!cluster && !to) || (strcmp(output, "text") != 0 && strcmp(output, "json") != 0)) {
+    bool bad_output = strcmp(output, "text") != 0 && strcmp(output, "json") != 0;
+    if (kubeconfig && !bad_output && optind == argc && n == 0 && !(cluster && to)) {
+        rc = cluster_mode(kubeconfig, sysns, cluster, to, output);
+        goto out;
+    }
+    if (optind < argc || (!cluster && !to) || bad_output || kubeconfig || sysns) {
         upgradeable_usage(stderr);
         goto out;
     }
