@@ -1,0 +1,455 @@
+/* applier: ordering, labels, conflict and ownership rules, prune and uninstall order,
+ * against a tiny in-memory apiserver (the handler of kube/tests/fake_http_server.h).
+ * The real apiserver is exercised by applier_live_check.c (e2e/tests/test_applier.py). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kube/tests/fake_http_server.h"
+#include "applier.h"
+#include "applier_internal.h"
+
+/* ------------------------------------------------------------ pure helpers */
+
+static json_t *J(const char *text)
+{
+    json_error_t je;
+    json_t *v = json_loads(text, 0, &je);
+    if (!v)
+        fail_msg("bad JSON in test: %s: %s", je.text, text);
+    return v;
+}
+
+static const char *content_json =
+    "[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\","
+    "\"labels\":{\"app\":\"d\"},\"resourceVersion\":\"5\",\"uid\":\"u\"},\"spec\":{},\"status\":{\"replicas\":1}},"
+    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":\"ValidatingWebhookConfiguration\","
+    "\"metadata\":{\"name\":\"vwh\"}},"
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"crb\"}},"
+    "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\",\"metadata\":{\"name\":\"ws.x.io\"},"
+    "\"spec\":{\"group\":\"x.io\",\"names\":{\"kind\":\"W\"}}},"
+    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"svc\",\"namespace\":\"ns\"}},"
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"cr\"}},"
+    "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"sa\",\"namespace\":\"ns\"}},"
+    "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}]";
+
+static void test_set_order_labels_and_stripping(void **state)
+{
+    (void)state;
+    json_t *objs = J(content_json);
+    applier_set set;
+    olm_error err = {""};
+    assert_int_equal(applier_set_build("ext", objs, &set, &err), 0);
+    static const char *const kinds[] = {"Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+                                        "ClusterRoleBinding", "ConfigMap", "Service", "Deployment",
+                                        "ValidatingWebhookConfiguration"};
+    assert_int_equal(set.n, 9);
+    for (size_t i = 0; i < set.n; i++)
+        assert_string_equal(set.v[i].kind, kinds[i]);
+    const applier_obj *d = &set.v[7];
+    const json_t *md = json_object_get(d->obj, "metadata");
+    const json_t *labels = json_object_get(md, "labels");
+    assert_string_equal(json_string_value(json_object_get(labels, "app")), "d"); /* kept */
+    assert_string_equal(json_string_value(json_object_get(labels, OWNER_KIND_LABEL)), "ClusterExtension");
+    assert_string_equal(json_string_value(json_object_get(labels, OWNER_NAME_LABEL)), "ext");
+    assert_null(json_object_get(md, "resourceVersion"));
+    assert_null(json_object_get(md, "uid"));
+    assert_null(json_object_get(d->obj, "status"));
+    assert_string_equal(set.v[0].ns, ""); /* no namespace given */
+    /* The input is borrowed and untouched. */
+    assert_null(json_object_get(json_object_get(json_object_get(json_array_get(objs, 0), "metadata"), "labels"),
+                                OWNER_NAME_LABEL));
+    applier_set_free(&set);
+
+    /* Equal phases keep the rendered order. */
+    json_t *two = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"z\",\"namespace\":\"n\"}},"
+                    "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}]");
+    assert_int_equal(applier_set_build("ext", two, &set, &err), 0);
+    assert_string_equal(set.v[0].name, "z");
+    applier_set_free(&set);
+    json_decref(two);
+
+    json_t *bad = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}]");
+    assert_int_equal(applier_set_build("ext", bad, &set, &err), -1);
+    assert_string_equal(err.msg, "rendered object #0 has no apiVersion, kind or metadata.name");
+    json_decref(bad);
+    assert_int_equal(applier_set_build("ext", objs, &set, &err), 0);
+    applier_set_free(&set);
+    assert_int_equal(applier_set_build("ext", json_object_get(json_array_get(objs, 0), "metadata"), &set, &err), -1);
+    json_decref(objs);
+}
+
+static void test_identity_and_ownership(void **state)
+{
+    (void)state;
+    olm_error err = {""};
+    applier_conflict(&err, "ConfigMap", "ns", "cm");
+    assert_string_equal(err.msg, "ConfigMap 'cm' already exists in namespace 'ns' and cannot be managed by operator-controller");
+    applier_conflict(&err, "ClusterRole", "", "cr");
+    assert_string_equal(err.msg, "ClusterRole 'cr' already exists and cannot be managed by operator-controller");
+
+    /* The version does not make a different object; the group does. */
+    assert_true(applier_same_object("apps/v1", "Deployment", "n", "d", "apps/v1beta1", "Deployment", "n", "d"));
+    assert_false(applier_same_object("apps/v1", "Deployment", "n", "d", "x.io/v1", "Deployment", "n", "d"));
+    assert_false(applier_same_object("v1", "ConfigMap", "n", "d", "v1", "ConfigMap", "m", "d"));
+    assert_true(applier_same_object("v1", "ConfigMap", "n", "d", "v1", "ConfigMap", "n", "d"));
+
+    json_t *ours = J("{\"metadata\":{\"labels\":{\"olm.operatorframework.io/owner-kind\":\"ClusterExtension\","
+                     "\"olm.operatorframework.io/owner-name\":\"ext\"}}}");
+    json_t *other = J("{\"metadata\":{\"labels\":{\"olm.operatorframework.io/owner-name\":\"other\"}}}");
+    json_t *otherkind = J("{\"metadata\":{\"labels\":{\"olm.operatorframework.io/owner-kind\":\"Something\","
+                          "\"olm.operatorframework.io/owner-name\":\"ext\"}}}");
+    json_t *none = J("{\"metadata\":{\"labels\":{\"app\":\"x\"}}}");
+    assert_int_equal(applier_owner_of(ours, "ext"), OWNER_OURS);
+    assert_int_equal(applier_owner_of(other, "ext"), OWNER_OTHER);
+    assert_int_equal(applier_owner_of(otherkind, "ext"), OWNER_OTHER);
+    assert_int_equal(applier_owner_of(none, "ext"), OWNER_UNLABELLED);
+    json_decref(ours);
+    json_decref(other);
+    json_decref(otherkind);
+    json_decref(none);
+}
+
+/* ------------------------------------------------------------ a tiny apiserver */
+
+#define STORE_MAX 64
+#define LOG_MAX 128
+
+struct store {
+    char *path[STORE_MAX]; /* item path, e.g. /api/v1/namespaces/ns/configmaps/cm */
+    json_t *obj[STORE_MAX];
+    int rv;
+    char log[LOG_MAX][320]; /* "METHOD path" of every request but GETs */
+    size_t nlog;
+    const char *forbid; /* PATCH paths containing this are 403 */
+    char resp[65536];
+};
+
+static int find(struct store *st, const char *path)
+{
+    for (int i = 0; i < STORE_MAX; i++)
+        if (st->path[i] && strcmp(st->path[i], path) == 0)
+            return i;
+    return -1;
+}
+
+static void put(struct store *st, const char *path, json_t *obj)
+{
+    int i = find(st, path);
+    if (i < 0) {
+        for (i = 0; i < STORE_MAX && st->path[i]; i++)
+            ;
+        assert_true(i < STORE_MAX);
+        st->path[i] = strdup(path);
+    } else {
+        json_decref(st->obj[i]);
+    }
+    char rv[16];
+    snprintf(rv, sizeof rv, "%d", ++st->rv);
+    json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rv));
+    if (strstr(path, "/customresourcedefinitions/"))
+        json_object_set_new(obj, "status", J("{\"conditions\":[{\"type\":\"Established\",\"status\":\"True\"}]}"));
+    st->obj[i] = obj;
+}
+
+static void status(fake_http_response *resp, struct store *st, int code, const char *reason, const char *msg)
+{
+    snprintf(st->resp, sizeof st->resp, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"%s\",\"reason\":\"%s\",\"code\":%d}",
+             msg, reason, code);
+    resp->status = code;
+    resp->body = st->resp;
+}
+
+static void reply(fake_http_response *resp, struct store *st, int code, const json_t *obj)
+{
+    char *t = json_dumps(obj, JSON_COMPACT);
+    snprintf(st->resp, sizeof st->resp, "%s", t);
+    free(t);
+    resp->status = code;
+    resp->body = st->resp;
+}
+
+/* Every branch fills *resp through status() or reply(). */
+static void handle(struct store *st, const fake_http_request *req, fake_http_response *resp)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", req->target);
+    char *q = strchr(path, '?');
+    if (q)
+        *q = '\0';
+    if (strcmp(req->method, "GET") != 0 && st->nlog < LOG_MAX)
+        snprintf(st->log[st->nlog++], sizeof st->log[0], "%.15s %.200s%s%.100s", req->method, path, q ? "?" : "",
+                 q ? q + 1 : "");
+    int i = find(st, path);
+    if (strcmp(req->method, "GET") == 0) {
+        if (i < 0)
+            status(resp, st, 404, "NotFound", "not found");
+        else
+            reply(resp, st, 200, st->obj[i]);
+        return;
+    }
+    if (strcmp(req->method, "DELETE") == 0) {
+        if (i < 0) {
+            status(resp, st, 404, "NotFound", "not found");
+            return;
+        }
+        free(st->path[i]);
+        json_decref(st->obj[i]);
+        st->path[i] = NULL;
+        st->obj[i] = NULL;
+        status(resp, st, 200, "", "deleted");
+        return;
+    }
+    json_t *body = json_loads(req->body, 0, NULL);
+    if (!body) {
+        status(resp, st, 400, "BadRequest", "bad body");
+        return;
+    }
+    if (strcmp(req->method, "PATCH") == 0 && st->forbid && strstr(path, st->forbid)) {
+        json_decref(body);
+        status(resp, st, 403, "Forbidden",
+               "deployments.apps \\\"d\\\" is forbidden: User \\\"sa\\\" cannot patch resource \\\"deployments\\\"");
+        return;
+    }
+    if (strcmp(req->method, "POST") == 0) {
+        char item[4200];
+        snprintf(item, sizeof item, "%s/%s", path,
+                 json_string_value(json_object_get(json_object_get(body, "metadata"), "name")));
+        if (find(st, item) >= 0) {
+            json_decref(body);
+            status(resp, st, 409, "AlreadyExists", "exists");
+            return;
+        }
+        put(st, item, body);
+        reply(resp, st, 201, body);
+        return;
+    }
+    put(st, path, body); /* PATCH (apply) and PUT: the body becomes the object */
+    reply(resp, st, 200, body);
+}
+
+static void handler(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
+{
+    handle(s->user, req, resp);
+}
+
+struct fx {
+    fake_http_server srv;
+    struct store st;
+    kube_client *admin, *sa;
+    applier_ctx ctx;
+};
+
+static kube_client *client(const char *url, const char *token)
+{
+    kube_config cfg = {0};
+    cfg.server = strdup(url);
+    cfg.token = strdup(token);
+    olm_error err = {""};
+    kube_client_options o = {.connect_timeout_ms = 2000, .timeout_ms = 5000};
+    kube_client *c = kube_client_new(&cfg, &o, &err);
+    assert_non_null(c);
+    return c;
+}
+
+static int fx_setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(fake_http_start(&f->srv), 0);
+    f->srv.user = &f->st;
+    f->srv.handler = handler;
+    f->admin = client(f->srv.url, "admin");
+    f->sa = client(f->srv.url, "sa");
+    f->ctx = (applier_ctx){.admin = f->admin, .as_sa = f->sa, .system_namespace = "sys", .extension = "ext"};
+    put(&f->st, "/api/v1/namespaces/sys", J("{\"metadata\":{\"name\":\"sys\"}}"));
+    *state = f;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    struct fx *f = *state;
+    kube_client_free(f->admin);
+    kube_client_free(f->sa);
+    fake_http_stop(&f->srv);
+    for (int i = 0; i < STORE_MAX; i++) {
+        free(f->st.path[i]);
+        json_decref(f->st.obj[i]);
+    }
+    free(f);
+    return 0;
+}
+
+static const applier_bundle bundle = {"b.v1", "1.0.0", "img:1", "pkg", "[{\"type\":\"x\",\"value\":4.10}]"};
+
+static void assert_log_prefix(struct store *st, size_t i, const char *want)
+{
+    assert_true(i < st->nlog);
+    if (strncmp(st->log[i], want, strlen(want)) != 0)
+        fail_msg("request %zu is \"%s\", want \"%s...\"", i, st->log[i], want);
+}
+
+static void test_apply_order_record_prune_uninstall(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+                     "\"metadata\":{\"name\":\"ws.x.io\"}},"
+                     "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"cr\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    assert_log_prefix(&f->st, 0, "PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io?fieldManager=olm.operatorframework.io&force=true");
+    assert_log_prefix(&f->st, 1, "PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/cr?");
+    assert_log_prefix(&f->st, 2, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
+    assert_log_prefix(&f->st, 3, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    assert_log_prefix(&f->st, 4, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(f->st.nlog, 5);
+    assert_int_equal(rec.nobjects, 4);
+    assert_string_equal(rec.objects[1].namespace_, "");
+    assert_string_equal(rec.objects[2].namespace_, "ns");
+    assert_string_equal(rec.properties, bundle.properties);
+    /* Applied objects carry the owner labels. */
+    int i = find(&f->st, "/api/v1/namespaces/ns/configmaps/cm");
+    assert_true(i >= 0);
+    assert_int_equal(applier_owner_of(f->st.obj[i], "ext"), OWNER_OURS);
+
+    /* Same bundle again: no record write. */
+    f->st.nlog = 0;
+    install_record again;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &rec, &again, &err), 0);
+    assert_int_equal(f->st.nlog, 4);
+    install_record_free(&again);
+
+    /* Upgrade without the ConfigMap and the ClusterRole; the ClusterRole was handed to
+     * another extension meanwhile, so only the ConfigMap is pruned. */
+    i = find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr");
+    json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "labels"), OWNER_NAME_LABEL,
+                        json_string("other"));
+    json_array_remove(objs, 3);
+    json_array_remove(objs, 1);
+    applier_bundle b2 = bundle;
+    b2.version = "2.0.0";
+    f->st.nlog = 0;
+    install_record rec2;
+    assert_int_equal(applier_apply(&f->ctx, &b2, objs, &rec, &rec2, &err), 0);
+    assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/ns/configmaps/cm");
+    assert_log_prefix(&f->st, 3, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(f->st.nlog, 4);
+    assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") >= 0);
+    assert_int_equal(rec2.nobjects, 2);
+
+    /* read_record gives the new record back. */
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_string_equal(got.bundle_version, "2.0.0");
+    install_record_free(&got);
+
+    /* Uninstall: reverse record order, then the record. */
+    f->st.nlog = 0;
+    assert_int_equal(applier_uninstall(&f->ctx, &rec2, &err), 0);
+    assert_log_prefix(&f->st, 0, "DELETE /apis/apps/v1/namespaces/ns/deployments/d");
+    assert_log_prefix(&f->st, 1, "DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io");
+    assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0);
+
+    install_record_free(&rec);
+    install_record_free(&rec2);
+    json_decref(objs);
+}
+
+static void test_conflict_before_any_write(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
+    json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), -1);
+    assert_string_equal(err.msg, "ConfigMap 'cm' already exists in namespace 'ns' and cannot be managed by operator-controller");
+    assert_int_equal(f->st.nlog, 0); /* nothing written */
+
+    /* Listed in our previous record and merely unlabelled: ours, the apply relabels it. */
+    install_object_ref ref = {"v1", "ConfigMap", "ns", "cm"};
+    install_record prev = {.extension = "ext", .objects = &ref, .nobjects = 1};
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &prev, &rec, &err), 0);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
+static void test_forbidden_names_object_and_records_nothing(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    f->st.forbid = "/deployments/";
+    json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), -1);
+    if (!strstr(err.msg, "applying Deployment 'd' in namespace 'ns': deployments.apps \"d\" is forbidden: User \"sa\" "
+                         "cannot patch resource \"deployments\""))
+        fail_msg("%s", err.msg);
+    for (size_t i = 0; i < f->st.nlog; i++)
+        assert_null(strstr(f->st.log[i], "/secrets"));
+    assert_null(rec.extension);
+    json_decref(objs);
+
+    /* Missing system namespace: reported before anything is applied. */
+    f->st.forbid = NULL;
+    f->st.nlog = 0;
+    f->ctx.system_namespace = "nope";
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs = J("[]"), NULL, &rec, &err), -1);
+    assert_non_null(strstr(err.msg, "the system namespace 'nope' does not exist"));
+    assert_int_equal(f->st.nlog, 0);
+    json_decref(objs);
+}
+
+static void test_repair_counts(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    /* The fake bumps resourceVersion on every write, so both count; a missing one too. */
+    int i = find(&f->st, "/api/v1/namespaces/ns/configmaps/a");
+    free(f->st.path[i]);
+    json_decref(f->st.obj[i]);
+    f->st.path[i] = NULL;
+    f->st.obj[i] = NULL;
+    f->st.nlog = 0;
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 2);
+    assert_int_equal(f->st.nlog, 2);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/a") >= 0);
+    /* Owned by someone else now: a conflict, not a takeover. */
+    i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
+    json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "labels"), OWNER_NAME_LABEL,
+                        json_string("other"));
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), -1);
+    assert_string_equal(err.msg, "ConfigMap 'b' already exists in namespace 'ns' and cannot be managed by operator-controller");
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_set_order_labels_and_stripping),
+        cmocka_unit_test(test_identity_and_ownership),
+        cmocka_unit_test_setup_teardown(test_apply_order_record_prune_uninstall, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
