@@ -1,0 +1,524 @@
+/* operator-controller: the ClusterExtension controller on one libuv loop.
+ *
+ *   loop thread:  the ClusterExtension and ClusterCatalog informers (watches over
+ *                 kube_uvcurl), the work queue's bookkeeping, the Lease election, the
+ *                 health/metrics responder, signals.
+ *   threadpool:   reconciles (ce_reconcile: REST calls, catalog fetches, bundle pulls,
+ *                 render, apply) and nothing else.
+ *
+ * Triggers: ClusterExtension create/delete and updates that change the generation,
+ * deletionTimestamp or finalizers (our own status writes do not retrigger); ClusterCatalog
+ * create/delete and resolvedSource changes requeue every ClusterExtension (§2.1).
+ * Drift: after a successful reconcile the key is requeued after --drift-repair-interval,
+ * and the next reconcile re-applies the recorded objects (applier_repair).  This is a
+ * periodic check, not a watch on the installed objects.
+ *
+ * With --leader-elect the informers and the queue run only while the Lease is held;
+ * losing it exits 1 so a fresh start campaigns again (as controller-runtime does). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "catalog_client.h"
+#include "clusterextension_reconcile.h"
+#include "crd_upgrade_safety.h"
+#include "kube_informer.h"
+#include "kube_leader.h"
+#include "kube_workqueue.h"
+#include "operator_flags.h"
+#include "operator_health.h"
+#include "strbuf.h"
+
+#define LEASE_NAME "9c4404e7.operatorframework.io"
+#define CE_PATH "/apis/olm.operatorframework.io/v1/clusterextensions"
+#define CC_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
+
+typedef struct app {
+    operator_flags f;
+    uv_loop_t *loop;
+    kube_client *client;
+    kube_uvcurl *uc;
+    kube_informer *ce_inf, *cc_inf;
+    kube_workqueue *wq;
+    kube_leader *leader;
+    catalog_client *cc;
+    ce_reconciler *rec;
+    op_health *health;
+    uv_signal_t sigterm, sigint;
+    bool stopping, controllers_started;
+    int closing;
+    int exit_code;
+} app;
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("operator-controller: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ events → queue */
+
+static void enqueue_key(app *a, const char *key)
+{
+    olm_error err;
+    if (a->wq && !a->stopping && kube_workqueue_add(a->wq, key, &err) != 0)
+        logf_("%s: could not queue: %s", key, err.msg);
+}
+
+static void enqueue_obj(app *a, const json_t *obj)
+{
+    char *key = kube_object_key(obj);
+    if (key)
+        enqueue_key(a, key);
+    free(key);
+}
+
+static void enqueue_all(app *a)
+{
+    if (!a->ce_inf)
+        return;
+    json_t *all = kube_informer_list(a->ce_inf);
+    size_t i;
+    json_t *o;
+    json_array_foreach(all, i, o) enqueue_obj(a, o);
+    json_decref(all);
+}
+
+static void ce_add(json_t *obj, void *data)
+{
+    enqueue_obj(data, obj);
+}
+
+static bool same_json(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal((json_t *)a, (json_t *)b));
+}
+
+static void ce_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const json_t *om = json_object_get(old_obj, "metadata"), *nm = json_object_get(new_obj, "metadata");
+    /* Status-only updates (ours) change none of these. */
+    if (same_json(json_object_get(om, "generation"), json_object_get(nm, "generation")) &&
+        same_json(json_object_get(om, "deletionTimestamp"), json_object_get(nm, "deletionTimestamp")) &&
+        same_json(json_object_get(om, "finalizers"), json_object_get(nm, "finalizers")))
+        return;
+    enqueue_obj(data, new_obj);
+}
+
+static void ce_delete(json_t *obj, void *data)
+{
+    enqueue_obj(data, obj);
+}
+
+static const json_t *resolved_ref(const json_t *cat)
+{
+    return json_object_get(
+        json_object_get(json_object_get(json_object_get(cat, "status"), "resolvedSource"), "image"), "ref");
+}
+
+static void cc_add(json_t *obj, void *data)
+{
+    enqueue_all(data);
+}
+
+static void cc_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const json_t *o = resolved_ref(old_obj), *n = resolved_ref(new_obj);
+    if (o && n && json_equal((json_t *)o, (json_t *)n))
+        return;
+    enqueue_all(data);
+}
+
+static void cc_delete(json_t *obj, void *data)
+{
+    app *a = data;
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    if (name && a->cc)
+        catalog_client_forget(a->cc, name);
+    enqueue_all(a);
+}
+
+static void on_watch_error(const char *msg, void *data)
+{
+    logf_("watch: %s", msg);
+}
+
+static void on_ce_synced(void *data)
+{
+    app *a = data;
+    logf_("ClusterExtension cache synced (%zu)", kube_informer_count(a->ce_inf));
+}
+
+static void on_cc_synced(void *data)
+{
+    app *a = data;
+    /* Resolutions that ran before the catalogs were known saw none: run them again. */
+    enqueue_all(a);
+}
+
+/* ------------------------------------------------------------ health and metrics */
+
+static bool condition_true(const json_t *obj, const char *type)
+{
+    const json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
+    size_t i;
+    const json_t *c;
+    json_array_foreach((json_t *)conds, i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, type) == 0)
+            return strcmp(s, "True") == 0;
+    }
+    return false;
+}
+
+static void write_metrics(app *a, strbuf *b)
+{
+    ce_reconcile_stats st = {0};
+    if (a->rec)
+        ce_reconciler_stats(a->rec, &st);
+    size_t installed = 0, total = 0;
+    if (a->ce_inf) {
+        json_t *all = kube_informer_list(a->ce_inf);
+        size_t i;
+        json_t *o;
+        json_array_foreach(all, i, o) {
+            total++;
+            installed += condition_true(o, "Installed");
+        }
+        json_decref(all);
+    }
+    strbuf_printf(b,
+                  "# HELP operator_controller_reconcile_total ClusterExtension reconciles.\n"
+                  "# TYPE operator_controller_reconcile_total counter\n"
+                  "operator_controller_reconcile_total %llu\n"
+                  "# TYPE operator_controller_reconcile_errors_total counter\n"
+                  "operator_controller_reconcile_errors_total %llu\n"
+                  "# TYPE operator_controller_reconcile_terminal_errors_total counter\n"
+                  "operator_controller_reconcile_terminal_errors_total %llu\n"
+                  "# TYPE operator_controller_reconcile_duration_seconds_sum counter\n"
+                  "operator_controller_reconcile_duration_seconds_sum %.6f\n"
+                  "# TYPE operator_controller_reconcile_duration_seconds_max gauge\n"
+                  "operator_controller_reconcile_duration_seconds_max %.6f\n"
+                  "# TYPE operator_controller_drift_repaired_objects_total counter\n"
+                  "operator_controller_drift_repaired_objects_total %llu\n"
+                  "# TYPE operator_controller_clusterextensions gauge\n"
+                  "operator_controller_clusterextensions %zu\n"
+                  "# TYPE operator_controller_installed_extensions gauge\n"
+                  "operator_controller_installed_extensions %zu\n"
+                  "# TYPE operator_controller_catalog_cache_entries gauge\n"
+                  "operator_controller_catalog_cache_entries %zu\n"
+                  "# TYPE operator_controller_workqueue_depth gauge\n"
+                  "operator_controller_workqueue_depth %zu\n",
+                  (unsigned long long)st.total, (unsigned long long)st.errors, (unsigned long long)st.terminal,
+                  (double)st.micros_total / 1e6, (double)st.micros_max / 1e6,
+                  (unsigned long long)st.repaired_objects, total, installed,
+                  a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0);
+}
+
+static int on_health(const char *path, strbuf *body, const char **ctype, void *data)
+{
+    app *a = data;
+    if (strcmp(path, "/healthz") == 0) {
+        strbuf_puts(body, "ok\n");
+        return 200;
+    }
+    if (strcmp(path, "/readyz") == 0) {
+        /* Ready once this replica reconciles with full caches, or stands by as a
+         * non-leader (it cannot do more until it leads). */
+        bool ready = a->f.leader_elect && !a->controllers_started;
+        if (a->controllers_started)
+            ready = kube_informer_has_synced(a->ce_inf) && kube_informer_has_synced(a->cc_inf);
+        strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
+        return ready ? 200 : 503;
+    }
+    if (strcmp(path, "/metrics") == 0) {
+        *ctype = "text/plain; version=0.0.4; charset=utf-8";
+        write_metrics(a, body);
+        return 200;
+    }
+    strbuf_puts(body, "not found\n");
+    return 404;
+}
+
+/* ------------------------------------------------------------ controllers */
+
+static int start_controllers(app *a, olm_error *err)
+{
+    const kube_config *cfg = kube_client_config(a->client);
+    kube_watch_options cco = {.path = CC_PATH};
+    kube_informer_handlers cch = {cc_add, cc_update, cc_delete, on_cc_synced, on_watch_error};
+    a->cc_inf = kube_informer_new(a->uc, cfg, &cco, &cch, a, err);
+    kube_watch_options ceo = {.path = CE_PATH};
+    kube_informer_handlers ceh = {ce_add, ce_update, ce_delete, on_ce_synced, on_watch_error};
+    a->ce_inf = a->cc_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
+    if (!a->ce_inf)
+        return -1;
+    catalog_client_options co = {.ca_file = a->f.catalogd_ca_file};
+    a->cc = catalog_client_new(&co, err);
+    if (!a->cc)
+        return -1;
+    const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
+    const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
+    ce_reconciler_config rc = {
+        .admin = a->client,
+        .catalogs = a->cc_inf,
+        .catalog_client = a->cc,
+        .system_namespace = a->f.system_namespace,
+        .cache_dir = a->f.cache_path,
+        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .timeout_seconds = 900}},
+        .repair_interval_ms = a->f.repair_interval_ms,
+        .crd_check = crd_upgrade_safety_check,
+    };
+    a->rec = ce_reconciler_new(&rc, err);
+    if (!a->rec)
+        return -1;
+    kube_workqueue_options qo = {.concurrency = a->f.concurrency};
+    a->wq = kube_workqueue_new(a->loop, &qo, ce_reconcile, a->rec, err);
+    if (!a->wq)
+        return -1;
+    a->controllers_started = true;
+    if (kube_informer_start(a->cc_inf, err) != 0)
+        return -1;
+    return kube_informer_start(a->ce_inf, err);
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+static void uvcurl_closed(void *data)
+{
+    ((app *)data)->uc = NULL;
+}
+
+static void one_closed(void *data)
+{
+    app *a = data;
+    if (--a->closing == 0 && a->uc)
+        kube_uvcurl_close(a->uc, uvcurl_closed, a);
+}
+
+static void ce_inf_closed(void *data)
+{
+    ((app *)data)->ce_inf = NULL;
+    one_closed(data);
+}
+
+static void cc_inf_closed(void *data)
+{
+    ((app *)data)->cc_inf = NULL;
+    one_closed(data);
+}
+
+static void leader_closed(void *data)
+{
+    ((app *)data)->leader = NULL;
+    one_closed(data);
+}
+
+static void health_closed(void *data)
+{
+    ((app *)data)->health = NULL;
+}
+
+/* Phase 2, once no reconcile runs: stop the watches, the election and the responder. */
+static void shutdown_phase2(app *a)
+{
+    ce_reconciler_free(a->rec);
+    a->rec = NULL;
+    a->closing = 1;
+    if (a->ce_inf) {
+        a->closing++;
+        kube_informer_stop(a->ce_inf, ce_inf_closed, a);
+    }
+    if (a->cc_inf) {
+        a->closing++;
+        kube_informer_stop(a->cc_inf, cc_inf_closed, a);
+    }
+    if (a->leader) {
+        a->closing++;
+        kube_leader_stop(a->leader, leader_closed, a);
+    }
+    one_closed(a);
+    if (a->health)
+        op_health_stop(a->health, health_closed, a);
+}
+
+static void wq_done(void *data)
+{
+    app *a = data;
+    a->wq = NULL;
+    shutdown_phase2(a);
+}
+
+static void begin_shutdown(app *a, int exit_code)
+{
+    if (a->stopping)
+        return;
+    a->stopping = true;
+    a->exit_code = exit_code;
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    uv_close((uv_handle_t *)&a->sigint, NULL);
+    if (a->wq)
+        kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
+    else
+        shutdown_phase2(a);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    logf_("signal %d: shutting down", signum);
+    begin_shutdown(h->data, 0);
+}
+
+/* ------------------------------------------------------------ leader election */
+
+static void on_started_leading(void *data)
+{
+    app *a = data;
+    logf_("became leader (Lease %s)", LEASE_NAME);
+    olm_error err;
+    if (!a->stopping && !a->controllers_started && start_controllers(a, &err) != 0) {
+        logf_("starting the reconciler: %s", err.msg);
+        begin_shutdown(a, 1);
+    }
+}
+
+static void on_stopped_leading(void *data)
+{
+    app *a = data;
+    if (a->stopping)
+        return;
+    logf_("leader election lost; exiting");
+    begin_shutdown(a, 1);
+}
+
+static void on_leader_error(const char *msg, void *data)
+{
+    logf_("leader election: %s", msg);
+}
+
+static int start_leader_election(app *a, olm_error *err)
+{
+    char host[128] = "operator-controller", identity[256];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    snprintf(identity, sizeof identity, "%s_%d_%08x", host, (int)getpid(), (unsigned)rand_r(&seed));
+    kube_leader_options o = {.lease_namespace = a->f.system_namespace, .lease_name = LEASE_NAME, .identity = identity};
+    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, on_leader_error};
+    a->leader = kube_leader_new(a->uc, kube_client_config(a->client), &o, &cb, a, err);
+    if (!a->leader)
+        return -1;
+    logf_("campaigning for Lease %s/%s as %s", a->f.system_namespace, LEASE_NAME, identity);
+    return kube_leader_start(a->leader, err);
+}
+
+/* ------------------------------------------------------------ main */
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int run(app *a)
+{
+    olm_error err;
+    kube_config cfg;
+    if (kube_config_load(a->f.kubeconfig, &cfg, &err) != 0) {
+        logf_("loading the kubeconfig: %s", err.msg);
+        return 1;
+    }
+    kube_client_options co = {.user_agent = "operator-controller"};
+    a->client = kube_client_new(&cfg, &co, &err);
+    if (!a->client) {
+        kube_config_free(&cfg);
+        logf_("kube client: %s", err.msg);
+        return 1;
+    }
+    if (mkdir_p(a->f.cache_path) != 0) {
+        logf_("creating %s: %s", a->f.cache_path, strerror(errno));
+        return 1;
+    }
+    a->loop = uv_default_loop();
+    if (a->f.health_addr && *a->f.health_addr && strcmp(a->f.health_addr, "0") != 0) {
+        char host[256];
+        int port;
+        operator_parse_addr(a->f.health_addr, host, sizeof host, &port); /* checked by the parser */
+        a->health = op_health_start(a->loop, host, port, on_health, a, &err);
+        if (!a->health) {
+            logf_("health server on %s: %s", a->f.health_addr, err.msg);
+            uv_run(a->loop, UV_RUN_DEFAULT);
+            return 1;
+        }
+    }
+    uv_signal_init(a->loop, &a->sigterm);
+    uv_signal_init(a->loop, &a->sigint);
+    a->sigterm.data = a->sigint.data = a;
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+
+    a->uc = kube_uvcurl_new(a->loop, &err);
+    int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    if (rc != 0) {
+        logf_("starting: %s", err.msg);
+        begin_shutdown(a, 1);
+    } else {
+        logf_("running: system namespace %s, cache %s, health %s, %u concurrent reconciles, drift repair every %llu ms",
+              a->f.system_namespace, a->f.cache_path, a->health ? a->f.health_addr : "off", a->f.concurrency,
+              (unsigned long long)a->f.repair_interval_ms);
+    }
+    uv_run(a->loop, UV_RUN_DEFAULT);
+    uv_loop_close(a->loop);
+    return a->exit_code;
+}
+
+int main(int argc, char **argv)
+{
+    app a = {0};
+    char msg[512];
+    int prc = operator_flags_parse(argc, argv, &a.f, msg, sizeof msg);
+    if (prc != 0) {
+        if (prc < 0) {
+            fprintf(stderr, "operator-controller: %s\n", msg);
+            operator_usage(stderr);
+        }
+        return prc < 0 ? 2 : 0;
+    }
+    /* Reconciles block on HTTP and pulls; give them room before the pool first starts. */
+    setenv("UV_THREADPOOL_SIZE", "8", 0);
+    /* libcurl's global state must be set up before any thread may use it. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+        fprintf(stderr, "operator-controller: curl_global_init failed\n");
+        return 1;
+    }
+    int rc = run(&a);
+    catalog_client_free(a.cc);
+    if (a.client)
+        kube_client_free(a.client);
+    curl_global_cleanup();
+    logf_("stopped (exit %d)", rc);
+    return rc;
+}
