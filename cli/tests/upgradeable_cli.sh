@@ -87,5 +87,13 @@ check usage-missing-dir 2 "$(code --cluster-version 4.18.0 --bundle foo=$fx/nope
 check usage-bad-pair 2 "$(code --cluster-version 4.18.0 --bundle foo)"
 check usage-output 2 "$(code --cluster-version 4.18.0 -o yaml)"
 
+# Cluster mode (--kubeconfig) takes no files and not both versions; an unreadable
+# kubeconfig (or a build without cluster access) is exit 2.  The cluster itself is
+# exercised by e2e/tests/test_upgradeable.py.
+check kube-with-files 2 "$(code --kubeconfig /nonexistent --properties foo=$fx/foo.v1.0.0.json)"
+check kube-both-versions 2 "$(code --kubeconfig /nonexistent --to 4.19 --cluster-version 4.18.0)"
+check kube-sysns-offline 2 "$(code --system-namespace x --cluster-version 4.18.0)"
+check kube-unreadable 2 "$(code --kubeconfig /nonexistent/kubeconfig)"
+
 echo "upgradeable_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
