@@ -203,7 +203,7 @@ static int check_installed(json_t *objs, olm_error *err, char *bad, size_t badle
         const char *ons = json_string_value(json_object_get(md, "namespace"));
         json_t *cur = NULL;
         if (kube_get(admin, av, kind, ons, name, &cur, err) < 0) {
-            snprintf(bad, badlen, "%s %s: %s", kind, name, err->msg);
+            snprintf(bad, badlen, "%.100s %.200s: %.700s", kind, name, err->msg);
             return -1;
         }
         const char *ok = label_of(cur, "olm.operatorframework.io/owner-kind");
