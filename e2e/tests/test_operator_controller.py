@@ -130,7 +130,7 @@ class Controller:
 
     def start(self):
         cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
-               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "0"]
+               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "2s"]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
         wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
@@ -408,8 +408,22 @@ def test_missing_service_account(world, name):
         kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
 
 
+def test_drift_repair(world, ns, name):
+    """A deleted or edited object is put back by the periodic repair (--drift-repair-interval 2s)."""
+    pkg = world["pkg"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    kubectl("delete", "configmap", f"{pkg}-config", "-n", ns)
+    kubectl("patch", "deployment", f"{pkg}-manager", "-n", ns, "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap to be recreated", world["ctl"])
+    wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["spec"]["replicas"] == 1,
+             "spec.replicas to be restored", world["ctl"])
+    delete_ce(world, name)
+
+
 def test_metrics(world):
     status, body = http(f"http://127.0.0.1:{world['ctl'].port}/metrics")
     assert status == 200
     assert b"operator_controller_reconcile_total" in body
     assert b"operator_controller_installed_extensions" in body
+    assert b"operator_controller_drift_repaired_objects_total" in body
