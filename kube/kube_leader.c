@@ -32,13 +32,17 @@ struct kube_leader {
     char *observed_holder;
     uint64_t observed_at;
 
-    bool stopped, releasing;
-    json_t *held;          /* the Lease as we last wrote it (for release) */
+    bool stopped;
+    /* Set during stop when the write that was in flight may have left us the
+     * holder on the server (it succeeded, or we cannot tell), although we never
+     * announced leadership: the Lease is released then too. */
+    bool may_hold;
     void (*closed_cb)(void *data);
     void *closed_data;
 };
 
 static void try_acquire_or_renew(uv_timer_t *t);
+static void teardown(kube_leader *l);
 
 void kube_leader_format_microtime(char *buf, size_t len)
 {
@@ -92,8 +96,13 @@ static void on_written(long status, const char *body, size_t len, const olm_erro
 {
     kube_leader *l = data;
     l->req = NULL;
-    if (l->stopped)
+    if (l->stopped) {
+        /* Stop waited for this write rather than cancel it (see teardown). */
+        if (status == 200 || status == 201 || status == 0)
+            l->may_hold = true;
+        teardown(l);
         return;
+    }
     if (status != 200 && status != 201) {
         if (status == 409)
             report(l, "lost an update race (409 Conflict)");
@@ -104,11 +113,7 @@ static void on_written(long status, const char *body, size_t len, const olm_erro
         round_failed(l);
         return;
     }
-    json_t *lease = json_loadb(body, len, 0, NULL);
-    if (lease) {
-        json_decref(l->held);
-        l->held = lease;
-    }
+    (void)len; /* the response body is not needed: release re-reads the Lease */
     l->last_renew = now_ms(l);
     if (!atomic_load(&l->leading)) {
         atomic_store(&l->leading, true);
@@ -171,8 +176,10 @@ static void on_read(long status, const char *body, size_t len, const olm_error *
 {
     kube_leader *l = data;
     l->req = NULL;
-    if (l->stopped)
+    if (l->stopped) {
+        teardown(l);
         return;
+    }
     char now[40];
     kube_leader_format_microtime(now, sizeof now);
     if (status == 404) {
@@ -307,7 +314,6 @@ static void on_closed(uv_handle_t *h)
     free(l->item_path);
     free(l->observed);
     free(l->observed_holder);
-    json_decref(l->held);
     free(l);
     if (cb)
         cb(data);
@@ -333,34 +339,77 @@ static void on_released(long status, const char *body, size_t len, const olm_err
     finish(l);
 }
 
-/* Deferred to a timer callback: cancelling a transfer is not allowed from inside
- * another curl callback, and stop may be called from one. */
+/* The release is a PUT of the Lease as just read, so it carries the current
+ * resourceVersion: the version of our own last write is not enough, because a
+ * write whose outcome we did not see (timed out) may still have been applied. */
+static void on_release_read(long status, const char *body, size_t len, const olm_error *err, void *data)
+{
+    kube_leader *l = data;
+    l->req = NULL;
+    json_t *lease = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+    if (!lease) {
+        if (status == 0)
+            report(l, "could not read the lease to release it: %s", err->msg);
+        else if (status != 404)
+            report(l, "could not read the lease to release it: HTTP %ld: %.300s", status, body);
+        finish(l);
+        return;
+    }
+    json_t *spec = json_object_get(lease, "spec");
+    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+    if (!holder || strcmp(holder, l->identity) != 0) {
+        json_decref(lease); /* someone else took it: not ours to release */
+        finish(l);
+        return;
+    }
+    json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
+    char now[40];
+    kube_leader_format_microtime(now, sizeof now);
+    json_t *nspec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "holderIdentity", "", "leaseDurationSeconds", 1,
+                              "acquireTime", now, "renewTime", now, "leaseTransitions", transitions);
+    char *out = NULL;
+    if (nspec && json_object_set_new(lease, "spec", nspec) == 0)
+        out = json_dumps(lease, JSON_COMPACT);
+    json_decref(lease);
+    olm_error e;
+    olm_error_set(&e, "out of memory");
+    if (out)
+        l->req = kube_uvcurl_req_start(l->uc, l->cfg, "PUT", l->item_path, out, 10000, on_released, l, &e);
+    free(out);
+    if (l->req)
+        return;
+    report(l, "could not release the lease: %s", e.msg);
+    finish(l);
+}
+
+/* Runs once stop was requested and again whenever a request completes after it;
+ * acts only when no request is in flight.  A request in flight is waited for,
+ * never cancelled: cancelling only drops our end, and the server may still apply
+ * a renewal it had received, so we would never learn its new resourceVersion and
+ * a successor would wait out the whole lease duration.  The wait is bounded by
+ * the request timeout. */
+static void teardown(kube_leader *l)
+{
+    if (l->req)
+        return; /* its callback calls us again */
+    if (!atomic_load(&l->leading) && !l->may_hold) {
+        finish(l);
+        return;
+    }
+    olm_error err;
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, 10000, on_release_read, l, &err);
+    if (!l->req) {
+        report(l, "could not release the lease: %s", err.msg);
+        finish(l);
+    }
+}
+
+/* Deferred to a timer callback: stop may be called from one of our callbacks
+ * (e.g. on_started_leading inside on_written), and finish must not then run
+ * on_stopped_leading and free `l` underneath that caller. */
 static void on_teardown(uv_timer_t *t)
 {
-    kube_leader *l = t->data;
-    if (l->req) {
-        kube_uvcurl_req_cancel(l->req);
-        l->req = NULL;
-    }
-    if (atomic_load(&l->leading) && l->held) {
-        char now[40];
-        kube_leader_format_microtime(now, sizeof now);
-        json_t *spec = json_object_get(l->held, "spec");
-        json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
-        json_t *nspec = json_pack("{s:s, s:i, s:s, s:s, s:I}", "holderIdentity", "", "leaseDurationSeconds", 1,
-                                  "acquireTime", now, "renewTime", now, "leaseTransitions", transitions);
-        char *body = NULL;
-        if (nspec && json_object_set_new(l->held, "spec", nspec) == 0)
-            body = json_dumps(l->held, JSON_COMPACT);
-        olm_error err;
-        if (body)
-            l->req = kube_uvcurl_req_start(l->uc, l->cfg, "PUT", l->item_path, body, 10000, on_released, l, &err);
-        free(body);
-        if (l->req)
-            return;
-        report(l, "could not release the lease");
-    }
-    finish(l);
+    teardown(t->data);
 }
 
 void kube_leader_stop(kube_leader *l, void (*closed_cb)(void *data), void *data)

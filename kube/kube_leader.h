@@ -10,7 +10,9 @@
  * cannot both win (the loser gets 409 Conflict).  The leader renews (renewTime)
  * every retry period; if it cannot renew for renew_deadline it stops leading.  On
  * stop, a leader releases the Lease (holderIdentity "", leaseDurationSeconds 1) so
- * a successor need not wait for expiry.
+ * a successor need not wait for expiry: it first lets a request in flight finish
+ * (a cancelled renewal may still be applied by the server), then re-reads the
+ * Lease and releases it with that resourceVersion if it still names us.
  *
  * Requests are asynchronous on the shared kube_uvcurl.  Thread affinity: loop
  * thread only; callbacks run on the loop thread, except kube_leader_is_leader
@@ -55,8 +57,9 @@ int kube_leader_start(kube_leader *l, olm_error *err);
 bool kube_leader_is_leader(kube_leader *l);
 
 /* Stops campaigning; a leader releases the Lease first (on_stopped_leading runs
- * when it is released or the release failed).  Then `l` is freed and closed_cb
- * (may be NULL) runs.  Safe to call from a callback. */
+ * when it is released or the release failed).  A request in flight is waited
+ * for, not cancelled, so this can take up to the 10 s request timeout.  Then `l`
+ * is freed and closed_cb (may be NULL) runs.  Safe to call from a callback. */
 void kube_leader_stop(kube_leader *l, void (*closed_cb)(void *data), void *data);
 
 /* RFC 3339 with microseconds in UTC ("2024-05-01T12:00:00.000000Z"), the

@@ -21,6 +21,12 @@ typedef struct fake_lease {
     int puts, posts, conflicts;
     int fail_puts_after; /* >0: PUTs after this many answer 500 */
     bool conflict_next_put;
+    /* hold_next_put: the next PUT is applied, then its response waits (put_held)
+     * until the test sets gate_open and broadcasts `gate` (initialised by the test
+     * that sets gate_used).  Lets a test stop a leader while a renewal the server
+     * has already applied is still in flight. */
+    bool hold_next_put, put_held, gate_open, gate_used;
+    pthread_cond_t gate;
 } fake_lease;
 
 static void lease_handler(fws_conn *c, const fws_request *req, void *user)
@@ -67,6 +73,12 @@ static void lease_handler(fws_conn *c, const fws_request *req, void *user)
             snprintf(cur, sizeof cur, "%d", ++f->rv);
             json_object_set_new(json_object_get(f->lease, "metadata"), "resourceVersion", json_string(cur));
             out = json_dumps(f->lease, JSON_COMPACT);
+            if (f->hold_next_put) {
+                f->hold_next_put = false;
+                f->put_held = true;
+                while (!f->gate_open)
+                    pthread_cond_wait(&f->gate, &c->s->lock);
+            }
         }
     } else {
         status = 400;
@@ -169,10 +181,20 @@ static void world_run(world *w, void (*tick)(world *w))
     uv_timer_start(&w->guard, on_guard, 60000, 0);
 }
 
+static void open_gate(world *w)
+{
+    pthread_mutex_lock(&w->srv.lock);
+    w->f.gate_open = true;
+    if (w->f.gate_used)
+        pthread_cond_broadcast(&w->f.gate);
+    pthread_mutex_unlock(&w->srv.lock);
+}
+
 static void world_finish(world *w)
 {
     assert_int_equal(uv_run(&w->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&w->loop), 0);
+    open_gate(w); /* a held response must not keep fws_stop from joining its thread */
     fws_stop(&w->srv);
 }
 
@@ -232,6 +254,59 @@ static void test_create_renew_release_handover(void **state)
     assert_string_equal(spec_str(&w->f, "holderIdentity"), "");
     assert_int_equal(spec_int(&w->f, "leaseDurationSeconds"), 1);
     assert_int_equal(spec_int(&w->f, "leaseTransitions"), 1);
+    json_decref(w->f.lease);
+    free(w);
+}
+
+/* Stop while a renewal is in flight that the server has already applied: the
+ * release must still succeed.  Cancelling the renewal left the leader with the
+ * previous resourceVersion, so its release got 409, the Lease kept naming it for
+ * the whole lease duration, and a successor (the handover test) hung. */
+static void inflight_tick(world *w)
+{
+    switch (w->step) {
+    case 0:
+        if (w->a.started == 1) {
+            pthread_mutex_lock(&w->srv.lock);
+            w->f.hold_next_put = true;
+            pthread_mutex_unlock(&w->srv.lock);
+            w->step = 1;
+        }
+        break;
+    case 1: {
+        pthread_mutex_lock(&w->srv.lock);
+        bool held = w->f.put_held;
+        pthread_mutex_unlock(&w->srv.lock);
+        if (held) {
+            kube_leader_stop(w->a.l, on_leader_closed, w);
+            w->step = 2;
+        }
+        break;
+    }
+    case 2:
+        open_gate(w); /* a tick later: stop has run with the renewal still in flight */
+        w->step = 3;
+        break;
+    }
+}
+
+static void test_release_after_stop_during_renewal(void **state)
+{
+    (void)state;
+    world *w = calloc(1, sizeof *w);
+    pthread_cond_init(&w->f.gate, NULL);
+    w->f.gate_used = true;
+    assert_int_equal(fws_start(&w->srv, lease_handler, &w->f), 0);
+    world_run(w, inflight_tick);
+    mk(w, &w->a, "alpha", 60000, 40000, 20);
+    world_finish(w);
+    pthread_cond_destroy(&w->f.gate);
+    assert_int_equal(w->a.started, 1);
+    assert_int_equal(w->a.stopped, 1);
+    assert_int_equal(w->f.conflicts, 0);
+    assert_string_equal(spec_str(&w->f, "holderIdentity"), "");
+    assert_int_equal(spec_int(&w->f, "leaseDurationSeconds"), 1);
+    assert_int_equal(spec_int(&w->f, "leaseTransitions"), 0);
     json_decref(w->f.lease);
     free(w);
 }
@@ -316,6 +391,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_microtime_format),
         cmocka_unit_test(test_create_renew_release_handover),
+        cmocka_unit_test(test_release_after_stop_during_renewal),
         cmocka_unit_test(test_takeover_after_expiry_with_conflict),
         cmocka_unit_test(test_lost_lease_after_renew_deadline),
     };
