@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Stops what scripts/run-local.sh started, by PID, then the local cluster.
+# Stops what scripts/run-local.sh started, by PID (operator-controller first, then catalogd),
+# then the local cluster.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 state=$repo/.dev
-pid=$(cat "$state/catalogd.pid" 2>/dev/null || true)
-if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-  kill -TERM "$pid"
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-  echo "catalogd: stopped PID $pid"
-fi
-rm -f "$state/catalogd.pid" "$state/catalogd.port"
+stop() { # stop NAME: SIGTERM the PID in $state/NAME.pid, wait up to 30 s, then SIGKILL
+  local name=$1 pid
+  pid=$(cat "$state/$name.pid" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    echo "$name: stopped PID $pid"
+  fi
+  rm -f "$state/$name.pid" "$state/$name.port"
+}
+stop operator-controller
+stop catalogd
 bash "$repo/e2e/cluster/down.sh" --state-dir "$state"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs the product locally: the local control plane and registry (e2e/cluster), the CRDs,
-# catalogd in the background, and (unless --no-demo) a demo ClusterCatalog made from the
-# sample catalog in ../shared.  State, logs and PIDs live in .dev/; `make down` stops it all.
+# catalogd and operator-controller in the background, and (unless --no-demo) two demo
+# ClusterCatalogs: "demo" (the sample catalog in ../shared; browse only, its bundle images are
+# not pullable offline) and "demo-operators" (a tiny installable package built and pushed by
+# scripts/demo-package.py), plus the namespace, ServiceAccount and RBAC to install it
+# (config/samples/demo-installer-rbac.yaml).  State, logs and PIDs live in .dev/; `make down`
+# stops it all.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -40,6 +44,28 @@ export OLMV1_SYSTEM_NAMESPACE=olmv1-system
 export OLMV1_CATALOGD_PID=$(cat "$state/catalogd.pid")
 ENV
 
+system_ns=olmv1-system
+kubectl create namespace "$system_ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+opctl_pid=$(cat "$state/operator-controller.pid" 2>/dev/null || true)
+if alive "$opctl_pid"; then
+  echo "operator-controller already running (PID $opctl_pid)"
+  hport=$(cat "$state/operator-controller.port")
+else
+  hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  mkdir -p "$state/operator-controller-cache" "$state/logs"
+  setsid "$build/controller/operator-controller" --kubeconfig "$KUBECONFIG" --system-namespace "$system_ns" \
+    --cache-path "$state/operator-controller-cache" --health-addr "127.0.0.1:$hport" \
+    --insecure-registries "$OLMV1_REGISTRY" >"$state/logs/operator-controller.log" 2>&1 < /dev/null &
+  echo $! > "$state/operator-controller.pid"
+  echo "$hport" > "$state/operator-controller.port"
+  for _ in $(seq 150); do curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+  curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null || { tail -20 "$state/logs/operator-controller.log"; exit 1; }
+fi
+grep -q OLMV1_OPERATOR_CONTROLLER_URL "$state/env" || cat >> "$state/env" <<ENV
+export OLMV1_OPERATOR_CONTROLLER_URL=http://127.0.0.1:$hport
+export OLMV1_OPERATOR_CONTROLLER_PID=$(cat "$state/operator-controller.pid")
+ENV
+
 if [ $demo = 1 ]; then
   ref="$OLMV1_REGISTRY/olmv1/demo-catalog:latest"
   "$build/cli/olmv1" catalog push -q "$shared/data/catalogs-small/sample20" "$ref" >/dev/null
@@ -56,13 +82,51 @@ spec:
       pollIntervalMinutes: 10
 YAML
   kubectl wait --for=condition=Serving --timeout=120s clustercatalog/demo >/dev/null
+
+  # The installable demo package, its catalog, and what an administrator prepares to install it.
+  ops_ref="$OLMV1_REGISTRY/olmv1/demo-operators:latest"
+  python3 scripts/demo-package.py --olmv1 "$build/cli/olmv1" --registry "$OLMV1_REGISTRY" \
+    --out "$state/demo-package" >/dev/null
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: olm.operatorframework.io/v1
+kind: ClusterCatalog
+metadata:
+  name: demo-operators
+spec:
+  source:
+    type: Image
+    image:
+      ref: $ops_ref
+      pollIntervalMinutes: 10
+YAML
+  kubectl apply -f config/samples/demo-installer-rbac.yaml >/dev/null
+  kubectl wait --for=condition=Serving --timeout=120s clustercatalog/demo-operators >/dev/null
 fi
 
 cat <<MSG
-OLM v1 is running locally (state and logs in .dev/).
+OLM v1 is running locally (state and logs in .dev/): catalogd (PID $(cat "$state/catalogd.pid"), logs
+.dev/logs/catalogd.log) and operator-controller (PID $(cat "$state/operator-controller.pid"), logs
+.dev/logs/operator-controller.log, metrics http://127.0.0.1:$hport/metrics).
   source .dev/env
   kubectl get clustercatalogs
   curl -s "\$OLMV1_CATALOGD_URL/catalogs/demo/api/v1/metas?schema=olm.package" | head -c 600
   build/cli/olmv1 resolve --catalog demo=$shared/data/catalogs-small/sample20 --package tigera-operator
-  make down     # stops catalogd and the cluster by PID
+MSG
+if [ $demo = 1 ]; then
+  cat <<MSG
+Two demo catalogs: "demo" is the ../shared sample catalog (browse and resolve only: its bundle
+images are not pullable offline); "demo-operators" holds the installable package
+olmv1-demo-operator (0.1.0 -> 0.2.0 -> 1.0.0, built by scripts/demo-package.py and pushed to the
+local registry).  Namespace olmv1-demo, ServiceAccount demo-installer and its RBAC are in place
+(config/samples/demo-installer-rbac.yaml).  Install it:
+  kubectl apply -f config/samples/demo-clusterextension.yaml
+  kubectl wait --for=condition=Installed --timeout=120s clusterextension/demo-operator
+  kubectl get clusterextensions
+  kubectl get deployments,configmaps -n olmv1-demo
+Uninstall it:
+  kubectl delete clusterextension demo-operator
+MSG
+fi
+cat <<MSG
+  make down     # stops operator-controller, catalogd and the cluster by PID
 MSG
