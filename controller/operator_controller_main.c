@@ -35,6 +35,7 @@
 #include "operator_flags.h"
 #include "operator_health.h"
 #include "strbuf.h"
+#include "upgradeable_reconcile.h"
 
 #define LEASE_NAME "9c4404e7.operatorframework.io"
 #define CE_PATH "/apis/olm.operatorframework.io/v1/clusterextensions"
@@ -51,6 +52,7 @@ typedef struct app {
     catalog_client *cc;
     ce_reconciler *rec;
     op_health *health;
+    upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_signal_t sigterm, sigint;
     bool stopping, controllers_started;
     int closing;
@@ -290,9 +292,15 @@ static int start_controllers(app *a, olm_error *err)
     if (!a->wq)
         return -1;
     a->controllers_started = true;
-    if (kube_informer_start(a->cc_inf, err) != 0)
+    if (kube_informer_start(a->cc_inf, err) != 0 || kube_informer_start(a->ce_inf, err) != 0)
         return -1;
-    return kube_informer_start(a->ce_inf, err);
+    /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure
+     * to start it is logged, it must not take the ClusterExtension controller down. */
+    upgradeable_reconcile_opts uo = {.system_namespace = a->f.system_namespace};
+    olm_error uerr;
+    if (upgradeable_reconciler_start(a->loop, a->client, &uo, &a->upg, &uerr) < 0)
+        logf_("OpenShift upgradeable check not started: %s", uerr.msg);
+    return 0;
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -327,6 +335,12 @@ static void leader_closed(void *data)
     one_closed(data);
 }
 
+static void upg_closed(void *data)
+{
+    ((app *)data)->upg = NULL;
+    one_closed(data);
+}
+
 static void health_closed(void *data)
 {
     ((app *)data)->health = NULL;
@@ -349,6 +363,10 @@ static void shutdown_phase2(app *a)
     if (a->leader) {
         a->closing++;
         kube_leader_stop(a->leader, leader_closed, a);
+    }
+    if (a->upg) {
+        a->closing++;
+        upgradeable_reconciler_stop(a->upg, upg_closed, a);
     }
     one_closed(a);
     if (a->health)
