@@ -8,9 +8,15 @@ clusterPermissions (read ConfigMaps) and permissions (manage ConfigMaps in the i
 namespace), plus a ConfigMap "olmv1-demo-operator-config" whose data.version is the bundle version.
 Install mode AllNamespaces, so no configuration is needed.
 
-Usage: demo-package.py --olmv1 BIN --registry HOST:PORT --out DIR
+Usage: demo-package.py --olmv1 BIN --registry HOST:PORT --out DIR [--bench]
 Pushes the bundles to HOST:PORT/olmv1/demo-operator-bundle:vX.Y.Z and a catalog holding only this
 package to HOST:PORT/olmv1/demo-operators:latest; prints the catalog's digest reference.  Stdlib only.
+
+--bench (bench/operator_controller_bench.sh): package "olmv1-bench-operator" without permissions or
+clusterPermissions (the Deployment runs as "default"), so many extensions can install it side by
+side in different namespaces: the ClusterRoles generated from a CSV's permissions are named after
+the CSV and its rules, so two installs of the same bundle with them would collide.  Pushed to
+olmv1/bench-operator-bundle and olmv1/bench-operators.
 """
 
 import argparse
@@ -29,7 +35,7 @@ def write_json(path, doc):
     path.write_text(json.dumps(doc, indent=2) + "\n")
 
 
-def write_bundle(root, version):
+def write_bundle(root, version, bench=False):
     d = root / f"bundle-{version}"
     sa = f"{PKG}-manager"
     csv = {
@@ -75,6 +81,10 @@ def write_bundle(root, version):
             },
         },
     }
+    if bench:
+        spec = csv["spec"]["install"]["spec"]
+        del spec["clusterPermissions"], spec["permissions"]
+        spec["deployments"][0]["spec"]["template"]["spec"]["serviceAccountName"] = "default"
     write_json(d / "manifests" / "csv.yaml", csv)
     write_json(d / "manifests" / "config.yaml", {
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{PKG}-config"},
@@ -120,14 +130,19 @@ def main():
     ap.add_argument("--olmv1", required=True)
     ap.add_argument("--registry", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--bench", action="store_true")
     a = ap.parse_args()
+    global PKG
+    kind = "demo"
+    if a.bench:
+        PKG, kind = "olmv1-bench-operator", "bench"
     root = Path(a.out)
     images = {}
     for v in VERSIONS:
-        images[v] = push(a.olmv1, "bundle", "push", "-q", str(write_bundle(root, v)),
-                         f"{a.registry}/olmv1/demo-operator-bundle:v{v}")
+        images[v] = push(a.olmv1, "bundle", "push", "-q", str(write_bundle(root, v, a.bench)),
+                         f"{a.registry}/olmv1/{kind}-operator-bundle:v{v}")
     print(push(a.olmv1, "catalog", "push", "-q", str(write_catalog(root, images)),
-               f"{a.registry}/olmv1/demo-operators:latest"))
+               f"{a.registry}/olmv1/{kind}-operators:latest"))
 
 
 if __name__ == "__main__":
