@@ -27,6 +27,7 @@
 #include <curl/curl.h>
 
 #include "catalog_client.h"
+#include "catalog_client_change.h"
 #include "clusterextension_reconcile.h"
 #include "crd_upgrade_safety.h"
 #include "kube_informer.h"
@@ -124,12 +125,6 @@ static void ce_delete(json_t *obj, void *data)
     enqueue_obj(data, obj);
 }
 
-static const json_t *resolved_ref(const json_t *cat)
-{
-    return json_object_get(
-        json_object_get(json_object_get(json_object_get(cat, "status"), "resolvedSource"), "image"), "ref");
-}
-
 static void cc_add(json_t *obj, void *data)
 {
     enqueue_all(data);
@@ -137,10 +132,8 @@ static void cc_add(json_t *obj, void *data)
 
 static void cc_update(json_t *old_obj, json_t *new_obj, void *data)
 {
-    const json_t *o = resolved_ref(old_obj), *n = resolved_ref(new_obj);
-    if (o && n && json_equal((json_t *)o, (json_t *)n))
-        return;
-    enqueue_all(data);
+    if (catalog_resolution_inputs_changed(old_obj, new_obj))
+        enqueue_all(data);
 }
 
 static void cc_delete(json_t *obj, void *data)
