@@ -14,6 +14,7 @@
 
 #include "catalog_name.h"
 #include "strbuf.h"
+#include "olm_fs.h"
 
 #define TEMP_SUFFIX_LEN 6 /* mkdtemp's XXXXXX */
 
@@ -47,25 +48,6 @@ int store_remove_tree(const char *path)
         return (unlink(path) < 0 && errno != ENOENT) ? -1 : 0;
     /* FTW_DEPTH: children before their directory; FTW_PHYS: never follow symlinks out. */
     return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof buf)
-        return errno = ENAMETOOLONG, -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -1;
-        buf[i] = c;
-    }
-    return 0;
 }
 
 static int fsync_path(const char *path)
@@ -225,7 +207,7 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_
         pathf(final, sizeof final, "%s/%s", catalogs, name) < 0 ||
         pathf(tmp, sizeof tmp, "%s/.%s-XXXXXX", catalogs, name) < 0)
         return olm_error_set(err, "store root path is too long: %s", root);
-    if (mkdir_p(catalogs) < 0)
+    if (olm_mkdir_p(catalogs) < 0)
         return olm_error_set(err, "create %s: %s", catalogs, strerror(errno));
     if (remove_temp_dirs(catalogs, name) < 0)
         return olm_error_set(err, "remove orphaned temp dirs of %s in %s: %s", name, catalogs, strerror(errno));

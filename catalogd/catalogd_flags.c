@@ -1,5 +1,6 @@
 /* catalogd's flags; see catalogd_flags.h and catalogd_usage(). */
 #include "catalogd_flags.h"
+#include "olm_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,56 +38,6 @@ void catalogd_usage(FILE *out)
             "pollIntervalMinutes poll every N seconds instead.\n"
             "\n"
             "SIGTERM or SIGINT stops it gracefully (exit 0).\n");
-}
-
-int catalogd_parse_duration(const char *s, uint64_t *ms)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    double mult;
-    if (*end == '\0' || strcmp(end, "s") == 0)
-        mult = 1000;
-    else if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else
-        return -1;
-    *ms = (uint64_t)(v * mult);
-    return 0;
-}
-
-int catalogd_parse_addr(const char *addr, char *host, size_t hostsz, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    const char *h = addr;
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    if (hl == 0) {
-        h = "0.0.0.0";
-        hl = 7;
-    }
-    if (hl >= hostsz)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end || end == colon + 1 || p < 0 || p > 65535)
-        return -1;
-    *port = (int)p;
-    return 0;
 }
 
 /* Matches "--name VALUE" and "--name=VALUE"; advances *i past a separate value. */
@@ -169,7 +120,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
             return -1;
         }
         *dst = v;
-        if (dur && (catalogd_parse_duration(dur, &f->gc_interval_ms) != 0 || f->gc_interval_ms == 0)) {
+        if (dur && (olm_parse_duration(dur, &f->gc_interval_ms) != 0 || f->gc_interval_ms == 0)) {
             snprintf(msg, msgsz, "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)", dur);
             return -1;
         }
@@ -182,7 +133,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
             }
             f->concurrency = (unsigned)n;
         }
-        if (pol && (catalogd_parse_duration(pol, &f->poll_override_ms) != 0 || f->poll_override_ms == 0)) {
+        if (pol && (olm_parse_duration(pol, &f->poll_override_ms) != 0 || f->poll_override_ms == 0)) {
             snprintf(msg, msgsz, "--poll-interval-override-seconds: bad value \"%s\"", pol);
             return -1;
         }
@@ -193,11 +144,11 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
     }
     char host[256];
     int port;
-    if (catalogd_parse_addr(f->server_addr, host, sizeof host, &port) != 0) {
+    if (olm_parse_host_port(f->server_addr, CATALOGD_ANY_HOST, host, sizeof host, &port) != 0) {
         snprintf(msg, msgsz, "--catalogs-server-addr: want HOST:PORT, got \"%s\"", f->server_addr);
         return -1;
     }
-    if (f->health_addr && catalogd_parse_addr(f->health_addr, host, sizeof host, &port) != 0) {
+    if (f->health_addr && olm_parse_host_port(f->health_addr, CATALOGD_ANY_HOST, host, sizeof host, &port) != 0) {
         snprintf(msg, msgsz, "--health-addr: want HOST:PORT, got \"%s\"", f->health_addr);
         return -1;
     }

@@ -29,9 +29,7 @@ typedef struct catalogd_flags {
 int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, size_t msgsz);
 void catalogd_usage(FILE *out);
 
-/* "12h", "30m", "10s", "250ms" or plain seconds → ms.  -1 on bad input. */
-int catalogd_parse_duration(const char *s, uint64_t *ms);
-/* "host:port", "[v6]:port" or ":port" (all IPv4 addresses).  -1 on bad input. */
-int catalogd_parse_addr(const char *addr, char *host, size_t hostsz, int *port);
+/* Listen addresses ":port" mean every IPv4 address (like Go); olm_parse_host_port with this. */
+#define CATALOGD_ANY_HOST "0.0.0.0"
 
 #endif

@@ -35,6 +35,8 @@
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
+#include "olm_parse.h"
+#include "olm_fs.h"
 
 #define LEASE_NAME "catalogd-operator-lock"
 #define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
@@ -416,27 +418,11 @@ static int start_leader_election(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ main */
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, olm_error *err)
 {
     char host[256];
     int port;
-    catalogd_parse_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
+    olm_parse_host_port(addr, CATALOGD_ANY_HOST, host, sizeof host, &port); /* checked by the flag parser */
     catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.tls_cert : NULL,
                              .tls_key = tls ? a->f.tls_key : NULL, .access_log = access_log};
     return catalog_server_start(a->loop, &o, err);
@@ -452,7 +438,7 @@ static void build_url_root(app *a)
     }
     char host[256];
     int port;
-    catalogd_parse_addr(a->f.server_addr, host, sizeof host, &port);
+    olm_parse_host_port(a->f.server_addr, CATALOGD_ANY_HOST, host, sizeof host, &port);
     if (strcmp(host, "0.0.0.0") == 0)
         snprintf(host, sizeof host, "localhost");
     bool v6 = strchr(host, ':') != NULL;
@@ -475,7 +461,7 @@ static int run(app *a)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "kube client: %s", err.msg);
         return 1;
     }
-    if (mkdir_p(a->f.cache_dir) != 0) {
+    if (olm_mkdir_p(a->f.cache_dir) != 0) {
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "creating %s: %s", a->f.cache_dir, strerror(errno));
         return 1;
     }

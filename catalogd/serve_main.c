@@ -17,6 +17,7 @@
 #include "catalog_server.h"
 #include "catalog_store.h"
 #include "fbc.h"
+#include "olm_parse.h"
 
 typedef struct load_result {
     char name[256];
@@ -42,34 +43,6 @@ static void usage(void)
 {
     fprintf(stderr, "usage: catalogd-serve --cache-dir DIR --addr HOST:PORT [--tls-cert C --tls-key K]\n"
                     "                      [--load NAME=FBC_DIR]... [--no-access-log]\n");
-}
-
-/* "127.0.0.1:8443", "[::1]:8443" or ":8443" (all addresses, like Go). */
-static int parse_addr(const char *addr, char *host, size_t hostsz, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    const char *h = addr;
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    if (hl == 0) {
-        h = "0.0.0.0";
-        hl = 7;
-    }
-    if (hl >= hostsz)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end || end == colon + 1 || p < 0 || p > 65535)
-        return -1;
-    *port = (int)p;
-    return 0;
 }
 
 static int load_one(const char *cache, const char *spec, load_result *res)
@@ -176,7 +149,7 @@ int main(int argc, char **argv)
     }
     char host[256];
     int port;
-    if (!cache || !addr || parse_addr(addr, host, sizeof host, &port) < 0) {
+    if (!cache || !addr || olm_parse_host_port(addr, "0.0.0.0", host, sizeof host, &port) < 0) {
         usage();
         free(loads);
         return 2;

@@ -37,6 +37,8 @@
 #include "operator_health.h"
 #include "strbuf.h"
 #include "upgradeable_reconcile.h"
+#include "olm_parse.h"
+#include "olm_fs.h"
 
 #define LEASE_NAME "9c4404e7.operatorframework.io"
 #define CE_PATH "/apis/olm.operatorframework.io/v1/clusterextensions"
@@ -438,22 +440,6 @@ static int start_leader_election(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ main */
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int run(app *a)
 {
     olm_error err;
@@ -469,7 +455,7 @@ static int run(app *a)
         logf_("kube client: %s", err.msg);
         return 1;
     }
-    if (mkdir_p(a->f.cache_path) != 0) {
+    if (olm_mkdir_p(a->f.cache_path) != 0) {
         logf_("creating %s: %s", a->f.cache_path, strerror(errno));
         return 1;
     }
@@ -477,7 +463,7 @@ static int run(app *a)
     if (a->f.health_addr && *a->f.health_addr && strcmp(a->f.health_addr, "0") != 0) {
         char host[256];
         int port;
-        operator_parse_addr(a->f.health_addr, host, sizeof host, &port); /* checked by the parser */
+        olm_parse_host_port(a->f.health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port); /* checked by the parser */
         a->health = op_health_start(a->loop, host, port, on_health, a, &err);
         if (!a->health) {
             logf_("health server on %s: %s", a->f.health_addr, err.msg);

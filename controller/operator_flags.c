@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "operator_flags.h"
+#include "olm_parse.h"
 
 void operator_usage(FILE *out)
 {
@@ -18,47 +19,6 @@ void operator_usage(FILE *out)
           "  --max-concurrent-reconciles N  (default 4)\n"
           "  --drift-repair-interval DUR    re-check installed objects this often (default 5m; 0 disables)\n",
           out);
-}
-
-int operator_parse_duration(const char *s, uint64_t *ms)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    double mult = 1000;
-    if (strcmp(end, "ms") == 0)
-        mult = 1;
-    else if (strcmp(end, "s") == 0 || *end == '\0')
-        mult = 1000;
-    else if (strcmp(end, "m") == 0)
-        mult = 60000;
-    else if (strcmp(end, "h") == 0)
-        mult = 3600000;
-    else
-        return -1;
-    *ms = (uint64_t)(v * mult);
-    return 0;
-}
-
-int operator_parse_addr(const char *addr, char *host, size_t hostsz, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= hostsz)
-        return -1;
-    if (hl == 0)
-        snprintf(host, hostsz, "127.0.0.1");
-    else
-        snprintf(host, hostsz, "%.*s", (int)hl, addr);
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (*end || end == colon + 1 || p < 0 || p > 65535)
-        return -1;
-    *port = (int)p;
-    return 0;
 }
 
 int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, size_t msgsz)
@@ -124,7 +84,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
             break;
         }
         case 8:
-            if (operator_parse_duration(val, &f->repair_interval_ms) != 0) {
+            if (olm_parse_duration(val, &f->repair_interval_ms) != 0) {
                 snprintf(msg, msgsz, "--drift-repair-interval: bad duration %s", val);
                 return -1;
             }
@@ -138,7 +98,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
     char host[256];
     int port;
     if (f->health_addr && *f->health_addr && strcmp(f->health_addr, "0") != 0 &&
-        operator_parse_addr(f->health_addr, host, sizeof host, &port) != 0) {
+        olm_parse_host_port(f->health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port) != 0) {
         snprintf(msg, msgsz, "--health-addr: expected host:port, not %s", f->health_addr);
         return -1;
     }

@@ -25,9 +25,7 @@ typedef struct operator_flags {
 int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, size_t msgsz);
 void operator_usage(FILE *out);
 
-/* "host:port" or ":port" (127.0.0.1).  -1 on bad input. */
-int operator_parse_addr(const char *addr, char *host, size_t hostsz, int *port);
-/* "5m", "30s", "250ms", "1h" or plain seconds → ms.  -1 on bad input. */
-int operator_parse_duration(const char *s, uint64_t *ms);
+/* The health address ":port" means loopback only; olm_parse_host_port with this. */
+#define OPERATOR_EMPTY_HOST "127.0.0.1"
 
 #endif

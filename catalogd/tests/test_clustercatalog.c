@@ -13,6 +13,7 @@
 #include "catalogd_flags.h"
 #include "clustercatalog_internal.h"
 #include "clustercatalog_status.h"
+#include "olm_parse.h"
 
 static const char *cond_str(json_t *status, const char *type, const char *key)
 {
@@ -162,20 +163,12 @@ static void test_flags(void **state)
     assert_int_equal(catalogd_flags_parse(2, a5, &f, msg, sizeof msg), -1);
     char *a6[] = {"catalogd", "--catalogs-server-addr", "nope", NULL};
     assert_int_equal(catalogd_flags_parse(3, a6, &f, msg, sizeof msg), -1);
-    uint64_t ms;
-    assert_int_equal(catalogd_parse_duration("12h", &ms), 0);
-    assert_int_equal(ms, 43200000);
-    assert_int_equal(catalogd_parse_duration("250ms", &ms), 0);
-    assert_int_equal(ms, 250);
-    assert_int_equal(catalogd_parse_duration("5", &ms), 0);
-    assert_int_equal(ms, 5000);
-    assert_int_equal(catalogd_parse_duration("5d", &ms), -1);
     char host[64];
     int port;
-    assert_int_equal(catalogd_parse_addr(":8443", host, sizeof host, &port), 0);
+    assert_int_equal(olm_parse_host_port(":8443", CATALOGD_ANY_HOST, host, sizeof host, &port), 0);
     assert_string_equal(host, "0.0.0.0");
     assert_int_equal(port, 8443);
-    assert_int_equal(catalogd_parse_addr("[::1]:9", host, sizeof host, &port), 0);
+    assert_int_equal(olm_parse_host_port("[::1]:9", CATALOGD_ANY_HOST, host, sizeof host, &port), 0);
     assert_string_equal(host, "::1");
 }
 

@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "olm_error.h"
+#include "olm_fs.h"
+#include "olm_parse.h"
 #include "strbuf.h"
 
 static void test_error_set_and_wrap(void **state)
@@ -38,11 +45,95 @@ static void test_strbuf_grows(void **state)
     free(s);
 }
 
+static void test_parse_duration(void **state)
+{
+    (void)state;
+    uint64_t ms = 7;
+    assert_int_equal(olm_parse_duration("12h", &ms), 0);
+    assert_int_equal(ms, 43200000);
+    assert_int_equal(olm_parse_duration("5m", &ms), 0);
+    assert_int_equal(ms, 300000);
+    assert_int_equal(olm_parse_duration("250ms", &ms), 0);
+    assert_int_equal(ms, 250);
+    assert_int_equal(olm_parse_duration("5", &ms), 0);
+    assert_int_equal(ms, 5000);
+    assert_int_equal(olm_parse_duration("1.5s", &ms), 0);
+    assert_int_equal(ms, 1500);
+    assert_int_equal(olm_parse_duration("0", &ms), 0);
+    assert_int_equal(ms, 0);
+    ms = 7;
+    assert_int_equal(olm_parse_duration("5d", &ms), -1);
+    assert_int_equal(olm_parse_duration("-1s", &ms), -1);
+    assert_int_equal(olm_parse_duration("", &ms), -1);
+    assert_int_equal(olm_parse_duration("s", &ms), -1);
+    assert_int_equal(olm_parse_duration(NULL, &ms), -1);
+    assert_int_equal(ms, 7);
+}
+
+static void test_parse_host_port(void **state)
+{
+    (void)state;
+    char host[16];
+    int port = -1;
+    assert_int_equal(olm_parse_host_port(":8443", "0.0.0.0", host, sizeof host, &port), 0);
+    assert_string_equal(host, "0.0.0.0");
+    assert_int_equal(port, 8443);
+    assert_int_equal(olm_parse_host_port(":1", "127.0.0.1", host, sizeof host, &port), 0);
+    assert_string_equal(host, "127.0.0.1");
+    assert_int_equal(olm_parse_host_port("[::1]:9", "x", host, sizeof host, &port), 0);
+    assert_string_equal(host, "::1");
+    assert_int_equal(port, 9);
+    assert_int_equal(olm_parse_host_port("localhost:0", "x", host, sizeof host, &port), 0);
+    assert_string_equal(host, "localhost");
+    assert_int_equal(port, 0);
+    assert_int_equal(olm_parse_host_port("nope", "x", host, sizeof host, &port), -1);
+    assert_int_equal(olm_parse_host_port("h:", "x", host, sizeof host, &port), -1);
+    assert_int_equal(olm_parse_host_port("h:65536", "x", host, sizeof host, &port), -1);
+    assert_int_equal(olm_parse_host_port("h:80x", "x", host, sizeof host, &port), -1);
+    assert_int_equal(olm_parse_host_port("a-very-long-host-name:1", "x", host, sizeof host, &port), -1);
+    assert_int_equal(olm_parse_host_port(NULL, "x", host, sizeof host, &port), -1);
+}
+
+static void test_mkdir_p(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/olm-util-XXXXXX", path[128], file[160];
+    assert_non_null(mkdtemp(tmpl));
+    snprintf(path, sizeof path, "%s/a/b/c", tmpl);
+    assert_int_equal(olm_mkdir_p(path), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(olm_mkdir_p(path), 0); /* exists: fine */
+    snprintf(file, sizeof file, "%s/a/f", tmpl);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/a/f/g", tmpl); /* a file in the way */
+    assert_int_equal(olm_mkdir_p(path), -1);
+    assert_int_equal(errno, ENOTDIR);
+    char longp[5000];
+    memset(longp, 'x', sizeof longp - 1);
+    longp[sizeof longp - 1] = '\0';
+    assert_int_equal(olm_mkdir_p(longp), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    unlink(file);
+    const char *dirs[] = {"a/b/c", "a/b", "a"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpl, dirs[i]);
+        assert_int_equal(rmdir(path), 0);
+    }
+    assert_int_equal(rmdir(tmpl), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_set_and_wrap),
         cmocka_unit_test(test_strbuf_grows),
+        cmocka_unit_test(test_parse_duration),
+        cmocka_unit_test(test_parse_host_port),
+        cmocka_unit_test(test_mkdir_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
