@@ -1,5 +1,7 @@
 #include "catalog_metrics.h"
 
+#include "olm_metrics.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +13,18 @@ static const double http_buckets[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.
 static const double unpack_buckets[] = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 #define NHTTP (sizeof http_buckets / sizeof http_buckets[0])
 #define NUNPACK (sizeof unpack_buckets / sizeof unpack_buckets[0])
-#define MAXB (NHTTP > NUNPACK ? NHTTP : NUNPACK)
 
 typedef struct series {
-    char label[256];             /* the label value: status code or catalog name */
-    unsigned long long bucket[MAXB]; /* non-cumulative counts per bucket; +Inf is `count` */
-    unsigned long long count;
+    char label[256]; /* the label value: status code or catalog name */
+    olm_histogram h;
     unsigned long long failures;
-    double sum;
 } series;
 
 typedef struct family {
     series *s;
     size_t n, cap;
+    const double *bounds;
+    size_t nbounds;
 } family;
 
 struct catalog_metrics {
@@ -31,7 +32,15 @@ struct catalog_metrics {
     family unpack; /* label catalog */
 };
 
-catalog_metrics *catalog_metrics_new(void) { return calloc(1, sizeof(catalog_metrics)); }
+catalog_metrics *catalog_metrics_new(void)
+{
+    catalog_metrics *m = calloc(1, sizeof(catalog_metrics));
+    if (m) {
+        m->http = (family){.bounds = http_buckets, .nbounds = NHTTP};
+        m->unpack = (family){.bounds = unpack_buckets, .nbounds = NUNPACK};
+    }
+    return m;
+}
 
 void catalog_metrics_free(catalog_metrics *m)
 {
@@ -58,18 +67,8 @@ static series *get_series(family *f, const char *label)
     series *s = &f->s[f->n++];
     memset(s, 0, sizeof *s);
     strncpy(s->label, label, sizeof s->label - 1);
+    olm_histogram_init(&s->h, f->bounds, f->nbounds);
     return s;
-}
-
-static void observe(series *s, const double *buckets, size_t nb, double v)
-{
-    for (size_t i = 0; i < nb; i++)
-        if (v <= buckets[i]) {
-            s->bucket[i]++;
-            break;
-        }
-    s->count++;
-    s->sum += v;
 }
 
 int catalog_metrics_observe_http(catalog_metrics *m, int code, double seconds)
@@ -79,7 +78,7 @@ int catalog_metrics_observe_http(catalog_metrics *m, int code, double seconds)
     series *s = get_series(&m->http, label);
     if (!s)
         return -1;
-    observe(s, http_buckets, NHTTP, seconds);
+    olm_histogram_observe(&s->h, seconds);
     return 0;
 }
 
@@ -89,70 +88,40 @@ int catalog_metrics_observe_unpack(catalog_metrics *m, const char *catalog, doub
     if (!s)
         return -1;
     if (ok)
-        observe(s, unpack_buckets, NUNPACK, seconds);
+        olm_histogram_observe(&s->h, seconds);
     else
         s->failures++;
     return 0;
 }
 
-/* Label values are escaped as the exposition format requires (\\, \", \n). */
-static int put_label(strbuf *out, const char *v)
-{
-    for (; *v; v++) {
-        int rc = (*v == '\\') ? strbuf_puts(out, "\\\\")
-                 : (*v == '"') ? strbuf_puts(out, "\\\"")
-                 : (*v == '\n') ? strbuf_puts(out, "\\n")
-                               : strbuf_putc(out, *v);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int render_histogram(strbuf *out, const char *name, const char *help, const char *label,
-                            const family *f, const double *buckets, size_t nb, bool only_observed)
+                            const family *f, bool only_observed)
 {
-    int rc = strbuf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    for (size_t i = 0; i < f->n && rc == 0; i++) {
-        const series *s = &f->s[i];
-        if (only_observed && s->count == 0)
-            continue;
-        unsigned long long cum = 0;
-        for (size_t b = 0; b < nb && rc == 0; b++) {
-            cum += s->bucket[b];
-            rc |= strbuf_printf(out, "%s_bucket{%s=\"", name, label);
-            rc |= put_label(out, s->label);
-            rc |= strbuf_printf(out, "\",le=\"%g\"} %llu\n", buckets[b], cum);
-        }
-        rc |= strbuf_printf(out, "%s_bucket{%s=\"", name, label);
-        rc |= put_label(out, s->label);
-        rc |= strbuf_printf(out, "\",le=\"+Inf\"} %llu\n%s_sum{%s=\"", s->count, name, label);
-        rc |= put_label(out, s->label);
-        rc |= strbuf_printf(out, "\"} %.9g\n%s_count{%s=\"", s->sum, name, label);
-        rc |= put_label(out, s->label);
-        rc |= strbuf_printf(out, "\"} %llu\n", s->count);
-    }
-    return rc ? -1 : 0;
+    int rc = olm_metrics_header(out, name, help, "histogram");
+    for (size_t i = 0; i < f->n && rc == 0; i++)
+        if (!only_observed || f->s[i].h.count > 0)
+            rc = olm_histogram_render(out, name, label, f->s[i].label, &f->s[i].h);
+    return rc;
 }
 
 int catalog_metrics_render(const catalog_metrics *m, size_t catalogs_served, strbuf *out)
 {
     int rc = render_histogram(out, "catalogd_http_request_duration_seconds",
                               "Distribution of HTTP request durations in seconds, by status code.", "code",
-                              &m->http, http_buckets, NHTTP, false);
+                              &m->http, false);
     rc |= strbuf_printf(out,
                         "# HELP catalogd_catalogs_served Number of catalogs currently served.\n"
                         "# TYPE catalogd_catalogs_served gauge\ncatalogd_catalogs_served %zu\n",
                         catalogs_served);
     bool any_ok = false, any_fail = false;
     for (size_t i = 0; i < m->unpack.n; i++) {
-        any_ok |= m->unpack.s[i].count > 0;
+        any_ok |= m->unpack.s[i].h.count > 0;
         any_fail |= m->unpack.s[i].failures > 0;
     }
     if (any_ok)
         rc |= render_histogram(out, "catalogd_unpack_duration_seconds",
                                "Duration of successful catalog unpack and store runs in seconds.", "catalog",
-                               &m->unpack, unpack_buckets, NUNPACK, true);
+                               &m->unpack, true);
     if (any_fail) {
         rc |= strbuf_puts(out, "# HELP catalogd_unpack_failures_total Failed catalog unpack and store runs.\n"
                                "# TYPE catalogd_unpack_failures_total counter\n");
@@ -160,7 +129,7 @@ int catalog_metrics_render(const catalog_metrics *m, size_t catalogs_served, str
             if (!m->unpack.s[i].failures)
                 continue;
             rc |= strbuf_puts(out, "catalogd_unpack_failures_total{catalog=\"");
-            rc |= put_label(out, m->unpack.s[i].label);
+            rc |= olm_metrics_label_value(out, m->unpack.s[i].label);
             rc |= strbuf_printf(out, "\"} %llu\n", m->unpack.s[i].failures);
         }
     }

@@ -13,6 +13,7 @@
 
 #include "olm_error.h"
 #include "olm_fs.h"
+#include "olm_metrics.h"
 #include "olm_parse.h"
 #include "strbuf.h"
 
@@ -126,6 +127,37 @@ static void test_mkdir_p(void **state)
     assert_int_equal(rmdir(tmpl), 0);
 }
 
+static void test_histogram(void **state)
+{
+    (void)state;
+    static const double bounds[] = {0.5, 1, 5};
+    olm_histogram h;
+    olm_histogram_init(&h, bounds, 3);
+    olm_histogram_observe(&h, 0.25);
+    olm_histogram_observe(&h, 0.5); /* on a bound: counts in that bucket (le) */
+    olm_histogram_observe(&h, 3);
+    olm_histogram_observe(&h, 60); /* above every bound: only +Inf */
+    strbuf out = STRBUF_INIT;
+    assert_int_equal(olm_metrics_header(&out, "x_seconds", "X.", "histogram"), 0);
+    assert_int_equal(olm_histogram_render(&out, "x_seconds", NULL, NULL, &h), 0);
+    assert_string_equal(strbuf_str(&out), "# HELP x_seconds X.\n# TYPE x_seconds histogram\n"
+                                          "x_seconds_bucket{le=\"0.5\"} 2\n"
+                                          "x_seconds_bucket{le=\"1\"} 2\n"
+                                          "x_seconds_bucket{le=\"5\"} 3\n"
+                                          "x_seconds_bucket{le=\"+Inf\"} 4\n"
+                                          "x_seconds_sum 63.75\n"
+                                          "x_seconds_count 4\n");
+    strbuf_reset(&out);
+    olm_histogram_init(&h, bounds, 1);
+    olm_histogram_observe(&h, 2);
+    assert_int_equal(olm_histogram_render(&out, "y", "catalog", "a\"b\\c\nd", &h), 0);
+    assert_string_equal(strbuf_str(&out), "y_bucket{catalog=\"a\\\"b\\\\c\\nd\",le=\"0.5\"} 0\n"
+                                          "y_bucket{catalog=\"a\\\"b\\\\c\\nd\",le=\"+Inf\"} 1\n"
+                                          "y_sum{catalog=\"a\\\"b\\\\c\\nd\"} 2\n"
+                                          "y_count{catalog=\"a\\\"b\\\\c\\nd\"} 1\n");
+    strbuf_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_parse_duration),
         cmocka_unit_test(test_parse_host_port),
         cmocka_unit_test(test_mkdir_p),
+        cmocka_unit_test(test_histogram),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
