@@ -17,112 +17,39 @@ clusterPermissions (the Deployment runs as "default"), so many extensions can in
 side in different namespaces: the ClusterRoles generated from a CSV's permissions are named after
 the CSV and its rules, so two installs of the same bundle with them would collide.  Pushed to
 olmv1/bench-operator-bundle and olmv1/bench-operators.
+
+The bundle and catalog writers are e2e/tests/olmv1_bundles.py, shared with the e2e tests.
 """
 
 import argparse
-import json
-import subprocess
+import sys
 from pathlib import Path
 
-PKG = "olmv1-demo-operator"
+# The bundle and catalog writers are shared with the e2e tests (stdlib only).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e" / "tests"))
+import olmv1_bundles  # noqa: E402
+
 VERSIONS = ("0.1.0", "0.2.0", "1.0.0")
-REPLACES = {"0.2.0": "0.1.0", "1.0.0": "0.2.0"}
 
 
-def write_json(path, doc):
-    # JSON is YAML: the bundle parser reads either.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-
-
-def write_bundle(root, version, bench=False):
-    d = root / f"bundle-{version}"
-    sa = f"{PKG}-manager"
-    csv = {
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "metadata": {"name": f"{PKG}.v{version}"},
-        "spec": {
-            "displayName": "OLM v1 demo operator",
-            "version": version,
-            "installModes": [
-                {"type": "OwnNamespace", "supported": False},
-                {"type": "SingleNamespace", "supported": False},
-                {"type": "MultiNamespace", "supported": False},
-                {"type": "AllNamespaces", "supported": True},
-            ],
-            "install": {
-                "strategy": "deployment",
-                "spec": {
-                    "clusterPermissions": [{
-                        "serviceAccountName": sa,
-                        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}],
-                    }],
-                    "permissions": [{
-                        "serviceAccountName": sa,
-                        "rules": [{"apiGroups": [""], "resources": ["configmaps"],
-                                   "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}],
-                    }],
-                    "deployments": [{
-                        "name": sa,
-                        "spec": {
-                            "replicas": 1,
-                            "selector": {"matchLabels": {"app": PKG}},
-                            "template": {
-                                "metadata": {"labels": {"app": PKG}},
-                                "spec": {
-                                    "serviceAccountName": sa,
-                                    "containers": [{"name": "manager", "image": "registry.k8s.io/pause:3.10"}],
-                                },
-                            },
-                        },
-                    }],
-                },
-            },
-        },
-    }
+def write_bundle(root, pkg, version, bench=False):
     if bench:
-        spec = csv["spec"]["install"]["spec"]
-        del spec["clusterPermissions"], spec["permissions"]
-        spec["deployments"][0]["spec"]["template"]["spec"]["serviceAccountName"] = "default"
-    write_json(d / "manifests" / "csv.yaml", csv)
-    write_json(d / "manifests" / "config.yaml", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{PKG}-config"},
-        "data": {"version": version}})
-    write_json(d / "metadata" / "annotations.yaml", {"annotations": {
-        "operators.operatorframework.io.bundle.package.v1": PKG,
-        "operators.operatorframework.io.bundle.channels.v1": "stable",
-        "operators.operatorframework.io.bundle.channel.default.v1": "stable",
-        "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
-        "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
-        "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
-    }})
-    return d
-
-
-def write_catalog(root, images):
-    d = root / "catalog"
-    d.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for v in VERSIONS:
-        e = {"name": f"{PKG}.v{v}"}
-        if v in REPLACES:
-            e["replaces"] = f"{PKG}.v{REPLACES[v]}"
-        entries.append(e)
-    blobs = [{"schema": "olm.package", "name": PKG, "defaultChannel": "stable"},
-             {"schema": "olm.channel", "name": "stable", "package": PKG, "entries": entries}]
-    for v in VERSIONS:
-        blobs.append({"schema": "olm.bundle", "name": f"{PKG}.v{v}", "package": PKG, "image": images[v],
-                      "properties": [{"type": "olm.package", "value": {"packageName": PKG, "version": v}}]})
-    (d / "catalog.json").write_text("\n".join(json.dumps(b) for b in blobs) + "\n")
-    return d
+        return olmv1_bundles.write_bundle(root, pkg, version, cluster_rules=None, pod_service_account="default",
+                                          image="registry.k8s.io/pause:3.10",
+                                          display_name="OLM v1 demo operator", default_channel="stable")
+    return olmv1_bundles.write_bundle(
+        root, pkg, version, image="registry.k8s.io/pause:3.10", display_name="OLM v1 demo operator",
+        default_channel="stable",
+        cluster_rules=[{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}],
+        rules=[{"apiGroups": [""], "resources": ["configmaps"],
+                "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}])
 
 
 def push(olmv1, *args):
-    out = subprocess.run([olmv1, *args], capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"olmv1 {' '.join(args)} exited {out.returncode}\n{out.stderr}")
-    return out.stdout.strip()
+    rc, out, err = olmv1_bundles.run_olmv1(olmv1, *args)
+    if rc != 0:
+        raise SystemExit(f"olmv1 {' '.join(args)} exited {rc}\n{err}")
+    return out
 
 
 def main():
@@ -132,17 +59,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--bench", action="store_true")
     a = ap.parse_args()
-    global PKG
-    kind = "demo"
-    if a.bench:
-        PKG, kind = "olmv1-bench-operator", "bench"
+    pkg, kind = ("olmv1-bench-operator", "bench") if a.bench else ("olmv1-demo-operator", "demo")
     root = Path(a.out)
     images = {}
     for v in VERSIONS:
-        images[v] = push(a.olmv1, "bundle", "push", "-q", str(write_bundle(root, v, a.bench)),
+        images[v] = push(a.olmv1, "bundle", "push", "-q", str(write_bundle(root, pkg, v, a.bench)),
                          f"{a.registry}/olmv1/{kind}-operator-bundle:v{v}")
-    print(push(a.olmv1, "catalog", "push", "-q", str(write_catalog(root, images)),
-               f"{a.registry}/olmv1/{kind}-operators:latest"))
+    catalog = olmv1_bundles.write_catalog(root / "catalog", pkg, images, VERSIONS)
+    print(push(a.olmv1, "catalog", "push", "-q", str(catalog), f"{a.registry}/olmv1/{kind}-operators:latest"))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """catalogd against a real kube-apiserver and OCI registry (spec §4.1-§4.5).
 
 catalogd ($OLMV1_REPO/build/catalogd/catalogd, or $OLMV1_CATALOGD) runs as a subprocess of
-this module on free 127.0.0.1 ports with a temporary cache dir, and is stopped by PID.  It
+this module (olmv1_e2e.Catalogd) on free 127.0.0.1 ports with a temporary cache dir, and is stopped by PID.  It
 is started with the test-only --poll-interval-override-seconds 1, so a catalog with
 pollIntervalMinutes polls every second and re-tag scenarios take seconds, not minutes.
 
@@ -15,22 +15,15 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import tempfile
-import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from conftest import REPO, kubectl, kubectl_json, unique
+from conftest import REPO, kubectl, kubectl_json, unique  # noqa: F401
+# The daemon runner and HTTP helpers live in olmv1_e2e; other modules import them from here too.
+from olmv1_e2e import CATALOGD, CATALOGD_WAIT, Catalogd, free_port, http  # noqa: F401
 from test_image_push import SAMPLE20, olmv1, registry, run  # noqa: F401  (fixtures by name)
 
-CATALOGD = os.environ.get("OLMV1_CATALOGD") or str(REPO / "build" / "catalogd" / "catalogd")
-WAIT = 90  # seconds; generous for a loaded 2-core machine
+WAIT = CATALOGD_WAIT  # seconds; generous for a loaded 2-core machine
 FINALIZER = "olm.operatorframework.io/delete-server-cache"
 NAME_LABEL = "olm.operatorframework.io/metadata.name"
 MSG_UNPACKED = "Successfully unpacked and stored content from resolved source"
@@ -38,98 +31,6 @@ MSG_SERVING = "Serving desired content from resolved source"
 MSG_UNAVAILABLE = "Catalog availability mode is set to Unavailable"
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 DIGEST_RE = re.compile(r"@(sha256:[0-9a-f]{64})$")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http(url, timeout=10):
-    """(status, body bytes) of a GET; HTTP errors are returned, not raised."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
-class Catalogd:
-    """One catalogd process at a time over a fixed cache dir and ports."""
-
-    def __init__(self, workdir):
-        self.workdir = Path(workdir)
-        self.cache = self.workdir / "cache"
-        self.port = free_port()
-        self.health_port = free_port()
-        self.proc = None
-        self.log_path = None
-        self.starts = 0
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, kubeconfig=None, extra=()):
-        assert self.proc is None
-        self.starts += 1
-        self.log_path = self.workdir / f"catalogd-{self.starts}.log"
-        env = os.environ.copy()
-        if kubeconfig:
-            env["KUBECONFIG"] = str(kubeconfig)
-        cmd = [CATALOGD, "--cache-dir", str(self.cache),
-               "--catalogs-server-addr", f"127.0.0.1:{self.port}",
-               "--health-addr", f"127.0.0.1:{self.health_port}",
-               "--gc-interval", "1h", "--poll-interval-override-seconds", "1", *extra]
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-        self.wait_for(lambda: http(f"{self.base}/healthz", timeout=2)[0] == 200, "the server to answer")
-
-    def stop(self):
-        """SIGTERM by PID; catalogd must exit 0 on its own."""
-        if self.proc is None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(f"catalogd did not stop on SIGTERM\n{self.log_tail()}")
-        finally:
-            self.proc = None
-        assert rc == 0, f"catalogd exited {rc}\n{self.log_tail()}"
-
-    def log_tail(self, n=40):
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "(no log)"
-        return "---- catalogd log (tail)\n" + "\n".join(lines[-n:])
-
-    def wait_for(self, fn, what, timeout=WAIT):
-        deadline = time.time() + timeout
-        last = None
-        while True:
-            try:
-                last = fn()
-                if last:
-                    return last
-            except (OSError, AssertionError, KeyError, IndexError, TypeError) as e:
-                last = e
-            if self.proc is not None and self.proc.poll() is not None:
-                raise AssertionError(f"catalogd exited {self.proc.returncode} while waiting for {what}\n"
-                                     f"{self.log_tail()}")
-            if time.time() > deadline:
-                raise AssertionError(f"timed out waiting for {what} (last: {last!r})\n{self.log_tail()}")
-            time.sleep(0.2)
-
-    def all(self, name):
-        return http(f"{self.base}/catalogs/{name}/api/v1/all")
-
-    def store_dir(self, name):
-        return self.cache / "catalogs" / name
 
 
 @pytest.fixture(scope="module")

@@ -26,37 +26,16 @@ import subprocess
 
 import pytest
 
+import olmv1_bundles
+import olmv1_e2e
 from conftest import REPO, kubectl, kubectl_json, unique
-from test_catalogd import Catalogd
-from test_operator_controller import (CATALOGD, OPCTL, SA_RULES_FULL, WAIT, Controller, apply_ce,
-                                      delete_ce, olmv1, setup_namespace, wait_for, wait_installed,
-                                      write_bundle, write_yaml)
+from olmv1_e2e import SA_RULES_FULL, WAIT, olmv1, setup_namespace, wait_for, write_yaml
+from test_operator_controller import LABEL, apply_ce, delete_ce, wait_installed
 
 MAX_OCP = {"1.0.0": "4.18", "1.1.0": "4.19", "1.2.0": "4.18.0"}
-REPLACES = {"1.1.0": "1.0.0", "1.2.0": "1.1.0"}
 CLUSTER_VERSION = "4.18.3"
 UPG_TYPE = "InstalledOLMOperatorsUpgradeable"
 DEGRADED_TYPE = "OLMIncompatibleOperatorControllerDegraded"
-
-
-def write_catalog(root, pkg, images):
-    d = root / "catalog"
-    d.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for v in MAX_OCP:
-        e = {"name": f"{pkg}.v{v}"}
-        if v in REPLACES:
-            e["replaces"] = f"{pkg}.v{REPLACES[v]}"
-        entries.append(e)
-    blobs = [{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"},
-             {"schema": "olm.channel", "name": "stable", "package": pkg, "entries": entries}]
-    for v in MAX_OCP:
-        # The catalog deliberately carries no olm.maxOpenShiftVersion: the check must
-        # read the installed bundle's own properties (spec §1).
-        blobs.append({"schema": "olm.bundle", "name": f"{pkg}.v{v}", "package": pkg, "image": images[v],
-                      "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": v}}]})
-    (d / "catalog.json").write_text("\n".join(json.dumps(b) for b in blobs) + "\n")
-    return d
 
 
 def reset_singletons():
@@ -66,21 +45,19 @@ def reset_singletons():
 
 @pytest.fixture(scope="module")
 def osworld(crds, tmp_path_factory):
-    for b in (OPCTL, CATALOGD):
-        if not os.access(b, os.X_OK):
-            pytest.fail(f"{b} is not built (make build)")
-    registry = os.environ.get("OLMV1_REGISTRY")
-    if not registry:
-        pytest.fail("OLMV1_REGISTRY is not set; run through e2e/run-tests.sh")
+    registry = olmv1_e2e.require_binaries()
     work = tmp_path_factory.mktemp("osupg")
     pkg = unique("osupg")
     images = {}
     for v, max_ocp in MAX_OCP.items():
-        d = write_bundle(work, pkg, v)
+        d = olmv1_bundles.write_bundle(work, pkg, v)
         write_yaml(d / "metadata" / "properties.yaml",
                    {"properties": [{"type": "olm.maxOpenShiftVersion", "value": max_ocp}]})
         images[v] = olmv1("bundle", "push", "-q", str(d), f"{registry}/e2e/{pkg}-bundle:v{v}")
-    cat_ref = olmv1("catalog", "push", "-q", str(write_catalog(work, pkg, images)),
+    # The catalog deliberately carries no olm.maxOpenShiftVersion: the check must read the
+    # installed bundle's own properties (spec §1).
+    cat_ref = olmv1("catalog", "push", "-q", str(olmv1_bundles.write_catalog(work / "catalog", pkg, images,
+                                                                              list(MAX_OCP))),
                     f"{registry}/e2e/{pkg}-catalog:latest")
 
     # A known starting state for the singletons, then the 4.18.3 cluster.
@@ -90,36 +67,15 @@ def osworld(crds, tmp_path_factory):
         "metadata": {"name": "version"}, "spec": {"clusterID": "e2e-openshift-upgradeable"}})
     kubectl("patch", "clusterversion", "version", "--subresource=status", "--type=merge",
             "-p", json.dumps({"status": {"desired": {"version": CLUSTER_VERSION}}}))
-
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    catalogd = Catalogd(work / "catalogd")
-    catalogd.workdir.mkdir()
-    catalog = unique("oscat")
-    ctl = Controller(work, system_ns)
     try:
-        catalogd.start()
-        kubectl("apply", "-f", "-", input={
-            "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
-            "metadata": {"name": catalog, "labels": {"e2e-opctl": pkg}},
-            "spec": {"source": {"type": "Image", "image": {"ref": cat_ref}}}})
-        kubectl("wait", f"clustercatalog/{catalog}", "--for=condition=Serving=True", f"--timeout={WAIT}s")
-        ctl.start()
-        yield {"pkg": pkg, "images": images, "catalog": catalog, "ctl": ctl, "system_ns": system_ns}
+        with olmv1_e2e.olm_env(work, LABEL) as env:
+            env["packages"].append(pkg)
+            env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, cat_ref))
+            yield env
     finally:
-        for ce in kubectl_json("get", "clusterextensions").get("items", []):
-            if ce["spec"]["source"]["catalog"]["packageName"] == pkg:
-                kubectl("delete", "clusterextension", ce["metadata"]["name"], "--wait=true", "--timeout=60s",
-                        check=False)
-        try:
-            ctl.stop()
-        finally:
-            kubectl("delete", "clustercatalog", catalog, "--wait=false", "--ignore-not-found", check=False)
-            catalogd.stop()
-            kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
-            # Only now that no reconciler can recreate them.
-            kubectl("delete", "clusteroperator", "olm", "--ignore-not-found", check=False)
-            kubectl("delete", "clusterversion", "version", "--ignore-not-found", check=False)
+        # Only now that no reconciler can recreate them.
+        kubectl("delete", "clusteroperator", "olm", "--ignore-not-found", check=False)
+        kubectl("delete", "clusterversion", "version", "--ignore-not-found", check=False)
 
 
 def co_conditions():
@@ -219,6 +175,4 @@ def test_upgrade_blocking_through_cluster_extensions(osworld, name):
     finally:
         kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=true", f"--timeout={WAIT}s",
                 check=False)
-        kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
-        kubectl("delete", "clusterrolebinding", f"{ns}-installer", "--ignore-not-found", check=False)
-        kubectl("delete", "clusterrole", f"{ns}-installer", "--ignore-not-found", check=False)
+        olmv1_e2e.delete_namespace(ns)

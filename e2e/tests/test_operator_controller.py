@@ -1,10 +1,11 @@
 """operator-controller against a real kube-apiserver, OCI registry and catalogd (spec §2, §3).
 
 Small registry+v1 bundles (a CSV with a Deployment and clusterPermissions, plus a
-ConfigMap; AllNamespaces install mode) are written here and pushed with `olmv1 bundle
-push`; a catalog referencing them is pushed with `olmv1 catalog push`.  catalogd and
+ConfigMap; AllNamespaces install mode; written by olmv1_bundles.py) are pushed with `olmv1
+bundle push`; a catalog referencing them is pushed with `olmv1 catalog push`.  catalogd and
 operator-controller run as subprocesses on free 127.0.0.1 ports with temporary cache
-dirs and are stopped by PID.  ClusterExtensions are applied with kubectl as a user
+dirs and are stopped by PID (olmv1_e2e.py).  The helpers keep their names here for the
+modules that import them from this one.  ClusterExtensions are applied with kubectl as a user
 would, each in its own namespace with a ServiceAccount and the RBAC the test gives it.
 
 Channel "stable": v1.0.0 <- v1.0.1 (replaces 1.0.0) <- v2.0.0 (replaces 1.0.1), so
@@ -12,281 +13,49 @@ Channel "stable": v1.0.0 <- v1.0.1 (replaces 1.0.0) <- v2.0.0 (replaces 1.0.1), 
 asserts timing.  Stdlib, PyYAML and pytest only.
 """
 
-import json
-import os
-import signal
-import subprocess
-import time
-from pathlib import Path
-
 import pytest
-import yaml
 
-from conftest import REPO, kubectl, kubectl_json, unique
-from test_catalogd import Catalogd, free_port, http
+import olmv1_bundles
+import olmv1_e2e
+from conftest import REPO, kubectl, kubectl_json, unique  # noqa: F401  (re-exported)
+from olmv1_e2e import (CATALOGD, OPCTL, RECORD_PREFIX, SA_RULES_FULL, WAIT, Catalogd, Controller,  # noqa: F401
+                       conditions, free_port, http, ns, olmv1, set_rules, setup_namespace, wait_for, write_yaml)
 
-OPCTL = os.environ.get("OLMV1_OPERATOR_CONTROLLER") or str(REPO / "build" / "controller" / "operator-controller")
-CATALOGD = os.environ.get("OLMV1_CATALOGD") or str(REPO / "build" / "catalogd" / "catalogd")
-WAIT = 180  # seconds; retries back off exponentially, so be generous
 VERSIONS = ("1.0.0", "1.0.1", "2.0.0")
 REPLACES = {"1.0.1": "1.0.0", "2.0.0": "1.0.1"}
-RECORD_PREFIX = "olmv1-install-"
-
-
-def olmv1(*args):
-    binary = os.environ.get("OLMV1_BIN") or str(REPO / "build" / "cli" / "olmv1")
-    proc = subprocess.run([binary, *args], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"olmv1 {' '.join(args)} exited {proc.returncode}\n{proc.stderr}"
-    return proc.stdout.strip()
-
-
-def write_yaml(path, doc):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+LABEL = "e2e-opctl"  # ClusterCatalog label key; its value is the package name
 
 
 def write_bundle(root, pkg, version):
-    """A registry+v1 bundle dir for <pkg> at <version>."""
-    d = root / f"bundle-{version}"
-    name = f"{pkg}.v{version}"
-    csv = {
-        "apiVersion": "operators.coreos.com/v1alpha1",
-        "kind": "ClusterServiceVersion",
-        "metadata": {"name": name},
-        "spec": {
-            "version": version,
-            "installModes": [
-                {"type": "OwnNamespace", "supported": False},
-                {"type": "SingleNamespace", "supported": False},
-                {"type": "MultiNamespace", "supported": False},
-                {"type": "AllNamespaces", "supported": True},
-            ],
-            "install": {
-                "strategy": "deployment",
-                "spec": {
-                    "clusterPermissions": [{
-                        "serviceAccountName": f"{pkg}-manager",
-                        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}],
-                    }],
-                    "deployments": [{
-                        "name": f"{pkg}-manager",
-                        "spec": {
-                            "replicas": 1,
-                            "selector": {"matchLabels": {"app": pkg}},
-                            "template": {
-                                "metadata": {"labels": {"app": pkg}},
-                                "spec": {
-                                    "serviceAccountName": f"{pkg}-manager",
-                                    "containers": [{"name": "manager", "image": f"example.com/{pkg}:v{version}"}],
-                                },
-                            },
-                        },
-                    }],
-                },
-            },
-        },
-    }
-    write_yaml(d / "manifests" / "csv.yaml", csv)
-    write_yaml(d / "manifests" / "config.yaml", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{pkg}-config"},
-        "data": {"version": version}})
-    write_yaml(d / "metadata" / "annotations.yaml", {"annotations": {
-        "operators.operatorframework.io.bundle.package.v1": pkg,
-        "operators.operatorframework.io.bundle.channels.v1": "stable",
-        "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
-        "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
-        "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
-    }})
-    return d
+    """A registry+v1 bundle dir for <pkg> at <version> (AllNamespaces)."""
+    return olmv1_bundles.write_bundle(root, pkg, version)
 
 
 def write_catalog(root, pkg, images):
-    d = root / "catalog"
-    d.mkdir(parents=True, exist_ok=True)
-    entries = []
-    for v in VERSIONS:
-        e = {"name": f"{pkg}.v{v}"}
-        if v in REPLACES:
-            e["replaces"] = f"{pkg}.v{REPLACES[v]}"
-        entries.append(e)
-    blobs = [{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"},
-             {"schema": "olm.channel", "name": "stable", "package": pkg, "entries": entries}]
-    for v in VERSIONS:
-        blobs.append({"schema": "olm.bundle", "name": f"{pkg}.v{v}", "package": pkg, "image": images[v],
-                      "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": v}}]})
-    (d / "catalog.json").write_text("\n".join(json.dumps(b) for b in blobs) + "\n")
-    return d
-
-
-class Controller:
-    """One operator-controller process."""
-
-    def __init__(self, workdir, system_ns):
-        self.workdir = Path(workdir)
-        self.system_ns = system_ns
-        self.port = free_port()
-        self.proc = None
-        self.log_path = self.workdir / "operator-controller.log"
-
-    def start(self):
-        cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
-               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "2s"]
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
-                 "operator-controller to be ready", self)
-
-    def stop(self):
-        if self.proc is None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise AssertionError(f"operator-controller did not stop on SIGTERM\n{self.log_tail()}")
-        finally:
-            self.proc = None
-        assert rc == 0, f"operator-controller exited {rc}\n{self.log_tail()}"
-
-    def log_tail(self, n=40):
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "(no log)"
-        return "---- operator-controller log (tail)\n" + "\n".join(lines[-n:])
-
-
-def wait_for(fn, what, ctl=None, timeout=WAIT):
-    deadline = time.time() + timeout
-    last = None
-    while True:
-        try:
-            last = fn()
-            if last:
-                return last
-        except (OSError, AssertionError, KeyError, IndexError, TypeError, ValueError) as e:
-            last = e
-        if ctl is not None and ctl.proc is not None and ctl.proc.poll() is not None:
-            raise AssertionError(f"operator-controller exited {ctl.proc.returncode} while waiting for {what}\n"
-                                 f"{ctl.log_tail()}")
-        if time.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what} (last: {last!r})\n"
-                                 f"{ctl.log_tail() if ctl else ''}")
-        time.sleep(0.3)
+    return olmv1_bundles.write_catalog(root / "catalog", pkg, images, VERSIONS)
 
 
 @pytest.fixture(scope="module")
 def world(crds, tmp_path_factory):
-    for b in (OPCTL, CATALOGD):
-        if not os.access(b, os.X_OK):
-            pytest.fail(f"{b} is not built (make build)")
-    registry = os.environ.get("OLMV1_REGISTRY")
-    if not registry:
-        pytest.fail("OLMV1_REGISTRY is not set; run through e2e/run-tests.sh")
-    work = tmp_path_factory.mktemp("opctl")
-    pkg = unique("opk")
-    images = {}
-    for v in VERSIONS:
-        d = write_bundle(work, pkg, v)
-        images[v] = olmv1("bundle", "push", "-q", str(d), f"{registry}/e2e/{pkg}-bundle:v{v}")
-    cat_ref = olmv1("catalog", "push", "-q", str(write_catalog(work, pkg, images)),
-                    f"{registry}/e2e/{pkg}-catalog:latest")
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    catalogd = Catalogd(work / "catalogd")
-    catalogd.workdir.mkdir()
-    catalogd.start()
-    catalog = unique("opcat")
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
-        "metadata": {"name": catalog, "labels": {"e2e-opctl": pkg}},
-        "spec": {"source": {"type": "Image", "image": {"ref": cat_ref}}}})
-    kubectl("wait", f"clustercatalog/{catalog}", "--for=condition=Serving=True", f"--timeout={WAIT}s")
-    ctl = Controller(work, system_ns)
-    try:
-        ctl.start()
-        yield {"pkg": pkg, "images": images, "catalog": catalog, "ctl": ctl, "system_ns": system_ns}
-    finally:
-        # Extensions of failed tests first, while the controller can still uninstall them.
-        for ce in kubectl_json("get", "clusterextensions").get("items", []):
-            if ce["spec"]["source"]["catalog"]["packageName"] == pkg:
-                kubectl("delete", "clusterextension", ce["metadata"]["name"], "--wait=true", "--timeout=60s",
-                        check=False)
-        ctl.stop()
-        kubectl("delete", "clustercatalog", catalog, "--wait=false", "--ignore-not-found", check=False)
-        catalogd.stop()
-        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
-
-
-SA_RULES_FULL = [
-    {"apiGroups": [""], "resources": ["configmaps", "serviceaccounts", "services"], "verbs": ["*"]},
-    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"]},
-    {"apiGroups": ["rbac.authorization.k8s.io"],
-     "resources": ["clusterroles", "clusterrolebindings", "roles", "rolebindings"],
-     "verbs": ["*"]},
-]
-
-
-def setup_namespace(ns, rules):
-    """Namespace + ServiceAccount "installer" bound to a ClusterRole with `rules`."""
-    kubectl("create", "namespace", ns)
-    kubectl("create", "serviceaccount", "installer", "-n", ns)
-    set_rules(ns, rules)
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": f"{ns}-installer"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{ns}-installer"},
-        "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]})
-
-
-def set_rules(ns, rules):
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-        "metadata": {"name": f"{ns}-installer"}, "rules": rules})
-
-
-@pytest.fixture
-def ns(world, name):
-    n = name[:50]
-    setup_namespace(n, SA_RULES_FULL)
-    yield n
-    kubectl("delete", "namespace", n, "--wait=false", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrolebinding", f"{n}-installer", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrole", f"{n}-installer", "--ignore-not-found", check=False)
+    """One package (VERSIONS) in one ClusterCatalog, catalogd and operator-controller: a dict with
+    pkg, images ({version: digest ref}), catalog, ctl, system_ns (and the olm_env keys)."""
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("opctl"), LABEL) as env:
+        pkg = unique("opk")
+        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS)
+        ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS, "latest")
+        env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, ref))
+        yield env
 
 
 def apply_ce(world, ce_name, ns, version=None, policy=None):
-    catalog = {"packageName": world["pkg"], "selector": {"matchLabels": {"e2e-opctl": world["pkg"]}}}
-    if version:
-        catalog["version"] = version
-    if policy:
-        catalog["upgradeConstraintPolicy"] = policy
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
-        "metadata": {"name": ce_name},
-        "spec": {"namespace": ns, "serviceAccount": {"name": "installer"},
-                 "source": {"sourceType": "Catalog", "catalog": catalog}}})
-
-
-def conditions(ce_name):
-    obj = kubectl_json("get", "clusterextension", ce_name)
-    return obj, {c["type"]: c for c in obj.get("status", {}).get("conditions", [])}
+    olmv1_e2e.apply_ce(world, world["pkg"], ce_name, ns, version=version, policy=policy)
 
 
 def wait_installed(world, ce_name, version):
-    """Installed=True with bundle <version>, Progressing Succeeded, observedGeneration current."""
-    def check():
-        obj, c = conditions(ce_name)
-        inst = obj.get("status", {}).get("install", {}).get("bundle", {})
-        gen = obj["metadata"]["generation"]
-        return (inst.get("version") == version
-                and c.get("Installed", {}).get("status") == "True"
-                and c.get("Progressing", {}).get("reason") == "Succeeded"
-                and c["Progressing"].get("observedGeneration") == gen and obj)
-    obj = wait_for(check, f"{ce_name} to install {version}", world["ctl"])
-    _, c = conditions(ce_name)
+    """Installed=True with bundle <version>, Progressing Succeeded, observedGeneration current, the
+    exact messages, and no deprecation."""
+    olmv1_e2e.wait_installed(world, ce_name, f"{world['pkg']}.v{version}", version)
+    obj, c = conditions(ce_name)
     assert c["Installed"]["message"] == f"Installed bundle {world['images'][version]} successfully"
     assert c["Installed"]["reason"] == "Succeeded"
     assert c["Progressing"]["message"] == "Desired state reached"
@@ -297,19 +66,15 @@ def wait_installed(world, ce_name, version):
 
 
 def wait_progressing(world, ce_name, reason, contains):
-    def check():
-        _, c = conditions(ce_name)
-        p = c.get("Progressing", {})
-        return p.get("reason") == reason and contains in p.get("message", "") and c
-    return wait_for(check, f"{ce_name} Progressing {reason} with {contains!r}", world["ctl"])
+    return olmv1_e2e.wait_progressing(world, ce_name, None, reason, contains)
 
 
 def configmap_version(world, ns):
-    return kubectl_json("get", "configmap", f"{world['pkg']}-config", "-n", ns)["data"]["version"]
+    return olmv1_e2e.configmap_version(world["pkg"], ns)
 
 
 def delete_ce(world, ce_name):
-    kubectl("delete", "clusterextension", ce_name, "--wait=true", f"--timeout={WAIT}s")
+    olmv1_e2e.delete_ce(ce_name)
 
 
 def test_install_latest_and_uninstall(world, ns, name):
@@ -392,9 +157,7 @@ def test_rbac_too_weak_then_fixed(world, name):
         wait_installed(world, name, "1.0.0")
         delete_ce(world, name)
     finally:
-        kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
-        kubectl("delete", "clusterrolebinding", f"{ns}-installer", "--ignore-not-found", check=False)
-        kubectl("delete", "clusterrole", f"{ns}-installer", "--ignore-not-found", check=False)
+        olmv1_e2e.delete_namespace(ns)
 
 
 def test_missing_service_account(world, name):

@@ -2,24 +2,25 @@
 ClusterExtensions, an unpullable bundle image (registry unreachable; a missing tag that is pushed
 later), and an operator-controller killed with SIGKILL and started again.
 
-Reuses the bundle writer, controller runner and RBAC helpers of test_operator_controller.py and the
-push/catalog/extension helpers of test_operator_controller_catalogs.py.  This module runs its own
+Uses the bundle writer, daemons, RBAC and push/catalog/extension helpers of olmv1_bundles.py and
+olmv1_e2e.py.  This module runs its own
 catalogd and operator-controller (so it may kill and restart the controller without disturbing other
 modules).  Every test uses its own package, catalogs (labelled for the extension's selector) and
 namespace.  Every wait polls with a generous deadline; nothing asserts timing.
 """
 
-import os
 import signal
 
 import pytest
 
+import olmv1_bundles
+import olmv1_e2e
 from conftest import kubectl, kubectl_json, unique
-from test_catalogd import Catalogd, free_port
-from test_operator_controller import (CATALOGD, OPCTL, RECORD_PREFIX, SA_RULES_FULL, WAIT, Controller,
-                                      conditions, olmv1, setup_namespace, wait_for, write_bundle)
-from test_operator_controller_catalogs import (apply_ce, configmap_version, create_catalog, delete_ce,
-                                               push_bundles, push_catalog, wait_installed, wait_progressing)
+from olmv1_e2e import (RECORD_PREFIX, apply_ce as apply_ce_full, assert_nothing_installed,  # noqa: F401
+                       conditions, configmap_version, create_catalog, delete_ce, free_port, ns, olmv1,
+                       push_bundles, push_catalog, wait_for, wait_installed, wait_progressing)
+
+LABEL = "e2e-opctl-cat"  # ClusterCatalog label key; its value is the package name
 
 # Versions of the range package; channel "stable" holds all of them in this order (each replacing
 # the one before), channel "legacy" only the 0.x and 1.0.x ones.
@@ -29,62 +30,16 @@ LEGACY = ("0.9.0", "1.0.0", "1.0.1")
 
 @pytest.fixture(scope="module")
 def env(crds, tmp_path_factory):
-    for b in (OPCTL, CATALOGD):
-        if not os.access(b, os.X_OK):
-            pytest.fail(f"{b} is not built (make build)")
-    registry = os.environ.get("OLMV1_REGISTRY")
-    if not registry:
-        pytest.fail("OLMV1_REGISTRY is not set; run through e2e/run-tests.sh")
-    work = tmp_path_factory.mktemp("opctl-faults")
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    catalogd = Catalogd(work / "catalogd")
-    catalogd.workdir.mkdir()
-    catalogd.start()
-    ctl = Controller(work, system_ns)
-    state = {"registry": registry, "work": work, "ctl": ctl, "catalogs": [], "ces": [], "system_ns": system_ns}
-    try:
-        ctl.start()
-        yield state
-    finally:
-        for ce in state["ces"]:
-            kubectl("delete", "clusterextension", ce, "--ignore-not-found", "--wait=true", "--timeout=60s",
-                    check=False)
-        ctl.stop()
-        for cat in state["catalogs"]:
-            kubectl("delete", "clustercatalog", cat, "--wait=false", "--ignore-not-found", check=False)
-        catalogd.stop()
-        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("opctl-faults"), LABEL) as e:
+        yield e
 
 
-@pytest.fixture
-def ns(env, name):
-    n = name[:50]
-    setup_namespace(n, SA_RULES_FULL)
-    yield n
-    kubectl("delete", "namespace", n, "--wait=false", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrolebinding", f"{n}-installer", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrole", f"{n}-installer", "--ignore-not-found", check=False)
+def apply_ce(env, pkg, ce_name, ns, version=None):
+    apply_ce_full(env, pkg, ce_name, ns, version=version)
 
 
 def apply_ce_channels(env, pkg, ce_name, ns, channels, version=None):
-    catalog = {"packageName": pkg, "selector": {"matchLabels": {"e2e-opctl-cat": pkg}}, "channels": channels}
-    if version:
-        catalog["version"] = version
-    if ce_name not in env["ces"]:
-        env["ces"].append(ce_name)
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
-        "metadata": {"name": ce_name},
-        "spec": {"namespace": ns, "serviceAccount": {"name": "installer"},
-                 "source": {"sourceType": "Catalog", "catalog": catalog}}})
-
-
-def assert_nothing_installed(pkg, ns, ce_name, system_ns):
-    for args in (("deployment", f"{pkg}-manager", "-n", ns), ("configmap", f"{pkg}-config", "-n", ns),
-                 ("secret", f"{RECORD_PREFIX}{ce_name}", "-n", system_ns)):
-        out = kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip()
-        assert out == "", f"{args} exists although nothing was installed"
+    apply_ce_full(env, pkg, ce_name, ns, version=version, channels=channels)
 
 
 # Masterminds semantics, worked out by hand over RANGE_VERSIONS (highest in range wins).
@@ -164,7 +119,7 @@ def test_bundle_tag_missing_then_pushed(env, ns, name):
     assert_nothing_installed(pkg, ns, name, env["system_ns"])
 
     # The bundle appears under that tag; a later retry pulls and installs it without any edit.
-    olmv1("bundle", "push", "-q", str(write_bundle(env["work"] / pkg, pkg, "1.0.0")), tag_ref)
+    olmv1("bundle", "push", "-q", str(olmv1_bundles.write_bundle(env["work"] / pkg, pkg, "1.0.0")), tag_ref)
     wait_installed(env, name, f"{pkg}.v1.0.0", "1.0.0")
     assert configmap_version(pkg, ns) == "1.0.0"
     delete_ce(name)
