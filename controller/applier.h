@@ -56,4 +56,13 @@ int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_err
  * number of objects repaired, or -1. */
 int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *objects, olm_error *err);
 
+/* GET of bundle content as the ServiceAccount (ctx->as_sa), which manages it, so the
+ * controller's own identity needs no read access to arbitrary kinds; when the
+ * ServiceAccount may not read (401/403) or there is no SA client, as ctx->admin.  When
+ * both are refused, err is the ServiceAccount's refusal.  KUBE_OK with *out,
+ * KUBE_NOT_FOUND also when the kind is not served at all (its CRD is gone, so the object
+ * is too), other codes with err set. */
+int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
+                json_t **out, olm_error *err);
+
 #endif

@@ -54,7 +54,7 @@ static int check_conflicts(const applier_ctx *ctx, const applier_set *set, const
         const applier_obj *o = &set->v[i];
         json_t *cur = NULL;
         olm_error gerr = {""};
-        int rc = applier_get(ctx->admin, o->api_version, o->kind, o->ns, o->name, &cur, &gerr);
+        int rc = applier_get(ctx, o->api_version, o->kind, o->ns, o->name, &cur, &gerr);
         if (rc == KUBE_NOT_FOUND)
             continue;
         if (rc < 0 && bundle_defines(set, o->api_version, o->kind))
@@ -86,10 +86,10 @@ static double now_s(void)
 }
 
 /* 1 Established, 0 not yet (*why gets the condition message), -1 error. */
-static int crd_established(kube_client *admin, const char *name, char *why, size_t whylen, olm_error *err)
+static int crd_established(const applier_ctx *ctx, const char *name, char *why, size_t whylen, olm_error *err)
 {
     json_t *crd = NULL;
-    int rc = kube_get(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, name, &crd, err);
+    int rc = applier_get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, name, &crd, err);
     if (rc == KUBE_NOT_FOUND) {
         snprintf(why, whylen, "not found");
         return 0;
@@ -124,7 +124,7 @@ int applier_wait_crds(const applier_ctx *ctx, const applier_set *set, olm_error 
             continue;
         char why[512] = "no Established condition yet";
         for (;;) {
-            int est = crd_established(ctx->admin, set->v[i].name, why, sizeof why, err);
+            int est = crd_established(ctx, set->v[i].name, why, sizeof why, err);
             if (est < 0)
                 return olm_error_wrap(err, "waiting for CustomResourceDefinition '%s'", set->v[i].name);
             if (est)

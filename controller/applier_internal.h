@@ -73,11 +73,6 @@ typedef enum applier_owner {
 } applier_owner;
 applier_owner applier_owner_of(const json_t *existing, const char *extension);
 
-/* GET through admin.  KUBE_OK with *out, KUBE_NOT_FOUND also when the kind is not served
- * at all (its CRD is gone, so the object is too), other codes with err set. */
-int applier_get(kube_client *admin, const char *av, const char *kind, const char *ns, const char *name, json_t **out,
-                olm_error *err);
-
 /* Fills a record reference for `o` (strings copied), with the namespace cleared for
  * cluster-scoped kinds (discovery through admin). */
 int applier_ref_of(kube_client *admin, const applier_obj *o, install_object_ref *ref, olm_error *err);
@@ -88,7 +83,7 @@ bool applier_record_has(const install_object_ref *refs, size_t n, const install_
  * The error names the object and keeps the apiserver's message. */
 int applier_apply_one(const applier_ctx *ctx, const applier_obj *o, json_t **out, olm_error *err);
 
-/* Waits (admin reads) until every CRD of `set` is Established, at most
+/* Waits (applier_get reads) until every CRD of `set` is Established, at most
  * ctx->crd_wait_seconds (0: APPLIER_CRD_WAIT_DEFAULT). */
 int applier_wait_crds(const applier_ctx *ctx, const applier_set *set, olm_error *err);
 

@@ -170,22 +170,49 @@ void applier_set_free(applier_set *s)
 
 /* ------------------------------------------------------------ cluster helpers */
 
-int applier_get(kube_client *admin, const char *av, const char *kind, const char *ns, const char *name, json_t **out,
-                olm_error *err)
+static bool denied(int rc)
+{
+    return rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED;
+}
+
+int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
+                json_t **out, olm_error *err)
 {
     *out = NULL;
     kube_resource_info ri;
     olm_error rerr = {""};
-    if (kube_resolve_kind(admin, av, kind, &ri, &rerr) < 0) {
+    /* Discovery is open to every authenticated identity, and the admin client caches it. */
+    if (kube_resolve_kind(ctx->admin, av, kind, &ri, &rerr) < 0) {
         /* Unknown kind: gone when its group/version is not served at all. */
         bool served = true;
-        if (kube_group_version_served(admin, av, &served, err) == 0 && !served)
+        if (kube_group_version_served(ctx->admin, av, &served, err) == 0 && !served)
             return KUBE_NOT_FOUND;
         if (err)
             *err = rerr;
         return KUBE_ERROR;
     }
-    return kube_get(admin, av, kind, ri.namespaced ? ns : NULL, name, out, err);
+    if (!ri.namespaced)
+        ns = NULL;
+    if (!ctx->as_sa)
+        return kube_get(ctx->admin, av, kind, ns, name, out, err);
+    olm_error serr = {""};
+    int rc = kube_get(ctx->as_sa, av, kind, ns, name, out, &serr);
+    if (!denied(rc)) {
+        if (rc < 0 && err)
+            *err = serr;
+        return rc;
+    }
+    /* The ServiceAccount may patch without get: the controller's identity may still read. */
+    olm_error aerr = {""};
+    int arc = kube_get(ctx->admin, av, kind, ns, name, out, &aerr);
+    if (denied(arc)) {
+        if (err)
+            *err = serr; /* neither may: the ServiceAccount's refusal is the one to fix */
+        return rc;
+    }
+    if (arc < 0 && err)
+        *err = aerr;
+    return arc;
 }
 
 static char *dup_or_empty(const char *s)

@@ -20,7 +20,7 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
 {
     json_t *cur = NULL, *after = NULL;
     char what[600];
-    int rc = applier_get(ctx->admin, o->api_version, o->kind, o->ns, o->name, &cur, err);
+    int rc = applier_get(ctx, o->api_version, o->kind, o->ns, o->name, &cur, err);
     if (rc < 0 && rc != KUBE_NOT_FOUND)
         return olm_error_wrap(err, "checking %s", applier_describe(what, sizeof what, o->kind, o->ns, o->name));
     if (cur && applier_owner_of(cur, ctx->extension) == OWNER_OTHER) {

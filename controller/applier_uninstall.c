@@ -18,7 +18,7 @@
 static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_error *err)
 {
     json_t *cur = NULL;
-    int rc = applier_get(ctx->admin, r->api_version, r->kind, r->namespace_, r->name, &cur, err);
+    int rc = applier_get(ctx, r->api_version, r->kind, r->namespace_, r->name, &cur, err);
     if (rc == KUBE_NOT_FOUND)
         return 0;
     if (rc < 0)

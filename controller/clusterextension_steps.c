@@ -200,8 +200,8 @@ static int crd_preflight(ce_run *run, json_t *objects, olm_error *err)
             continue;
         const char *crd = bundle_json_str(o, "metadata.name");
         json_t *existing = NULL;
-        int rc = kube_get(run->r->cfg.admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd,
-                          &existing, err);
+        int rc = applier_get(&run->actx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd,
+                             &existing, err);
         if (rc == KUBE_NOT_FOUND)
             continue;
         if (rc < 0)

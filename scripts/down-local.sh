@@ -3,7 +3,7 @@
 # then the local cluster.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-state=$repo/.dev
+state=${OLMV1_LOCAL_STATE:-$repo/.dev}  # the state dir; tests may point it elsewhere
 stop() { # stop NAME: SIGTERM the PID in $state/NAME.pid, wait up to 30 s, then SIGKILL
   local name=$1 pid
   pid=$(cat "$state/$name.pid" 2>/dev/null || true)

@@ -11,7 +11,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 demo=1
 [ "${1:-}" = "--no-demo" ] && demo=0
-state=$repo/.dev
+state=${OLMV1_LOCAL_STATE:-$repo/.dev}  # the state dir; tests may point it elsewhere
 build=${BUILD:-$repo/build}
 shared=${OLMV1_SHARED:-$repo/../shared}
 
@@ -22,6 +22,17 @@ kubectl apply -f config/crd -f config/openshift >/dev/null
 kubectl wait --for condition=established --timeout=60s \
   crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io >/dev/null
 
+# The daemons run with the least privilege their in-cluster ServiceAccounts get (config/rbac),
+# through kubeconfigs holding those ServiceAccounts' tokens, not with the admin kubeconfig.
+# Minted on every run: a cluster brought down and up again has new ServiceAccounts.
+system_ns=olmv1-system
+kubectl apply -f config/manager/00-namespace.yaml -f config/rbac >/dev/null
+mkdir -p "$state/identities"
+for daemon in catalogd operator-controller; do
+  bash e2e/cluster/identity.sh --service-account "$system_ns/$daemon-controller-manager" \
+    --out "$state/identities/$daemon.kubeconfig"
+done
+
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 catalogd_pid=$(cat "$state/catalogd.pid" 2>/dev/null || true)
 if alive "$catalogd_pid"; then
@@ -30,7 +41,7 @@ if alive "$catalogd_pid"; then
 else
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mkdir -p "$state/catalogd-cache"
-  setsid "$build/catalogd/catalogd" --kubeconfig "$KUBECONFIG" --cache-dir "$state/catalogd-cache" \
+  setsid "$build/catalogd/catalogd" --kubeconfig "$state/identities/catalogd.kubeconfig" --cache-dir "$state/catalogd-cache" \
     --catalogs-server-addr "127.0.0.1:$port" --external-address "127.0.0.1:$port" \
     --insecure-registries "$OLMV1_REGISTRY" >"$state/logs/catalogd.log" 2>&1 < /dev/null &
   echo $! > "$state/catalogd.pid"
@@ -44,8 +55,6 @@ export OLMV1_SYSTEM_NAMESPACE=olmv1-system
 export OLMV1_CATALOGD_PID=$(cat "$state/catalogd.pid")
 ENV
 
-system_ns=olmv1-system
-kubectl create namespace "$system_ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 opctl_pid=$(cat "$state/operator-controller.pid" 2>/dev/null || true)
 if alive "$opctl_pid"; then
   echo "operator-controller already running (PID $opctl_pid)"
@@ -53,7 +62,7 @@ if alive "$opctl_pid"; then
 else
   hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   mkdir -p "$state/operator-controller-cache" "$state/logs"
-  setsid "$build/controller/operator-controller" --kubeconfig "$KUBECONFIG" --system-namespace "$system_ns" \
+  setsid "$build/controller/operator-controller" --kubeconfig "$state/identities/operator-controller.kubeconfig" --system-namespace "$system_ns" \
     --cache-path "$state/operator-controller-cache" --health-addr "127.0.0.1:$hport" \
     --insecure-registries "$OLMV1_REGISTRY" >"$state/logs/operator-controller.log" 2>&1 < /dev/null &
   echo $! > "$state/operator-controller.pid"
@@ -104,7 +113,8 @@ YAML
 fi
 
 cat <<MSG
-OLM v1 is running locally (state and logs in .dev/): catalogd (PID $(cat "$state/catalogd.pid"), logs
+OLM v1 is running locally (state and logs in .dev/), each daemon as its ServiceAccount in
+$system_ns with the RBAC of config/rbac (.dev/identities/): catalogd (PID $(cat "$state/catalogd.pid"), logs
 .dev/logs/catalogd.log) and operator-controller (PID $(cat "$state/operator-controller.pid"), logs
 .dev/logs/operator-controller.log, metrics http://127.0.0.1:$hport/metrics).
   source .dev/env

@@ -128,6 +128,8 @@ struct store {
     char log[LOG_MAX][320]; /* "METHOD path" of every request but GETs */
     size_t nlog;
     const char *forbid; /* PATCH paths containing this are 403 */
+    const char *deny_get_to[2]; /* GETs with these bearer tokens are 403 */
+    unsigned gets_by_sa, gets_by_admin;
     char resp[65536];
 };
 
@@ -188,6 +190,19 @@ static void handle(struct store *st, const fake_http_request *req, fake_http_res
                  q ? q + 1 : "");
     int i = find(st, path);
     if (strcmp(req->method, "GET") == 0) {
+        bool by_sa = req->headers && strstr(req->headers, "Bearer sa\r\n");
+        const char *who = by_sa ? "sa" : "admin";
+        by_sa ? st->gets_by_sa++ : st->gets_by_admin++;
+        for (int k = 0; k < 2; k++)
+            if (st->deny_get_to[k] && strcmp(st->deny_get_to[k], who) == 0) {
+                snprintf(st->resp, sizeof st->resp,
+                         "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Forbidden\",\"code\":403,"
+                         "\"message\":\"configmaps \\\"cm\\\" is forbidden: User \\\"%s\\\" cannot get resource "
+                         "\\\"configmaps\\\"\"}", who);
+                resp->status = 403;
+                resp->body = st->resp;
+                return;
+            }
         if (i < 0)
             status(resp, st, 404, "NotFound", "not found");
         else
@@ -413,6 +428,44 @@ static void test_forbidden_names_object_and_records_nothing(void **state)
     json_decref(objs);
 }
 
+/* Bundle content is read as the ServiceAccount that manages it, so the controller's own
+ * identity needs no read access to arbitrary kinds; it reads only when the ServiceAccount
+ * may not, and when neither may, the ServiceAccount's refusal is reported. */
+static void test_reads_as_service_account(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm",
+        J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
+    json_t *cur = NULL;
+    assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
+    json_decref(cur);
+    assert_int_equal(f->st.gets_by_sa, 1);
+    assert_int_equal(f->st.gets_by_admin, 0);
+
+    f->st.deny_get_to[0] = "sa";
+    assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
+    json_decref(cur);
+    assert_int_equal(f->st.gets_by_sa, 2);
+    assert_int_equal(f->st.gets_by_admin, 1);
+
+    f->st.deny_get_to[1] = "admin";
+    cur = NULL;
+    assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_FORBIDDEN);
+    assert_null(cur);
+    if (!strstr(err.msg, "User \"sa\" cannot get resource \"configmaps\""))
+        fail_msg("%s", err.msg);
+
+    /* No ServiceAccount client (uninstall after it is gone): the controller reads. */
+    f->st.deny_get_to[0] = f->st.deny_get_to[1] = NULL;
+    applier_ctx no_sa = f->ctx;
+    no_sa.as_sa = NULL;
+    unsigned sa_before = f->st.gets_by_sa;
+    assert_int_equal(applier_get(&no_sa, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
+    json_decref(cur);
+    assert_int_equal(f->st.gets_by_sa, sa_before);
+}
+
 static void test_repair_counts(void **state)
 {
     struct fx *f = *state;
@@ -450,6 +503,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
