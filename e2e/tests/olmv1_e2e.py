@@ -3,7 +3,9 @@
 - the daemons: Catalogd and Controller (operator-controller) run as subprocesses on free 127.0.0.1
   ports with temporary cache dirs and are stopped by PID (SIGTERM, exit 0 expected);
 - olm_env(): a system namespace + catalogd + operator-controller for a test module, torn down with
-  the extensions and catalogs the module created;
+  the extensions and catalogs the module created.  The daemons run as their ServiceAccounts in that
+  namespace with exactly the RBAC of config/rbac (system_rbac()), never as the admin: every
+  operator-controller test also proves that its least-privilege role is enough;
 - bundles and catalogs pushed to the test registry with `olmv1 bundle push` / `olmv1 catalog push`
   (writers in olmv1_bundles.py), ClusterCatalogs and ClusterExtensions applied with kubectl;
 - the install namespace of a test: a ServiceAccount "installer" bound to a ClusterRole (`ns` fixture);
@@ -161,9 +163,10 @@ class Catalogd(Daemon):
         assert self.proc is None
         self.starts += 1
         self.log_path = self.workdir / f"catalogd-{self.starts}.log"
+        self.kubeconfig = kubeconfig or getattr(self, "kubeconfig", None)  # a restart keeps the identity
         env = os.environ.copy()
-        if kubeconfig:
-            env["KUBECONFIG"] = str(kubeconfig)
+        if self.kubeconfig:
+            env["KUBECONFIG"] = str(self.kubeconfig)
         cmd = [CATALOGD, "--cache-dir", str(self.cache),
                "--catalogs-server-addr", f"127.0.0.1:{self.port}",
                "--health-addr", f"127.0.0.1:{self.health_port}",
@@ -190,10 +193,15 @@ class Controller(Daemon):
         self.port = free_port()
         self.log_path = self.workdir / "operator-controller.log"
 
-    def start(self):
+    def start(self, kubeconfig=None):
+        """kubeconfig: the identity to run as (default: the last one given, else $KUBECONFIG)."""
+        self.kubeconfig = kubeconfig or getattr(self, "kubeconfig", None)
+        env = os.environ.copy()
+        if self.kubeconfig:
+            env["KUBECONFIG"] = str(self.kubeconfig)
         cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
                "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "2s"]
-        self.spawn(cmd, "ab")
+        self.spawn(cmd, "ab", env)
         wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
                  "operator-controller to be ready", self)
 
@@ -211,6 +219,46 @@ def require_binaries():
     return registry
 
 
+RBAC_DIR = REPO / "config" / "rbac"
+IDENTITY_SH = REPO / "e2e" / "cluster" / "identity.sh"
+DAEMON_SAS = ("catalogd-controller-manager", "operator-controller-controller-manager")
+
+
+def system_rbac(system_ns):
+    """config/rbac applied for the daemons' ServiceAccounts in `system_ns` instead of olmv1-system:
+    the ServiceAccounts, Roles and RoleBindings move into it, each ClusterRoleBinding is copied
+    under a name of its own binding the moved ServiceAccounts, and the ClusterRoles are applied as
+    they are.  Returns the names of the ClusterRoleBinding copies (to delete afterwards)."""
+    docs, bindings = [], []
+    for f in sorted(RBAC_DIR.glob("*.yaml")):
+        with open(f, encoding="utf-8") as fh:
+            for d in yaml.safe_load_all(fh):
+                if not d:
+                    continue
+                kind, meta = d["kind"], d["metadata"]
+                if kind in ("ServiceAccount", "Role", "RoleBinding"):
+                    meta["namespace"] = system_ns
+                if kind == "ClusterRoleBinding":
+                    meta["name"] = f"{meta['name']}-{system_ns}"
+                    bindings.append(meta["name"])
+                for subject in d.get("subjects", []):
+                    if subject.get("kind") == "ServiceAccount":
+                        subject["namespace"] = system_ns
+                docs.append(d)
+    kubectl("apply", "-f", "-", input={"apiVersion": "v1", "kind": "List", "items": docs})
+    return bindings
+
+
+def daemon_identity(work, system_ns, service_account):
+    """A kubeconfig authenticating as <system_ns>/<service_account> (e2e/cluster/identity.sh)."""
+    out = Path(work) / "identities" / f"{service_account}.kubeconfig"
+    proc = subprocess.run(["bash", str(IDENTITY_SH), "--service-account", f"{system_ns}/{service_account}",
+                           "--out", str(out), "--duration", "24h"],
+                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert proc.returncode == 0, f"identity.sh failed:\n{proc.stderr}"
+    return out
+
+
 @contextlib.contextmanager
 def olm_env(work, label):
     """A system namespace, catalogd and operator-controller over the directory `work`.
@@ -224,14 +272,16 @@ def olm_env(work, label):
     work = Path(work)
     system_ns = unique("olmv1-sys")
     kubectl("create", "namespace", system_ns)
+    bindings = system_rbac(system_ns)
+    catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)
     catalogd = Catalogd(work / "catalogd")
     catalogd.workdir.mkdir()
     ctl = Controller(work, system_ns)
     env = {"registry": registry, "work": work, "ctl": ctl, "catalogd": catalogd, "system_ns": system_ns,
            "label": label, "catalogs": [], "ces": [], "packages": []}
     try:
-        catalogd.start()
-        ctl.start()
+        catalogd.start(kubeconfig=catalogd_id)
+        ctl.start(kubeconfig=opctl_id)
         yield env
     finally:
         try:
@@ -246,6 +296,8 @@ def olm_env(work, label):
                 kubectl("delete", "clustercatalog", cat, "--wait=false", "--ignore-not-found", check=False)
             catalogd.stop()
             kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+            for b in bindings:
+                kubectl("delete", "clusterrolebinding", b, "--ignore-not-found", check=False)
 
 
 def push_bundles(env, pkg, versions, **bundle_args):

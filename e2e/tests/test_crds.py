@@ -205,6 +205,10 @@ def system_rbac(crds):
     (OC_SA, ("create", "events", "-n", "default"), True),
     (OC_SA, ("get", "clusterversions.config.openshift.io"), True),
     (OC_SA, ("patch", "clusteroperators.config.openshift.io", "--subresource=status"), True),
+    (OC_SA, ("create", "clusteroperators.config.openshift.io"), True),
+    (OC_SA, ("get", "namespaces"), True),
+    (OC_SA, ("list", "namespaces"), False),
+    (OC_SA, ("get", "configmaps", "-n", "default"), False),
     # not cluster-admin: bundle content is applied with the extension's ServiceAccount
     (OC_SA, ("create", "deployments.apps", "-n", "default"), False),
     (OC_SA, ("create", "customresourcedefinitions.apiextensions.k8s.io"), False),
