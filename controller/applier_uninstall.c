@@ -8,21 +8,54 @@
  * (ctx->as_sa NULL), the controller's own identity deletes it: the administrator asked
  * for the extension to go, and leaving its objects behind helps nobody.  Objects
  * already gone are fine; objects whose owner labels now name someone else are left
- * alone.  The record is deleted only when every object is handled, so a failed
- * uninstall is retried with the full list. */
+ * alone.  An object in a namespace that is gone or being deleted counts as handled:
+ * the namespace's deletion takes it along (and usually the ServiceAccount with it).
+ * When neither identity may delete an object, the error says how to get unstuck.
+ * The record is deleted only when every object is handled, so a failed uninstall is
+ * retried with the full list. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "applier_internal.h"
 
+static bool denied(int rc)
+{
+    return rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED;
+}
+
+/* Namespaced objects have a non-empty namespace_ in the record (applier_ref_of). */
+static bool namespace_going(const applier_ctx *ctx, const char *ns)
+{
+    if (!ns || !*ns)
+        return false;
+    json_t *obj = NULL;
+    int rc = kube_get(ctx->admin, "v1", "Namespace", NULL, ns, &obj, NULL);
+    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+    bool going = rc == KUBE_NOT_FOUND || (rc == KUBE_OK && phase && strcmp(phase, "Terminating") == 0);
+    json_decref(obj);
+    return going;
+}
+
+/* The apiserver's refusal, and what the administrator can do about it. */
+static int stuck(olm_error *err)
+{
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    return olm_error_set(err, "%s; neither the ClusterExtension's ServiceAccount nor operator-controller may delete "
+                              "it: recreate the ServiceAccount with the RBAC it had so that the uninstall can finish, "
+                              "or remove the finalizer olm.operatorframework.io/cleanup to leave it behind", why);
+}
+
 static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_error *err)
 {
+    if (namespace_going(ctx, r->namespace_))
+        return 0;
     json_t *cur = NULL;
     int rc = applier_get(ctx, r->api_version, r->kind, r->namespace_, r->name, &cur, err);
     if (rc == KUBE_NOT_FOUND)
         return 0;
     if (rc < 0)
-        return -1;
+        return denied(rc) && err ? stuck(err) : -1;
     applier_owner own = applier_owner_of(cur, ctx->extension);
     json_decref(cur);
     if (own == OWNER_OTHER)
@@ -32,8 +65,10 @@ static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_e
     rc = KUBE_FORBIDDEN;
     if (ctx->as_sa)
         rc = kube_delete(ctx->as_sa, r->api_version, r->kind, ns, r->name, &opts, err);
-    if (rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED)
+    if (denied(rc) && ctx->as_sa != ctx->admin)
         rc = kube_delete(ctx->admin, r->api_version, r->kind, ns, r->name, &opts, err);
+    if (denied(rc) && err)
+        return stuck(err);
     return rc == KUBE_OK || rc == KUBE_NOT_FOUND ? 0 : -1;
 }
 

@@ -284,6 +284,7 @@ static int fx_setup(void **state)
     f->sa = client(f->srv.url, "sa");
     f->ctx = (applier_ctx){.admin = f->admin, .as_sa = f->sa, .system_namespace = "sys", .extension = "ext"};
     put(&f->st, "/api/v1/namespaces/sys", J("{\"metadata\":{\"name\":\"sys\"}}"));
+    put(&f->st, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Active\"}}"));
     *state = f;
     return 0;
 }
@@ -466,6 +467,38 @@ static void test_reads_as_service_account(void **state)
     assert_int_equal(f->st.gets_by_sa, sa_before);
 }
 
+/* Uninstall when the install namespace is going away (with the ServiceAccount in it): its
+ * objects count as handled; a cluster-scoped object nobody may delete says how to get unstuck. */
+static void test_uninstall_without_identity(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm",
+        J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
+    put(&f->st, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Terminating\"}}"));
+    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm"},
+                                 {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr"}};
+    install_record rec = {.extension = "ext", .objects = refs, .nobjects = 2};
+    applier_ctx ctx = f->ctx;
+    ctx.as_sa = ctx.admin; /* what the reconciler passes when no token can be had */
+
+    /* The ClusterRole is gone already: the namespaced ConfigMap is left to the namespace deletion. */
+    assert_int_equal(applier_uninstall(&ctx, &rec, &err), 0);
+    assert_int_equal(f->st.nlog, 1);
+    assert_log_prefix(&f->st, 0, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") >= 0);
+
+    /* A ClusterRole that exists and that nobody may read or delete. */
+    put(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr",
+        J("{\"metadata\":{\"name\":\"cr\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
+    f->st.deny_get_to[0] = "admin";
+    assert_int_equal(applier_uninstall(&ctx, &rec, &err), -1);
+    if (!strstr(err.msg, "uninstalling ClusterRole 'cr': ") || !strstr(err.msg, "cannot get resource") ||
+        !strstr(err.msg, "recreate the ServiceAccount with the RBAC it had") ||
+        !strstr(err.msg, "remove the finalizer olm.operatorframework.io/cleanup"))
+        fail_msg("%s", err.msg);
+}
+
 static void test_repair_counts(void **state)
 {
     struct fx *f = *state;
@@ -504,6 +537,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_uninstall_without_identity, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
