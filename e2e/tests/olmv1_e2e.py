@@ -148,8 +148,9 @@ class Catalogd(Daemon):
     wait_timeout = CATALOGD_WAIT
     wait_interval = 0.2
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, identity=None):
         super().__init__(workdir)
+        self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
         self.cache = self.workdir / "cache"
         self.port = free_port()
         self.health_port = free_port()
@@ -163,10 +164,10 @@ class Catalogd(Daemon):
         assert self.proc is None
         self.starts += 1
         self.log_path = self.workdir / f"catalogd-{self.starts}.log"
-        self.kubeconfig = kubeconfig or getattr(self, "kubeconfig", None)  # a restart keeps the identity
+        kubeconfig = kubeconfig or self.identity  # kubeconfig: this start only; identity: every start
         env = os.environ.copy()
-        if self.kubeconfig:
-            env["KUBECONFIG"] = str(self.kubeconfig)
+        if kubeconfig:
+            env["KUBECONFIG"] = str(kubeconfig)
         cmd = [CATALOGD, "--cache-dir", str(self.cache),
                "--catalogs-server-addr", f"127.0.0.1:{self.port}",
                "--health-addr", f"127.0.0.1:{self.health_port}",
@@ -187,18 +188,19 @@ class Controller(Daemon):
 
     label = "operator-controller"
 
-    def __init__(self, workdir, system_ns):
+    def __init__(self, workdir, system_ns, identity=None):
         super().__init__(workdir)
+        self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
         self.system_ns = system_ns
         self.port = free_port()
         self.log_path = self.workdir / "operator-controller.log"
 
     def start(self, kubeconfig=None):
-        """kubeconfig: the identity to run as (default: the last one given, else $KUBECONFIG)."""
-        self.kubeconfig = kubeconfig or getattr(self, "kubeconfig", None)
+        """kubeconfig: the identity for this start only (default: self.identity, else $KUBECONFIG)."""
+        kubeconfig = kubeconfig or self.identity
         env = os.environ.copy()
-        if self.kubeconfig:
-            env["KUBECONFIG"] = str(self.kubeconfig)
+        if kubeconfig:
+            env["KUBECONFIG"] = str(kubeconfig)
         cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
                "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "2s"]
         self.spawn(cmd, "ab", env)
@@ -274,14 +276,14 @@ def olm_env(work, label):
     kubectl("create", "namespace", system_ns)
     bindings = system_rbac(system_ns)
     catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)
-    catalogd = Catalogd(work / "catalogd")
+    catalogd = Catalogd(work / "catalogd", identity=catalogd_id)  # restarts keep the identity
     catalogd.workdir.mkdir()
-    ctl = Controller(work, system_ns)
+    ctl = Controller(work, system_ns, identity=opctl_id)
     env = {"registry": registry, "work": work, "ctl": ctl, "catalogd": catalogd, "system_ns": system_ns,
            "label": label, "catalogs": [], "ces": [], "packages": []}
     try:
-        catalogd.start(kubeconfig=catalogd_id)
-        ctl.start(kubeconfig=opctl_id)
+        catalogd.start()
+        ctl.start()
         yield env
     finally:
         try:
