@@ -1,6 +1,8 @@
 """operator-controller end to end (spec §2, §3): version range forms and channels through real
 ClusterExtensions, an unpullable bundle image (registry unreachable; a missing tag that is pushed
-later), and an operator-controller killed with SIGKILL and started again.
+later), an operator-controller killed with SIGKILL and started again, catalogd unreachable while an
+extension must resolve, and a kube-apiserver restart (e2e/cluster/restart-apiserver.sh; the last
+test of the module, so the tests of later modules run against the restarted apiserver).
 
 Uses the bundle writer, daemons, RBAC and push/catalog/extension helpers of olmv1_bundles.py and
 olmv1_e2e.py.  This module runs its own
@@ -9,7 +11,9 @@ modules).  Every test uses its own package, catalogs (labelled for the extension
 namespace.  Every wait polls with a generous deadline; nothing asserts timing.
 """
 
+import os
 import signal
+import subprocess
 
 import pytest
 
@@ -17,7 +21,7 @@ import olmv1_bundles
 import olmv1_e2e
 from conftest import kubectl, kubectl_json, unique
 from olmv1_e2e import (RECORD_PREFIX, apply_ce as apply_ce_full, assert_nothing_installed,  # noqa: F401
-                       conditions, configmap_version, create_catalog, delete_ce, free_port, ns, olmv1,
+                       conditions, configmap_version, create_catalog, delete_ce, free_port, http, ns, olmv1,
                        push_bundles, push_catalog, wait_for, wait_installed, wait_progressing)
 
 LABEL = "e2e-opctl-cat"  # ClusterCatalog label key; its value is the package name
@@ -34,8 +38,8 @@ def env(crds, tmp_path_factory):
         yield e
 
 
-def apply_ce(env, pkg, ce_name, ns, version=None):
-    apply_ce_full(env, pkg, ce_name, ns, version=version)
+def apply_ce(env, pkg, ce_name, ns, version=None, selector=None):
+    apply_ce_full(env, pkg, ce_name, ns, version=version, selector=selector)
 
 
 def apply_ce_channels(env, pkg, ce_name, ns, channels, version=None):
@@ -172,5 +176,104 @@ def test_controller_sigkill_and_restart(env, ns, name):
     apply_ce(env, pkg, name, ns, version="1.0.1")
     wait_installed(env, name, f"{pkg}.v1.0.1", "1.0.1")
     wait_for(lambda: configmap_version(pkg, ns) == "1.0.1", "the ConfigMap of 1.0.1", ctl)
+    delete_ce(name)
+    assert_nothing_installed(pkg, ns, name, env["system_ns"])
+
+
+def snapshot(pkg, ns, ce_name, system_ns):
+    """What must not change while an extension is kept: the objects' UIDs, the owned cluster-scoped
+    objects, the install record's UID and data."""
+    uids, owned, rec = installed_objects(pkg, ns, ce_name, system_ns)
+    return uids, owned, rec["metadata"]["uid"], rec["data"]
+
+
+def test_catalogd_unreachable_keeps_installed_and_recovers(env, ns, name):
+    """catalogd stops while the extension is moved to a catalog operator-controller has not fetched
+    yet: Progressing Retrying names the catalog fetch failure, the installed bundle and its objects
+    stay; catalogd starts again (same port) and the extension converges by itself."""
+    pkg = unique("opkd")
+    images = push_bundles(env, pkg, ("1.0.0", "1.0.1"))
+    create_catalog(env, pkg, push_catalog(env, pkg, images, ["1.0.0"], "old"))
+    # A second catalog with the successor, under a label the extension does not select yet: nothing
+    # has fetched its content (operator-controller caches a package per catalog and resolved digest,
+    # so a catalog it already read would resolve without catalogd).
+    next_label = {"e2e-opctl-next": pkg}
+    new_cat = create_catalog(env, pkg, push_catalog(env, pkg, images, ["1.0.0", "1.0.1"], "new"),
+                             labels=next_label)
+    apply_ce(env, pkg, name, ns, version="1.0.0")
+    wait_installed(env, name, f"{pkg}.v1.0.0", "1.0.0")
+    before = snapshot(pkg, ns, name, env["system_ns"])
+
+    catalogd = env["catalogd"]
+    catalogd.stop()  # SIGTERM by PID, exit 0
+    try:
+        apply_ce(env, pkg, name, ns, version="1.0.1", selector={"matchLabels": next_label})
+        want = (f'error walking catalogs: error getting package "{pkg}" from catalog "{new_cat}": '
+                f'error retrieving cache for catalog "{new_cat}": Get "{catalogd.base}/catalogs/{new_cat}/api/v1/metas?')
+        c = wait_progressing(env, name, "True", "Retrying", want)
+        msg = c["Progressing"]["message"]
+        assert msg.startswith(want), msg
+        assert c["Installed"]["status"] == "True" and c["Installed"]["reason"] == "Succeeded", c["Installed"]
+        obj = kubectl_json("get", "clusterextension", name)
+        assert obj["status"]["install"]["bundle"] == {"name": f"{pkg}.v1.0.0", "version": "1.0.0"}, obj["status"]
+        assert snapshot(pkg, ns, name, env["system_ns"]) == before
+        assert configmap_version(pkg, ns) == "1.0.0"
+    finally:
+        if catalogd.proc is None:
+            catalogd.start()  # the same cache dir and port, so status.urls.base is right again
+
+    # Retries back off; the next one finds catalogd back and moves to the successor.
+    wait_installed(env, name, f"{pkg}.v1.0.1", "1.0.1")
+    wait_for(lambda: configmap_version(pkg, ns) == "1.0.1", "the ConfigMap of 1.0.1", env["ctl"])
+    delete_ce(name)
+    assert_nothing_installed(pkg, ns, name, env["system_ns"])
+
+
+RESTART_APISERVER = olmv1_e2e.REPO / "e2e" / "cluster" / "restart-apiserver.sh"
+
+
+def test_apiserver_restart(env, ns, name):
+    """The kube-apiserver is stopped and started again (same arguments and port, by PID): the
+    operator-controller process survives, re-establishes its watches, keeps what is installed, and
+    reconciles a ClusterExtension (and a ClusterCatalog) created after the restart, and an edit of one
+    created before."""
+    state_dir = os.environ.get("OLMV1_STATE_DIR")
+    if not state_dir:
+        pytest.fail("OLMV1_STATE_DIR is not set; run through e2e/run-tests.sh")
+    pkg = unique("opka")
+    images = push_bundles(env, pkg, ("1.0.0", "1.0.1"))
+    create_catalog(env, pkg, push_catalog(env, pkg, images, ["1.0.0", "1.0.1"], "latest"))
+    apply_ce(env, pkg, name, ns, version="1.0.0")
+    wait_installed(env, name, f"{pkg}.v1.0.0", "1.0.0")
+    before = snapshot(pkg, ns, name, env["system_ns"])
+
+    ctl = env["ctl"]
+    pid = ctl.proc.pid
+    proc = subprocess.run(["bash", str(RESTART_APISERVER), "--state-dir", state_dir], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, f"restart-apiserver.sh exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert ctl.proc.poll() is None and ctl.proc.pid == pid, f"operator-controller died\n{ctl.log_tail()}"
+    assert env["catalogd"].proc.poll() is None, f"catalogd died\n{env['catalogd'].log_tail()}"
+    wait_for(lambda: http(f"http://127.0.0.1:{ctl.port}/readyz", timeout=5)[0] == 200,
+             "operator-controller ready after the restart", ctl)
+
+    # A new package, catalog and extension, all created after the restart: catalogd's and
+    # operator-controller's watches must be live again.
+    pkg2 = unique("opka")
+    images2 = push_bundles(env, pkg2, ("1.0.0",))
+    create_catalog(env, pkg2, push_catalog(env, pkg2, images2, ["1.0.0"], "latest"))
+    second = f"{name[:55]}-2"
+    apply_ce(env, pkg2, second, ns)
+    wait_installed(env, second, f"{pkg2}.v1.0.0", "1.0.0")
+    assert configmap_version(pkg2, ns) == "1.0.0"
+
+    # The first extension is untouched by the restart, and an edit of it is reconciled.
+    wait_installed(env, name, f"{pkg}.v1.0.0", "1.0.0")
+    assert snapshot(pkg, ns, name, env["system_ns"]) == before
+    apply_ce(env, pkg, name, ns, version="1.0.1")
+    wait_installed(env, name, f"{pkg}.v1.0.1", "1.0.1")
+    wait_for(lambda: configmap_version(pkg, ns) == "1.0.1", "the ConfigMap of 1.0.1", ctl)
+    assert ctl.proc.poll() is None and ctl.proc.pid == pid
+    delete_ce(second)
     delete_ce(name)
     assert_nothing_installed(pkg, ns, name, env["system_ns"])
