@@ -1,22 +1,20 @@
-/* catalogd_log: one line per event on stderr: "<RFC 3339 UTC time> <LEVEL> catalog=<name> <message>".
- *
- * Any thread: each line is formatted into a local buffer and written with a single
- * fputs, and stdio locks the stream per call, so lines from the loop thread and the
- * threadpool never interleave.  `catalog` may be NULL for process-wide events. */
+/* catalogd_log: catalogd's log lines, olm_log with the key "catalog":
+ *   "<RFC 3339 UTC time> <LEVEL> catalog=<name> <message>"
+ * `catalog` may be NULL for process-wide events (printed as "-"). */
 #ifndef OLM_CATALOGD_LOG_H
 #define OLM_CATALOGD_LOG_H
 
-typedef enum catalogd_log_level {
-    CATALOGD_LOG_DEBUG,
-    CATALOGD_LOG_INFO,
-    CATALOGD_LOG_WARN,
-    CATALOGD_LOG_ERROR,
-} catalogd_log_level;
+#include "olm_log.h"
+
+typedef olm_log_level catalogd_log_level;
+#define CATALOGD_LOG_DEBUG OLM_LOG_DEBUG
+#define CATALOGD_LOG_INFO OLM_LOG_INFO
+#define CATALOGD_LOG_WARN OLM_LOG_WARN
+#define CATALOGD_LOG_ERROR OLM_LOG_ERROR
 
 /* Set once by main before any thread starts; lines below it are dropped. */
-void catalogd_log_set_level(catalogd_log_level min);
+#define catalogd_log_set_level olm_log_set_level
 
-void catalogd_log(catalogd_log_level level, const char *catalog, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define catalogd_log(level, catalog, ...) olm_log((level), "catalog", (catalog), __VA_ARGS__)
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "olm_error.h"
 #include "olm_fs.h"
+#include "olm_log.h"
 #include "olm_metrics.h"
 #include "olm_parse.h"
 #include "strbuf.h"
@@ -158,6 +159,48 @@ static void test_histogram(void **state)
     strbuf_free(&out);
 }
 
+/* Runs fn with stderr sent to a temporary file and returns what it wrote (static buffer). */
+static const char *capture_stderr(void (*fn)(void))
+{
+    static char out[8192];
+    char path[] = "/tmp/olm-log-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, out, sizeof out - 1, 0);
+    close(fd);
+    unlink(path);
+    out[n > 0 ? n : 0] = '\0';
+    return out;
+}
+
+static void log_some(void)
+{
+    olm_log(OLM_LOG_INFO, "clusterExtension", "argocd", "installed %s", "argocd.v0.6.0");
+    olm_log(OLM_LOG_DEBUG, "catalog", "c", "dropped below the level");
+    olm_log(OLM_LOG_ERROR, "catalog", NULL, "two\nlines");
+}
+
+static void test_log_lines(void **state)
+{
+    (void)state;
+    const char *out = capture_stderr(log_some);
+    const char *second = strchr(out, '\n');
+    assert_non_null(second);
+    /* "2026-11-21T15:28:04.513Z " is 25 characters */
+    assert_true(strlen(out) > 25 && out[4] == '-' && out[10] == 'T' && out[23] == 'Z' && out[24] == ' ');
+    assert_memory_equal(out + 25, "INFO clusterExtension=argocd installed argocd.v0.6.0\n", 53);
+    second++;
+    assert_string_equal(second + 25, "ERROR catalog=- two lines\n");
+    assert_null(strstr(out, "dropped"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_parse_host_port),
         cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_log_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
