@@ -51,14 +51,18 @@ source "$state/env"
 kubectl apply -f config/crd -f config/openshift >/dev/null
 kubectl wait --for condition=established --timeout=60s \
   crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io >/dev/null
-kubectl create namespace olmv1-system >/dev/null
+# Both daemons run as their ServiceAccounts with config/rbac, as `make run` does.
+kubectl apply -f config/manager/00-namespace.yaml -f config/rbac >/dev/null
+for d in catalogd operator-controller; do
+  bash e2e/cluster/identity.sh --service-account "olmv1-system/$d-controller-manager" --out "$state/$d.kubeconfig"
+done
 
 cport=$(free_port) chport=$(free_port) hport=$(free_port)
-"$build/catalogd/catalogd" --cache-dir "$state/catalogd-cache" --catalogs-server-addr "127.0.0.1:$cport" \
+"$build/catalogd/catalogd" --kubeconfig "$state/catalogd.kubeconfig" --cache-dir "$state/catalogd-cache" --catalogs-server-addr "127.0.0.1:$cport" \
   --health-addr "127.0.0.1:$chport" --no-access-log --insecure-registries "$OLMV1_REGISTRY" \
   >"$state/logs/catalogd.log" 2>&1 </dev/null &
 catalogd_pid=$!
-"$build/controller/operator-controller" --system-namespace olmv1-system --cache-path "$state/opctl-cache" \
+"$build/controller/operator-controller" --kubeconfig "$state/operator-controller.kubeconfig" --system-namespace olmv1-system --cache-path "$state/opctl-cache" \
   --health-addr "127.0.0.1:$hport" --insecure-registries "$OLMV1_REGISTRY" \
   >"$state/logs/operator-controller.log" 2>&1 </dev/null &
 opctl_pid=$!
