@@ -56,7 +56,11 @@ typedef struct drift_post {
 
 struct ce_drift_watcher {
     uv_loop_t *loop;
-    const kube_config *base;
+    /* The server and CA of every watch, without credentials.  One CA file for all of
+     * them: libcurl shares a connection only between transfers with the same TLS
+     * settings (CA path included), so the watches of all extensions can be streams of
+     * one HTTP/2 connection. */
+    kube_config shared;
     ce_drift_backend be;
     ce_drift_callbacks cb;
     uint64_t coalesce_ms, min_refresh_ms;
@@ -104,8 +108,14 @@ static drift_cfg *cfg_new(ce_drift_watcher *d, const char *token, olm_error *err
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    if (kube_config_with_token(d->base, token, &c->cfg, err) != 0) {
+    c->cfg.server = strdup(d->shared.server);
+    c->cfg.ca_file = d->shared.ca_file ? strdup(d->shared.ca_file) : NULL; /* the file stays d's */
+    c->cfg.insecure_skip_tls_verify = d->shared.insecure_skip_tls_verify;
+    c->cfg.token = strdup(token);
+    if (!c->cfg.server || (d->shared.ca_file && !c->cfg.ca_file) || !c->cfg.token) {
+        kube_config_free(&c->cfg);
         free(c);
+        olm_error_set(err, "out of memory");
         return NULL;
     }
     c->refs = 1;
@@ -559,12 +569,20 @@ ce_drift_watcher *ce_drift_watcher_new(uv_loop_t *loop, const kube_config *base,
         return NULL;
     }
     d->loop = loop;
-    d->base = base;
+    /* A copy with its own CA file (when the CA came inline), its placeholder token dropped. */
+    if (kube_config_with_token(base, "-", &d->shared, err) != 0) {
+        free(d);
+        return NULL;
+    }
+    explicit_bzero(d->shared.token, strlen(d->shared.token));
+    free(d->shared.token);
+    d->shared.token = NULL;
     d->be = *backend;
     d->cb = *cb;
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
     if (pthread_mutex_init(&d->lock, NULL) != 0) {
+        kube_config_free(&d->shared);
         free(d);
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
@@ -572,6 +590,7 @@ ce_drift_watcher *ce_drift_watcher_new(uv_loop_t *loop, const kube_config *base,
     int rc = uv_async_init(loop, &d->async, on_async);
     if (rc != 0) {
         pthread_mutex_destroy(&d->lock);
+        kube_config_free(&d->shared);
         free(d);
         olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
         return NULL;
@@ -596,6 +615,7 @@ static void maybe_finish(ce_drift_watcher *d)
         return;
     free_posts(take_posts(d));
     pthread_mutex_destroy(&d->lock);
+    kube_config_free(&d->shared); /* after every watch: removes the shared CA copy */
     void (*cb)(void *) = d->closed;
     void *data = d->closed_data;
     free(d);
