@@ -302,12 +302,17 @@ static int render(ce_run *run, const char *dir, json_t **objects, char **propert
 }
 
 /* Maintain mode (§2.2 step 5): the image of the installed bundle cannot be pulled, so
- * nothing is applied and the installed bundle stays. */
+ * nothing is applied and the installed bundle stays.  Its objects are still watched: the
+ * drift watcher gets a current token, or its watches would end when the old one expires
+ * (best effort; a failure here changes nothing about the outcome). */
 static int maintain(ce_run *run)
 {
     free(run->message);
     run->message = NULL;
     run->progress = CE_PROGRESS_SUCCEEDED;
+    olm_error err;
+    if (run->r->cfg.drift && sa_client(run, &err) == 0)
+        ce_drift_post(run);
     return 0;
 }
 
