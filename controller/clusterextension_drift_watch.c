@@ -253,6 +253,8 @@ void ce_drift_watch_synced(ce_drift_watch *w)
     if (!w->ext)
         return;
     json_object_del(w->ext->forbidden, w->path); /* it works now: log a later 403 again */
+    free(w->last_error);                          /* ... and a later failure */
+    w->last_error = NULL;
     if (w->synced)
         return; /* a relist: its differences came as events */
     w->synced = true;
@@ -426,6 +428,12 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
     }
     if (!replace_str(&e->ns, s->ns) || !replace_str(&e->sa, s->sa)) {
         logf_(d, "%s: drift watch: out of memory", s->extension);
+        return;
+    }
+    if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
+        /* Posted by a reconcile that took the token from the cache before the 401 dropped
+         * it: the next reconcile mints a new one. */
+        d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
         return;
     }
     if (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0) {

@@ -457,6 +457,12 @@ static void test_unauthorized_drops_the_token(void **state)
     /* No token in the log line. */
     assert_int_equal(wd->nlogs, 1);
     assert_null(strstr(wd->logs[0], "old-token"));
+    /* A reconcile that had taken the old token before the 401 posts it again: nothing is
+     * started with it, another reconcile is asked for. */
+    s = make_spec("ext", "old-token", one_ns_refs, 3);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 0);
+    assert_int_equal(wd->nenq, 2);
     /* The reconcile posts a fresh token: the watches come back. */
     s = make_spec("ext", "new-token", one_ns_refs, 3);
     post(wd, &s);
