@@ -16,6 +16,7 @@
 struct ce_reconciler {
     ce_reconciler_config cfg;
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
+    ce_token_cache *own_tokens; /* when cfg.tokens was NULL; cfg.tokens then points here */
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
 };
 
@@ -33,6 +34,7 @@ typedef struct ce_run {
     int64_t generation;
     applier_ctx actx;       /* as_sa set once a token is there */
     kube_client *as_sa;     /* owned */
+    ce_token token;         /* owned: the token as_sa authenticates with */
     install_record rec;     /* zero when have_rec is false */
     bool have_rec;
     catalog_set cats;
@@ -56,6 +58,12 @@ int ce_step_install(ce_run *run);
 int ce_fail(ce_run *run, ce_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same with the `error for resolved bundle "<n>" with version "<v>": ` prefix. */
 int ce_fail_bundle(ce_run *run, ce_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Tells the drift watcher what this extension installed (the record's kinds, the
+ * token); no-op without a drift watcher or a token.  Failures are logged. */
+void ce_drift_post(ce_run *run);
+/* Stops the drift watches of `extension` (no-op without a drift watcher). */
+void ce_drift_forget(ce_reconciler *r, const char *extension);
 
 /* A string field by dotted path in the CE ("" when absent). */
 const char *ce_str(const json_t *ce, const char *path);

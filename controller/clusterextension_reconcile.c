@@ -28,6 +28,16 @@ ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err
     }
     r->cfg.system_namespace = r->system_namespace;
     r->cfg.cache_dir = r->cache_dir;
+    if (!r->cfg.tokens) {
+        ce_token_cache_options to = {.lifetime_seconds = cfg->token_seconds, .mint = ce_token_mint_kube,
+                                     .mint_data = cfg->admin};
+        r->own_tokens = ce_token_cache_new(&to, err);
+        if (!r->own_tokens) {
+            ce_reconciler_free(r);
+            return NULL;
+        }
+        r->cfg.tokens = r->own_tokens;
+    }
     return r;
 }
 
@@ -38,6 +48,7 @@ void ce_reconciler_free(ce_reconciler *r)
     free(r->system_namespace);
     free(r->cache_dir);
     free(r->bundle_cache);
+    ce_token_cache_free(r->own_tokens);
     free(r);
 }
 
@@ -194,21 +205,20 @@ static kube_wq_result_kind handle_delete(ce_run *run)
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;
+    /* Its own uninstall must not look like drift. */
+    ce_drift_forget(run->r, run->name);
+    const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
     if (run->have_rec) {
         /* Without a usable ServiceAccount (e.g. its namespace is being deleted too) the
          * applier falls back to the controller's identity. */
         kube_client *admin = run->r->cfg.admin;
-        char *token = NULL;
         kube_config cfg;
-        const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
-        if (*sa && kube_token_request(admin, ns, sa, 3600, NULL, &token, NULL, &err) == 0) {
-            if (kube_config_with_token(kube_client_config(admin), token, &cfg, &err) == 0) {
+        if (*sa && ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) == 0) {
+            if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, &err) == 0) {
                 run->as_sa = kube_client_new(&cfg, NULL, &err);
                 if (!run->as_sa)
                     kube_config_free(&cfg);
             }
-            explicit_bzero(token, strlen(token));
-            free(token);
         }
         run->actx.as_sa = run->as_sa ? run->as_sa : admin;
         if (applier_uninstall(&run->actx, &run->rec, &err) != 0) {
@@ -222,6 +232,8 @@ static kube_wq_result_kind handle_delete(ce_run *run)
                 run->rec.bundle_name, run->rec.nobjects);
     }
     remove_bundle_cache(run);
+    if (*sa)
+        ce_token_cache_forget(run->r->cfg.tokens, ns, sa);
     if (set_finalizer(run, false, &err) != 0) {
         fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
         return KUBE_WQ_ERROR;
@@ -276,6 +288,7 @@ static void run_free(ce_run *run)
         install_record_free(&run->rec);
     ce_target_free(&run->target);
     kube_client_free(run->as_sa);
+    ce_token_free(&run->token);
     free(run->message);
     json_decref(run->ce);
 }
@@ -296,6 +309,7 @@ kube_wq_result ce_reconcile(const char *key, void *data)
     kube_wq_result_kind kind;
     int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
     if (rc == KUBE_NOT_FOUND) {
+        ce_drift_forget(r, key);
         kind = KUBE_WQ_OK;
     } else if (rc < 0) {
         fprintf(stderr, "operator-controller: %s: reading the ClusterExtension: %s\n", key, err.msg);

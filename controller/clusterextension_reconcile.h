@@ -14,11 +14,16 @@
  *   5. Pull the bundle image (oci_pull_cached under <cache>/bundles/<name>/<digest>);
  *      a failed pull of the installed bundle keeps it (maintain mode).
  *   6. Load, validate spec.config.inline (terminal InvalidConfiguration), render.
- *   7. TokenRequest for spec.serviceAccount.name in spec.namespace: the apply identity.
+ *   7. A token of spec.serviceAccount.name in spec.namespace: the apply identity
+ *      (clusterextension_token_cache.h: reused between reconciles; a 401 drops it and
+ *      the apply is retried once with a fresh one).
  *   8. CRD upgrade-safety preflight unless enforcement is None.
  *   9. applier_apply (or applier_repair when the installed bundle and its object set
  *      are unchanged: the periodic drift repair).
  *  10. Status (clusterextension_status.h), written only when it changed; a 409 retries.
+ *  11. On success, the install record's kinds and the token go to the drift watcher
+ *      (clusterextension_drift_watch.h), which watches the installed objects and
+ *      enqueues the extension when one is deleted or changed; deletion stops them.
  * Errors retry with the work queue's back-off; terminal errors (Blocked,
  * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
  *
@@ -31,6 +36,8 @@
 #include <stdint.h>
 
 #include "catalog_client.h"
+#include "clusterextension_drift_watch.h"
+#include "clusterextension_token_cache.h"
 #include "kube_client.h"
 #include "kube_informer.h"
 #include "kube_workqueue.h"
@@ -50,6 +57,8 @@ typedef struct ce_reconciler_config {
     oci_pull_opts pull;             /* registry options for bundle images (strings borrowed) */
     uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
+    ce_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
+    ce_drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crd_upgrade_safety_check); NULL skips the
      * preflight.  A pointer so the reconciler can be tested and built without it. */
     int (*crd_check)(const json_t *existing, const json_t *desired, olm_error *err);

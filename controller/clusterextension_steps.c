@@ -145,8 +145,9 @@ int ce_fail_bundle(ce_run *run, ce_progress progress, const char *fmt, ...)
 
 /* ------------------------------------------------------------ identity */
 
-/* A client authenticated as spec.serviceAccount (TokenRequest).  The namespace and the
- * ServiceAccount are checked separately so the message says which one is missing. */
+/* A client authenticated as spec.serviceAccount, with a token from the cache.  The
+ * namespace and the ServiceAccount are checked separately so the message says which
+ * one is missing. */
 static int sa_client(ce_run *run, olm_error *err)
 {
     const char *ns = ce_str(run->ce, "spec.namespace");
@@ -162,19 +163,18 @@ static int sa_client(ce_run *run, olm_error *err)
         return olm_error_set(err, "namespace \"%s\" not found: create it and the ServiceAccount \"%s\" in it", ns, sa);
     if (rc < 0)
         return -1;
-    char *token = NULL;
-    int64_t secs = run->r->cfg.token_seconds > 0 ? run->r->cfg.token_seconds : 3600;
-    rc = kube_token_request(admin, ns, sa, secs, NULL, &token, NULL, err);
+    kube_client_free(run->as_sa);
+    run->as_sa = NULL;
+    run->actx.as_sa = NULL;
+    ce_token_free(&run->token);
+    rc = ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
     if (rc == KUBE_NOT_FOUND)
         return olm_error_set(err, "service account \"%s\" not found in namespace \"%s\": create it with the RBAC "
                                   "the bundle needs", sa, ns);
     if (rc < 0)
         return olm_error_wrap(err, "requesting a token for service account \"%s\" in namespace \"%s\"", sa, ns);
     kube_config cfg;
-    rc = kube_config_with_token(kube_client_config(admin), token, &cfg, err);
-    explicit_bzero(token, strlen(token));
-    free(token);
-    if (rc != 0)
+    if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, err) != 0)
         return -1;
     kube_client_options co = {.user_agent = "operator-controller"};
     run->as_sa = kube_client_new(&cfg, &co, err);
@@ -184,6 +184,25 @@ static int sa_client(ce_run *run, olm_error *err)
     }
     run->actx.as_sa = run->as_sa;
     return 0;
+}
+
+/* After a failed apply: was it because the apiserver no longer accepts the cached
+ * token (the ServiceAccount was re-created, the signing key rotated)?  Then the token
+ * is dropped and a fresh one minted; 1 means "retry once". */
+static int sa_token_rejected(ce_run *run)
+{
+    if (!run->as_sa || kube_client_unauthorized_count(run->as_sa) == 0)
+        return 0;
+    const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
+    fprintf(stderr, "operator-controller: %s: the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying "
+                    "with a new one\n", run->name, ns, sa);
+    ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
+    olm_error err;
+    if (sa_client(run, &err) != 0) {
+        fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+        return 0;
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------ preflight */
@@ -283,12 +302,49 @@ static int render(ce_run *run, const char *dir, json_t **objects, char **propert
 }
 
 /* Maintain mode (§2.2 step 5): the image of the installed bundle cannot be pulled, so
- * nothing is applied and the installed bundle stays. */
+ * nothing is applied and the installed bundle stays.  Its objects are still watched: the
+ * drift watcher gets a current token, or its watches would end when the old one expires
+ * (best effort; a failure here changes nothing about the outcome). */
 static int maintain(ce_run *run)
 {
     free(run->message);
     run->message = NULL;
     run->progress = CE_PROGRESS_SUCCEEDED;
+    olm_error err;
+    if (run->r->cfg.drift && sa_client(run, &err) == 0)
+        ce_drift_post(run);
+    return 0;
+}
+
+/* Applies the bundle, or (same bundle, same objects) repairs drift.  0, or -1 with err
+ * set; `objects` and `properties` stay the caller's. */
+static int put_on_cluster(ce_run *run, json_t *objects, const char *properties, olm_error *err)
+{
+    if (target_is_installed(run) && strcmp(run->target.image, run->rec.bundle_image) == 0 &&
+        same_objects(&run->rec, objects)) {
+        int n = applier_repair(&run->actx, &run->rec, objects, err);
+        if (n < 0)
+            return -1;
+        atomic_fetch_add(&run->r->repaired, (uint64_t)n);
+        if (n > 0)
+            fprintf(stderr, "operator-controller: %s: drift repaired (%d objects)\n", run->name, n);
+        return 0;
+    }
+    applier_bundle ab = {
+        .name = run->target.name,
+        .version = run->target.version,
+        .image = run->target.image,
+        .package = run->target.package,
+        .properties = properties,
+    };
+    install_record next = {0};
+    if (applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err) != 0)
+        return -1;
+    if (run->have_rec)
+        install_record_free(&run->rec);
+    run->rec = next;
+    run->have_rec = true;
+    run->installed_changed = true;
     return 0;
 }
 
@@ -318,34 +374,14 @@ int ce_step_install(ce_run *run)
         free(properties);
         return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
-    if (target_is_installed(run) && strcmp(run->target.image, run->rec.bundle_image) == 0 &&
-        same_objects(&run->rec, objects)) {
-        int n = applier_repair(&run->actx, &run->rec, objects, &err);
-        json_decref(objects);
-        free(properties);
-        if (n < 0)
-            return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
-        atomic_fetch_add(&r->repaired, (uint64_t)n);
-        run->progress = CE_PROGRESS_SUCCEEDED;
-        return 0;
-    }
-    applier_bundle ab = {
-        .name = run->target.name,
-        .version = run->target.version,
-        .image = run->target.image,
-        .package = run->target.package,
-        .properties = properties,
-    };
-    install_record next = {0};
-    rc = applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, &err);
+    rc = put_on_cluster(run, objects, properties, &err);
+    if (rc != 0 && sa_token_rejected(run))
+        rc = put_on_cluster(run, objects, properties, &err);
     json_decref(objects);
     free(properties);
     if (rc != 0)
         return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
-    install_record_free(&run->rec);
-    run->rec = next;
-    run->have_rec = true;
-    run->installed_changed = true;
     run->progress = CE_PROGRESS_SUCCEEDED;
+    ce_drift_post(run);
     return 0;
 }

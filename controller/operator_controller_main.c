@@ -9,9 +9,12 @@
  * Triggers: ClusterExtension create/delete and updates that change the generation,
  * deletionTimestamp or finalizers (our own status writes do not retrigger); ClusterCatalog
  * create/delete and resolvedSource changes requeue every ClusterExtension (§2.1).
- * Drift: after a successful reconcile the key is requeued after --drift-repair-interval,
- * and the next reconcile re-applies the recorded objects (applier_repair).  This is a
- * periodic check, not a watch on the installed objects.
+ * Drift: after a successful reconcile the drift watcher (clusterextension_drift_watch.h)
+ * watches the installed objects' kinds with the extension's ServiceAccount token; a
+ * deletion or change enqueues the key and the reconcile re-applies the recorded objects
+ * (applier_repair).  As a backstop (kinds the ServiceAccount may not watch, changes
+ * while a watch is re-created) the key is also requeued after --drift-repair-interval.
+ * ServiceAccount tokens are cached between reconciles (clusterextension_token_cache.h).
  *
  * With --leader-elect the informers and the queue run only while the Lease is held;
  * losing it exits 1 so a fresh start campaigns again (as controller-runtime does). */
@@ -54,6 +57,8 @@ typedef struct app {
     kube_leader *leader;
     catalog_client *cc;
     ce_reconciler *rec;
+    ce_token_cache *tokens;
+    ce_drift_watcher *drift;
     op_health *health;
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_signal_t sigterm, sigint;
@@ -218,11 +223,21 @@ static void write_metrics(app *a, strbuf *b)
                   "# TYPE operator_controller_catalog_cache_entries gauge\n"
                   "operator_controller_catalog_cache_entries %zu\n"
                   "# TYPE operator_controller_workqueue_depth gauge\n"
-                  "operator_controller_workqueue_depth %zu\n",
+                  "operator_controller_workqueue_depth %zu\n"
+                  "# HELP operator_controller_drift_watches Watches on installed objects (one per extension and kind).\n"
+                  "# TYPE operator_controller_drift_watches gauge\n"
+                  "operator_controller_drift_watches %zu\n"
+                  "# TYPE operator_controller_drift_watched_extensions gauge\n"
+                  "operator_controller_drift_watched_extensions %zu\n"
+                  "# HELP operator_controller_serviceaccount_tokens_requested_total TokenRequests made (cache misses).\n"
+                  "# TYPE operator_controller_serviceaccount_tokens_requested_total counter\n"
+                  "operator_controller_serviceaccount_tokens_requested_total %llu\n",
                   (unsigned long long)st.total, (unsigned long long)st.errors, (unsigned long long)st.terminal,
                   (double)st.micros_total / 1e6, (double)st.micros_max / 1e6,
                   (unsigned long long)st.repaired_objects, total, installed,
-                  a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0);
+                  a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0,
+                  a->drift ? ce_drift_watcher_active(a->drift) : 0, a->drift ? ce_drift_watcher_extensions(a->drift) : 0,
+                  a->tokens ? (unsigned long long)ce_token_cache_mints(a->tokens) : 0ULL);
 }
 
 static int on_health(const char *path, strbuf *body, const char **ctype, void *data)
@@ -252,6 +267,26 @@ static int on_health(const char *path, strbuf *body, const char **ctype, void *d
 
 /* ------------------------------------------------------------ controllers */
 
+static void drift_enqueue(const char *extension, uint64_t delay_ms, void *data)
+{
+    app *a = data;
+    olm_error err;
+    if (a->wq && !a->stopping && kube_workqueue_add_after(a->wq, extension, delay_ms, &err) != 0)
+        logf_("%s: could not queue: %s", extension, err.msg);
+}
+
+static void drift_token_rejected(const char *ns, const char *sa, const char *token, void *data)
+{
+    app *a = data;
+    if (a->tokens)
+        ce_token_cache_invalidate(a->tokens, ns, sa, token);
+}
+
+static void drift_log(const char *line, void *data)
+{
+    logf_("%s", line);
+}
+
 static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->client);
@@ -269,6 +304,15 @@ static int start_controllers(app *a, olm_error *err)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
+    ce_token_cache_options to = {.mint = ce_token_mint_kube, .mint_data = a->client};
+    a->tokens = ce_token_cache_new(&to, err);
+    if (!a->tokens)
+        return -1;
+    ce_drift_backend be = ce_drift_backend_kube(a->uc);
+    ce_drift_callbacks dcb = {drift_enqueue, drift_token_rejected, drift_log, a};
+    a->drift = ce_drift_watcher_new(a->loop, cfg, &be, &dcb, NULL, err);
+    if (!a->drift)
+        return -1;
     ce_reconciler_config rc = {
         .admin = a->client,
         .catalogs = a->cc_inf,
@@ -277,6 +321,8 @@ static int start_controllers(app *a, olm_error *err)
         .cache_dir = a->f.cache_path,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .timeout_seconds = 900}},
         .repair_interval_ms = a->f.repair_interval_ms,
+        .tokens = a->tokens,
+        .drift = a->drift,
         .crd_check = crd_upgrade_safety_check,
     };
     a->rec = ce_reconciler_new(&rc, err);
@@ -336,6 +382,12 @@ static void upg_closed(void *data)
     one_closed(data);
 }
 
+static void drift_closed(void *data)
+{
+    ((app *)data)->drift = NULL;
+    one_closed(data);
+}
+
 static void health_closed(void *data)
 {
     ((app *)data)->health = NULL;
@@ -362,6 +414,10 @@ static void shutdown_phase2(app *a)
     if (a->upg) {
         a->closing++;
         upgradeable_reconciler_stop(a->upg, upg_closed, a);
+    }
+    if (a->drift) {
+        a->closing++;
+        ce_drift_watcher_stop(a->drift, drift_closed, a);
     }
     one_closed(a);
     if (a->health)
@@ -513,6 +569,7 @@ int main(int argc, char **argv)
     }
     int rc = run(&a);
     catalog_client_free(a.cc);
+    ce_token_cache_free(a.tokens);
     if (a.client)
         kube_client_free(a.client);
     curl_global_cleanup();

@@ -17,7 +17,8 @@ void operator_usage(FILE *out)
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           "  --max-concurrent-reconciles N  (default 4)\n"
-          "  --drift-repair-interval DUR    re-check installed objects this often (default 5m; 0 disables)\n",
+          "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
+          "                                 drift watches (default 5m; 0 disables)\n",
           out);
 }
 

@@ -98,6 +98,11 @@ const kube_config *kube_client_config(const kube_client *c)
     return &c->cfg;
 }
 
+unsigned kube_client_unauthorized_count(kube_client *c)
+{
+    return atomic_load(&c->unauthorized);
+}
+
 void kube_response_free(kube_response *r)
 {
     if (!r)
@@ -242,6 +247,8 @@ long kube_request(kube_client *c, const char *method, const char *path, const ch
         goto done;
     }
     result = resp->status;
+    if (result == 401)
+        atomic_fetch_add(&c->unauthorized, 1);
 done:
     if (result < 0)
         kube_response_free(resp);

@@ -63,6 +63,10 @@ kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, 
 void kube_client_free(kube_client *c);
 /* Borrowed; valid while the client lives. */
 const kube_config *kube_client_config(const kube_client *c);
+/* How many responses of this client were HTTP 401 Unauthorized (any thread).  Lets a
+ * caller whose credentials may have been revoked (a cached ServiceAccount token) tell
+ * "the token is no good" apart from every other failure without parsing messages. */
+unsigned kube_client_unauthorized_count(kube_client *c);
 
 /* ------------------------------------------------------------ raw requests */
 

@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "kube_client.h"
 
@@ -29,6 +30,8 @@ struct kube_client {
      * JSON null when the server does not serve that group/version. */
     pthread_mutex_t disc_lock;
     json_t *disc;
+    /* Responses with HTTP 401 so far (kube_client_unauthorized_count). */
+    atomic_uint unauthorized;
 };
 
 /* Percent-escapes everything but RFC 3986 unreserved characters; caller frees. */

@@ -49,6 +49,10 @@ CURL *kube_uvcurl_easy_new(const kube_config *cfg, const char *path_and_query,
     strbuf_free(&url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, *headers);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* Over https libcurl speaks HTTP/2 to the apiserver: transfers started together (many
+     * watches) wait for the one connection being set up and become streams on it, instead
+     * of each opening a connection of its own. */
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     return h;
 }

@@ -40,6 +40,7 @@ struct kube_watch {
     struct curl_slist *watch_headers;
     kube_watch_stream stream;
     long watch_status;  /* HTTP status of the running watch, 0 until known */
+    long failed_status; /* HTTP status of the last failed LIST/WATCH (kube_watch_last_status) */
     strbuf err_body;    /* body of a non-200 watch response */
     enum watch_abort abort;
     olm_error abort_err;
@@ -181,6 +182,7 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
     w->list_req = NULL; /* freed by kube_uvcurl_req after we return */
     if (w->stopped)
         return;
+    w->failed_status = status == 200 ? 0 : status;
     if (status == 0) {
         report_error(w, "LIST failed: %s", err->msg);
         retry_later(w, RETRY_LIST);
@@ -363,6 +365,7 @@ static void on_watch_done(CURL *easy, CURLcode res, void *data)
     watch_cleanup(w);
     if (w->stopped)
         return;
+    w->failed_status = status == 200 ? 0 : status;
     if (w->abort == ABORT_RELIST || status == 410) {
         report_error(w, "resourceVersion %s is too old (410 Gone); listing again", w->rv);
         start_list(w);
@@ -521,6 +524,11 @@ const char *kube_watch_resource_version(const kube_watch *w)
 unsigned kube_watch_list_count(const kube_watch *w)
 {
     return w->lists;
+}
+
+long kube_watch_last_status(const kube_watch *w)
+{
+    return w->failed_status;
 }
 
 static void on_timer_closed(uv_handle_t *h)

@@ -75,6 +75,11 @@ bool kube_watch_has_synced(const kube_watch *w);
  * borrowed, valid until the next callback. */
 const char *kube_watch_resource_version(const kube_watch *w);
 
+/* The HTTP status of the LIST or WATCH response that failed last (e.g. 403 when the
+ * credentials may not list or watch the collection, 401 when they were rejected), 0
+ * when the last one succeeded or no HTTP response arrived.  Meant for on_error. */
+long kube_watch_last_status(const kube_watch *w);
+
 /* Number of LISTs started so far (1 after the first; relists add one each). */
 unsigned kube_watch_list_count(const kube_watch *w);
 

@@ -1,0 +1,268 @@
+"""operator-controller drift repair through watches (issue 5).
+
+operator-controller runs here with `--drift-repair-interval 0`: nothing requeues an
+installed extension periodically, so whatever is put back was put back because a watch on
+the installed objects (opened with the extension's ServiceAccount token, filtered by the
+owner labels) saw it deleted or changed.  The bundles, catalog, catalogd and RBAC helpers
+are those of test_operator_controller.py; this module runs its own catalogd and
+operator-controller.  Every wait polls with a generous deadline; nothing asserts timing
+(the times measured are printed, for the record, with `pytest -s`).
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import kubectl, kubectl_json, unique
+from test_catalogd import Catalogd, http
+from test_operator_controller import (CATALOGD, OPCTL, SA_RULES_FULL, VERSIONS, WAIT, Controller, apply_ce,
+                                      conditions, configmap_version, delete_ce, olmv1, setup_namespace,
+                                      wait_for, wait_installed, write_bundle, write_catalog)
+
+# The test bundle installs a ServiceAccount, a ClusterRole, a ClusterRoleBinding, a Deployment and
+# a ConfigMap: five resource types, so five watches per extension.
+KINDS_PER_EXTENSION = 5
+
+
+class WatchOnlyController(Controller):
+    """operator-controller without the periodic repair: only the drift watches repair."""
+
+    def start(self):
+        cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
+               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "0"]
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
+                 "operator-controller to be ready", self)
+
+    def log_text(self):
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    for b in (OPCTL, CATALOGD):
+        if not os.access(b, os.X_OK):
+            pytest.fail(f"{b} is not built (make build)")
+    registry = os.environ.get("OLMV1_REGISTRY")
+    if not registry:
+        pytest.fail("OLMV1_REGISTRY is not set; run through e2e/run-tests.sh")
+    work = tmp_path_factory.mktemp("opctl-drift")
+    pkg = unique("dpk")
+    images = {}
+    for v in VERSIONS:
+        d = write_bundle(work, pkg, v)
+        images[v] = olmv1("bundle", "push", "-q", str(d), f"{registry}/e2e/{pkg}-bundle:v{v}")
+    cat_ref = olmv1("catalog", "push", "-q", str(write_catalog(work, pkg, images)),
+                    f"{registry}/e2e/{pkg}-catalog:latest")
+    system_ns = unique("olmv1-sys")
+    kubectl("create", "namespace", system_ns)
+    catalogd = Catalogd(work / "catalogd")
+    catalogd.workdir.mkdir()
+    catalogd.start()
+    catalog = unique("dcat")
+    kubectl("apply", "-f", "-", input={
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
+        "metadata": {"name": catalog, "labels": {"e2e-opctl": pkg}},
+        "spec": {"source": {"type": "Image", "image": {"ref": cat_ref}}}})
+    kubectl("wait", f"clustercatalog/{catalog}", "--for=condition=Serving=True", f"--timeout={WAIT}s")
+    ctl = WatchOnlyController(work, system_ns)
+    try:
+        ctl.start()
+        yield {"pkg": pkg, "images": images, "catalog": catalog, "ctl": ctl, "system_ns": system_ns}
+    finally:
+        for ce in kubectl_json("get", "clusterextensions").get("items", []):
+            if ce["spec"]["source"]["catalog"]["packageName"] == pkg:
+                kubectl("delete", "clusterextension", ce["metadata"]["name"], "--wait=true", "--timeout=60s",
+                        check=False)
+        ctl.stop()
+        kubectl("delete", "clustercatalog", catalog, "--wait=false", "--ignore-not-found", check=False)
+        catalogd.stop()
+        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+
+
+def drop_namespace(ns):
+    kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
+    kubectl("delete", "clusterrolebinding", f"{ns}-installer", "--ignore-not-found", check=False)
+    kubectl("delete", "clusterrole", f"{ns}-installer", "--ignore-not-found", check=False)
+
+
+@pytest.fixture
+def ns(world, name):
+    n = name[:50]
+    setup_namespace(n, SA_RULES_FULL)
+    yield n
+    drop_namespace(n)
+
+
+def metrics(world):
+    status, body = http(f"http://127.0.0.1:{world['ctl'].port}/metrics")
+    assert status == 200
+    out = {}
+    for line in body.decode().splitlines():
+        m = re.match(r"^([a-z_]+) ([0-9.e+-]+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def metric(world, name):
+    return metrics(world)[name]
+
+
+def wait_watches(world, pred, what):
+    return wait_for(lambda: pred(metric(world, "operator_controller_drift_watches")), what, world["ctl"])
+
+
+def wait_quiet(world):
+    """Reconciles stop: no endless loop of our own re-applies.  Two samples 3 s apart that agree
+    (polled, so a slow machine only takes longer)."""
+    def check():
+        a = metric(world, "operator_controller_reconcile_total")
+        time.sleep(3)
+        return a == metric(world, "operator_controller_reconcile_total") and a
+    return wait_for(check, "reconciles to stop", world["ctl"])
+
+
+def still_installed(world, name):
+    obj, c = conditions(name)
+    assert c["Installed"]["status"] == "True", c["Installed"]
+    assert c["Progressing"]["reason"] == "Succeeded", c["Progressing"]
+    return obj
+
+
+def test_deleted_and_edited_objects_are_put_back_by_the_watches(world, ns, name):
+    pkg = world["pkg"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to start")
+    wait_quiet(world)
+    before = metrics(world)
+
+    # (a) The operator Deployment is deleted: it comes back (a new object).
+    old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
+    t0 = time.time()
+    kubectl("delete", "deployment", f"{pkg}-manager", "-n", ns, "--wait=true")
+    dep = wait_for(lambda: (d := kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns))
+                   ["metadata"]["uid"] != old_uid and d, "the Deployment to be re-created", world["ctl"])
+    print(f"\ndrift: deleted Deployment back after {time.time() - t0:.2f} s")
+    assert dep["metadata"]["labels"]["olm.operatorframework.io/owner-name"] == name
+    assert dep["spec"]["replicas"] == 1
+
+    # (b) A managed field is edited: the ConfigMap's data, the Deployment's replicas.
+    t0 = time.time()
+    kubectl("patch", "configmap", f"{pkg}-config", "-n", ns, "--type=merge", "-p", '{"data":{"version":"tampered"}}')
+    wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap data to be put back", world["ctl"])
+    print(f"drift: edited ConfigMap put back after {time.time() - t0:.2f} s")
+    kubectl("patch", "deployment", f"{pkg}-manager", "-n", ns, "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["spec"]["replicas"] == 1,
+             "spec.replicas to be put back", world["ctl"])
+
+    # (c) Nothing of that disturbed the extension's conditions.
+    still_installed(world, name)
+    after = metrics(world)
+    assert after["operator_controller_drift_repaired_objects_total"] >= \
+        before["operator_controller_drift_repaired_objects_total"] + 3
+    # Our own re-applies raise at most one more event each and then settle.
+    wait_quiet(world)
+    still_installed(world, name)
+    # One token for this ServiceAccount, reused by every reconcile since the install.
+    assert after["operator_controller_serviceaccount_tokens_requested_total"] == \
+        before["operator_controller_serviceaccount_tokens_requested_total"]
+
+    # (d) The watches go away with the extension.
+    assert metric(world, "operator_controller_drift_watches") >= KINDS_PER_EXTENSION
+    delete_ce(world, name)
+    wait_watches(world, lambda n: n == 0, "the drift watches to stop")
+    assert metric(world, "operator_controller_drift_watched_extensions") == 0
+
+
+def test_no_reconcile_loop_while_nothing_changes(world, ns, name):
+    """Our no-op re-applies write nothing: a change to a managed object that is not drift of our
+    fields (a label someone else adds) causes one reconcile, whose re-apply writes nothing (the
+    resourceVersions stay), and then everything is quiet again."""
+    pkg = world["pkg"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to start")
+    wait_quiet(world)
+    sa_rv = kubectl_json("get", "serviceaccount", f"{pkg}-manager", "-n", ns)["metadata"]["resourceVersion"]
+    n0 = metric(world, "operator_controller_reconcile_total")
+    kubectl("label", "configmap", f"{pkg}-config", "-n", ns, "e2e-touch=1")
+    cm_rv = kubectl_json("get", "configmap", f"{pkg}-config", "-n", ns)["metadata"]["resourceVersion"]
+    wait_for(lambda: metric(world, "operator_controller_reconcile_total") > n0, "the touch to be reconciled",
+             world["ctl"])
+    wait_quiet(world)
+    touched = kubectl_json("get", "configmap", f"{pkg}-config", "-n", ns)
+    assert touched["metadata"]["labels"].get("e2e-touch") == "1"  # not ours: left alone
+    assert touched["metadata"]["resourceVersion"] == cm_rv  # the repair's apply wrote nothing
+    assert kubectl_json("get", "serviceaccount", f"{pkg}-manager", "-n", ns)["metadata"]["resourceVersion"] == sa_rv
+    still_installed(world, name)
+    delete_ce(world, name)
+
+
+def test_kind_the_service_account_may_not_watch_falls_back(world, name):
+    """The ServiceAccount may apply ConfigMaps but not list/watch them: one log line names the
+    verb and resource, the other kinds are still watched and repaired."""
+    pkg = world["pkg"]
+    ns = name[:50]
+    no_cm_watch = [r for r in SA_RULES_FULL if "configmaps" not in r["resources"]]
+    no_cm_watch += [{"apiGroups": [""], "resources": ["serviceaccounts", "services"], "verbs": ["*"]},
+                    {"apiGroups": [""], "resources": ["configmaps"],
+                     "verbs": ["get", "create", "update", "patch", "delete"]}]
+    setup_namespace(ns, no_cm_watch)
+    try:
+        apply_ce(world, name, ns, version="1.0.0")
+        wait_installed(world, name, "1.0.0")
+        path = f"/api/v1/namespaces/{ns}/configmaps"
+        line = wait_for(lambda: next((l for l in world["ctl"].log_text().splitlines()
+                                      if f"{name}: drift watch:" in l and path in l), None),
+                        "the 403 to be logged", world["ctl"])
+        assert f"ServiceAccount {ns}/installer may not list {path} (HTTP 403)" in line, line
+        assert "--drift-repair-interval" in line
+        assert sum(1 for l in world["ctl"].log_text().splitlines() if f"{name}: drift watch:" in l) == 1
+        old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
+        kubectl("delete", "deployment", f"{pkg}-manager", "-n", ns, "--wait=true")
+        wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"] != old_uid,
+                 "the Deployment to be re-created", world["ctl"])
+        still_installed(world, name)
+        delete_ce(world, name)
+    finally:
+        drop_namespace(ns)
+
+
+def test_recreated_service_account_gets_a_new_token(world, ns, name):
+    """The ServiceAccount is deleted and created again, so the cached token is no longer accepted
+    (the watches already open keep streaming until they end).  Drift is still repaired: the
+    repair's apply gets a 401, drops the token, mints a new one and retries; the watches are then
+    opened again with the new token."""
+    pkg = world["pkg"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to start")
+    minted = metric(world, "operator_controller_serviceaccount_tokens_requested_total")
+    kubectl("delete", "serviceaccount", "installer", "-n", ns, "--wait=true")
+    kubectl("create", "serviceaccount", "installer", "-n", ns)
+
+    # The apiserver keeps accepting a token it has just accepted for a while (it caches
+    # successful authentications, 10 s by default), so drift is caused until a repair runs
+    # into the 401.
+    def drift_and_repair():
+        kubectl("patch", "configmap", f"{pkg}-config", "-n", ns, "--type=merge", "-p",
+                '{"data":{"version":"tampered"}}')
+        wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap to be put back", world["ctl"])
+        return metric(world, "operator_controller_serviceaccount_tokens_requested_total") > minted
+    wait_for(drift_and_repair, "the rejected token to be replaced", world["ctl"])
+    assert f"{name}: the token of ServiceAccount {ns}/installer was rejected (HTTP 401)" in world["ctl"].log_text()
+
+    # The watches were opened again with the new token: a deletion is still seen.
+    old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
+    kubectl("delete", "deployment", f"{pkg}-manager", "-n", ns, "--wait=true")
+    wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"] != old_uid,
+             "the Deployment to be re-created", world["ctl"])
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to come back")
+    still_installed(world, name)
+    delete_ce(world, name)
