@@ -193,10 +193,13 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
     }
     if (!ri.namespaced)
         ns = NULL;
-    if (!ctx->as_sa)
-        return kube_get(ctx->admin, av, kind, ns, name, out, err);
+    /* By the resolved path on either client: the ServiceAccount's client is new on every
+     * reconcile, and its own discovery could disagree with the controller's cache (a CRD
+     * removed since), which would make a gone object an error instead of NotFound. */
+    if (!ctx->as_sa || ctx->as_sa == ctx->admin)
+        return kube_get_resource(ctx->admin, &ri, ns, name, out, err);
     olm_error serr = {""};
-    int rc = kube_get(ctx->as_sa, av, kind, ns, name, out, &serr);
+    int rc = kube_get_resource(ctx->as_sa, &ri, ns, name, out, &serr);
     if (!denied(rc)) {
         if (rc < 0 && err)
             *err = serr;
@@ -204,7 +207,7 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
     }
     /* The ServiceAccount may patch without get: the controller's identity may still read. */
     olm_error aerr = {""};
-    int arc = kube_get(ctx->admin, av, kind, ns, name, out, &aerr);
+    int arc = kube_get_resource(ctx->admin, &ri, ns, name, out, &aerr);
     if (denied(arc)) {
         if (err)
             *err = serr; /* neither may: the ServiceAccount's refusal is the one to fix */

@@ -36,14 +36,14 @@ static bool namespace_going(const applier_ctx *ctx, const char *ns)
     return going;
 }
 
-/* The apiserver's refusal, and what the administrator can do about it. */
-static int stuck(olm_error *err)
+/* The apiserver's refusal (of `verb`: "read" or "delete"), and what the administrator can do. */
+static int stuck(olm_error *err, const char *verb)
 {
     char why[sizeof err->msg];
     snprintf(why, sizeof why, "%s", err->msg);
-    return olm_error_set(err, "%s; neither the ClusterExtension's ServiceAccount nor operator-controller may delete "
+    return olm_error_set(err, "%s; neither the ClusterExtension's ServiceAccount nor operator-controller may %s "
                               "it: recreate the ServiceAccount with the RBAC it had so that the uninstall can finish, "
-                              "or remove the finalizer olm.operatorframework.io/cleanup to leave it behind", why);
+                              "or remove the finalizer olm.operatorframework.io/cleanup to leave it behind", why, verb);
 }
 
 static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_error *err)
@@ -55,7 +55,7 @@ static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_e
     if (rc == KUBE_NOT_FOUND)
         return 0;
     if (rc < 0)
-        return denied(rc) && err ? stuck(err) : -1;
+        return denied(rc) && err ? stuck(err, "read") : -1;
     applier_owner own = applier_owner_of(cur, ctx->extension);
     json_decref(cur);
     if (own == OWNER_OTHER)
@@ -68,7 +68,7 @@ static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_e
     if (denied(rc) && ctx->as_sa != ctx->admin)
         rc = kube_delete(ctx->admin, r->api_version, r->kind, ns, r->name, &opts, err);
     if (denied(rc) && err)
-        return stuck(err);
+        return stuck(err, "delete");
     return rc == KUBE_OK || rc == KUBE_NOT_FOUND ? 0 : -1;
 }
 

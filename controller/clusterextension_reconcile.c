@@ -209,19 +209,32 @@ static kube_wq_result_kind handle_delete(ce_run *run)
     ce_drift_forget(run->r, run->name);
     const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
     if (run->have_rec) {
-        /* Without a usable ServiceAccount (e.g. its namespace is being deleted too) the
-         * applier falls back to the controller's identity. */
+        /* Without a usable ServiceAccount (gone, its namespace being deleted too, or no longer
+         * allowed a token) the applier falls back to the controller's identity.  Any other
+         * token failure (timeout, 5xx, 429) is retried as it is, never read as "gone": the
+         * fallback would end in advice to drop the finalizer over a passing fault. */
         kube_client *admin = run->r->cfg.admin;
         kube_config cfg;
-        if (*sa && ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) == 0) {
+        int trc = *sa ? ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) : KUBE_NOT_FOUND;
+        if (trc == 0) {
             if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, &err) == 0) {
                 run->as_sa = kube_client_new(&cfg, NULL, &err);
                 if (!run->as_sa)
                     kube_config_free(&cfg);
             }
+        } else if (trc != KUBE_NOT_FOUND && trc != KUBE_FORBIDDEN && trc != KUBE_UNAUTHORIZED) {
+            fprintf(stderr, "operator-controller: %s: uninstall: %s\n", run->name, err.msg);
+            ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "
+                    "namespace \"%s\": %s", sa, ns, err.msg);
+            olm_error serr;
+            write_status(run, false, NULL, &serr);
+            return KUBE_WQ_ERROR;
         }
         run->actx.as_sa = run->as_sa ? run->as_sa : admin;
         if (applier_uninstall(&run->actx, &run->rec, &err) != 0) {
+            /* A cached token of a ServiceAccount deleted and re-created since: mint anew next time. */
+            if (run->as_sa && kube_client_unauthorized_count(run->as_sa) > 0)
+                ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
             fprintf(stderr, "operator-controller: %s: uninstall: %s\n", run->name, err.msg);
             ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
             olm_error serr;

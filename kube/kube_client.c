@@ -334,6 +334,18 @@ static int object_call(kube_client *c, const char *method, const json_t *obj, bo
     return rc;
 }
 
+int kube_get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
+                      olm_error *err)
+{
+    *out = NULL;
+    char *path = kube_resource_path(ri, ns, name, NULL, err);
+    if (!path)
+        return KUBE_ERROR;
+    int rc = call_json(c, "GET", path, NULL, NULL, NULL, out, err);
+    free(path);
+    return rc;
+}
+
 int kube_get(kube_client *c, const char *api_version, const char *kind, const char *ns,
              const char *name, json_t **out, olm_error *err)
 {
@@ -341,12 +353,7 @@ int kube_get(kube_client *c, const char *api_version, const char *kind, const ch
     kube_resource_info ri;
     if (kube_resolve_kind(c, api_version, kind, &ri, err) < 0)
         return KUBE_ERROR;
-    char *path = kube_resource_path(&ri, ns, name, NULL, err);
-    if (!path)
-        return KUBE_ERROR;
-    int rc = call_json(c, "GET", path, NULL, NULL, NULL, out, err);
-    free(path);
-    return rc;
+    return kube_get_resource(c, &ri, ns, name, out, err);
 }
 
 int kube_list(kube_client *c, const char *api_version, const char *kind, const char *ns,

@@ -129,6 +129,10 @@ int kube_query_add(char **query, const char *key, const char *value);
 
 int kube_get(kube_client *c, const char *api_version, const char *kind, const char *ns,
              const char *name, json_t **out, olm_error *err);
+/* GET of a resource already resolved (e.g. through another client's discovery cache):
+ * no discovery on `c`.  A resource the server no longer serves answers 404: KUBE_NOT_FOUND. */
+int kube_get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
+                      olm_error *err);
 
 typedef struct kube_list_options {
     const char *label_selector;

@@ -24,5 +24,11 @@ int olm_mkdir_p(const char *path)
             return -1;
         buf[i] = c;
     }
+    /* EEXIST above also covers a file where the directory should be. */
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode))
+        return errno = ENOTDIR, -1;
     return 0;
 }

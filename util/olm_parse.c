@@ -1,6 +1,7 @@
 /* olm_parse: durations and listen addresses, as the daemons' flags spell them. */
 #include "olm_parse.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@ int olm_parse_duration(const char *s, uint64_t *ms)
         return -1;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || v < 0)
+    if (end == s || !isfinite(v) || v < 0) /* strtod takes "inf" and "nan" */
         return -1;
     double mult;
     if (*end == '\0' || strcmp(end, "s") == 0)
@@ -23,7 +24,12 @@ int olm_parse_duration(const char *s, uint64_t *ms)
         mult = 3600000;
     else
         return -1;
-    *ms = (uint64_t)(v * mult);
+    double total = v * mult;
+    /* Out of range would be undefined in the cast; a positive value that rounds to nothing
+     * ("1e-9") would silently mean 0, which several flags read as "off". */
+    if (total >= 9.2e18 || (total > 0 && total < 1))
+        return -1;
+    *ms = (uint64_t)total;
     return 0;
 }
 

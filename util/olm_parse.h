@@ -6,7 +6,8 @@
 #include <stdint.h>
 
 /* "<number>[ms|s|m|h]" (a bare number is seconds, fractions allowed) to milliseconds.
- * Returns 0, or -1 for an empty, negative or unknown-unit value. */
+ * Returns 0, or -1 for an empty, negative, infinite, NaN, unknown-unit or out-of-range
+ * value, and for a positive one under 1 ms (it would round to 0, often meaning "off"). */
 int olm_parse_duration(const char *s, uint64_t *ms);
 
 /* "host:port", "[v6]:port" (brackets dropped) or ":port" (host = `empty_host`, e.g.

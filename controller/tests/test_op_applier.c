@@ -467,6 +467,38 @@ static void test_reads_as_service_account(void **state)
     assert_int_equal(f->st.gets_by_sa, sa_before);
 }
 
+/* A custom kind the controller's discovery cache still knows although its CRD is gone: the
+ * object is gone too (NotFound), not an error (the ServiceAccount's client, new on every
+ * reconcile, must not run a discovery of its own that disagrees). */
+static void test_read_of_a_kind_removed_since_discovery(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    put(&f->st, "/apis/x.io/v1", J("{\"metadata\":{},\"kind\":\"APIResourceList\",\"groupVersion\":\"x.io/v1\","
+                                   "\"resources\":[{\"name\":\"ws\",\"namespaced\":true,\"kind\":\"W\",\"verbs\":[\"get\"]}]}"));
+    put(&f->st, "/apis/x.io/v1/namespaces/ns/ws/w1", J("{\"metadata\":{\"name\":\"w1\",\"namespace\":\"ns\"}}"));
+    json_t *cur = NULL;
+    assert_int_equal(applier_get(&f->ctx, "x.io/v1", "W", "ns", "w1", &cur, &err), KUBE_OK); /* caches discovery */
+    json_decref(cur);
+    /* The CRD goes, and its objects with it. */
+    for (int k = 0; k < STORE_MAX; k++)
+        if (f->st.path[k] && strncmp(f->st.path[k], "/apis/x.io/", 11) == 0) {
+            free(f->st.path[k]);
+            json_decref(f->st.obj[k]);
+            f->st.path[k] = NULL;
+            f->st.obj[k] = NULL;
+        }
+    /* The next reconcile has a new ServiceAccount client, with no discovery cache. */
+    applier_ctx next = f->ctx;
+    next.as_sa = client(f->srv.url, "sa");
+    cur = NULL;
+    int rc = applier_get(&next, "x.io/v1", "W", "ns", "w1", &cur, &err);
+    kube_client_free(next.as_sa);
+    if (rc != KUBE_NOT_FOUND)
+        fail_msg("applier_get: %d (%s), want NotFound", rc, err.msg);
+    assert_null(cur);
+}
+
 /* Uninstall when the install namespace is going away (with the ServiceAccount in it): its
  * objects count as handled; a cluster-scoped object nobody may delete says how to get unstuck. */
 static void test_uninstall_without_identity(void **state)
@@ -537,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_uninstall_without_identity, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

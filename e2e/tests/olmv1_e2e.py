@@ -183,14 +183,15 @@ class Catalogd(Daemon):
 
 
 class Controller(Daemon):
-    """One operator-controller process (--drift-repair-interval 2s); its log is appended to across
-    restarts."""
+    """One operator-controller process (--drift-repair-interval 2s unless told otherwise; "0" leaves
+    drift repair to the watches alone); its log is appended to across restarts."""
 
     label = "operator-controller"
 
-    def __init__(self, workdir, system_ns, identity=None):
+    def __init__(self, workdir, system_ns, identity=None, drift_repair_interval="2s"):
         super().__init__(workdir)
         self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
+        self.drift_repair_interval = drift_repair_interval
         self.system_ns = system_ns
         self.port = free_port()
         self.log_path = self.workdir / "operator-controller.log"
@@ -202,10 +203,13 @@ class Controller(Daemon):
         if kubeconfig:
             env["KUBECONFIG"] = str(kubeconfig)
         cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
-               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "2s"]
+               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", self.drift_repair_interval]
         self.spawn(cmd, "ab", env)
         wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
                  "operator-controller to be ready", self)
+
+    def log_text(self):
+        return self.log_path.read_text(errors="replace")
 
 
 # ---------------------------------------------------------------- a module's environment
@@ -262,7 +266,7 @@ def daemon_identity(work, system_ns, service_account):
 
 
 @contextlib.contextmanager
-def olm_env(work, label):
+def olm_env(work, label, drift_repair_interval="2s"):
     """A system namespace, catalogd and operator-controller over the directory `work`.
 
     Yields a dict: registry, work, ctl (Controller), catalogd, system_ns, label (the ClusterCatalog
@@ -278,7 +282,7 @@ def olm_env(work, label):
     catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)
     catalogd = Catalogd(work / "catalogd", identity=catalogd_id)  # restarts keep the identity
     catalogd.workdir.mkdir()
-    ctl = Controller(work, system_ns, identity=opctl_id)
+    ctl = Controller(work, system_ns, identity=opctl_id, drift_repair_interval=drift_repair_interval)
     env = {"registry": registry, "work": work, "ctl": ctl, "catalogd": catalogd, "system_ns": system_ns,
            "label": label, "catalogs": [], "ces": [], "packages": []}
     try:

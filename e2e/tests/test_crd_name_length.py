@@ -7,9 +7,12 @@ olm.operatorframework.io/metadata.name label catalogd puts on it.  Label values 
 apply failing later.  Exactly 63 characters is accepted.
 """
 
+import copy
+import time
+
 import pytest
 
-from conftest import kubectl
+from conftest import CONFIG, kubectl, load_yaml_docs
 
 
 def cluster_extension(name):
@@ -51,3 +54,40 @@ def test_name_of_63_characters_accepted(crds, cleanup, name, make, kind, label):
     cleanup(kind, obj_name)
     kubectl("create", "-f", "-", input=make(obj_name))
     assert kubectl("get", kind, obj_name, "-o", "name").stdout.strip().endswith(obj_name)
+
+
+def test_older_long_named_extension_can_still_be_updated_and_deleted(crds, cleanup, name):
+    """Objects named longer before the rule existed (an upgrade of the CRDs) are not locked: the
+    rule applies on create only, so their finalizer can still be removed and they can go."""
+    crd_path = CONFIG / "crd" / "olm.operatorframework.io_clusterextensions.yaml"
+    with_rule = load_yaml_docs(crd_path)[0]
+    without_rule = copy.deepcopy(with_rule)
+    del without_rule["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"]
+    old_name, probe = long_name(name, 64), long_name(name + "-probe", 64)
+    cleanup("clusterextension", old_name)
+    cleanup("clusterextension", probe)
+    obj = cluster_extension(old_name)
+    obj["metadata"]["finalizers"] = ["e2e.olmv1.io/hold"]
+
+    def apply_crd(doc):
+        kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=olmv1-e2e", "-f", "-", input=doc)
+
+    def until(fn, what):
+        deadline = time.time() + 60
+        while not fn():
+            assert time.time() < deadline, f"timed out waiting for {what}"
+            time.sleep(0.5)
+
+    try:
+        apply_crd(without_rule)
+        until(lambda: kubectl("create", "-f", "-", input=obj, check=False).returncode == 0,
+              "a 64-character name to be accepted without the rule")
+    finally:
+        apply_crd(with_rule)
+    until(lambda: kubectl("create", "-f", "-", input=cluster_extension(probe), check=False).returncode != 0,
+          "the rule to be back")
+    # The old object: an update (here, removing its finalizer) and the deletion still work.
+    kubectl("patch", "clusterextension", old_name, "--type=json",
+            "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    kubectl("delete", "clusterextension", old_name, "--wait=true", "--timeout=60s")
+    assert kubectl("get", "clusterextension", old_name, check=False).returncode != 0

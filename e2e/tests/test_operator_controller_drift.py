@@ -9,93 +9,36 @@ operator-controller.  Every wait polls with a generous deadline; nothing asserts
 (the times measured are printed, for the record, with `pytest -s`).
 """
 
-import os
 import re
-import subprocess
 import time
 
 import pytest
 
-from conftest import kubectl, kubectl_json, unique
-from test_catalogd import Catalogd, http
-from test_operator_controller import (CATALOGD, OPCTL, SA_RULES_FULL, VERSIONS, WAIT, Controller, apply_ce,
-                                      conditions, configmap_version, delete_ce, olmv1, setup_namespace,
-                                      wait_for, wait_installed, write_bundle, write_catalog)
+import olmv1_e2e
+from conftest import kubectl, kubectl_json, unique  # noqa: F401
+from olmv1_e2e import SA_RULES_FULL, http, ns, setup_namespace, wait_for  # noqa: F401
+from test_operator_controller import (LABEL, VERSIONS, apply_ce, conditions, configmap_version,  # noqa: F401
+                                      delete_ce, wait_installed)
 
 # The test bundle installs a ServiceAccount, a ClusterRole, a ClusterRoleBinding, a Deployment and
 # a ConfigMap: five resource types, so five watches per extension.
 KINDS_PER_EXTENSION = 5
 
 
-class WatchOnlyController(Controller):
-    """operator-controller without the periodic repair: only the drift watches repair."""
-
-    def start(self):
-        cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
-               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", "0"]
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-        wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
-                 "operator-controller to be ready", self)
-
-    def log_text(self):
-        return self.log_path.read_text(errors="replace")
-
-
 @pytest.fixture(scope="module")
 def world(crds, tmp_path_factory):
-    for b in (OPCTL, CATALOGD):
-        if not os.access(b, os.X_OK):
-            pytest.fail(f"{b} is not built (make build)")
-    registry = os.environ.get("OLMV1_REGISTRY")
-    if not registry:
-        pytest.fail("OLMV1_REGISTRY is not set; run through e2e/run-tests.sh")
-    work = tmp_path_factory.mktemp("opctl-drift")
-    pkg = unique("dpk")
-    images = {}
-    for v in VERSIONS:
-        d = write_bundle(work, pkg, v)
-        images[v] = olmv1("bundle", "push", "-q", str(d), f"{registry}/e2e/{pkg}-bundle:v{v}")
-    cat_ref = olmv1("catalog", "push", "-q", str(write_catalog(work, pkg, images)),
-                    f"{registry}/e2e/{pkg}-catalog:latest")
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    catalogd = Catalogd(work / "catalogd")
-    catalogd.workdir.mkdir()
-    catalogd.start()
-    catalog = unique("dcat")
-    kubectl("apply", "-f", "-", input={
-        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog",
-        "metadata": {"name": catalog, "labels": {"e2e-opctl": pkg}},
-        "spec": {"source": {"type": "Image", "image": {"ref": cat_ref}}}})
-    kubectl("wait", f"clustercatalog/{catalog}", "--for=condition=Serving=True", f"--timeout={WAIT}s")
-    ctl = WatchOnlyController(work, system_ns)
-    try:
-        ctl.start()
-        yield {"pkg": pkg, "images": images, "catalog": catalog, "ctl": ctl, "system_ns": system_ns}
-    finally:
-        for ce in kubectl_json("get", "clusterextensions").get("items", []):
-            if ce["spec"]["source"]["catalog"]["packageName"] == pkg:
-                kubectl("delete", "clusterextension", ce["metadata"]["name"], "--wait=true", "--timeout=60s",
-                        check=False)
-        ctl.stop()
-        kubectl("delete", "clustercatalog", catalog, "--wait=false", "--ignore-not-found", check=False)
-        catalogd.stop()
-        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+    """test_operator_controller's package and catalog, with an operator-controller that has no
+    periodic repair (--drift-repair-interval 0): only the drift watches repair."""
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("opctl-drift"), LABEL, drift_repair_interval="0") as env:
+        pkg = unique("dpk")
+        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS)
+        ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS, "latest")
+        env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, ref))
+        yield env
 
 
 def drop_namespace(ns):
-    kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrolebinding", f"{ns}-installer", "--ignore-not-found", check=False)
-    kubectl("delete", "clusterrole", f"{ns}-installer", "--ignore-not-found", check=False)
-
-
-@pytest.fixture
-def ns(world, name):
-    n = name[:50]
-    setup_namespace(n, SA_RULES_FULL)
-    yield n
-    drop_namespace(n)
+    olmv1_e2e.delete_namespace(ns)
 
 
 def metrics(world):

@@ -69,6 +69,10 @@ static void test_parse_duration(void **state)
     assert_int_equal(olm_parse_duration("", &ms), -1);
     assert_int_equal(olm_parse_duration("s", &ms), -1);
     assert_int_equal(olm_parse_duration(NULL, &ms), -1);
+    assert_int_equal(olm_parse_duration("inf", &ms), -1);
+    assert_int_equal(olm_parse_duration("nan", &ms), -1);
+    assert_int_equal(olm_parse_duration("1e300h", &ms), -1);
+    assert_int_equal(olm_parse_duration("1e-9", &ms), -1);
     assert_int_equal(ms, 7);
 }
 
@@ -113,6 +117,9 @@ static void test_mkdir_p(void **state)
     fclose(f);
     snprintf(path, sizeof path, "%s/a/f/g", tmpl); /* a file in the way */
     assert_int_equal(olm_mkdir_p(path), -1);
+    assert_int_equal(errno, ENOTDIR);
+    errno = 0;
+    assert_int_equal(olm_mkdir_p(file), -1); /* the path itself is a file */
     assert_int_equal(errno, ENOTDIR);
     char longp[5000];
     memset(longp, 'x', sizeof longp - 1);
