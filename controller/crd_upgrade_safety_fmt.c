@@ -272,8 +272,8 @@ int cus_kube_version_cmp(const char *a, const char *b)
 {
     if (strcmp(a, b) == 0)
         return 0;
-    long amaj, amin, bmaj, bmin;
-    int at, bt;
+    long amaj = 0, amin = 0, bmaj = 0, bmin = 0; /* set only on success; -O3 cannot see that */
+    int at = 0, bt = 0;
     int oka = parse_kube(a, &amaj, &at, &amin), okb = parse_kube(b, &bmaj, &bt, &bmin);
     if (!oka && !okb)
         return strcmp(b, a);
