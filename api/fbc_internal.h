@@ -54,10 +54,24 @@ int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_f
 
 /* ---- fbc_normalise.c ---- */
 
+/* Asks the encoder where it wrote given nodes: a property's value is kept as a slice
+ * of the bundle's normalised line instead of a DOM.  Nodes are matched in the order
+ * listed (one pointer comparison per encoded value); a node YAML aliases elsewhere may
+ * be matched at another place, which encodes to the very same bytes. */
+typedef struct fbc_span_mark {
+    const json_t *node;
+    size_t start, len; /* offsets into the output strbuf; start == SIZE_MAX: not seen */
+} fbc_span_mark;
+
+typedef struct fbc_span_marks {
+    fbc_span_mark *items; /* owned */
+    size_t n, cap, next;
+} fbc_span_marks;
+
 /* Appends `v` encoded as Go's encoding/json would (sorted keys, compact, no HTML
  * escaping, float64 numbers), without the trailing newline.  -1 on out of memory
- * or on a value JSON cannot hold (NaN/Inf). */
-int fbc_encode_json(const json_t *v, strbuf *out);
+ * or on a value JSON cannot hold (NaN/Inf).  `marks` may be NULL. */
+int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
 
 /* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
 void fbc_format_float64(double f, char *buf, size_t size);
@@ -84,10 +98,28 @@ int fbc_index_put(fbc_index *ix, const char *a, const char *b, size_t val, size_
 bool fbc_index_get(const fbc_index *ix, const char *a, const char *b, size_t *val);
 void fbc_index_free(fbc_index *ix);
 
+/* ---- fbc_arena.c: stable string copies ---- */
+
+typedef struct fbc_arena {
+    struct fbc_arena_block *head; /* owned list; the head has the free space */
+} fbc_arena;
+
+/* Copies the NUL-terminated `s`; NULL on out of memory.  The copy lives until
+ * fbc_arena_free. */
+const char *fbc_arena_strdup(fbc_arena *a, const char *s);
+void fbc_arena_free(fbc_arena *a);
+
 /* ---- fbc_model.c ---- */
 
 typedef struct fbc_priv {
     char **files; size_t nfiles, files_cap; /* owned names that fbc_meta.file points at */
+    strbuf jsonl;         /* every normalised line; fbc_catalog.jsonl once loaded */
+    fbc_arena strings;    /* metas' and views' strings */
+    size_t metas_cap, packages_cap, channels_cap, bundles_cap, deprecations_cap;
+    /* Offsets into jsonl of every property value, bundles and properties in order
+     * (SIZE_MAX: no value), turned into fbc_property.value pointers once jsonl stops
+     * moving. */
+    size_t *value_offs; size_t nvalue_offs, value_offs_cap;
     fbc_index pkg_ix;     /* package name -> first olm.package index */
     fbc_index chan_ix;    /* package, channel -> first channel index */
     fbc_index bundle_ix;  /* package, bundle -> first bundle index */
@@ -97,9 +129,15 @@ typedef struct fbc_priv {
     char **shape; size_t nshape, shape_cap;
 } fbc_priv;
 
-/* Builds packages/channels/bundles/deprecations and the indexes over c->metas.
- * -1 only on out of memory. */
-int fbc_model_build(fbc_catalog *c, olm_error *err);
+/* Adds the typed view of c->metas[meta_index] (decoded as `obj`, which is only read
+ * here): copies what the view needs, and lists in `marks` (reset first) the property
+ * values whose normalised text the view keeps.  -1 only on out of memory. */
+int fbc_model_add(fbc_catalog *c, size_t meta_index, const json_t *obj, fbc_span_marks *marks);
+/* After the meta's line was encoded with `marks`: remembers where the values went. */
+int fbc_model_note_spans(fbc_catalog *c, const fbc_span_marks *marks);
+/* Once every meta is in: points metas and views at their final storage and builds the
+ * indexes.  -1 only on out of memory. */
+int fbc_model_finish(fbc_catalog *c, olm_error *err);
 void fbc_model_free(fbc_catalog *c);
 
 /* Case-insensitive member lookup the way Go's json struct decoding matches field

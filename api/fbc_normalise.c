@@ -219,7 +219,7 @@ static int cmp_keys(const void *a, const void *b)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int encode_object(const json_t *v, strbuf *out)
+static int encode_object(const json_t *v, strbuf *out, fbc_span_marks *marks)
 {
     size_t n = json_object_size(v);
     if (n == 0)
@@ -244,7 +244,7 @@ static int encode_object(const json_t *v, strbuf *out)
         else if (encode_string(keys[i].key, keys[i].len, out) < 0 || strbuf_putc(out, ':') < 0)
             rc = -1;
         else
-            rc = fbc_encode_json(keys[i].val, out);
+            rc = fbc_encode_json(keys[i].val, out, marks);
     }
     if (rc == 0)
         rc = strbuf_putc(out, '}');
@@ -253,11 +253,11 @@ static int encode_object(const json_t *v, strbuf *out)
     return rc;
 }
 
-int fbc_encode_json(const json_t *v, strbuf *out)
+static int encode_value(const json_t *v, strbuf *out, fbc_span_marks *marks)
 {
     char num[64];
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return encode_object(v, out);
+    case JSON_OBJECT: return encode_object(v, out, marks);
     case JSON_ARRAY: {
         size_t n = json_array_size(v);
         if (strbuf_putc(out, '[') < 0)
@@ -265,7 +265,7 @@ int fbc_encode_json(const json_t *v, strbuf *out)
         for (size_t i = 0; i < n; i++) {
             if (i && strbuf_putc(out, ',') < 0)
                 return -1;
-            if (fbc_encode_json(json_array_get(v, i), out) < 0)
+            if (fbc_encode_json(json_array_get(v, i), out, marks) < 0)
                 return -1;
         }
         return strbuf_putc(out, ']');
@@ -284,6 +284,19 @@ int fbc_encode_json(const json_t *v, strbuf *out)
     case JSON_NULL: return strbuf_append(out, "null", 4);
     }
     return -1;
+}
+
+int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks)
+{
+    fbc_span_mark *m = NULL;
+    if (marks && marks->next < marks->n && marks->items[marks->next].node == v) {
+        m = &marks->items[marks->next++];
+        m->start = out->len;
+    }
+    int rc = encode_value(v, out, marks);
+    if (m && rc == 0)
+        m->len = out->len - m->start;
+    return rc;
 }
 
 int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,
