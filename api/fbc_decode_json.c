@@ -2,8 +2,10 @@
  *
  * jansson parses one value at a time with JSON_DISABLE_EOF_CHECK and reports how
  * many bytes it used, so we walk the buffer value by value and keep a running line
- * count for messages.  Numbers are decoded as doubles (JSON_DECODE_INT_AS_REAL)
- * because upstream decodes into interface{} where every number is a float64. */
+ * count for messages.  Most objects go through fbc_json_fast.c first; what it
+ * declines (odd or broken input) jansson decodes or reports.  Numbers are decoded
+ * as doubles (JSON_DECODE_INT_AS_REAL) because upstream decodes into interface{}
+ * where every number is a float64. */
 #include <string.h>
 
 #include "fbc_internal.h"
@@ -34,22 +36,26 @@ int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn 
             line += data[pos++] == '\n';
         if (pos >= len)
             return 0;
-        json_error_t jerr;
-        json_t *v = json_loadb(data + pos, len - pos,
-                               JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY |
-                                   JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL,
-                               &jerr);
-        if (!v)
-            return olm_error_set(err, "%s:%d: invalid JSON: %s", name,
-                                 line + (jerr.line > 0 ? jerr.line - 1 : 0), jerr.text);
-        if (!json_is_object(v)) {
-            olm_error_set(err, "%s:%d: expected a JSON object, got %s", name, line,
-                          json_type_name(v));
-            json_decref(v);
-            return -1;
+        size_t used = 0;
+        json_t *v = fbc_json_fast_object(data + pos, len - pos, &used);
+        if (!v) {
+            json_error_t jerr;
+            v = json_loadb(data + pos, len - pos,
+                           JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL |
+                               JSON_ALLOW_NUL,
+                           &jerr);
+            if (!v)
+                return olm_error_set(err, "%s:%d: invalid JSON: %s", name,
+                                     line + (jerr.line > 0 ? jerr.line - 1 : 0), jerr.text);
+            if (!json_is_object(v)) {
+                olm_error_set(err, "%s:%d: expected a JSON object, got %s", name, line,
+                              json_type_name(v));
+                json_decref(v);
+                return -1;
+            }
+            used = jerr.position > 0 ? (size_t)jerr.position : 1;
         }
         int start = line;
-        size_t used = jerr.position > 0 ? (size_t)jerr.position : 1;
         if (used > len - pos)
             used = len - pos;
         for (size_t i = 0; i < used; i++)

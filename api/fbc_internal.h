@@ -48,6 +48,11 @@ int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn 
 /* Multi-document YAML with the sigs.k8s.io/yaml scalar rules. */
 int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
                     olm_error *err);
+/* fbc_json_fast.c: decodes the JSON object at data[0] == '{' like json_loadb with
+ * JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL would, setting
+ * *used to the bytes consumed.  NULL when it cannot (bad or unusual input, out of
+ * memory): decode those bytes with jansson then, for its result or its error. */
+json_t *fbc_json_fast_object(const char *data, size_t len, size_t *used);
 /* Sniffs like k8s' YAMLOrJSONDecoder: first non-space byte '{' means JSON. */
 int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
                       olm_error *err);
@@ -72,6 +77,11 @@ typedef struct fbc_span_marks {
  * escaping, float64 numbers), without the trailing newline.  -1 on out of memory
  * or on a value JSON cannot hold (NaN/Inf).  `marks` may be NULL. */
 int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
+
+/* Length of a valid UTF-8 sequence at s (n bytes available) and its code point;
+ * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated): the same rules as
+ * jansson's input check. */
+size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
 
 /* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
 void fbc_format_float64(double f, char *buf, size_t size);

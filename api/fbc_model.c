@@ -410,6 +410,15 @@ static void link_values(fbc_catalog *c)
 int fbc_model_finish(fbc_catalog *c, olm_error *err)
 {
     fbc_priv *p = c->priv;
+    /* The buffer grew by doubling; give the slack back, as a catalog may be kept
+     * (operator-controller caches them). */
+    if (p->jsonl.data && p->jsonl.cap > p->jsonl.len + 1) {
+        char *shrunk = realloc(p->jsonl.data, p->jsonl.len + 1);
+        if (shrunk) {
+            p->jsonl.data = shrunk;
+            p->jsonl.cap = p->jsonl.len + 1;
+        }
+    }
     c->jsonl = p->jsonl.data;
     c->jsonl_len = p->jsonl.len;
     link_metas(c);

@@ -123,9 +123,7 @@ void fbc_format_float32_g(double f, char *buf, size_t size)
         fmt_f(buf, size, neg, d, nd, e);
 }
 
-/* Length of a valid UTF-8 sequence at s (n bytes available) and its code point;
- * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
 {
     unsigned c = s[0];
     size_t len;
@@ -182,7 +180,7 @@ static int encode_string(const char *str, size_t n, strbuf *out)
             }
         } else {
             unsigned cp = 0;
-            size_t l = utf8_decode(s + i, n - i, &cp);
+            size_t l = fbc_utf8_decode(s + i, n - i, &cp);
             if (l == 0) {
                 esc = "\\ufffd";
             } else if (cp == 0x2028 || cp == 0x2029) {
