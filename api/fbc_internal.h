@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "fbc.h"
 #include "olm_error.h"
@@ -82,6 +84,33 @@ int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
  * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated): the same rules as
  * jansson's input check. */
 size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
+
+/* Length of the run at s[0..n) of bytes that both the JSON scanner and the Go-style
+ * encoder copy as they are: printable ASCII other than '"' and '\\'.  Catalog blobs
+ * are mostly long such runs (base64 manifests, descriptions), so this looks at eight
+ * bytes per step. */
+static inline size_t fbc_plain_run(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        /* "Has a byte < k": (w - k*ones) & ~w & highs, with no false negative; a
+         * false positive can only sit above a true one, and either way the byte
+         * loop below settles the word. */
+        uint64_t special = w & highs;                  /* >= 0x80 */
+        special |= (w - ones * 0x20) & ~w & highs;     /* < 0x20 */
+        special |= (q - ones) & ~q & highs;            /* == '"' */
+        special |= (b - ones) & ~b & highs;            /* == '\\' */
+        if (special)
+            break;
+    }
+    while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
 
 /* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
 void fbc_format_float64(double f, char *buf, size_t size);

@@ -125,11 +125,10 @@ static int scan_string(fast_parser *p, const char **text, size_t *n, bool *in_pl
     size_t start = ++p->pos, copied = start; /* input up to `copied` is in scratch */
     bool escaped = false;
     while (p->pos < p->len) {
+        p->pos += fbc_plain_run(p->s + p->pos, p->len - p->pos);
+        if (p->pos >= p->len)
+            break;
         unsigned char c = p->s[p->pos];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            p->pos++;
-            continue;
-        }
         if (c == '"') {
             if (!escaped) {
                 *text = (const char *)p->s + start;

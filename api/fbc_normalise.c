@@ -157,6 +157,9 @@ static int encode_string(const char *str, size_t n, strbuf *out)
         return -1;
     size_t start = 0, i = 0;
     while (i < n) {
+        i += fbc_plain_run(s + i, n - i);
+        if (i >= n)
+            break;
         unsigned char b = s[i];
         const char *esc = NULL;
         char ubuf[8];
