@@ -38,6 +38,23 @@ void fbc_ignore_free(fbc_ignore *ig);
 /* Reads a whole file (NUL-terminated); caller frees *data. */
 int fbc_read_file(const char *path, char **data, size_t *len, olm_error *err);
 
+/* ---- fbc_input.c: a catalog file's bytes, given back as the load moves on ---- */
+
+typedef struct fbc_input {
+    const char *data; /* not NUL-terminated when mapped */
+    size_t len;
+    bool mapped;
+    size_t released;  /* [0, released) was given back (mapped files only) */
+    size_t scan_pos;  /* start of line scan_line */
+    int scan_line;
+} fbc_input;
+
+/* Reads or maps `path`; errors as fbc_read_file's.  Close with fbc_input_close. */
+int fbc_input_open(fbc_input *in, const char *path, olm_error *err);
+/* Says the decoders are done with every line before `lineno` (1-based). */
+void fbc_input_consumed_before_line(fbc_input *in, int lineno);
+void fbc_input_close(fbc_input *in);
+
 /* ---- fbc_decode_*.c: byte streams to JSON objects ---- */
 
 /* Receives each decoded top-level object.  Takes ownership of `obj` (a JSON object)

@@ -18,6 +18,7 @@ typedef struct loader {
     const char *file;    /* fbc_meta.file for blobs of the current source (catalog-owned) */
     const char *display; /* how messages name the current source */
     fbc_span_marks marks; /* reused for every blob */
+    fbc_input *input;    /* the current file, NULL for a caller's buffer */
 } loader;
 
 static int add_meta(fbc_catalog *c, const char *schema, const char *package, const char *name,
@@ -47,6 +48,8 @@ static int add_blob(void *ud, json_t *obj, int lineno, olm_error *err)
     fbc_catalog *c = L->c;
     fbc_priv *p = c->priv;
     const char *schema, *package, *name;
+    if (L->input) /* blobs come in file order: what lies before this one is done */
+        fbc_input_consumed_before_line(L->input, lineno);
     if (fbc_meta_keys(obj, &schema, &package, &name, err) < 0) {
         json_decref(obj);
         return olm_error_wrap(err, "%s:%d", L->display, lineno);
@@ -162,19 +165,21 @@ fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
         return NULL;
     }
     for (size_t i = 0; i < files.n && rc == 0; i++) {
-        char *abs = NULL, *data = NULL;
-        size_t len = 0;
+        char *abs = NULL;
+        fbc_input in;
         if (asprintf(&abs, "%s/%s", dir, files.paths[i]) < 0) {
             abs = NULL; /* asprintf leaves it undefined on failure */
             rc = olm_error_set(err, "loading %s: out of memory", dir);
         } else if (!(L.file = own_name(L.c, files.paths[i]))) {
             rc = olm_error_set(err, "loading %s: out of memory", dir);
-        } else if ((rc = fbc_read_file(abs, &data, &len, err)) == 0) {
+        } else if ((rc = fbc_input_open(&in, abs, err)) == 0) {
             /* Messages name the file as the user can open it (dir/relative). */
             L.display = abs;
-            rc = fbc_decode_stream(data, len, abs, add_blob, &L, err);
+            L.input = &in;
+            rc = fbc_decode_stream(in.data, in.len, abs, add_blob, &L, err);
+            L.input = NULL;
+            fbc_input_close(&in);
         }
-        free(data);
         free(abs);
     }
     fbc_file_list_free(&files);
