@@ -357,10 +357,10 @@ int fbc_model_note_spans(fbc_catalog *c, const fbc_span_marks *marks)
 {
     fbc_priv *p = c->priv;
     for (size_t i = 0; i < marks->n; i++) {
-        for (int k = 0; k < 2; k++)
-            if (grow((void **)&p->value_offs, p->nvalue_offs + k, &p->value_offs_cap,
-                     sizeof *p->value_offs) < 0)
-                return -1;
+        /* Room at index n + 1 means room for the pair. */
+        if (grow((void **)&p->value_offs, p->nvalue_offs + 1, &p->value_offs_cap,
+                 sizeof *p->value_offs) < 0)
+            return -1;
         p->value_offs[p->nvalue_offs++] = marks->items[i].start;
         p->value_offs[p->nvalue_offs++] = marks->items[i].len;
     }
@@ -423,6 +423,9 @@ int fbc_model_finish(fbc_catalog *c, olm_error *err)
     c->jsonl_len = p->jsonl.len;
     link_metas(c);
     link_values(c);
+    free(p->value_offs); /* only needed until now */
+    p->value_offs = NULL;
+    p->nvalue_offs = p->value_offs_cap = 0;
     if (build_indexes(c, p) < 0)
         return olm_error_set(err, "building catalog model: out of memory");
     return 0;
