@@ -70,8 +70,10 @@ int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn 
 /* fbc_json_fast.c: decodes the JSON object at data[0] == '{' like json_loadb with
  * JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL would, setting
  * *used to the bytes consumed.  NULL when it cannot (bad or unusual input, out of
- * memory): decode those bytes with jansson then, for its result or its error. */
-json_t *fbc_json_fast_object(const char *data, size_t len, size_t *used);
+ * memory): decode those bytes with jansson then, for its result or its error.
+ * `scratch` is working space the caller keeps from one object to the next (and frees),
+ * so unescaping does not allocate afresh for every blob. */
+json_t *fbc_json_fast_object(const char *data, size_t len, strbuf *scratch, size_t *used);
 /* Sniffs like k8s' YAMLOrJSONDecoder: first non-space byte '{' means JSON. */
 int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
                       olm_error *err);

@@ -23,7 +23,7 @@
 typedef struct fast_parser {
     const unsigned char *s;
     size_t len, pos;
-    strbuf scratch; /* unescaped text of the current string */
+    strbuf *scratch; /* unescaped text of the current string */
 } fast_parser;
 
 static json_t *parse_value(fast_parser *p, int depth);
@@ -110,11 +110,11 @@ static int unescape(fast_parser *p)
             p->pos += 6;
             cp = ((cp - 0xD800) << 10) + (lo - 0xDC00) + 0x10000;
         }
-        return put_utf8(&p->scratch, (unsigned)cp);
+        return put_utf8(p->scratch, (unsigned)cp);
     }
     default: return -1;
     }
-    return strbuf_putc(&p->scratch, out);
+    return strbuf_putc(p->scratch, out);
 }
 
 /* Scans the string whose opening quote is at p->pos.  On success (*text, *n) is
@@ -135,10 +135,10 @@ static int scan_string(fast_parser *p, const char **text, size_t *n, bool *in_pl
                 *n = p->pos - start;
                 *in_place = true;
             } else {
-                if (strbuf_append(&p->scratch, (const char *)p->s + copied, p->pos - copied) < 0)
+                if (strbuf_append(p->scratch, (const char *)p->s + copied, p->pos - copied) < 0)
                     return -1;
-                *text = p->scratch.data;
-                *n = p->scratch.len;
+                *text = p->scratch->data;
+                *n = p->scratch->len;
                 *in_place = false;
             }
             p->pos++;
@@ -146,10 +146,10 @@ static int scan_string(fast_parser *p, const char **text, size_t *n, bool *in_pl
         }
         if (c == '\\') {
             if (!escaped) {
-                strbuf_reset(&p->scratch);
+                strbuf_reset(p->scratch);
                 escaped = true;
             }
-            if (strbuf_append(&p->scratch, (const char *)p->s + copied, p->pos - copied) < 0)
+            if (strbuf_append(p->scratch, (const char *)p->s + copied, p->pos - copied) < 0)
                 return -1;
             p->pos++;
             if (unescape(p) < 0)
@@ -338,13 +338,12 @@ static json_t *parse_value(fast_parser *p, int depth)
     }
 }
 
-json_t *fbc_json_fast_object(const char *data, size_t len, size_t *used)
+json_t *fbc_json_fast_object(const char *data, size_t len, strbuf *scratch, size_t *used)
 {
-    fast_parser p = {.s = (const unsigned char *)data, .len = len, .scratch = STRBUF_INIT};
+    fast_parser p = {.s = (const unsigned char *)data, .len = len, .scratch = scratch};
     json_t *v = NULL;
     if (len > 0 && data[0] == '{')
         v = parse_object(&p, 1);
-    strbuf_free(&p.scratch);
     if (v)
         *used = p.pos;
     return v;

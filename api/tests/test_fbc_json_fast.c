@@ -12,6 +12,7 @@
 
 #include "fbc.h"
 #include "fbc_internal.h"
+#include "strbuf.h"
 
 #define JANSSON_FLAGS (JSON_DISABLE_EOF_CHECK | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
 
@@ -19,7 +20,9 @@
 static bool check_same(const char *in, size_t len)
 {
     size_t used = 0;
-    json_t *fast = fbc_json_fast_object(in, len, &used);
+    strbuf scratch = STRBUF_INIT;
+    json_t *fast = fbc_json_fast_object(in, len, &scratch, &used);
+    strbuf_free(&scratch);
     json_error_t jerr;
     json_t *slow = json_loadb(in, len, JANSSON_FLAGS, &jerr);
     if (fast) {
