@@ -121,6 +121,48 @@ static void test_deep_nesting_falls_back(void **state)
     free(s);
 }
 
+/* Random one- to three-byte edits of a catalog-like blob (a fixed-seed generator, so
+ * runs repeat): on every one, the fast path either declines or agrees with jansson. */
+static void test_mutations_agree_with_jansson(void **state)
+{
+    (void)state;
+    static const char base[] =
+        "{\"schema\":\"olm.bundle\",\"package\":\"p\",\"name\":\"p.v1.0.0\",\"image\":\"r/p:1\","
+        "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"p\",\"version\":\"1.0.0\"}},"
+        "{\"type\":\"x\",\"value\":[1,-0,2.5e-3,1E+21,0.1,true,false,null,\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\"]}],"
+        "\"d\":\"\xc3\xa9\xe4\xb8\xad line\\nnext\"}";
+    static const char alphabet[] = "\"\\{}[],:u01\x01\x80\xc3\xff \ne-.+d8x/tn";
+    uint32_t seed = 12345;
+    size_t taken = 0;
+    char buf[sizeof base + 8];
+    for (int it = 0; it < 20000; it++) {
+        size_t n = sizeof base - 1;
+        memcpy(buf, base, n);
+        int edits = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 3;
+        for (int e = 0; e < edits && n > 0; e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % n;
+            char c = alphabet[(seed >> 20) % (sizeof alphabet - 1)];
+            switch ((seed >> 4) % 3) {
+            case 0: buf[at] = c; break;
+            case 1:
+                if (n < sizeof buf) {
+                    memmove(buf + at + 1, buf + at, n - at);
+                    buf[at] = c;
+                    n++;
+                }
+                break;
+            default:
+                memmove(buf + at, buf + at + 1, n - at - 1);
+                n--;
+            }
+        }
+        taken += check_same(buf, n);
+    }
+    /* Many edits keep the blob valid (inside strings): make sure both kinds were seen. */
+    assert_true(taken > 1000 && taken < 19000);
+}
+
 /* The word-at-a-time scan against the plain byte rule, for every byte value at every
  * position of a 24-byte run. */
 static void test_plain_run(void **state)
@@ -166,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_fast_path_takes_plain_objects),
         cmocka_unit_test(test_fast_path_declines_odd_or_broken_input),
         cmocka_unit_test(test_deep_nesting_falls_back),
+        cmocka_unit_test(test_mutations_agree_with_jansson),
         cmocka_unit_test(test_plain_run),
         cmocka_unit_test(test_real_catalog_lines),
     };
