@@ -174,9 +174,9 @@ typedef struct fbc_priv {
     strbuf jsonl;         /* every normalised line; fbc_catalog.jsonl once loaded */
     fbc_arena strings;    /* metas' and views' strings */
     size_t metas_cap, packages_cap, channels_cap, bundles_cap, deprecations_cap;
-    /* Offsets into jsonl of every property value, bundles and properties in order
-     * (SIZE_MAX: no value), turned into fbc_property.value pointers once jsonl stops
-     * moving. */
+    /* (start, len) in jsonl of every marked property value, bundles and properties
+     * in order (start SIZE_MAX: the encoder never met it), turned into
+     * fbc_property.value pointers once jsonl stops moving, then freed. */
     size_t *value_offs; size_t nvalue_offs, value_offs_cap;
     fbc_index pkg_ix;     /* package name -> first olm.package index */
     fbc_index chan_ix;    /* package, channel -> first channel index */

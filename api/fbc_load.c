@@ -6,7 +6,6 @@
  * one blob's DOM and one file's bytes, not a DOM per blob.  Render and catalogd's
  * store then only write the buffer out, and a blob that cannot be normalised fails
  * the load, as upstream. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
