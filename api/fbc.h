@@ -7,13 +7,18 @@
  * views of the four OLM schemas over them.  Behaviour: shared/spec/olmv1-behaviour.md
  * §4.3 (normalisation) and the FBC invariants listed in fbc_validate().
  *
+ * Memory: each blob is decoded, normalised and mined for the fields of the typed views,
+ * then its DOM is freed, so a load holds at most one blob's DOM at a time.  What stays
+ * is the normalised text of every blob, back to back in one buffer (`jsonl`, exactly
+ * what catalogd stores and `olmv1 catalog render` prints), plus copies of the strings
+ * the typed views need.
+ *
  * Ownership: an fbc_catalog owns everything reachable from it.  Every `const char *`
- * in the typed views points into a meta's json_t (or the catalog's own storage) and
- * lives as long as the catalog.  Free with fbc_catalog_free(). */
+ * in the metas and typed views points into the catalog's own storage and lives as
+ * long as the catalog.  Free with fbc_catalog_free(). */
 #ifndef OLM_FBC_H
 #define OLM_FBC_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -23,16 +28,22 @@ typedef struct fbc_meta {
     const char *schema;  /* "" when absent (such a blob is invalid) */
     const char *package; /* "" when absent */
     const char *name;    /* "" when absent */
-    json_t *obj;         /* owned reference: the decoded object */
-    char *line;          /* owned: normalised compact JSON ending in "\n" (§4.3) */
+    /* Normalised compact JSON ending in "\n" (§4.3), inside the catalog's `jsonl`
+     * buffer at `offset`: NOT NUL-terminated, always use line_len.  Callers that need
+     * a field the typed views lack parse this text. */
+    const char *line;
     size_t line_len;
+    size_t offset;       /* of `line` within fbc_catalog.jsonl */
     const char *file;    /* source file relative to the loaded root, or the buffer name */
     int lineno;          /* 1-based line where the blob starts in `file` */
 } fbc_meta;
 
 typedef struct fbc_property {
     const char *type;
-    json_t *value;       /* borrowed from the meta */
+    /* The value's normalised JSON text, a slice of the bundle's line (NOT
+     * NUL-terminated); NULL when the property has no value key. */
+    const char *value;
+    size_t value_len;
 } fbc_property;
 
 typedef struct fbc_package {
@@ -67,6 +78,7 @@ typedef struct fbc_bundle {
     /* From the (first) olm.package property; NULL when there is none. */
     const char *version;
     const char *release;        /* explicit `release` key of olm.package, NULL if absent */
+    const char *package_name;   /* its packageName; NULL when absent or not a string */
 } fbc_bundle;
 
 typedef struct fbc_deprecation_entry {
@@ -84,6 +96,8 @@ typedef struct fbc_deprecation {
 
 typedef struct fbc_catalog {
     fbc_meta *metas;  size_t nmetas;   /* load order: files in lexical walk order, blobs in file order */
+    const char *jsonl; size_t jsonl_len; /* every meta's line in load order, back to back
+                                          * (NULL when there are none); not NUL-terminated */
     fbc_package *packages;         size_t npackages;
     fbc_channel *channels;         size_t nchannels;
     fbc_bundle *bundles;           size_t nbundles;

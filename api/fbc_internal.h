@@ -6,6 +6,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "fbc.h"
 #include "olm_error.h"
@@ -36,6 +38,23 @@ void fbc_ignore_free(fbc_ignore *ig);
 /* Reads a whole file (NUL-terminated); caller frees *data. */
 int fbc_read_file(const char *path, char **data, size_t *len, olm_error *err);
 
+/* ---- fbc_input.c: a catalog file's bytes, given back as the load moves on ---- */
+
+typedef struct fbc_input {
+    const char *data; /* not NUL-terminated when mapped */
+    size_t len;
+    bool mapped;
+    size_t released;  /* [0, released) was given back (mapped files only) */
+    size_t scan_pos;  /* start of line scan_line */
+    int scan_line;
+} fbc_input;
+
+/* Reads or maps `path`; errors as fbc_read_file's.  Close with fbc_input_close. */
+int fbc_input_open(fbc_input *in, const char *path, olm_error *err);
+/* Says the decoders are done with every line before `lineno` (1-based). */
+void fbc_input_consumed_before_line(fbc_input *in, int lineno);
+void fbc_input_close(fbc_input *in);
+
 /* ---- fbc_decode_*.c: byte streams to JSON objects ---- */
 
 /* Receives each decoded top-level object.  Takes ownership of `obj` (a JSON object)
@@ -48,16 +67,69 @@ int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn 
 /* Multi-document YAML with the sigs.k8s.io/yaml scalar rules. */
 int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
                     olm_error *err);
+/* fbc_json_fast.c: decodes the JSON object at data[0] == '{' like json_loadb with
+ * JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL would, setting
+ * *used to the bytes consumed.  NULL when it cannot (bad or unusual input, out of
+ * memory): decode those bytes with jansson then, for its result or its error.
+ * `scratch` is working space the caller keeps from one object to the next (and frees),
+ * so unescaping does not allocate afresh for every blob. */
+json_t *fbc_json_fast_object(const char *data, size_t len, strbuf *scratch, size_t *used);
 /* Sniffs like k8s' YAMLOrJSONDecoder: first non-space byte '{' means JSON. */
 int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
                       olm_error *err);
 
 /* ---- fbc_normalise.c ---- */
 
+/* Asks the encoder where it wrote given nodes: a property's value is kept as a slice
+ * of the bundle's normalised line instead of a DOM.  Nodes are matched in the order
+ * listed (one pointer comparison per encoded value); a node YAML aliases elsewhere may
+ * be matched at another place, which encodes to the very same bytes. */
+typedef struct fbc_span_mark {
+    const json_t *node;
+    size_t start, len; /* offsets into the output strbuf; start == SIZE_MAX: not seen */
+} fbc_span_mark;
+
+typedef struct fbc_span_marks {
+    fbc_span_mark *items; /* owned */
+    size_t n, cap, next;
+} fbc_span_marks;
+
 /* Appends `v` encoded as Go's encoding/json would (sorted keys, compact, no HTML
  * escaping, float64 numbers), without the trailing newline.  -1 on out of memory
- * or on a value JSON cannot hold (NaN/Inf). */
-int fbc_encode_json(const json_t *v, strbuf *out);
+ * or on a value JSON cannot hold (NaN/Inf).  `marks` may be NULL. */
+int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
+
+/* Length of a valid UTF-8 sequence at s (n bytes available) and its code point;
+ * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated): the same rules as
+ * jansson's input check. */
+size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
+
+/* Length of the run at s[0..n) of bytes that both the JSON scanner and the Go-style
+ * encoder copy as they are: printable ASCII other than '"' and '\\'.  Catalog blobs
+ * are mostly long such runs (base64 manifests, descriptions), so this looks at eight
+ * bytes per step. */
+static inline size_t fbc_plain_run(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        /* "Has a byte < k": (w - k*ones) & ~w & highs, with no false negative; a
+         * false positive can only sit above a true one, and either way the byte
+         * loop below settles the word. */
+        uint64_t special = w & highs;                  /* >= 0x80 */
+        special |= (w - ones * 0x20) & ~w & highs;     /* < 0x20 */
+        special |= (q - ones) & ~q & highs;            /* == '"' */
+        special |= (b - ones) & ~b & highs;            /* == '\\' */
+        if (special)
+            break;
+    }
+    while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
 
 /* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
 void fbc_format_float64(double f, char *buf, size_t size);
@@ -84,10 +156,28 @@ int fbc_index_put(fbc_index *ix, const char *a, const char *b, size_t val, size_
 bool fbc_index_get(const fbc_index *ix, const char *a, const char *b, size_t *val);
 void fbc_index_free(fbc_index *ix);
 
+/* ---- fbc_arena.c: stable string copies ---- */
+
+typedef struct fbc_arena {
+    struct fbc_arena_block *head; /* owned list; the head has the free space */
+} fbc_arena;
+
+/* Copies the NUL-terminated `s`; NULL on out of memory.  The copy lives until
+ * fbc_arena_free. */
+const char *fbc_arena_strdup(fbc_arena *a, const char *s);
+void fbc_arena_free(fbc_arena *a);
+
 /* ---- fbc_model.c ---- */
 
 typedef struct fbc_priv {
     char **files; size_t nfiles, files_cap; /* owned names that fbc_meta.file points at */
+    strbuf jsonl;         /* every normalised line; fbc_catalog.jsonl once loaded */
+    fbc_arena strings;    /* metas' and views' strings */
+    size_t metas_cap, packages_cap, channels_cap, bundles_cap, deprecations_cap;
+    /* (start, len) in jsonl of every marked property value, bundles and properties
+     * in order (start SIZE_MAX: the encoder never met it), turned into
+     * fbc_property.value pointers once jsonl stops moving, then freed. */
+    size_t *value_offs; size_t nvalue_offs, value_offs_cap;
     fbc_index pkg_ix;     /* package name -> first olm.package index */
     fbc_index chan_ix;    /* package, channel -> first channel index */
     fbc_index bundle_ix;  /* package, bundle -> first bundle index */
@@ -97,9 +187,15 @@ typedef struct fbc_priv {
     char **shape; size_t nshape, shape_cap;
 } fbc_priv;
 
-/* Builds packages/channels/bundles/deprecations and the indexes over c->metas.
- * -1 only on out of memory. */
-int fbc_model_build(fbc_catalog *c, olm_error *err);
+/* Adds the typed view of c->metas[meta_index] (decoded as `obj`, which is only read
+ * here): copies what the view needs, and lists in `marks` (reset first) the property
+ * values whose normalised text the view keeps.  -1 only on out of memory. */
+int fbc_model_add(fbc_catalog *c, size_t meta_index, const json_t *obj, fbc_span_marks *marks);
+/* After the meta's line was encoded with `marks`: remembers where the values went. */
+int fbc_model_note_spans(fbc_catalog *c, const fbc_span_marks *marks);
+/* Once every meta is in: points metas and views at their final storage and builds the
+ * indexes.  -1 only on out of memory. */
+int fbc_model_finish(fbc_catalog *c, olm_error *err);
 void fbc_model_free(fbc_catalog *c);
 
 /* Case-insensitive member lookup the way Go's json struct decoding matches field

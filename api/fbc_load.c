@@ -1,8 +1,11 @@
 /* fbc_load: turn a directory or a buffer into an fbc_catalog.
  *
- * Every blob is decoded, its schema/package/name extracted and its normalised
- * line (§4.3) computed at load time: render and catalogd's store then only
- * concatenate, and a blob that cannot be normalised fails the load, as upstream. */
+ * One blob at a time: decode it, extract schema/package/name, build its typed view
+ * (copying the few strings the view keeps), append its normalised line (§4.3) to the
+ * catalog's jsonl buffer, free the DOM.  Peak memory is thus the retained output plus
+ * one blob's DOM and one file's bytes, not a DOM per blob.  Render and catalogd's
+ * store then only write the buffer out, and a blob that cannot be normalised fails
+ * the load, as upstream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,46 +14,62 @@
 
 typedef struct loader {
     fbc_catalog *c;
-    size_t metas_cap;
     const char *file;    /* fbc_meta.file for blobs of the current source (catalog-owned) */
     const char *display; /* how messages name the current source */
-    strbuf sb;           /* reused for every blob */
+    fbc_span_marks marks; /* reused for every blob */
+    fbc_input *input;    /* the current file, NULL for a caller's buffer */
 } loader;
+
+static int add_meta(fbc_catalog *c, const char *schema, const char *package, const char *name,
+                    const char *file, int lineno)
+{
+    fbc_priv *p = c->priv;
+    if (c->nmetas == p->metas_cap) {
+        size_t cap = p->metas_cap ? p->metas_cap * 2 : 256;
+        fbc_meta *nm = realloc(c->metas, cap * sizeof *nm);
+        if (!nm)
+            return -1;
+        c->metas = nm;
+        p->metas_cap = cap;
+    }
+    fbc_meta m = {.file = file, .lineno = lineno};
+    if (!(m.schema = fbc_arena_strdup(&p->strings, schema)) ||
+        !(m.package = fbc_arena_strdup(&p->strings, package)) ||
+        !(m.name = fbc_arena_strdup(&p->strings, name)))
+        return -1;
+    c->metas[c->nmetas++] = m;
+    return 0;
+}
 
 static int add_blob(void *ud, json_t *obj, int lineno, olm_error *err)
 {
     loader *L = ud;
     fbc_catalog *c = L->c;
+    fbc_priv *p = c->priv;
     const char *schema, *package, *name;
+    if (L->input) /* blobs come in file order: what lies before this one is done */
+        fbc_input_consumed_before_line(L->input, lineno);
     if (fbc_meta_keys(obj, &schema, &package, &name, err) < 0) {
         json_decref(obj);
         return olm_error_wrap(err, "%s:%d", L->display, lineno);
     }
-    strbuf_reset(&L->sb);
-    if (fbc_encode_json(obj, &L->sb) < 0 || strbuf_putc(&L->sb, '\n') < 0) {
-        json_decref(obj);
+    size_t start = p->jsonl.len;
+    int rc = add_meta(c, schema, package, name, L->file, lineno);
+    if (rc == 0)
+        rc = fbc_model_add(c, c->nmetas - 1, obj, &L->marks);
+    if (rc == 0) {
+        rc = fbc_encode_json(obj, &p->jsonl, &L->marks);
+        if (rc == 0)
+            rc = strbuf_putc(&p->jsonl, '\n');
+        if (rc == 0)
+            rc = fbc_model_note_spans(c, &L->marks);
+    }
+    json_decref(obj);
+    if (rc < 0)
         return olm_error_set(err, "%s:%d: out of memory", L->display, lineno);
-    }
-    if (c->nmetas == L->metas_cap) {
-        size_t cap = L->metas_cap ? L->metas_cap * 2 : 256;
-        fbc_meta *nm = realloc(c->metas, cap * sizeof *nm);
-        if (!nm) {
-            json_decref(obj);
-            return olm_error_set(err, "%s:%d: out of memory", L->display, lineno);
-        }
-        c->metas = nm;
-        L->metas_cap = cap;
-    }
-    char *line = malloc(L->sb.len + 1);
-    if (!line) {
-        json_decref(obj);
-        return olm_error_set(err, "%s:%d: out of memory", L->display, lineno);
-    }
-    memcpy(line, L->sb.data, L->sb.len + 1);
-    c->metas[c->nmetas++] = (fbc_meta){
-        .schema = schema, .package = package, .name = name, .obj = obj,
-        .line = line, .line_len = L->sb.len, .file = L->file, .lineno = lineno,
-    };
+    fbc_meta *m = &c->metas[c->nmetas - 1];
+    m->offset = start;
+    m->line_len = p->jsonl.len - start;
     return 0;
 }
 
@@ -90,13 +109,12 @@ void fbc_catalog_free(fbc_catalog *c)
     if (!c)
         return;
     fbc_model_free(c);
-    for (size_t i = 0; i < c->nmetas; i++) {
-        json_decref(c->metas[i].obj);
-        free(c->metas[i].line);
-    }
     free(c->metas);
     fbc_priv *p = c->priv;
     if (p) {
+        strbuf_free(&p->jsonl);
+        fbc_arena_free(&p->strings);
+        free(p->value_offs);
         for (size_t i = 0; i < p->nfiles; i++)
             free(p->files[i]);
         free(p->files);
@@ -110,8 +128,8 @@ void fbc_catalog_free(fbc_catalog *c)
 
 static fbc_catalog *finish(loader *L, int rc, olm_error *err)
 {
-    strbuf_free(&L->sb);
-    if (rc == 0 && fbc_model_build(L->c, err) == 0)
+    free(L->marks.items);
+    if (rc == 0 && fbc_model_finish(L->c, err) == 0)
         return L->c;
     fbc_catalog_free(L->c);
     return NULL;
@@ -120,7 +138,7 @@ static fbc_catalog *finish(loader *L, int rc, olm_error *err)
 fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_name,
                              olm_error *err)
 {
-    loader L = {.sb = STRBUF_INIT};
+    loader L = {0};
     if (!source_name)
         source_name = "<buffer>";
     if (!(L.c = catalog_new()) || !(L.file = own_name(L.c, source_name))) {
@@ -138,7 +156,7 @@ fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
     fbc_file_list files = {0};
     if (fbc_walk_dir(dir, &files, err) < 0)
         return NULL;
-    loader L = {.sb = STRBUF_INIT};
+    loader L = {0};
     int rc = 0;
     if (!(L.c = catalog_new())) {
         fbc_file_list_free(&files);
@@ -146,19 +164,21 @@ fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
         return NULL;
     }
     for (size_t i = 0; i < files.n && rc == 0; i++) {
-        char *abs = NULL, *data = NULL;
-        size_t len = 0;
+        char *abs = NULL;
+        fbc_input in;
         if (asprintf(&abs, "%s/%s", dir, files.paths[i]) < 0) {
             abs = NULL; /* asprintf leaves it undefined on failure */
             rc = olm_error_set(err, "loading %s: out of memory", dir);
         } else if (!(L.file = own_name(L.c, files.paths[i]))) {
             rc = olm_error_set(err, "loading %s: out of memory", dir);
-        } else if ((rc = fbc_read_file(abs, &data, &len, err)) == 0) {
+        } else if ((rc = fbc_input_open(&in, abs, err)) == 0) {
             /* Messages name the file as the user can open it (dir/relative). */
             L.display = abs;
-            rc = fbc_decode_stream(data, len, abs, add_blob, &L, err);
+            L.input = &in;
+            rc = fbc_decode_stream(in.data, in.len, abs, add_blob, &L, err);
+            L.input = NULL;
+            fbc_input_close(&in);
         }
-        free(data);
         free(abs);
     }
     fbc_file_list_free(&files);

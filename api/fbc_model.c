@@ -1,12 +1,18 @@
 /* fbc_model: the typed views (packages, channels, bundles, deprecations) over the
  * loaded metas, and the hash indexes behind the fbc_find_* lookups.
  *
+ * A view is built while its meta's DOM is still alive (fbc_model_add) and copies the
+ * strings it keeps into the catalog's arena, so the DOM can be freed right after.
+ * Pointers into storage that still grows during the load (the metas array, the jsonl
+ * buffer) are filled in once by fbc_model_finish.
+ *
  * Fields are read the way Go's encoding/json fills a struct: keys match
  * case-insensitively (an exact match first), JSON null means "absent".  A field of
  * the wrong JSON type does not stop the load (upstream would refuse the whole
  * catalog at that point); it is left NULL/empty in the view and remembered as a
  * shape problem that fbc_validate() reports with the others. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +69,8 @@ static int get_string(fbc_priv *p, const fbc_meta *m, const json_t *obj, const c
     *out = NULL;
     if (!v || json_is_null(v))
         return 0;
-    if (json_is_string(v)) {
-        *out = json_string_value(v);
-        return 1;
-    }
+    if (json_is_string(v))
+        return (*out = fbc_arena_strdup(&p->strings, json_string_value(v))) ? 1 : -1;
     return shape_problem(p, m, "%s: %s must be a string", where, key) < 0 ? -1 : -2;
 }
 
@@ -85,14 +89,30 @@ static int get_array(fbc_priv *p, const fbc_meta *m, const json_t *obj, const ch
     return shape_problem(p, m, "%s: %s must be an array", where, key) < 0 ? -1 : -2;
 }
 
-static int build_package(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
+/* Makes room for one more element in a view array; -1 on out of memory. */
+static int grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 64;
+    void *na = realloc(*arr, ncap * elem);
+    if (!na)
+        return -1;
+    *arr = na;
+    *cap = ncap;
+    return 0;
+}
+
+static int build_package(fbc_catalog *c, fbc_priv *p, const fbc_meta *m, const json_t *obj)
+{
+    if (grow((void **)&c->packages, c->npackages, &p->packages_cap, sizeof *c->packages) < 0)
+        return -1;
     fbc_package *pk = &c->packages[c->npackages++];
-    pk->meta = m;
+    memset(pk, 0, sizeof *pk);
     pk->name = m->name;
     char where[600];
     snprintf(where, sizeof where, "\"%s\"", m->name);
-    return get_string(p, m, m->obj, "defaultChannel", where, &pk->default_channel) == -1 ? -1 : 0;
+    return get_string(p, m, obj, "defaultChannel", where, &pk->default_channel) == -1 ? -1 : 0;
 }
 
 static int build_entry(fbc_priv *p, const fbc_meta *m, const json_t *e, const char *where,
@@ -117,25 +137,28 @@ static int build_entry(fbc_priv *p, const fbc_meta *m, const json_t *e, const ch
         size_t i;
         json_t *s;
         json_array_foreach(skips, i, s) {
-            if (json_is_string(s))
-                out->skips[out->nskips++] = json_string_value(s);
-            else if (shape_problem(p, m, "%s: skips[%zu] must be a string", where, i) < 0)
+            if (json_is_string(s)) {
+                if (!(out->skips[out->nskips++] = fbc_arena_strdup(&p->strings, json_string_value(s))))
+                    return -1;
+            } else if (shape_problem(p, m, "%s: skips[%zu] must be a string", where, i) < 0)
                 return -1;
         }
     }
     return 0;
 }
 
-static int build_channel(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
+static int build_channel(fbc_catalog *c, fbc_priv *p, const fbc_meta *m, const json_t *obj)
 {
+    if (grow((void **)&c->channels, c->nchannels, &p->channels_cap, sizeof *c->channels) < 0)
+        return -1;
     fbc_channel *ch = &c->channels[c->nchannels++];
-    ch->meta = m;
+    memset(ch, 0, sizeof *ch);
     ch->name = m->name;
     ch->package = m->package;
     char where[1200];
     snprintf(where, sizeof where, "\"%s/%s\"", m->package, m->name);
     json_t *entries;
-    int rc = get_array(p, m, m->obj, "entries", where, &entries);
+    int rc = get_array(p, m, obj, "entries", where, &entries);
     if (rc == -1)
         return -1;
     if (rc != 1 || json_array_size(entries) == 0)
@@ -150,8 +173,10 @@ static int build_channel(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
         snprintf(ewhere, sizeof ewhere, "%s entries[%zu]", where, i);
         fbc_channel_entry *out = &ch->entries[ch->nentries];
         rc = build_entry(p, m, e, ewhere, out);
-        if (rc < 0)
+        if (rc < 0) {
+            free(out->skips); /* not counted in nentries, so fbc_model_free skips it */
             return -1;
+        }
         if (rc == 0)
             ch->nentries++;
         else
@@ -160,18 +185,39 @@ static int build_channel(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
     return 0;
 }
 
-static int build_bundle(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
+/* fbc_property.value of a property whose value's span is not known yet. */
+static const char VALUE_PENDING[] = "";
+
+/* Asks the encoder for the span of a property's value (see fbc_span_marks). */
+static int mark_value(fbc_span_marks *marks, const json_t *node)
 {
+    if (marks->n == marks->cap) {
+        size_t cap = marks->cap ? marks->cap * 2 : 32;
+        fbc_span_mark *ni = realloc(marks->items, cap * sizeof *ni);
+        if (!ni)
+            return -1;
+        marks->items = ni;
+        marks->cap = cap;
+    }
+    marks->items[marks->n++] = (fbc_span_mark){.node = node, .start = SIZE_MAX};
+    return 0;
+}
+
+static int build_bundle(fbc_catalog *c, fbc_priv *p, const fbc_meta *m, const json_t *obj,
+                        fbc_span_marks *marks)
+{
+    if (grow((void **)&c->bundles, c->nbundles, &p->bundles_cap, sizeof *c->bundles) < 0)
+        return -1;
     fbc_bundle *b = &c->bundles[c->nbundles++];
-    b->meta = m;
+    memset(b, 0, sizeof *b);
     b->name = m->name;
     b->package = m->package;
     char where[1200];
     snprintf(where, sizeof where, "\"%s/%s\"", m->package, m->name);
-    if (get_string(p, m, m->obj, "image", where, &b->image) == -1)
+    if (get_string(p, m, obj, "image", where, &b->image) == -1)
         return -1;
     json_t *props;
-    int rc = get_array(p, m, m->obj, "properties", where, &props);
+    int rc = get_array(p, m, obj, "properties", where, &props);
     if (rc == -1)
         return -1;
     if (rc != 1 || json_array_size(props) == 0)
@@ -179,6 +225,7 @@ static int build_bundle(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
     b->properties = calloc(json_array_size(props), sizeof *b->properties);
     if (!b->properties)
         return -1;
+    bool first_package_property = true;
     size_t i;
     json_t *pr;
     json_array_foreach(props, i, pr) {
@@ -195,33 +242,51 @@ static int build_bundle(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
             return -1;
         fbc_property *out = &b->properties[b->nproperties++];
         out->type = type ? type : "";
-        out->value = fbc_obj_get(pr, "value");
-        if (strcmp(out->type, "olm.package") != 0 || b->version)
+        const json_t *value = fbc_obj_get(pr, "value");
+        if (value) {
+            if (mark_value(marks, value) < 0)
+                return -1;
+            out->value = VALUE_PENDING; /* link_values points it into the line */
+        }
+        if (strcmp(out->type, "olm.package") != 0)
+            continue;
+        if (first_package_property) {
+            /* The validator matches the first one's packageName with the bundle's. */
+            first_package_property = false;
+            json_t *pn = fbc_obj_get(value, "packageName");
+            if (json_is_string(pn) &&
+                !(b->package_name = fbc_arena_strdup(&p->strings, json_string_value(pn))))
+                return -1;
+        }
+        if (b->version)
             continue;
         /* The first olm.package property gives the version (spec §3.4). */
-        if (!json_is_object(out->value)) {
+        if (!json_is_object(value)) {
             if (shape_problem(p, m, "%s: olm.package value must be an object", pwhere) < 0)
                 return -1;
             continue;
         }
         const char *version = NULL;
-        if (get_string(p, m, out->value, "version", pwhere, &version) == -1 ||
-            get_string(p, m, out->value, "release", pwhere, &b->release) == -1)
+        if (get_string(p, m, value, "version", pwhere, &version) == -1 ||
+            get_string(p, m, value, "release", pwhere, &b->release) == -1)
             return -1;
         b->version = version ? version : "";
     }
     return 0;
 }
 
-static int build_deprecation(fbc_catalog *c, fbc_priv *p, const fbc_meta *m)
+static int build_deprecation(fbc_catalog *c, fbc_priv *p, const fbc_meta *m, const json_t *obj)
 {
+    if (grow((void **)&c->deprecations, c->ndeprecations, &p->deprecations_cap,
+             sizeof *c->deprecations) < 0)
+        return -1;
     fbc_deprecation *d = &c->deprecations[c->ndeprecations++];
-    d->meta = m;
+    memset(d, 0, sizeof *d);
     d->package = m->package;
     char where[600];
     snprintf(where, sizeof where, "\"%s\"", m->package);
     json_t *entries;
-    int rc = get_array(p, m, m->obj, "entries", where, &entries);
+    int rc = get_array(p, m, obj, "entries", where, &entries);
     if (rc == -1)
         return -1;
     if (rc != 1 || json_array_size(entries) == 0)
@@ -272,38 +337,95 @@ static int build_indexes(fbc_catalog *c, fbc_priv *p)
     return 0;
 }
 
-int fbc_model_build(fbc_catalog *c, olm_error *err)
+int fbc_model_add(fbc_catalog *c, size_t meta_index, const json_t *obj, fbc_span_marks *marks)
 {
     fbc_priv *p = c->priv;
+    const fbc_meta *m = &c->metas[meta_index];
+    marks->n = marks->next = 0;
+    if (strcmp(m->schema, "olm.package") == 0)
+        return build_package(c, p, m, obj);
+    if (strcmp(m->schema, "olm.channel") == 0)
+        return build_channel(c, p, m, obj);
+    if (strcmp(m->schema, "olm.bundle") == 0)
+        return build_bundle(c, p, m, obj, marks);
+    if (strcmp(m->schema, "olm.deprecations") == 0)
+        return build_deprecation(c, p, m, obj);
+    return 0;
+}
+
+int fbc_model_note_spans(fbc_catalog *c, const fbc_span_marks *marks)
+{
+    fbc_priv *p = c->priv;
+    for (size_t i = 0; i < marks->n; i++) {
+        /* Room at index n + 1 means room for the pair. */
+        if (grow((void **)&p->value_offs, p->nvalue_offs + 1, &p->value_offs_cap,
+                 sizeof *p->value_offs) < 0)
+            return -1;
+        p->value_offs[p->nvalue_offs++] = marks->items[i].start;
+        p->value_offs[p->nvalue_offs++] = marks->items[i].len;
+    }
+    return 0;
+}
+
+/* Views were appended in meta order, one per meta of their schema: the k-th package
+ * view belongs to the k-th olm.package meta, and so on. */
+static void link_metas(fbc_catalog *c)
+{
     size_t np = 0, nc = 0, nb = 0, nd = 0;
     for (size_t i = 0; i < c->nmetas; i++) {
-        const char *s = c->metas[i].schema;
-        np += strcmp(s, "olm.package") == 0;
-        nc += strcmp(s, "olm.channel") == 0;
-        nb += strcmp(s, "olm.bundle") == 0;
-        nd += strcmp(s, "olm.deprecations") == 0;
-    }
-    /* calloc(0) may return NULL; allocate at least one so NULL means failure. */
-    c->packages = calloc(np ? np : 1, sizeof *c->packages);
-    c->channels = calloc(nc ? nc : 1, sizeof *c->channels);
-    c->bundles = calloc(nb ? nb : 1, sizeof *c->bundles);
-    c->deprecations = calloc(nd ? nd : 1, sizeof *c->deprecations);
-    if (!c->packages || !c->channels || !c->bundles || !c->deprecations)
-        return olm_error_set(err, "building catalog model: out of memory");
-    for (size_t i = 0; i < c->nmetas; i++) {
-        const fbc_meta *m = &c->metas[i];
-        int rc = 0;
+        fbc_meta *m = &c->metas[i];
+        m->line = c->jsonl + m->offset;
         if (strcmp(m->schema, "olm.package") == 0)
-            rc = build_package(c, p, m);
+            c->packages[np++].meta = m;
         else if (strcmp(m->schema, "olm.channel") == 0)
-            rc = build_channel(c, p, m);
+            c->channels[nc++].meta = m;
         else if (strcmp(m->schema, "olm.bundle") == 0)
-            rc = build_bundle(c, p, m);
+            c->bundles[nb++].meta = m;
         else if (strcmp(m->schema, "olm.deprecations") == 0)
-            rc = build_deprecation(c, p, m);
-        if (rc < 0)
-            return olm_error_set(err, "building catalog model: out of memory");
+            c->deprecations[nd++].meta = m;
     }
+}
+
+/* Property values, in the order fbc_model_note_spans recorded them: one (start, len)
+ * pair for each property whose value was marked, i.e. whose value is VALUE_PENDING. */
+static void link_values(fbc_catalog *c)
+{
+    const fbc_priv *p = c->priv;
+    size_t k = 0;
+    for (size_t i = 0; i < c->nbundles; i++) {
+        fbc_bundle *b = &c->bundles[i];
+        for (size_t j = 0; j < b->nproperties; j++) {
+            fbc_property *pr = &b->properties[j];
+            if (!pr->value)
+                continue;
+            size_t start = k + 1 < p->nvalue_offs ? p->value_offs[k] : SIZE_MAX;
+            size_t len = k + 1 < p->nvalue_offs ? p->value_offs[k + 1] : 0;
+            k += 2;
+            pr->value = start == SIZE_MAX ? NULL : c->jsonl + start;
+            pr->value_len = start == SIZE_MAX ? 0 : len;
+        }
+    }
+}
+
+int fbc_model_finish(fbc_catalog *c, olm_error *err)
+{
+    fbc_priv *p = c->priv;
+    /* The buffer grew by doubling; give the slack back, as a catalog may be kept
+     * (operator-controller caches them). */
+    if (p->jsonl.data && p->jsonl.cap > p->jsonl.len + 1) {
+        char *shrunk = realloc(p->jsonl.data, p->jsonl.len + 1);
+        if (shrunk) {
+            p->jsonl.data = shrunk;
+            p->jsonl.cap = p->jsonl.len + 1;
+        }
+    }
+    c->jsonl = p->jsonl.data;
+    c->jsonl_len = p->jsonl.len;
+    link_metas(c);
+    link_values(c);
+    free(p->value_offs); /* only needed until now */
+    p->value_offs = NULL;
+    p->nvalue_offs = p->value_offs_cap = 0;
     if (build_indexes(c, p) < 0)
         return olm_error_set(err, "building catalog model: out of memory");
     return 0;

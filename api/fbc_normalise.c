@@ -123,9 +123,7 @@ void fbc_format_float32_g(double f, char *buf, size_t size)
         fmt_f(buf, size, neg, d, nd, e);
 }
 
-/* Length of a valid UTF-8 sequence at s (n bytes available) and its code point;
- * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated). */
-static size_t utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
+size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp)
 {
     unsigned c = s[0];
     size_t len;
@@ -159,6 +157,9 @@ static int encode_string(const char *str, size_t n, strbuf *out)
         return -1;
     size_t start = 0, i = 0;
     while (i < n) {
+        i += fbc_plain_run(s + i, n - i);
+        if (i >= n)
+            break;
         unsigned char b = s[i];
         const char *esc = NULL;
         char ubuf[8];
@@ -182,7 +183,7 @@ static int encode_string(const char *str, size_t n, strbuf *out)
             }
         } else {
             unsigned cp = 0;
-            size_t l = utf8_decode(s + i, n - i, &cp);
+            size_t l = fbc_utf8_decode(s + i, n - i, &cp);
             if (l == 0) {
                 esc = "\\ufffd";
             } else if (cp == 0x2028 || cp == 0x2029) {
@@ -219,7 +220,7 @@ static int cmp_keys(const void *a, const void *b)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int encode_object(const json_t *v, strbuf *out)
+static int encode_object(const json_t *v, strbuf *out, fbc_span_marks *marks)
 {
     size_t n = json_object_size(v);
     if (n == 0)
@@ -244,7 +245,7 @@ static int encode_object(const json_t *v, strbuf *out)
         else if (encode_string(keys[i].key, keys[i].len, out) < 0 || strbuf_putc(out, ':') < 0)
             rc = -1;
         else
-            rc = fbc_encode_json(keys[i].val, out);
+            rc = fbc_encode_json(keys[i].val, out, marks);
     }
     if (rc == 0)
         rc = strbuf_putc(out, '}');
@@ -253,11 +254,11 @@ static int encode_object(const json_t *v, strbuf *out)
     return rc;
 }
 
-int fbc_encode_json(const json_t *v, strbuf *out)
+static int encode_value(const json_t *v, strbuf *out, fbc_span_marks *marks)
 {
     char num[64];
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return encode_object(v, out);
+    case JSON_OBJECT: return encode_object(v, out, marks);
     case JSON_ARRAY: {
         size_t n = json_array_size(v);
         if (strbuf_putc(out, '[') < 0)
@@ -265,7 +266,7 @@ int fbc_encode_json(const json_t *v, strbuf *out)
         for (size_t i = 0; i < n; i++) {
             if (i && strbuf_putc(out, ',') < 0)
                 return -1;
-            if (fbc_encode_json(json_array_get(v, i), out) < 0)
+            if (fbc_encode_json(json_array_get(v, i), out, marks) < 0)
                 return -1;
         }
         return strbuf_putc(out, ']');
@@ -284,6 +285,19 @@ int fbc_encode_json(const json_t *v, strbuf *out)
     case JSON_NULL: return strbuf_append(out, "null", 4);
     }
     return -1;
+}
+
+int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks)
+{
+    fbc_span_mark *m = NULL;
+    if (marks && marks->next < marks->n && marks->items[marks->next].node == v) {
+        m = &marks->items[marks->next++];
+        m->start = out->len;
+    }
+    int rc = encode_value(v, out, marks);
+    if (m && rc == 0)
+        m->len = out->len - m->start;
+    return rc;
 }
 
 int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,

@@ -253,17 +253,13 @@ static void check_bundle_package_property(vctx *v, const fbc_bundle *b)
     }
     if (!b->version)
         return; /* the value was malformed: an invalid-field problem says so */
-    for (size_t k = 0; k < b->nproperties; k++) {
-        if (strcmp(b->properties[k].type, "olm.package") != 0)
-            continue;
-        json_t *pn = fbc_obj_get(b->properties[k].value, "packageName");
-        const char *name = json_is_string(pn) ? json_string_value(pn) : "";
-        if (strcmp(name, b->package) != 0)
-            report(v, b->meta, "bundle-package-property",
-                   "bundle \"%s/%s\": olm.package property packageName \"%s\" does not match "
-                   "the bundle's package", b->package, b->name, name);
-        break; /* only the first one counts (spec §3.4) */
-    }
+    /* Only the first olm.package property counts (spec §3.4); the model kept its
+     * packageName. */
+    const char *name = b->package_name ? b->package_name : "";
+    if (strcmp(name, b->package) != 0)
+        report(v, b->meta, "bundle-package-property",
+               "bundle \"%s/%s\": olm.package property packageName \"%s\" does not match "
+               "the bundle's package", b->package, b->name, name);
     semver_version sv;
     olm_error serr;
     olm_error_clear(&serr);

@@ -102,7 +102,15 @@ int main(int argc, char **argv)
                            (strcmp(meta->schema, "olm.package") == 0 && strcmp(meta->name, pkg) == 0);
                 if (!mine)
                     continue;
-                json_t *copy = json_deep_copy(meta->obj);
+                /* The catalog keeps no DOM: re-read the normalised line, numbers as
+                 * float64 like the loader decodes them. */
+                json_error_t jerr;
+                json_t *copy = json_loadb(meta->line, meta->line_len,
+                                          JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL, &jerr);
+                if (!copy) {
+                    fprintf(stderr, "gen_catalog: %s:%d: %s\n", meta->file, meta->lineno, jerr.text);
+                    return 1;
+                }
                 rename_blob(copy, k);
                 char *text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
                 fprintf(f, "%s\n", text);

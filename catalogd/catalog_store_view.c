@@ -2,6 +2,7 @@
 #include "catalog_store.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +138,9 @@ static int index_add(json_t *map, const char *key, size_t off, size_t len)
     return pair ? json_array_append_new(arr, pair) : -1;
 }
 
-/* Builds catalog.jsonl in `jsonl` and index.json in `idx`. */
-static int build(const fbc_catalog *cat, strbuf *jsonl, strbuf *idx)
+/* Builds index.json in `idx`.  catalog.jsonl is the catalog's own jsonl buffer (the
+ * lines back to back in load order), so offsets are the metas' own. */
+static int build_index(const fbc_catalog *cat, strbuf *idx)
 {
     json_t *maps[3] = {json_object(), json_object(), json_object()};
     int rc = -1;
@@ -146,8 +148,8 @@ static int build(const fbc_catalog *cat, strbuf *jsonl, strbuf *idx)
         goto out;
     for (size_t i = 0; i < cat->nmetas; i++) {
         const fbc_meta *m = &cat->metas[i];
-        size_t off = jsonl->len;
-        if (strbuf_append(jsonl, m->line, m->line_len) < 0 || index_add(maps[0], m->schema, off, m->line_len) < 0 ||
+        size_t off = m->offset;
+        if (index_add(maps[0], m->schema, off, m->line_len) < 0 ||
             index_add(maps[1], m->package, off, m->line_len) < 0 || index_add(maps[2], m->name, off, m->line_len) < 0)
             goto out;
     }
@@ -214,13 +216,13 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_
     if (!mkdtemp(tmp))
         return olm_error_set(err, "create temp dir in %s: %s", catalogs, strerror(errno));
 
-    strbuf jsonl = STRBUF_INIT, idx = STRBUF_INIT;
+    strbuf idx = STRBUF_INIT;
     int rc = -1;
-    if (build(cat, &jsonl, &idx) < 0) {
+    if (build_index(cat, &idx) < 0) {
         olm_error_set(err, "out of memory building the store of %s", name);
         goto fail;
     }
-    if (write_file(tmp, "catalog.jsonl", jsonl.data ? jsonl.data : "", jsonl.len, err) < 0 ||
+    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, err) < 0 ||
         write_file(tmp, "index.json", idx.data, idx.len, err) < 0)
         goto fail;
     if (fsync_path(tmp) < 0) {
@@ -238,7 +240,6 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_
 fail:
     store_remove_tree(tmp);
 out:
-    strbuf_free(&jsonl);
     strbuf_free(&idx);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "fbc.h"
 
@@ -84,8 +85,26 @@ static void check_catalog(const char *rel, const char *stats_name, size_t render
             skip_range += e->skip_range != NULL;
         }
     }
-    for (size_t i = 0; i < c->nbundles; i++)
-        related += json_array_size(json_object_get(c->bundles[i].meta->obj, "relatedImages"));
+    for (size_t i = 0; i < c->nbundles; i++) {
+        /* The catalog keeps no DOM: read the line back, and check on the way that each
+         * property's value slice is that value's text inside the line. */
+        const fbc_bundle *b = &c->bundles[i];
+        json_t *obj = json_loadb(b->meta->line, b->meta->line_len, 0, NULL);
+        assert_non_null(obj);
+        related += json_array_size(json_object_get(obj, "relatedImages"));
+        json_t *props = json_object_get(obj, "properties");
+        assert_int_equal(json_array_size(props), b->nproperties);
+        for (size_t k = 0; k < b->nproperties; k++) {
+            const fbc_property *p = &b->properties[k];
+            assert_non_null(p->value);
+            assert_true(p->value > b->meta->line &&
+                        p->value + p->value_len < b->meta->line + b->meta->line_len);
+            json_t *v = json_loadb(p->value, p->value_len, JSON_DECODE_ANY, NULL);
+            assert_true(json_equal(v, json_object_get(json_array_get(props, k), "value")));
+            json_decref(v);
+        }
+        json_decref(obj);
+    }
     assert_int_equal(entries, stat_int(st, "stats", "channel_entries"));
     assert_int_equal(replaces, stat_int(st, "stats", "entries_with_replaces"));
     assert_int_equal(skips, stat_int(st, "stats", "skips_edges"));
@@ -121,6 +140,9 @@ static void check_catalog(const char *rel, const char *stats_name, size_t render
     size_t bytes = 0;
     for (size_t i = 0; i < c->nmetas; i++) {
         const fbc_meta *m = &c->metas[i];
+        /* The lines are back to back in the catalog's jsonl buffer. */
+        assert_int_equal(m->offset, bytes);
+        assert_ptr_equal(m->line, c->jsonl + m->offset);
         assert_true(m->line_len > 2 && m->line[m->line_len - 1] == '\n');
         assert_null(memchr(m->line, '\n', m->line_len - 1));
         json_error_t jerr;
@@ -134,6 +156,7 @@ static void check_catalog(const char *rel, const char *stats_name, size_t render
     /* json_bytes in the stats is the length of every blob as compact JSON, without
      * the newlines. */
     assert_int_equal(bytes - c->nmetas, stat_int(st, "stats", "json_bytes"));
+    assert_int_equal(bytes, c->jsonl_len);
     print_message("%s: load %.3fs, validate %.3fs, %zu bytes rendered\n", rel, t1 - t0, t2 - t1,
                   bytes);
     fbc_catalog_free(c);
@@ -168,8 +191,12 @@ static void test_timestamps_stay_strings(void **state)
     assert_int_equal(regcomp(&re, "\"createdAt\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\"",
                              REG_EXTENDED | REG_NOSUB), 0);
     size_t n = 0;
-    for (size_t i = 0; i < c->nmetas; i++)
-        n += regexec(&re, c->metas[i].line, 0, NULL, 0) == 0;
+    for (size_t i = 0; i < c->nmetas; i++) {
+        char *line = strndup(c->metas[i].line, c->metas[i].line_len); /* lines are not NUL-terminated */
+        assert_non_null(line);
+        n += regexec(&re, line, 0, NULL, 0) == 0;
+        free(line);
+    }
     regfree(&re);
     assert_int_equal(n, stat_int(st, "stats", "yaml_implicit_timestamps_kept_as_string"));
     const fbc_bundle *b = NULL;

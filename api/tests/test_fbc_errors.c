@@ -199,7 +199,13 @@ static void test_unknown_schema_and_fields(void **state)
     assert_non_null(c);
     assert_int_equal(c->nmetas, 5);
     assert_string_equal(c->metas[1].schema, "my.schema");
-    assert_string_equal(c->metas[1].line, "{\"package\":\"p\",\"schema\":\"my.schema\",\"x\":1}\n");
+    static const char want[] = "{\"package\":\"p\",\"schema\":\"my.schema\",\"x\":1}\n";
+    assert_int_equal(c->metas[1].line_len, strlen(want)); /* lines are not NUL-terminated */
+    assert_memory_equal(c->metas[1].line, want, strlen(want));
+    /* A property value is its normalised text inside the bundle's line. */
+    const fbc_property *gvk = &fbc_find_bundle(c, "p", "b2")->properties[0];
+    assert_int_equal(gvk->value_len, 2);
+    assert_memory_equal(gvk->value, "{}", 2);
     const fbc_channel_entry *e = &c->channels[0].entries[0];
     assert_int_equal(e->nskips, 2);
     assert_string_equal(e->skips[1], "bx");
