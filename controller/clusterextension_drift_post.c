@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clusterextension_internal.h"
+#include "olm_log.h"
 
 static int resolve_kind(void *data, const char *api_version, const char *kind, kube_resource_info *out,
                         olm_error *err)
@@ -35,12 +36,12 @@ void ce_drift_post(ce_run *run)
     else
         ce_drift_spec_free(&spec);
     if (rc != 0)
-        fprintf(stderr, "operator-controller: %s: drift watch not updated: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "drift watch not updated: %s", err.msg);
 }
 
 void ce_drift_forget(ce_reconciler *r, const char *extension)
 {
     olm_error err;
     if (r->cfg.drift && ce_drift_watcher_forget(r->cfg.drift, extension, &err) != 0)
-        fprintf(stderr, "operator-controller: %s: stopping the drift watch: %s\n", extension, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", extension, "stopping the drift watch: %s", err.msg);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clusterextension_drift_watch.h"
+#include "olm_log.h"
 
 typedef struct drift_cfg {
     kube_config cfg;
@@ -75,8 +76,10 @@ struct ce_drift_watcher {
     void *closed_data;
 };
 
-static void logf_(ce_drift_watcher *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(ce_drift_watcher *d, const char *fmt, ...)
+/* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
+ * leave drift to the periodic repair). */
+static void logf_(ce_drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(ce_drift_watcher *d, const char *ext, const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -84,9 +87,9 @@ static void logf_(ce_drift_watcher *d, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (d->cb.log)
-        d->cb.log(line, d->cb.data);
+        d->cb.log(ext, line, d->cb.data);
     else
-        fprintf(stderr, "operator-controller: %s\n", line);
+        olm_log(OLM_LOG_WARN, "clusterExtension", ext, "%s", line);
 }
 
 static void maybe_finish(ce_drift_watcher *d);
@@ -207,13 +210,13 @@ static void watch_start(ce_drift_watch *w)
     olm_error err;
     char *sel = ce_drift_selector(w->ext->name);
     if (!sel) {
-        logf_(d, "%s: drift watch of %s: out of memory", w->ext->name, w->path);
+        logf_(d, w->ext->name, "drift watch of %s: out of memory", w->path);
         return;
     }
     w->handle = d->be.start(d->be.data, &w->cfg->cfg, w->path, sel, w, &err);
     free(sel);
     if (!w->handle) {
-        logf_(d, "%s: drift watch of %s: %s", w->ext->name, w->path, err.msg);
+        logf_(d, w->ext->name, "drift watch of %s: %s", w->path, err.msg);
         return;
     }
     d->active++;
@@ -283,8 +286,8 @@ void ce_drift_watch_error(ce_drift_watch *w, long http_status, const char *msg)
         /* The token was rejected; every watch of the extension uses it. */
         if (!e->rejected) {
             e->rejected = true;
-            logf_(d, "%s: drift watch: the token of ServiceAccount %s/%s was rejected (HTTP 401); reconciling for a "
-                     "new one", e->name, e->ns, e->sa);
+            logf_(d, e->name, "drift watch: the token of ServiceAccount %s/%s was rejected (HTTP 401); reconciling "
+                  "for a new one", e->ns, e->sa);
             if (d->cb.token_rejected)
                 d->cb.token_rejected(e->ns, e->sa, e->cfg->cfg.token, d->cb.data);
             d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
@@ -295,9 +298,9 @@ void ce_drift_watch_error(ce_drift_watch *w, long http_status, const char *msg)
     if (http_status == 403) {
         if (!json_object_get(e->forbidden, w->path)) {
             json_object_set_new(e->forbidden, w->path, json_true());
-            logf_(d, "%s: drift watch: ServiceAccount %s/%s may not %s %s (HTTP 403); drift of those objects is "
-                     "repaired only by the periodic check (--drift-repair-interval)",
-                  e->name, e->ns, e->sa, w->synced ? "watch" : "list", w->path);
+            logf_(d, e->name, "drift watch: ServiceAccount %s/%s may not %s %s (HTTP 403); drift of those objects "
+                  "is repaired only by the periodic check (--drift-repair-interval)",
+                  e->ns, e->sa, w->synced ? "watch" : "list", w->path);
         }
         watch_halt(w);
         return;
@@ -306,7 +309,7 @@ void ce_drift_watch_error(ce_drift_watch *w, long http_status, const char *msg)
     if (!w->last_error || strcmp(w->last_error, msg) != 0) {
         free(w->last_error);
         w->last_error = strdup(msg);
-        logf_(d, "%s: drift watch: %s", e->name, msg);
+        logf_(d, e->name, "drift watch: %s", msg);
     }
 }
 
@@ -423,11 +426,11 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
     olm_error err;
     drift_ext *e = ext_find(d, s->extension);
     if (!e && !(e = ext_new(d, s->extension))) {
-        logf_(d, "%s: drift watch: out of memory", s->extension);
+        logf_(d, s->extension, "drift watch: out of memory");
         return;
     }
     if (!replace_str(&e->ns, s->ns) || !replace_str(&e->sa, s->sa)) {
-        logf_(d, "%s: drift watch: out of memory", s->extension);
+        logf_(d, s->extension, "drift watch: out of memory");
         return;
     }
     if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
@@ -439,7 +442,7 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
     if (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0) {
         drift_cfg *c = cfg_new(d, s->token, &err);
         if (!c) {
-            logf_(d, "%s: drift watch: %s", s->extension, err.msg);
+            logf_(d, s->extension, "drift watch: %s", err.msg);
             return;
         }
         /* Every watch used the old token: start them all again with the new one. */
@@ -477,7 +480,7 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
             continue;
         ce_drift_watch *w = watch_new(d, e, &s->paths[i]);
         if (!w) {
-            logf_(d, "%s: drift watch: out of memory", e->name);
+            logf_(d, e->name, "drift watch: out of memory");
             continue;
         }
         w->next = e->watches;

@@ -111,8 +111,8 @@ typedef struct ce_drift_callbacks {
     void (*enqueue_after)(const char *extension, uint64_t delay_ms, void *data);
     /* The apiserver rejected `token` of ns/sa (401).  Optional. */
     void (*token_rejected)(const char *ns, const char *sa, const char *token, void *data);
-    /* One log line (no newline).  Optional: stderr. */
-    void (*log)(const char *line, void *data);
+    /* One log line (no newline) about `extension`.  Optional: olm_log. */
+    void (*log)(const char *extension, const char *line, void *data);
     void *data;
 } ce_drift_callbacks;
 

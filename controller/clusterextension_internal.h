@@ -18,6 +18,7 @@ struct ce_reconciler {
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
     ce_token_cache *own_tokens; /* when cfg.tokens was NULL; cfg.tokens then points here */
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
+    atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the

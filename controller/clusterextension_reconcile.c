@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clusterextension_internal.h"
+#include "olm_log.h"
 
 ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err)
 {
@@ -52,8 +53,12 @@ void ce_reconciler_free(ce_reconciler *r)
     free(r);
 }
 
+const double ce_duration_bounds[CE_DURATION_NBOUNDS] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+
 void ce_reconciler_stats(ce_reconciler *r, ce_reconcile_stats *out)
 {
+    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
+        out->duration_buckets[i] = atomic_load(&r->duration_buckets[i]);
     out->total = atomic_load(&r->total);
     out->errors = atomic_load(&r->errors);
     out->terminal = atomic_load(&r->terminal);
@@ -189,7 +194,7 @@ static void remove_bundle_cache(ce_run *run)
         return;
     olm_error err;
     if (oci_remove_tree_at(fd, run->name, &err) != 0)
-        fprintf(stderr, "operator-controller: %s: removing the bundle cache: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "removing the bundle cache: %s", err.msg);
     close(fd);
 }
 
@@ -201,7 +206,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
     olm_error err;
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
-        fprintf(stderr, "operator-controller: %s: reading the install record: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "reading the install record: %s", err.msg);
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;
@@ -223,7 +228,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
                     kube_config_free(&cfg);
             }
         } else if (trc != KUBE_NOT_FOUND && trc != KUBE_FORBIDDEN && trc != KUBE_UNAUTHORIZED) {
-            fprintf(stderr, "operator-controller: %s: uninstall: %s\n", run->name, err.msg);
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
             ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "
                     "namespace \"%s\": %s", sa, ns, err.msg);
             olm_error serr;
@@ -235,20 +240,20 @@ static kube_wq_result_kind handle_delete(ce_run *run)
             /* A cached token of a ServiceAccount deleted and re-created since: mint anew next time. */
             if (run->as_sa && kube_client_unauthorized_count(run->as_sa) > 0)
                 ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
-            fprintf(stderr, "operator-controller: %s: uninstall: %s\n", run->name, err.msg);
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
             ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
             olm_error serr;
             write_status(run, false, NULL, &serr);
             return KUBE_WQ_ERROR;
         }
-        fprintf(stderr, "operator-controller: %s: uninstalled bundle %s (%zu objects)\n", run->name,
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled bundle %s (%zu objects)",
                 run->rec.bundle_name, run->rec.nobjects);
     }
     remove_bundle_cache(run);
     if (*sa)
         ce_token_cache_forget(run->r->cfg.tokens, ns, sa);
     if (set_finalizer(run, false, &err) != 0) {
-        fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
     return KUBE_WQ_OK;
@@ -260,7 +265,7 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
 {
     olm_error err;
     if (!has_finalizer(run->ce) && set_finalizer(run, true, &err) != 0) {
-        fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
     run->generation = (int64_t)json_integer_value(json_object_get(json_object_get(run->ce, "metadata"), "generation"));
@@ -270,7 +275,7 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
         char recerr[OLM_ERROR_MAX];
         snprintf(recerr, sizeof recerr, "%s", err.msg);
         if (write_status(run, true, recerr, &err) != 0)
-            fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;
@@ -281,12 +286,12 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
     if (rc != 0)
         kind = run->progress == CE_PROGRESS_RETRYING ? KUBE_WQ_ERROR : KUBE_WQ_TERMINAL;
     if (rc != 0)
-        fprintf(stderr, "operator-controller: %s: %s\n", run->name, run->message ? run->message : "");
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", run->message ? run->message : "");
     else if (run->installed_changed)
-        fprintf(stderr, "operator-controller: %s: installed bundle %s version %s (%s)\n", run->name,
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "installed bundle %s version %s (%s)",
                 run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image);
     if (write_status(run, false, NULL, &err) != 0) {
-        fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
     return kind;
@@ -325,7 +330,7 @@ kube_wq_result ce_reconcile(const char *key, void *data)
         ce_drift_forget(r, key);
         kind = KUBE_WQ_OK;
     } else if (rc < 0) {
-        fprintf(stderr, "operator-controller: %s: reading the ClusterExtension: %s\n", key, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", key, "reading the ClusterExtension: %s", err.msg);
         kind = KUBE_WQ_ERROR;
     } else {
         run.name = ce_str(run.ce, "metadata.name");
@@ -340,6 +345,11 @@ kube_wq_result ce_reconcile(const char *key, void *data)
     uint64_t dt = now_us() - t0;
     atomic_fetch_add(&r->total, 1);
     atomic_fetch_add(&r->micros_total, dt);
+    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
+        if ((double)dt / 1e6 <= ce_duration_bounds[i]) {
+            atomic_fetch_add(&r->duration_buckets[i], 1);
+            break;
+        }
     uint64_t max = atomic_load(&r->micros_max);
     while (dt > max && !atomic_compare_exchange_weak(&r->micros_max, &max, dt))
         ;

@@ -74,9 +74,15 @@ void ce_reconciler_free(ce_reconciler *r);
 /* The work queue's reconcile function; `data` is the ce_reconciler. */
 kube_wq_result ce_reconcile(const char *key, void *data);
 
+/* Upper bounds, in seconds, of the reconcile duration histogram's buckets: from a no-op
+ * reconcile (tens of ms) to a first install that pulls a bundle and waits for CRDs. */
+#define CE_DURATION_NBOUNDS 11
+extern const double ce_duration_bounds[CE_DURATION_NBOUNDS];
+
 /* Counters since start (any thread). */
 typedef struct ce_reconcile_stats {
     uint64_t total, errors, terminal;
+    uint64_t duration_buckets[CE_DURATION_NBOUNDS]; /* reconciles per bucket, not cumulative */
     uint64_t micros_total; /* summed wall time of reconciles */
     uint64_t micros_max;
     uint64_t repaired_objects;

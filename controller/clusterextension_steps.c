@@ -9,6 +9,7 @@
 #include "clusterextension_internal.h"
 #include "render_registryv1.h"
 #include "strbuf.h"
+#include "olm_log.h"
 
 const char *ce_str(const json_t *ce, const char *path)
 {
@@ -194,12 +195,12 @@ static int sa_token_rejected(ce_run *run)
     if (!run->as_sa || kube_client_unauthorized_count(run->as_sa) == 0)
         return 0;
     const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
-    fprintf(stderr, "operator-controller: %s: the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying "
-                    "with a new one\n", run->name, ns, sa);
+    olm_log(OLM_LOG_INFO, "clusterExtension", run->name,
+            "the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying with a new one", ns, sa);
     ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
     olm_error err;
     if (sa_client(run, &err) != 0) {
-        fprintf(stderr, "operator-controller: %s: %s\n", run->name, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return 0;
     }
     return 1;
@@ -327,7 +328,7 @@ static int put_on_cluster(ce_run *run, json_t *objects, const char *properties, 
             return -1;
         atomic_fetch_add(&run->r->repaired, (uint64_t)n);
         if (n > 0)
-            fprintf(stderr, "operator-controller: %s: drift repaired (%d objects)\n", run->name, n);
+            olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "drift repaired (%d objects)", n);
         return 0;
     }
     applier_bundle ab = {

@@ -40,6 +40,8 @@
 #include "operator_health.h"
 #include "strbuf.h"
 #include "upgradeable_reconcile.h"
+#include "olm_log.h"
+#include "olm_metrics.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
 
@@ -67,14 +69,13 @@ typedef struct app {
     int exit_code;
 } app;
 
-static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logf_(const char *fmt, ...)
+/* Process-wide events; lines about one extension use olm_log with its name. */
+static void logf_(olm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(olm_log_level level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("operator-controller: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    olm_vlog(level, "clusterExtension", NULL, fmt, ap);
     va_end(ap);
 }
 
@@ -84,7 +85,7 @@ static void enqueue_key(app *a, const char *key)
 {
     olm_error err;
     if (a->wq && !a->stopping && kube_workqueue_add(a->wq, key, &err) != 0)
-        logf_("%s: could not queue: %s", key, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", key, "could not queue: %s", err.msg);
 }
 
 static void enqueue_obj(app *a, const json_t *obj)
@@ -154,13 +155,13 @@ static void cc_delete(json_t *obj, void *data)
 
 static void on_watch_error(const char *msg, void *data)
 {
-    logf_("watch: %s", msg);
+    logf_(OLM_LOG_ERROR, "watch: %s", msg);
 }
 
 static void on_ce_synced(void *data)
 {
     app *a = data;
-    logf_("ClusterExtension cache synced (%zu)", kube_informer_count(a->ce_inf));
+    logf_(OLM_LOG_INFO, "ClusterExtension cache synced (%zu)", kube_informer_count(a->ce_inf));
 }
 
 static void on_cc_synced(void *data)
@@ -210,10 +211,9 @@ static void write_metrics(app *a, strbuf *b)
                   "operator_controller_reconcile_errors_total %llu\n"
                   "# TYPE operator_controller_reconcile_terminal_errors_total counter\n"
                   "operator_controller_reconcile_terminal_errors_total %llu\n"
-                  "# TYPE operator_controller_reconcile_duration_seconds_sum counter\n"
-                  "operator_controller_reconcile_duration_seconds_sum %.6f\n"
-                  "# TYPE operator_controller_reconcile_duration_seconds_max gauge\n"
-                  "operator_controller_reconcile_duration_seconds_max %.6f\n"
+                  "# HELP operator_controller_reconcile_duration_max_seconds The longest reconcile so far.\n"
+                  "# TYPE operator_controller_reconcile_duration_max_seconds gauge\n"
+                  "operator_controller_reconcile_duration_max_seconds %.6f\n"
                   "# TYPE operator_controller_drift_repaired_objects_total counter\n"
                   "operator_controller_drift_repaired_objects_total %llu\n"
                   "# TYPE operator_controller_clusterextensions gauge\n"
@@ -233,11 +233,22 @@ static void write_metrics(app *a, strbuf *b)
                   "# TYPE operator_controller_serviceaccount_tokens_requested_total counter\n"
                   "operator_controller_serviceaccount_tokens_requested_total %llu\n",
                   (unsigned long long)st.total, (unsigned long long)st.errors, (unsigned long long)st.terminal,
-                  (double)st.micros_total / 1e6, (double)st.micros_max / 1e6,
+                  (double)st.micros_max / 1e6,
                   (unsigned long long)st.repaired_objects, total, installed,
                   a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0,
                   a->drift ? ce_drift_watcher_active(a->drift) : 0, a->drift ? ce_drift_watcher_extensions(a->drift) : 0,
                   a->tokens ? (unsigned long long)ce_token_cache_mints(a->tokens) : 0ULL);
+    /* The standard form (controller-runtime's reconcile_time_seconds is one too): quantiles and
+     * rates come from the buckets. */
+    olm_histogram h;
+    olm_histogram_init(&h, ce_duration_bounds, CE_DURATION_NBOUNDS);
+    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
+        h.counts[i] = st.duration_buckets[i];
+    h.count = st.total;
+    h.sum = (double)st.micros_total / 1e6;
+    olm_metrics_header(b, "operator_controller_reconcile_duration_seconds",
+                       "Wall time of ClusterExtension reconciles.", "histogram");
+    olm_histogram_render(b, "operator_controller_reconcile_duration_seconds", NULL, NULL, &h);
 }
 
 static int on_health(const char *path, strbuf *body, const char **ctype, void *data)
@@ -272,7 +283,7 @@ static void drift_enqueue(const char *extension, uint64_t delay_ms, void *data)
     app *a = data;
     olm_error err;
     if (a->wq && !a->stopping && kube_workqueue_add_after(a->wq, extension, delay_ms, &err) != 0)
-        logf_("%s: could not queue: %s", extension, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterExtension", extension, "could not queue: %s", err.msg);
 }
 
 static void drift_token_rejected(const char *ns, const char *sa, const char *token, void *data)
@@ -282,9 +293,9 @@ static void drift_token_rejected(const char *ns, const char *sa, const char *tok
         ce_token_cache_invalidate(a->tokens, ns, sa, token);
 }
 
-static void drift_log(const char *line, void *data)
+static void drift_log(const char *extension, const char *line, void *data)
 {
-    logf_("%s", line);
+    olm_log(OLM_LOG_WARN, "clusterExtension", extension, "%s", line);
 }
 
 static int start_controllers(app *a, olm_error *err)
@@ -340,7 +351,7 @@ static int start_controllers(app *a, olm_error *err)
     upgradeable_reconcile_opts uo = {.system_namespace = a->f.system_namespace};
     olm_error uerr;
     if (upgradeable_reconciler_start(a->loop, a->client, &uo, &a->upg, &uerr) < 0)
-        logf_("OpenShift upgradeable check not started: %s", uerr.msg);
+        logf_(OLM_LOG_ERROR, "OpenShift upgradeable check not started: %s", uerr.msg);
     return 0;
 }
 
@@ -447,7 +458,7 @@ static void begin_shutdown(app *a, int exit_code)
 
 static void on_signal(uv_signal_t *h, int signum)
 {
-    logf_("signal %d: shutting down", signum);
+    logf_(OLM_LOG_INFO, "signal %d: shutting down", signum);
     begin_shutdown(h->data, 0);
 }
 
@@ -456,10 +467,10 @@ static void on_signal(uv_signal_t *h, int signum)
 static void on_started_leading(void *data)
 {
     app *a = data;
-    logf_("became leader (Lease %s)", LEASE_NAME);
+    logf_(OLM_LOG_INFO, "became leader (Lease %s)", LEASE_NAME);
     olm_error err;
     if (!a->stopping && !a->controllers_started && start_controllers(a, &err) != 0) {
-        logf_("starting the reconciler: %s", err.msg);
+        logf_(OLM_LOG_ERROR, "starting the reconciler: %s", err.msg);
         begin_shutdown(a, 1);
     }
 }
@@ -469,13 +480,13 @@ static void on_stopped_leading(void *data)
     app *a = data;
     if (a->stopping)
         return;
-    logf_("leader election lost; exiting");
+    logf_(OLM_LOG_ERROR, "leader election lost; exiting");
     begin_shutdown(a, 1);
 }
 
 static void on_leader_error(const char *msg, void *data)
 {
-    logf_("leader election: %s", msg);
+    logf_(OLM_LOG_ERROR, "leader election: %s", msg);
 }
 
 static int start_leader_election(app *a, olm_error *err)
@@ -490,7 +501,7 @@ static int start_leader_election(app *a, olm_error *err)
     a->leader = kube_leader_new(a->uc, kube_client_config(a->client), &o, &cb, a, err);
     if (!a->leader)
         return -1;
-    logf_("campaigning for Lease %s/%s as %s", a->f.system_namespace, LEASE_NAME, identity);
+    logf_(OLM_LOG_INFO, "campaigning for Lease %s/%s as %s", a->f.system_namespace, LEASE_NAME, identity);
     return kube_leader_start(a->leader, err);
 }
 
@@ -501,18 +512,18 @@ static int run(app *a)
     olm_error err;
     kube_config cfg;
     if (kube_config_load(a->f.kubeconfig, &cfg, &err) != 0) {
-        logf_("loading the kubeconfig: %s", err.msg);
+        logf_(OLM_LOG_ERROR, "loading the kubeconfig: %s", err.msg);
         return 1;
     }
     kube_client_options co = {.user_agent = "operator-controller"};
     a->client = kube_client_new(&cfg, &co, &err);
     if (!a->client) {
         kube_config_free(&cfg);
-        logf_("kube client: %s", err.msg);
+        logf_(OLM_LOG_ERROR, "kube client: %s", err.msg);
         return 1;
     }
     if (olm_mkdir_p(a->f.cache_path) != 0) {
-        logf_("creating %s: %s", a->f.cache_path, strerror(errno));
+        logf_(OLM_LOG_ERROR, "creating %s: %s", a->f.cache_path, strerror(errno));
         return 1;
     }
     a->loop = uv_default_loop();
@@ -522,7 +533,7 @@ static int run(app *a)
         olm_parse_host_port(a->f.health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port); /* checked by the parser */
         a->health = op_health_start(a->loop, host, port, on_health, a, &err);
         if (!a->health) {
-            logf_("health server on %s: %s", a->f.health_addr, err.msg);
+            logf_(OLM_LOG_ERROR, "health server on %s: %s", a->f.health_addr, err.msg);
             uv_run(a->loop, UV_RUN_DEFAULT);
             return 1;
         }
@@ -536,10 +547,10 @@ static int run(app *a)
     a->uc = kube_uvcurl_new(a->loop, &err);
     int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
     if (rc != 0) {
-        logf_("starting: %s", err.msg);
+        logf_(OLM_LOG_ERROR, "starting: %s", err.msg);
         begin_shutdown(a, 1);
     } else {
-        logf_("running: system namespace %s, cache %s, health %s, %u concurrent reconciles, drift repair every %llu ms",
+        logf_(OLM_LOG_INFO, "running: system namespace %s, cache %s, health %s, %u concurrent reconciles, drift repair every %llu ms",
               a->f.system_namespace, a->f.cache_path, a->health ? a->f.health_addr : "off", a->f.concurrency,
               (unsigned long long)a->f.repair_interval_ms);
     }
@@ -573,6 +584,6 @@ int main(int argc, char **argv)
     if (a.client)
         kube_client_free(a.client);
     curl_global_cleanup();
-    logf_("stopped (exit %d)", rc);
+    logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "kube_uvcurl.h"
 #include "kube_workqueue.h"
 #include "upgradeable_reconcile.h"
+#include "olm_log.h"
 
 #define KEY "olm"
 #define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
@@ -45,7 +46,7 @@ static kube_wq_result reconcile_cb(const char *key, void *data)
     int rc = upgradeable_reconcile_once(r->client, &r->opts, &err);
     atomic_fetch_add(&r->passes, 1);
     if (rc < 0) {
-        fprintf(stderr, "upgradeable: ClusterOperator %s: %s (will retry)\n", UPGRADEABLE_CO_NAME, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: %s (will retry)", err.msg);
         return (kube_wq_result){KUBE_WQ_ERROR, 0};
     }
     return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, RESYNC_MS};
@@ -55,14 +56,18 @@ static void enqueue(upgradeable_reconciler *r)
 {
     olm_error err;
     if (r->wq && !r->stopping && kube_workqueue_add(r->wq, KEY, &err) != 0)
-        fprintf(stderr, "upgradeable: could not queue a pass: %s\n", err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: could not queue a pass: %s",
+                err.msg);
 }
 
 static void on_add(json_t *obj, void *data) { enqueue(data); }
 static void on_update(json_t *old_obj, json_t *new_obj, void *data) { enqueue(data); }
 static void on_delete(json_t *obj, void *data) { enqueue(data); }
 static void on_synced(void *data) { enqueue(data); }
-static void on_error(const char *msg, void *data) { fprintf(stderr, "upgradeable: watch: %s\n", msg); }
+static void on_error(const char *msg, void *data)
+{
+    olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+}
 
 static void free_reconciler(upgradeable_reconciler *r)
 {

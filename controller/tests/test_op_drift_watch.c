@@ -99,11 +99,11 @@ static void on_rejected(const char *ns, const char *sa, const char *token, void 
     snprintf(wd->rejected, sizeof wd->rejected, "%s/%s:%s", ns, sa, token);
 }
 
-static void on_log(const char *line, void *data)
+static void on_log(const char *extension, const char *line, void *data)
 {
     world *wd = data;
     if (wd->nlogs < 8)
-        snprintf(wd->logs[wd->nlogs++], sizeof wd->logs[0], "%s", line);
+        snprintf(wd->logs[wd->nlogs++], sizeof wd->logs[0], "%s: %s", extension, line);
 }
 
 static fake_watch *running(world *wd, const char *path)

@@ -190,3 +190,16 @@ def test_metrics(world):
     assert b"operator_controller_reconcile_total" in body
     assert b"operator_controller_installed_extensions" in body
     assert b"operator_controller_drift_repaired_objects_total" in body
+    # The reconcile duration histogram is coherent: cumulative buckets, +Inf = count = reconciles.
+    text = body.decode()
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("operator_controller_reconcile_") and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            values[key] = float(value)
+    assert "# TYPE operator_controller_reconcile_duration_seconds histogram" in text
+    buckets = [v for k, v in values.items() if k.startswith("operator_controller_reconcile_duration_seconds_bucket")]
+    assert len(buckets) >= 2 and buckets == sorted(buckets), buckets
+    count = values["operator_controller_reconcile_duration_seconds_count"]
+    assert buckets[-1] == count == values["operator_controller_reconcile_total"] > 0
+    assert values["operator_controller_reconcile_duration_seconds_sum"] > 0

@@ -75,6 +75,11 @@ def exists(*args):
     return kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() != ""
 
 
+def crd_gone(env, crd):
+    """The CRD is deleted (it may linger briefly while the apiserver removes its custom resources)."""
+    wait_for(lambda: not exists("crd", crd), f"CustomResourceDefinition {crd} to be gone", env["ctl"])
+
+
 def crd_schema_fields(pkg):
     crd = kubectl_json("get", "crd", f"widgets.{pkg}.e2e.olmv1.io")
     props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
@@ -117,7 +122,7 @@ def test_crd_upgrade_safety_blocks_then_enforcement_none_allows(env, ns, name):
     assert crd_schema_fields(pkg) == (["size"], ["S", "M"])
 
     delete_ce(name)
-    assert not exists("crd", f"widgets.{pkg}.e2e.olmv1.io")
+    crd_gone(env, f"widgets.{pkg}.e2e.olmv1.io")
     assert not exists("deployment", f"{pkg}-manager", "-n", ns)
 
 
@@ -145,7 +150,7 @@ def test_installed_extension_survives_catalog_deletion(env, ns, name):
     assert kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["labels"][
         "olm.operatorframework.io/owner-name"] == name
     delete_ce(name)
-    assert not exists("crd", f"widgets.{pkg}.e2e.olmv1.io")
+    crd_gone(env, f"widgets.{pkg}.e2e.olmv1.io")
 
 
 def test_uninstall_after_the_install_namespace_is_gone(env, name):
@@ -186,7 +191,7 @@ def test_uninstall_after_the_install_namespace_is_gone(env, name):
             olmv1_e2e.setup_namespace(install_ns, CRD_RULES)
             wait_for(lambda: not exists("clusterextension", name), "the extension to be uninstalled", env["ctl"])
         # Either way nothing is left behind.
-        assert not exists("crd", crd)
+        crd_gone(env, crd)
         assert not kubectl_json("get", "clusterroles", "-l", f"olm.operatorframework.io/owner-name={name}")["items"]
         assert not kubectl_json("get", "clusterrolebindings", "-l",
                                 f"olm.operatorframework.io/owner-name={name}")["items"]

@@ -162,11 +162,11 @@ def test_kind_the_service_account_may_not_watch_falls_back(world, name):
         wait_installed(world, name, "1.0.0")
         path = f"/api/v1/namespaces/{ns}/configmaps"
         line = wait_for(lambda: next((l for l in world["ctl"].log_text().splitlines()
-                                      if f"{name}: drift watch:" in l and path in l), None),
+                                      if f"clusterExtension={name} drift watch:" in l and path in l), None),
                         "the 403 to be logged", world["ctl"])
         assert f"ServiceAccount {ns}/installer may not list {path} (HTTP 403)" in line, line
         assert "--drift-repair-interval" in line
-        assert sum(1 for l in world["ctl"].log_text().splitlines() if f"{name}: drift watch:" in l) == 1
+        assert sum(1 for l in world["ctl"].log_text().splitlines() if f"clusterExtension={name} drift watch:" in l) == 1
         old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
         kubectl("delete", "deployment", f"{pkg}-manager", "-n", ns, "--wait=true")
         wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"] != old_uid,
@@ -199,7 +199,7 @@ def test_recreated_service_account_gets_a_new_token(world, ns, name):
         wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap to be put back", world["ctl"])
         return metric(world, "operator_controller_serviceaccount_tokens_requested_total") > minted
     wait_for(drift_and_repair, "the rejected token to be replaced", world["ctl"])
-    assert f"{name}: the token of ServiceAccount {ns}/installer was rejected (HTTP 401)" in world["ctl"].log_text()
+    assert f"clusterExtension={name} the token of ServiceAccount {ns}/installer was rejected (HTTP 401)" in world["ctl"].log_text()
 
     # The watches were opened again with the new token: a deletion is still seen.
     old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
