@@ -154,7 +154,7 @@ print(sum(any(c["type"] == "Installed" and c["status"] == "True" for c in i.get(
   t1=$(now)
   awk -v a="$t1" -v b="$t0" -v n="$n" -v d="$done_n" \
     'BEGIN{printf "apply -> Installed=True, %d extension(s): %d/%d in %.2f s (%.1f ms per extension)\n", n, d, n, a-b, (a-b)*1000/n}'
-  sleep 5
+  sleep 15  # idle: past operator-controller's periodic heap trim (every 10 s)
   echo "operator-controller idle RSS with $n extension(s) installed: $(rss_kib) KiB"
   kubectl delete clusterextensions -l "bench=$tag" --wait=true --timeout=600s >/dev/null
   kubectl delete clusterrolebinding "bench-installer-$tag" >/dev/null
@@ -163,4 +163,5 @@ print(sum(any(c["type"] == "Installed" and c["status"] == "True" for c in i.get(
 echo "machine: $(nproc) CPU(s); operator-controller default --max-concurrent-reconciles"
 batch one 1
 for n in "${sizes[@]}"; do batch "n$n" "$n"; done
+sleep 15  # past operator-controller's periodic heap trim (every 10 s)
 echo "operator-controller idle RSS after uninstalling everything: $(rss_kib) KiB"

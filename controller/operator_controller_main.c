@@ -19,6 +19,7 @@
  * With --leader-elect the informers and the queue run only while the Lease is held;
  * losing it exits 1 so a fresh start campaigns again (as controller-runtime does). */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,7 @@ typedef struct app {
     op_health *health;
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_signal_t sigterm, sigint;
+    uv_timer_t trim; /* gives freed heap back to the OS now and then */
     bool stopping, controllers_started;
     int closing;
     int exit_code;
@@ -442,6 +444,17 @@ static void wq_done(void *data)
     shutdown_phase2(a);
 }
 
+/* Reconciles run on up to 8 pool threads, each with its own malloc arena; after a burst
+ * (hundreds of installs or uninstalls) the freed memory stays in those arenas, and RSS
+ * looked like a leak (15 MB idle, 86 MB after 200 installs were uninstalled again). */
+#define TRIM_INTERVAL_MS 10000
+
+static void on_trim(uv_timer_t *t)
+{
+    (void)t;
+    malloc_trim(0);
+}
+
 static void begin_shutdown(app *a, int exit_code)
 {
     if (a->stopping)
@@ -450,6 +463,7 @@ static void begin_shutdown(app *a, int exit_code)
     a->exit_code = exit_code;
     uv_close((uv_handle_t *)&a->sigterm, NULL);
     uv_close((uv_handle_t *)&a->sigint, NULL);
+    uv_close((uv_handle_t *)&a->trim, NULL);
     if (a->wq)
         kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
     else
@@ -543,6 +557,9 @@ static int run(app *a)
     a->sigterm.data = a->sigint.data = a;
     uv_signal_start(&a->sigterm, on_signal, SIGTERM);
     uv_signal_start(&a->sigint, on_signal, SIGINT);
+    uv_timer_init(a->loop, &a->trim);
+    uv_timer_start(&a->trim, on_trim, TRIM_INTERVAL_MS, TRIM_INTERVAL_MS);
+    uv_unref((uv_handle_t *)&a->trim); /* never what keeps the loop alive */
 
     a->uc = kube_uvcurl_new(a->loop, &err);
     int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
