@@ -17,39 +17,16 @@
 # Usage: bench/operator_controller_drift_bench.sh [N]
 # Environment: BUILD (default build/), REPEAT (default 5), MAX_WAIT seconds (default 600).
 set -euo pipefail
-repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
-build=${BUILD:-$repo/build}
-case $build in /*) ;; *) build=$repo/$build ;; esac
-max_wait=${MAX_WAIT:-600}
 repeat=${REPEAT:-5}
 n_many=${1:-20}
-for b in cli/olmv1 catalogd/catalogd controller/operator-controller; do
-  [ -x "$build/$b" ] || { echo "bench: $build/$b is not built (make build)" >&2; exit 1; }
-done
-
-state=$(mktemp -d "${TMPDIR:-/tmp}/olmv1-drift-bench.XXXXXX")
-catalogd_pid="" opctl_pid=""
-stop_pid() {
-  local pid=$1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid"
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-}
-cleanup() {
-  stop_pid "$opctl_pid"
-  stop_pid "$catalogd_pid"
-  bash "$repo/e2e/cluster/down.sh" --state-dir "$state" >/dev/null 2>&1 || true
-  rm -rf "$state"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-now() { date +%s.%N; }
+OPCTL_BENCH_NAME=drift
+OPCTL_EXTRA_ARGS=(--drift-repair-interval 0)
+# shellcheck source=bench/opctl_env.sh
+source "$(dirname "$0")/opctl_env.sh"
 metric() { curl -fsS "http://127.0.0.1:$hport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 usage() {
   local rss fds tcp
-  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$opctl_pid/status")
+  rss=$(rss_kib)
   fds=$(find "/proc/$opctl_pid/fd" -mindepth 1 -maxdepth 1 | wc -l)
   tcp=$(find "/proc/$opctl_pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' | wc -l)
   echo "drift watches $(metric operator_controller_drift_watches), RSS ${rss} KiB, fds ${fds} (sockets ${tcp})," \
@@ -71,63 +48,6 @@ wait_until() { # wait_until DESC CMD...: polls CMD until it succeeds or max_wait
 # Reconciles have stopped: the counter did not move for 3 s.
 quiet() { local a; a=$(metric operator_controller_reconcile_total); sleep 3; [ "$a" = "$(metric operator_controller_reconcile_total)" ]; }
 
-bash e2e/cluster/up.sh --state-dir "$state" >/dev/null
-# shellcheck disable=SC1091
-source "$state/env"
-kubectl apply -f config/crd -f config/openshift >/dev/null
-kubectl wait --for condition=established --timeout=60s \
-  crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io >/dev/null
-kubectl create namespace olmv1-system >/dev/null
-
-cport=$(free_port) chport=$(free_port) hport=$(free_port)
-"$build/catalogd/catalogd" --cache-dir "$state/catalogd-cache" --catalogs-server-addr "127.0.0.1:$cport" \
-  --health-addr "127.0.0.1:$chport" --no-access-log --insecure-registries "$OLMV1_REGISTRY" \
-  >"$state/logs/catalogd.log" 2>&1 </dev/null &
-catalogd_pid=$!
-start_opctl() {
-  "$build/controller/operator-controller" --system-namespace olmv1-system --cache-path "$state/opctl-cache" \
-    --health-addr "127.0.0.1:$hport" --insecure-registries "$OLMV1_REGISTRY" --drift-repair-interval 0 \
-    >>"$state/logs/operator-controller.log" 2>&1 </dev/null &
-  opctl_pid=$!
-  for _ in $(seq 150); do
-    curl -fsS "http://127.0.0.1:$cport/healthz" >/dev/null 2>&1 && curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-}
-start_opctl
-
-python3 scripts/demo-package.py --olmv1 "$build/cli/olmv1" --registry "$OLMV1_REGISTRY" --out "$state/demo" --bench >/dev/null
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: olm.operatorframework.io/v1
-kind: ClusterCatalog
-metadata:
-  name: bench
-spec:
-  source:
-    type: Image
-    image:
-      ref: $OLMV1_REGISTRY/olmv1/bench-operators:latest
-YAML
-kubectl wait --for=condition=Serving --timeout=120s clustercatalog/bench >/dev/null
-installer_role() { # installer_role VERBS: the bench ServiceAccounts' RBAC
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: bench-installer
-rules:
-- apiGroups: [""]
-  resources: [configmaps, serviceaccounts, services]
-  verbs: $1
-- apiGroups: [apps]
-  resources: [deployments]
-  verbs: $1
-- apiGroups: [rbac.authorization.k8s.io]
-  resources: [clusterroles, clusterrolebindings, roles, rolebindings]
-  verbs: $1
-YAML
-}
-installer_role '["*"]'
 sleep 3
 echo "no extensions: $(usage)"
 

@@ -73,6 +73,12 @@ typedef enum applier_owner {
 } applier_owner;
 applier_owner applier_owner_of(const json_t *existing, const char *extension);
 
+/* The apiserver refused the identity (403), or no longer accepts its credentials (401). */
+static inline bool applier_denied(int rc)
+{
+    return rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED;
+}
+
 /* Fills a record reference for `o` (strings copied), with the namespace cleared for
  * cluster-scoped kinds (discovery through admin). */
 int applier_ref_of(kube_client *admin, const applier_obj *o, install_object_ref *ref, olm_error *err);

@@ -170,11 +170,6 @@ void applier_set_free(applier_set *s)
 
 /* ------------------------------------------------------------ cluster helpers */
 
-static bool denied(int rc)
-{
-    return rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED;
-}
-
 int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
                 json_t **out, olm_error *err)
 {
@@ -200,7 +195,7 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
         return kube_get_resource(ctx->admin, &ri, ns, name, out, err);
     olm_error serr = {""};
     int rc = kube_get_resource(ctx->as_sa, &ri, ns, name, out, &serr);
-    if (!denied(rc)) {
+    if (!applier_denied(rc)) {
         if (rc < 0 && err)
             *err = serr;
         return rc;
@@ -208,7 +203,7 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
     /* The ServiceAccount may patch without get: the controller's identity may still read. */
     olm_error aerr = {""};
     int arc = kube_get_resource(ctx->admin, &ri, ns, name, out, &aerr);
-    if (denied(arc)) {
+    if (applier_denied(arc)) {
         if (err)
             *err = serr; /* neither may: the ServiceAccount's refusal is the one to fix */
         return rc;

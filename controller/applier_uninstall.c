@@ -18,11 +18,6 @@
 
 #include "applier_internal.h"
 
-static bool denied(int rc)
-{
-    return rc == KUBE_FORBIDDEN || rc == KUBE_UNAUTHORIZED;
-}
-
 /* Namespaced objects have a non-empty namespace_ in the record (applier_ref_of). */
 static bool namespace_going(const applier_ctx *ctx, const char *ns)
 {
@@ -55,7 +50,7 @@ static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_e
     if (rc == KUBE_NOT_FOUND)
         return 0;
     if (rc < 0)
-        return denied(rc) && err ? stuck(err, "read") : -1;
+        return applier_denied(rc) && err ? stuck(err, "read") : -1;
     applier_owner own = applier_owner_of(cur, ctx->extension);
     json_decref(cur);
     if (own == OWNER_OTHER)
@@ -65,9 +60,9 @@ static int delete_one(const applier_ctx *ctx, const install_object_ref *r, olm_e
     rc = KUBE_FORBIDDEN;
     if (ctx->as_sa)
         rc = kube_delete(ctx->as_sa, r->api_version, r->kind, ns, r->name, &opts, err);
-    if (denied(rc) && ctx->as_sa != ctx->admin)
+    if (applier_denied(rc) && ctx->as_sa != ctx->admin)
         rc = kube_delete(ctx->admin, r->api_version, r->kind, ns, r->name, &opts, err);
-    if (denied(rc) && err)
+    if (applier_denied(rc) && err)
         return stuck(err, "delete");
     return rc == KUBE_OK || rc == KUBE_NOT_FOUND ? 0 : -1;
 }
