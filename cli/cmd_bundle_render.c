@@ -12,13 +12,11 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "bundle_config.h"
-#include "bundle_load.h"
+#include "bundle.h"
 #include "commands.h"
 #include "fbc_internal.h"
 #include "fbc_yaml.h"
-#include "render_hash.h"
-#include "render_registryv1.h"
+#include "render.h"
 
 static void bundle_render_usage(FILE *out)
 {

@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "deprecation.h"
-#include "fbc.h"
 #include "resolve.h"
+#include "fbc.h"
 
 #define MAX_CATALOGS 64
 #define MAX_CHANNELS 256

@@ -18,7 +18,7 @@
  * either way; without it --kubeconfig reports that it is unavailable. */
 #if __has_include("kube_client.h")
 #define OLMV1_UPGRADEABLE_CLUSTER 1
-#include "upgradeable_reconcile.h"
+#include "upgradeable_reconciler.h"
 #endif
 
 #define MAX_EXTENSIONS 256

@@ -30,17 +30,16 @@
 
 #include <curl/curl.h>
 
-#include "catalog_client.h"
-#include "catalog_client_change.h"
-#include "clusterextension_reconcile.h"
-#include "crd_upgrade_safety.h"
+#include "catalog.h"
+#include "clusterextension.h"
+#include "crdsafety.h"
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
 #include "operator_flags.h"
 #include "operator_health.h"
 #include "strbuf.h"
-#include "upgradeable_reconcile.h"
+#include "upgradeable_reconciler.h"
 #include "olm_log.h"
 #include "olm_metrics.h"
 #include "olm_parse.h"
