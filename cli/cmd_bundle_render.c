@@ -1,5 +1,5 @@
 /* olmv1 bundle render: a registry+v1 bundle directory to the Kubernetes objects
- * operator-controller would apply, offline (controller/render_registryv1.h).
+ * operator-controller would apply, offline (controller/render/render.h).
  *
  * Objects come out sorted by (kind, namespace, name), the order of upstream's
  * regression corpus.  YAML output sorts mapping keys (as sigs.k8s.io/yaml does),

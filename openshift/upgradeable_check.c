@@ -13,10 +13,10 @@
 /* How an extension's max is compared (§3). */
 typedef struct check_mode {
     bool target;     /* --to: block when norm(max) < norm(limit) */
-    upg_minor limit; /* cluster mode: the effective current version; block when max <= limit */
+    upgradeable_minor limit; /* cluster mode: the effective current version; block when max <= limit */
 } check_mode;
 
-static int minor_cmp(upg_minor a, upg_minor b)
+static int minor_cmp(upgradeable_minor a, upgradeable_minor b)
 {
     if (a.major != b.major)
         return a.major < b.major ? -1 : 1;
@@ -24,14 +24,14 @@ static int minor_cmp(upg_minor a, upg_minor b)
 }
 
 /* OCP 4.23 and 5.0 are the same release under two names; both upgrade only to 5.1. */
-static upg_minor ocp_normalise(upg_minor v)
+static upgradeable_minor ocp_normalise(upgradeable_minor v)
 {
     if (v.major == 4 && v.minor == 23)
-        return (upg_minor){5, 0};
+        return (upgradeable_minor){5, 0};
     return v;
 }
 
-static bool blocks(const check_mode *m, upg_minor max)
+static bool blocks(const check_mode *m, upgradeable_minor max)
 {
     if (m->target)
         return minor_cmp(ocp_normalise(max), ocp_normalise(m->limit)) < 0;
@@ -52,8 +52,8 @@ static char *entry_text(const upgradeable_extension *e)
 {
     strbuf sb = STRBUF_INIT;
     const char *b = e->bundle ? e->bundle : "", *n = e->name ? e->name : "";
-    if (strbuf_puts(&sb, "bundle ") < 0 || upg_go_quote(&sb, b, strlen(b)) < 0 ||
-        strbuf_puts(&sb, " for ClusterExtension ") < 0 || upg_go_quote(&sb, n, strlen(n)) < 0) {
+    if (strbuf_puts(&sb, "bundle ") < 0 || upgradeable_go_quote(&sb, b, strlen(b)) < 0 ||
+        strbuf_puts(&sb, " for ClusterExtension ") < 0 || upgradeable_go_quote(&sb, n, strlen(n)) < 0) {
         strbuf_free(&sb);
         return NULL;
     }
@@ -66,7 +66,7 @@ static int check_one(const upgradeable_extension *e, const check_mode *m, upgrad
 {
     const char *ce = e->name ? e->name : "", *bundle = e->bundle ? e->bundle : "";
     strbuf err = STRBUF_INIT, why = STRBUF_INIT;
-    upg_prop_list props = {NULL, 0};
+    upgradeable_prop_list props = {NULL, 0};
     int rc = 0;
     v->kind = UPGRADEABLE_NO_PROPERTY;
 
@@ -77,7 +77,7 @@ static int check_one(const upgradeable_extension *e, const check_mode *m, upgrad
     if (!e->properties)
         goto done;
     size_t len = e->properties_len ? e->properties_len : strlen(e->properties);
-    int d = upg_json_decode_props(e->properties, len, &props, &why);
+    int d = upgradeable_json_decode_props(e->properties, len, &props, &why);
     if (d == -2) {
         rc = -1;
         goto done;
@@ -94,16 +94,16 @@ static int check_one(const upgradeable_extension *e, const check_mode *m, upgrad
     bool incompatible = false;
     size_t count = 0;
     for (size_t i = 0; rc == 0 && i < props.n; i++) {
-        const upg_prop *p = &props.items[i];
+        const upgradeable_prop *p = &props.items[i];
         if (p->type_len != strlen(UPGRADEABLE_MAX_OCP_PROPERTY) || strcmp(p->type, UPGRADEABLE_MAX_OCP_PROPERTY) != 0)
             continue;
         if (++count > 1) {
             rc = add_line(&errs, "more than one " UPGRADEABLE_MAX_OCP_PROPERTY " found in bundle");
             break;
         }
-        upg_minor max;
+        upgradeable_minor max;
         strbuf_reset(&why);
-        int pr = upg_parse_max_version(p->value, p->value_len, &max, &why);
+        int pr = upgradeable_parse_max_version(p->value, p->value_len, &max, &why);
         if (pr == -2) {
             rc = -1;
         } else if (pr < 0) {
@@ -139,7 +139,7 @@ done:
     }
     strbuf_free(&err);
     strbuf_free(&why);
-    upg_prop_list_free(&props);
+    upgradeable_prop_list_free(&props);
     return rc < 0 ? -1 : 0;
 }
 
@@ -292,7 +292,7 @@ int upgradeable_check(const upgradeable_extension *exts, size_t n, const char *c
         snprintf(what, sizeof what, "cannot parse the cluster version: %s", perr.msg);
         return finish(bad_version(out, what), out, err);
     }
-    check_mode m = {false, ocp_normalise((upg_minor){v.major, v.minor})};
+    check_mode m = {false, ocp_normalise((upgradeable_minor){v.major, v.minor})};
     semver_version_free(&v);
     snprintf(out->next, sizeof out->next, "%llu.%llu", (unsigned long long)m.limit.major,
              (unsigned long long)m.limit.minor + 1);
@@ -307,7 +307,7 @@ int upgradeable_check_target(const upgradeable_extension *exts, size_t n, const 
     strbuf why = STRBUF_INIT;
     check_mode m = {true, {0, 0}};
     size_t len = target ? strlen(target) : 0;
-    int rc = target ? upg_parse_max_version(target, len, &m.limit, &why) : -1;
+    int rc = target ? upgradeable_parse_max_version(target, len, &m.limit, &why) : -1;
     if (rc == -2) {
         strbuf_free(&why);
         return finish(-1, out, err);

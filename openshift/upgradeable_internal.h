@@ -16,73 +16,73 @@
 /* One decoded element of []property.Property.  `value` is the json.RawMessage:
  * the exact bytes of the JSON value as written, or NULL when the object had no
  * "value" key (Go's nil RawMessage). */
-typedef struct upg_prop {
+typedef struct upgradeable_prop {
     char *type;   /* owned; "" when absent or null */
     size_t type_len;
     char *value;  /* owned, NUL-terminated raw JSON text, or NULL */
     size_t value_len;
-} upg_prop;
+} upgradeable_prop;
 
-typedef struct upg_prop_list {
-    upg_prop *items; /* owned */
+typedef struct upgradeable_prop_list {
+    upgradeable_prop *items; /* owned */
     size_t n;
-} upg_prop_list;
+} upgradeable_prop_list;
 
-void upg_prop_list_free(upg_prop_list *l);
+void upgradeable_prop_list_free(upgradeable_prop_list *l);
 
 /* Go's encoding/json checkValid: 0 when `text` is one valid JSON value, else -1
  * with Go's SyntaxError text in `msg` (e.g. "invalid character 'a' looking for
  * beginning of value", "unexpected end of JSON input"). */
-int upg_json_check(const char *text, size_t len, strbuf *msg);
+int upgradeable_json_check(const char *text, size_t len, strbuf *msg);
 
 /* json.Unmarshal(text, &[]property.Property).  Returns 0 and fills `out`, or -1
  * with Go's error text in `msg`; -2 on out of memory. */
-int upg_json_decode_props(const char *text, size_t len, upg_prop_list *out, strbuf *msg);
+int upgradeable_json_decode_props(const char *text, size_t len, upgradeable_prop_list *out, strbuf *msg);
 
 /* Same for an object that holds the list under a key (properties.yaml converted
  * to JSON: {"properties": [...]}); key match is ASCII case-insensitive as in Go. */
-int upg_json_decode_props_field(const char *text, size_t len, const char *field, upg_prop_list *out,
+int upgradeable_json_decode_props_field(const char *text, size_t len, const char *field, upgradeable_prop_list *out,
                                 strbuf *msg);
 
 /* What json.Unmarshal(raw, &any) gives, as far as ToAllowedSemver looks at it. */
-typedef enum upg_json_kind {
+typedef enum upgradeable_json_kind {
     UPG_J_STRING,
     UPG_J_NUMBER,
     UPG_J_BOOL,
     UPG_J_NULL,
     UPG_J_OBJECT,
     UPG_J_ARRAY,
-} upg_json_kind;
+} upgradeable_json_kind;
 
 /* Decodes one valid JSON value.  For a string, `*str` (owned by the caller, may
  * hold NUL bytes, `*str_len` bytes) is the decoded Go string, with invalid UTF-8
  * and lone surrogates replaced by U+FFFD.  Returns 0, -1 with Go's error in `msg`
  * (syntax errors, a number overflowing float64), -2 on out of memory. */
-int upg_json_decode_any(const char *raw, size_t len, upg_json_kind *kind, char **str, size_t *str_len,
+int upgradeable_json_decode_any(const char *raw, size_t len, upgradeable_json_kind *kind, char **str, size_t *str_len,
                         strbuf *msg);
 
 /* Go's utf8.DecodeRune: the rune and its byte length (n > 0); an invalid
  * sequence gives -1 with *size 1. */
-long upg_utf8_decode(const unsigned char *p, size_t n, size_t *size);
+long upgradeable_utf8_decode(const unsigned char *p, size_t n, size_t *size);
 
 /* Appends Go's strconv.Quote(s) (what %q prints for a string).  IsPrint is
  * approximated for rare non-ASCII code points (see upgradeable_quote.c). */
-int upg_go_quote(strbuf *sb, const char *s, size_t len);
+int upgradeable_go_quote(strbuf *sb, const char *s, size_t len);
 
 /* Appends Go's compact JSON form of valid JSON `raw` as json.Marshal writes a
  * json.RawMessage: insignificant whitespace removed, and <, >, &, U+2028 and
  * U+2029 escaped as \u003c and so on. */
-int upg_json_compact(strbuf *sb, const char *raw, size_t len);
+int upgradeable_json_compact(strbuf *sb, const char *raw, size_t len);
 
 /* major.minor of an OpenShift version, with patch, pre-release and build dropped. */
-typedef struct upg_minor {
+typedef struct upgradeable_minor {
     uint64_t major, minor;
-} upg_minor;
+} upgradeable_minor;
 
 /* cluster-olm-operator ToAllowedSemver on a property's raw JSON value (NULL for a
  * missing value).  Returns 0 and fills `out`, -1 with the reason in `msg` (the
  * text that follows "error converting to semver for version <raw>: "), -2 on out
  * of memory. */
-int upg_parse_max_version(const char *raw, size_t len, upg_minor *out, strbuf *msg);
+int upgradeable_parse_max_version(const char *raw, size_t len, upgradeable_minor *out, strbuf *msg);
 
 #endif

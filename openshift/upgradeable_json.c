@@ -54,7 +54,7 @@ static int quote_char(strbuf *sb, unsigned char c)
         n = 2;
     }
     strbuf q = STRBUF_INIT;
-    int rc = upg_go_quote(&q, rune, n);
+    int rc = upgradeable_go_quote(&q, rune, n);
     if (rc == 0) {
         rc = strbuf_putc(sb, '\'');
         if (rc == 0)
@@ -238,7 +238,7 @@ static int scan_value(scan *sc)
     }
 }
 
-int upg_json_check(const char *text, size_t len, strbuf *msg)
+int upgradeable_json_check(const char *text, size_t len, strbuf *msg)
 {
     scan sc = {(const unsigned char *)text, len, 0, 0, msg, 0};
     if (scan_value(&sc) < 0)
@@ -335,7 +335,7 @@ static int decode_string(const char *s, size_t len, size_t pos, strbuf *out)
             }
         } else {
             size_t n;
-            long r = upg_utf8_decode((const unsigned char *)s + i, len - i, &n);
+            long r = upgradeable_utf8_decode((const unsigned char *)s + i, len - i, &n);
             rc = r < 0 ? put_rune(out, 0xFFFD) : strbuf_append(out, s + i, n);
             i += n;
         }
@@ -357,7 +357,7 @@ static const char *kind_word(char c)
     }
 }
 
-void upg_prop_list_free(upg_prop_list *l)
+void upgradeable_prop_list_free(upgradeable_prop_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         free(l->items[i].type);
@@ -385,7 +385,7 @@ static bool key_is(const strbuf *key, const char *name)
 
 /* Decodes the object at s[pos] into *p (Go struct decoding: case-insensitive
  * keys, the last duplicate wins, unknown keys ignored). */
-static int decode_prop(const char *s, size_t len, size_t pos, upg_prop *p, strbuf *msg, int *have_err)
+static int decode_prop(const char *s, size_t len, size_t pos, upgradeable_prop *p, strbuf *msg, int *have_err)
 {
     pos = ws_end(s, len, pos + 1);
     strbuf key = STRBUF_INIT;
@@ -435,9 +435,9 @@ static int decode_prop(const char *s, size_t len, size_t pos, upg_prop *p, strbu
     return rc;
 }
 
-static int new_prop(upg_prop_list *out, upg_prop **p)
+static int new_prop(upgradeable_prop_list *out, upgradeable_prop **p)
 {
-    upg_prop *items = realloc(out->items, (out->n + 1) * sizeof *items);
+    upgradeable_prop *items = realloc(out->items, (out->n + 1) * sizeof *items);
     if (!items)
         return -2;
     out->items = items;
@@ -451,7 +451,7 @@ static int new_prop(upg_prop_list *out, upg_prop **p)
 }
 
 /* Decodes the array (or null) at s[pos] as []property.Property. */
-static int decode_list_at(const char *s, size_t len, size_t pos, upg_prop_list *out, strbuf *msg, int *have_err)
+static int decode_list_at(const char *s, size_t len, size_t pos, upgradeable_prop_list *out, strbuf *msg, int *have_err)
 {
     char c = s[pos];
     if (c == 'n')
@@ -460,7 +460,7 @@ static int decode_list_at(const char *s, size_t len, size_t pos, upg_prop_list *
         return save_error(msg, have_err, kind_word(c), "Go value of type []property.Property") < 0 ? -2 : 0;
     pos = ws_end(s, len, pos + 1);
     while (s[pos] != ']') {
-        upg_prop *p;
+        upgradeable_prop *p;
         if (new_prop(out, &p) < 0)
             return -2;
         if (s[pos] == '{') {
@@ -477,20 +477,20 @@ static int decode_list_at(const char *s, size_t len, size_t pos, upg_prop_list *
     return 0;
 }
 
-static int finish(int rc, int have_err, upg_prop_list *out)
+static int finish(int rc, int have_err, upgradeable_prop_list *out)
 {
     if (rc < 0 || have_err) {
-        upg_prop_list_free(out);
+        upgradeable_prop_list_free(out);
         return rc < 0 ? -2 : -1;
     }
     return 0;
 }
 
-int upg_json_decode_props(const char *text, size_t len, upg_prop_list *out, strbuf *msg)
+int upgradeable_json_decode_props(const char *text, size_t len, upgradeable_prop_list *out, strbuf *msg)
 {
     out->items = NULL;
     out->n = 0;
-    int rc = upg_json_check(text, len, msg);
+    int rc = upgradeable_json_check(text, len, msg);
     if (rc < 0)
         return rc;
     int have_err = 0;
@@ -498,12 +498,12 @@ int upg_json_decode_props(const char *text, size_t len, upg_prop_list *out, strb
     return finish(rc, have_err, out);
 }
 
-int upg_json_decode_props_field(const char *text, size_t len, const char *field, upg_prop_list *out,
+int upgradeable_json_decode_props_field(const char *text, size_t len, const char *field, upgradeable_prop_list *out,
                                 strbuf *msg)
 {
     out->items = NULL;
     out->n = 0;
-    int rc = upg_json_check(text, len, msg);
+    int rc = upgradeable_json_check(text, len, msg);
     if (rc < 0)
         return rc;
     size_t pos = ws_end(text, len, 0);
@@ -535,12 +535,12 @@ int upg_json_decode_props_field(const char *text, size_t len, const char *field,
     return finish(rc, have_err, out);
 }
 
-int upg_json_decode_any(const char *raw, size_t len, upg_json_kind *kind, char **str, size_t *str_len,
+int upgradeable_json_decode_any(const char *raw, size_t len, upgradeable_json_kind *kind, char **str, size_t *str_len,
                         strbuf *msg)
 {
     *str = NULL;
     *str_len = 0;
-    int rc = upg_json_check(raw, len, msg);
+    int rc = upgradeable_json_check(raw, len, msg);
     if (rc < 0)
         return rc;
     size_t pos = ws_end(raw, len, 0);
@@ -582,7 +582,7 @@ int upg_json_decode_any(const char *raw, size_t len, upg_json_kind *kind, char *
     return 0;
 }
 
-int upg_json_compact(strbuf *sb, const char *raw, size_t len)
+int upgradeable_json_compact(strbuf *sb, const char *raw, size_t len)
 {
     bool in_str = false;
     for (size_t i = 0; i < len; i++) {

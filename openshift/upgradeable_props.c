@@ -3,7 +3,7 @@
  * metadata.annotations["olm.properties"] array, then metadata/properties.yaml's
  * `properties` list, not de-duplicated, re-encoded as Go's json.Marshal does.
  *
- * A minimal reader: the bundle loader (bundle_load.h) did not exist when this
+ * A minimal reader: the bundle loader (controller/bundle) did not exist when this
  * was written.  properties.yaml goes through the sigs.k8s.io/yaml path upstream
  * uses (YAML -> JSON -> []property.Property), so an unquoted float is re-printed
  * as Go prints a float64: `value: 4.10` becomes 4.1 and `value: 5.0` becomes 5. */
@@ -30,7 +30,7 @@ static int go_json_string(strbuf *sb, const char *s, size_t len)
     for (size_t i = 0; rc == 0 && i < len;) {
         unsigned char c = (unsigned char)s[i];
         size_t n;
-        long r = upg_utf8_decode((const unsigned char *)s + i, len - i, &n);
+        long r = upgradeable_utf8_decode((const unsigned char *)s + i, len - i, &n);
         if (r < 0)
             rc = strbuf_puts(sb, "\\ufffd");
         else if (c == '"' || c == '\\')
@@ -393,15 +393,15 @@ static int properties_yaml_json(const char *bundle_dir, char **json, olm_error *
     return rc;
 }
 
-static int append_props(strbuf *sb, const upg_prop_list *l)
+static int append_props(strbuf *sb, const upgradeable_prop_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        const upg_prop *p = &l->items[i];
+        const upgradeable_prop *p = &l->items[i];
         if ((sb->len > 1 && strbuf_putc(sb, ',') < 0) || strbuf_puts(sb, "{\"type\":") < 0 ||
             go_json_string(sb, p->type, p->type_len) < 0 || strbuf_puts(sb, ",\"value\":") < 0)
             return -1;
         /* json.Marshal writes a nil RawMessage as null. */
-        if ((p->value ? upg_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
+        if ((p->value ? upgradeable_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
             strbuf_putc(sb, '}') < 0)
             return -1;
     }
@@ -412,7 +412,7 @@ int upgradeable_bundle_properties(const char *bundle_dir, char **out, char **bun
 {
     char *annotation = NULL, *yaml_json = NULL, *name = NULL;
     size_t ann_len = 0;
-    upg_prop_list csv = {NULL, 0}, extra = {NULL, 0};
+    upgradeable_prop_list csv = {NULL, 0}, extra = {NULL, 0};
     strbuf why = STRBUF_INIT, sb = STRBUF_INIT;
     *out = NULL;
     if (bundle_name)
@@ -421,14 +421,14 @@ int upgradeable_bundle_properties(const char *bundle_dir, char **out, char **bun
     if (rc == 0)
         rc = properties_yaml_json(bundle_dir, &yaml_json, err);
     if (rc == 0 && yaml_json) {
-        int d = upg_json_decode_props_field(yaml_json, strlen(yaml_json), "properties", &extra, &why);
+        int d = upgradeable_json_decode_props_field(yaml_json, strlen(yaml_json), "properties", &extra, &why);
         if (d == -2)
             rc = olm_error_set(err, "out of memory");
         else if (d < 0)
             rc = olm_error_set(err, "%s/metadata/properties.yaml: %s", bundle_dir, strbuf_str(&why));
     }
     if (rc == 0 && annotation) {
-        int d = upg_json_decode_props(annotation, ann_len, &csv, &why);
+        int d = upgradeable_json_decode_props(annotation, ann_len, &csv, &why);
         if (d == -2) {
             rc = olm_error_set(err, "out of memory");
         } else if (d < 0) {
@@ -452,8 +452,8 @@ int upgradeable_bundle_properties(const char *bundle_dir, char **out, char **bun
     free(name);
     free(annotation);
     free(yaml_json);
-    upg_prop_list_free(&csv);
-    upg_prop_list_free(&extra);
+    upgradeable_prop_list_free(&csv);
+    upgradeable_prop_list_free(&extra);
     strbuf_free(&why);
     strbuf_free(&sb);
     return rc;

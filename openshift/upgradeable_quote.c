@@ -18,7 +18,7 @@ static int not_printable(long r)
            (r >= 0xE000 && r <= 0xF8FF) || r >= 0xF0000;
 }
 
-long upg_utf8_decode(const unsigned char *p, size_t n, size_t *size)
+long upgradeable_utf8_decode(const unsigned char *p, size_t n, size_t *size)
 {
     *size = 1;
     if (p[0] < 0x80)
@@ -46,14 +46,14 @@ long upg_utf8_decode(const unsigned char *p, size_t n, size_t *size)
     return r;
 }
 
-int upg_go_quote(strbuf *sb, const char *s, size_t len)
+int upgradeable_go_quote(strbuf *sb, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     if (strbuf_putc(sb, '"') < 0)
         return -1;
     for (size_t i = 0; i < len;) {
         size_t n;
-        long r = upg_utf8_decode(p + i, len - i, &n);
+        long r = upgradeable_utf8_decode(p + i, len - i, &n);
         int rc;
         if (r < 0)
             rc = strbuf_printf(sb, "\\x%02x", p[i]);

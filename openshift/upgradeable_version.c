@@ -31,7 +31,7 @@ static bool number_is_major_minor(const char *s, size_t len)
 /* unicode.IsSpace for the rune at p (valid UTF-8 assumed); its size in *n. */
 static bool space_at(const char *p, size_t len, size_t *n)
 {
-    long r = upg_utf8_decode((const unsigned char *)p, len, n);
+    long r = upgradeable_utf8_decode((const unsigned char *)p, len, n);
     return r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || r == ' ' || r == 0x85 ||
            r == 0xA0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200A) || r == 0x2028 || r == 0x2029 ||
            r == 0x202F || r == 0x205F || r == 0x3000;
@@ -44,7 +44,7 @@ static size_t last_rune(const char *p, size_t len)
     while (start > 0 && len - start < 4 && ((unsigned char)p[start] & 0xC0) == 0x80)
         start--;
     size_t n;
-    if (upg_utf8_decode((const unsigned char *)p + start, len - start, &n) >= 0 && start + n == len)
+    if (upgradeable_utf8_decode((const unsigned char *)p + start, len - start, &n) >= 0 && start + n == len)
         return n;
     return 1;
 }
@@ -73,7 +73,7 @@ static int parse_uint(const char *s, size_t len, uint64_t *out, strbuf *msg)
         *out = v;
         return 0;
     }
-    if (strbuf_puts(msg, "strconv.ParseUint: parsing ") < 0 || upg_go_quote(msg, s, len) < 0 ||
+    if (strbuf_puts(msg, "strconv.ParseUint: parsing ") < 0 || upgradeable_go_quote(msg, s, len) < 0 ||
         strbuf_printf(msg, ": %s", why) < 0)
         return -2;
     return -1;
@@ -84,7 +84,7 @@ static int parse_part(const char *s, size_t len, const char *what, uint64_t *out
 {
     if (!all_digits(s, len)) {
         if (strbuf_printf(msg, "Invalid character(s) found in %s number ", what) < 0 ||
-            upg_go_quote(msg, s, len) < 0)
+            upgradeable_go_quote(msg, s, len) < 0)
             return -2;
         return -1;
     }
@@ -93,7 +93,7 @@ static int parse_part(const char *s, size_t len, const char *what, uint64_t *out
         snprintf(cap, sizeof cap, "%s", what);
         cap[0] = (char)(cap[0] - 'a' + 'A');
         if (strbuf_printf(msg, "%s number must not contain leading zeroes ", cap) < 0 ||
-            upg_go_quote(msg, s, len) < 0)
+            upgradeable_go_quote(msg, s, len) < 0)
             return -2;
         return -1;
     }
@@ -114,7 +114,7 @@ static int strip_zeros(const char *s, size_t len, strbuf *out)
 }
 
 /* The string branch: the prefix/dot checks, then blang ParseTolerant. */
-static int parse_string_version(const char *s, size_t len, upg_minor *out, strbuf *msg)
+static int parse_string_version(const char *s, size_t len, upgradeable_minor *out, strbuf *msg)
 {
     size_t dots = 0;
     for (size_t i = 0; i < len; i++)
@@ -147,7 +147,7 @@ static int parse_string_version(const char *s, size_t len, upg_minor *out, strbu
     return rc;
 }
 
-static const char *go_type_name(upg_json_kind k)
+static const char *go_type_name(upgradeable_json_kind k)
 {
     switch (k) {
     case UPG_J_BOOL: return "bool";
@@ -158,19 +158,19 @@ static const char *go_type_name(upg_json_kind k)
     }
 }
 
-int upg_parse_max_version(const char *raw, size_t len, upg_minor *out, strbuf *msg)
+int upgradeable_parse_max_version(const char *raw, size_t len, upgradeable_minor *out, strbuf *msg)
 {
     if (!raw)
         raw = "", len = 0; /* a nil json.RawMessage: Unmarshal sees empty input */
-    upg_json_kind kind;
+    upgradeable_json_kind kind;
     char *str;
     size_t str_len;
-    int rc = upg_json_decode_any(raw, len, &kind, &str, &str_len, msg);
+    int rc = upgradeable_json_decode_any(raw, len, &kind, &str, &str_len, msg);
     if (rc < 0)
         return rc;
     if (kind == UPG_J_NUMBER) {
         if (!number_is_major_minor(raw, len)) {
-            if (strbuf_puts(msg, "invalid semver format ") < 0 || upg_go_quote(msg, raw, len) < 0 ||
+            if (strbuf_puts(msg, "invalid semver format ") < 0 || upgradeable_go_quote(msg, raw, len) < 0 ||
                 strbuf_puts(msg, ": expected <major>.<minor>") < 0)
                 return -2;
             return -1;

@@ -1,7 +1,7 @@
 /* bundle: a registry+v1 bundle directory loaded into memory, and the validation of a
  * ClusterExtension's inline config against it. */
-#ifndef OLMV1_BUNDLE_H
-#define OLMV1_BUNDLE_H
+#ifndef OLM_BUNDLE_H
+#define OLM_BUNDLE_H
 
 #include <jansson.h>
 

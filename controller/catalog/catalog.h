@@ -1,8 +1,8 @@
 /* catalog: the ClusterCatalog side of operator-controller: fetching package content from
  * catalogd (cached by resolved image), picking catalogs for an extension, and telling
  * which catalog updates change what a resolution sees. */
-#ifndef OLMV1_CATALOG_H
-#define OLMV1_CATALOG_H
+#ifndef OLM_CATALOG_H
+#define OLM_CATALOG_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -100,7 +100,7 @@ int catalog_client_collect(catalog_client *cc, const json_t *catalogs, const jso
                            const char *package, catalog_set *out, olm_error *err);
 void catalog_set_free(catalog_set *s);
 
-/* catalog_client_change: does a ClusterCatalog update change what a resolution sees? */
+/* catalog_change: does a ClusterCatalog update change what a resolution sees? */
 
 /* True when `old_obj` and `new_obj` (two versions of one ClusterCatalog) differ in anything
  * catalog_client_collect or the resolver reads: the labels (selectors), spec.priority (ties),

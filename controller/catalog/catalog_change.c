@@ -1,4 +1,4 @@
-/* catalog_client_change: compare the parts of two ClusterCatalog versions that resolution reads. */
+/* catalog_change: compare the parts of two ClusterCatalog versions that resolution reads. */
 #include "catalog.h"
 
 #include <string.h>

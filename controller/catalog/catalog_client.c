@@ -1,5 +1,5 @@
 /* catalog_client: fetch one package from catalogd's /api/v1/metas, cache it, and build
- * the resolver's catalog list.  See catalog_client.h for the contract. */
+ * the resolver's catalog list.  See catalog.h for the contract. */
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* clusterextension: the ClusterExtension reconciler (resolve -> pull -> render ->
  * preflight -> apply -> status), its status conditions and the ServiceAccount token cache. */
-#ifndef OLMV1_CLUSTEREXTENSION_H
-#define OLMV1_CLUSTEREXTENSION_H
+#ifndef OLM_CLUSTEREXTENSION_H
+#define OLM_CLUSTEREXTENSION_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -34,68 +34,68 @@
  * tokens (--service-account-max-token-expiration) is honoured.
  *
  * A token the apiserver rejects (401: the ServiceAccount was deleted and re-created,
- * or the signing key rotated) is dropped with ce_token_cache_invalidate and the caller
+ * or the signing key rotated) is dropped with clusterextension_token_cache_invalidate and the caller
  * retries once with a fresh one.  Entries of deleted extensions are dropped with
- * ce_token_cache_forget.
+ * clusterextension_token_cache_forget.
  *
  * Threading: every function may be called from any thread; one mutex guards the
  * table.  Minting runs outside the lock, so two reconciles that miss at once for the
  * same ServiceAccount may both mint; both tokens are valid and the later one is kept.
  *
  * Secrets: tokens are never logged; every copy this module frees is zeroed first
- * (explicit_bzero), and callers free theirs with ce_token_free. */
+ * (explicit_bzero), and callers free theirs with clusterextension_token_free. */
 
 /* Mints a token for ns/sa valid for `seconds`: *token malloc'd (the cache owns it
  * afterwards), *expires the server's expirationTimestamp or 0 when unknown.  Returns
  * 0 or a negative kube_result with err set (KUBE_NOT_FOUND: no such ServiceAccount). */
-typedef int (*ce_token_mint_fn)(void *data, const char *ns, const char *sa, int64_t seconds, char **token,
+typedef int (*clusterextension_token_mint_fn)(void *data, const char *ns, const char *sa, int64_t seconds, char **token,
                                 time_t *expires, olm_error *err);
 
 /* Wall-clock seconds; tests pass a fake one. */
-typedef time_t (*ce_token_clock_fn)(void *data);
+typedef time_t (*clusterextension_token_clock_fn)(void *data);
 
-typedef struct ce_token_cache_options {
+typedef struct clusterextension_token_cache_options {
     int64_t lifetime_seconds; /* expirationSeconds to request; 0: 3600 (the apiserver's minimum is 600) */
-    ce_token_mint_fn mint;    /* required */
+    clusterextension_token_mint_fn mint;    /* required */
     void *mint_data;
-    ce_token_clock_fn now;    /* NULL: time(NULL) */
+    clusterextension_token_clock_fn now;    /* NULL: time(NULL) */
     void *clock_data;
-} ce_token_cache_options;
+} clusterextension_token_cache_options;
 
-typedef struct ce_token_cache ce_token_cache;
+typedef struct clusterextension_token_cache clusterextension_token_cache;
 
 /* A token handed out by the cache: a private copy. */
-typedef struct ce_token {
-    char *value;       /* owned; free with ce_token_free (zeroes it) */
+typedef struct clusterextension_token {
+    char *value;       /* owned; free with clusterextension_token_free (zeroes it) */
     time_t expires;    /* when the apiserver stops accepting it */
     time_t refresh_at; /* from then on the cache mints a new one instead */
-} ce_token;
+} clusterextension_token;
 
-ce_token_cache *ce_token_cache_new(const ce_token_cache_options *opts, olm_error *err);
+clusterextension_token_cache *clusterextension_token_cache_new(const clusterextension_token_cache_options *opts, olm_error *err);
 /* Zeroes and frees every cached token. */
-void ce_token_cache_free(ce_token_cache *c);
+void clusterextension_token_cache_free(clusterextension_token_cache *c);
 
 /* The cached token of ns/sa while it is fresh enough, else a newly minted one (which
  * replaces the entry).  0 with *out filled, or the mint's negative result with err set
  * (then *out is zeroed and nothing is cached). */
-int ce_token_cache_get(ce_token_cache *c, const char *ns, const char *sa, ce_token *out, olm_error *err);
+int clusterextension_token_cache_get(clusterextension_token_cache *c, const char *ns, const char *sa, clusterextension_token *out, olm_error *err);
 
 /* Drops the entry of ns/sa if it still holds `token` (a newer token minted meanwhile
  * by another reconcile stays).  `token` NULL drops whatever is there. */
-void ce_token_cache_invalidate(ce_token_cache *c, const char *ns, const char *sa, const char *token);
+void clusterextension_token_cache_invalidate(clusterextension_token_cache *c, const char *ns, const char *sa, const char *token);
 
 /* Drops the entry of ns/sa (its extension is gone). */
-void ce_token_cache_forget(ce_token_cache *c, const char *ns, const char *sa);
+void clusterextension_token_cache_forget(clusterextension_token_cache *c, const char *ns, const char *sa);
 
-size_t ce_token_cache_size(ce_token_cache *c);
+size_t clusterextension_token_cache_size(clusterextension_token_cache *c);
 /* Tokens minted since creation. */
-uint64_t ce_token_cache_mints(ce_token_cache *c);
+uint64_t clusterextension_token_cache_mints(clusterextension_token_cache *c);
 
-void ce_token_free(ce_token *t);
+void clusterextension_token_free(clusterextension_token *t);
 
 /* The mint function for a real apiserver: kube_token_request through `data`, a
  * kube_client with the right to create serviceaccounts/token. */
-int ce_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
+int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
                        olm_error *err);
 
 /* clusterextension_status: the status a ClusterExtension reconcile writes, computed
@@ -117,48 +117,48 @@ int ce_token_mint_kube(void *data, const char *ns, const char *sa, int64_t secon
 #define CE_MESSAGE_MAX 32768
 #define CE_TRUNCATED_SUFFIX "\n\n... [message truncated]"
 
-typedef enum ce_progress {
+typedef enum clusterextension_progress {
     CE_PROGRESS_SUCCEEDED = 0,  /* True/Succeeded "Desired state reached" */
     CE_PROGRESS_RETRYING,       /* True/Retrying: a retryable error */
     CE_PROGRESS_BLOCKED,        /* False/Blocked: terminal */
     CE_PROGRESS_INVALID_CONFIG, /* False/InvalidConfiguration: terminal config error */
-} ce_progress;
+} clusterextension_progress;
 
-typedef struct ce_installed_bundle {
+typedef struct clusterextension_installed_bundle {
     const char *name, *version, *image;
-} ce_installed_bundle;
+} clusterextension_installed_bundle;
 
-typedef struct ce_status_input {
+typedef struct clusterextension_status_input {
     int64_t generation;       /* metadata.generation */
     const char *now;          /* RFC 3339, used for lastTransitionTime of changed conditions */
     /* What is installed after this reconcile; NULL when nothing is. */
-    const ce_installed_bundle *installed;
+    const clusterextension_installed_bundle *installed;
     /* Non-NULL when the installed state could not be read: Installed=Unknown/Failed with
      * this message, status.install removed. */
     const char *installed_error;
-    ce_progress progress;
+    clusterextension_progress progress;
     const char *progress_message; /* the error text for non-Succeeded progress */
-    /* The four conditions (deprecation.h order), or NULL to leave them unchanged. */
+    /* The four conditions (resolve.h order), or NULL to leave them unchanged. */
     const deprecation_condition *deprecation;
-} ce_status_input;
+} clusterextension_status_input;
 
 /* Builds the new status object from `old_status` (borrowed, may be NULL) and `in`.
  * Fields other than conditions and install are carried over.  New reference, or NULL
  * with err on out of memory. */
-json_t *ce_status_compute(const json_t *old_status, const ce_status_input *in, olm_error *err);
+json_t *clusterextension_status_compute(const json_t *old_status, const clusterextension_status_input *in, olm_error *err);
 
 /* Sets one condition in `conditions` (a JSON array, modified) with apimeta semantics.
  * The message is cleaned and truncated here.  -1 on out of memory. */
-int ce_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
+int clusterextension_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
                      const char *message, int64_t generation, const char *now);
 
 /* The message as written: "(read|write) (tcp|udp) <addr>-><addr>(: )?" removed
  * (upstream's regex), then cut to CE_MESSAGE_MAX bytes with CE_TRUNCATED_SUFFIX.
  * Caller frees; NULL on out of memory. */
-char *ce_message_clean(const char *message);
+char *clusterextension_message_clean(const char *message);
 
 /* Formats `when` as RFC 3339 UTC into buf (at least 21 bytes). */
-void ce_format_time(time_t when, char *buf, size_t size);
+void clusterextension_format_time(time_t when, char *buf, size_t size);
 
 /* clusterextension_reconcile: the ClusterExtension reconciler (olmv1-behaviour.md §2.2
  * as adapted by the "decided" section).
@@ -177,27 +177,27 @@ void ce_format_time(time_t when, char *buf, size_t size);
  *      a failed pull of the installed bundle keeps it (maintain mode).
  *   6. Load, validate spec.config.inline (terminal InvalidConfiguration), render.
  *   7. A token of spec.serviceAccount.name in spec.namespace: the apply identity
- *      (clusterextension_token_cache.h: reused between reconciles; a 401 drops it and
+ *      (clusterextension.h: reused between reconciles; a 401 drops it and
  *      the apply is retried once with a fresh one).
  *   8. CRD upgrade-safety preflight unless enforcement is None.
  *   9. applier_apply (or applier_repair when the installed bundle and its object set
  *      are unchanged: the periodic drift repair).
- *  10. Status (clusterextension_status.h), written only when it changed; a 409 retries.
+ *  10. Status (clusterextension.h), written only when it changed; a 409 retries.
  *  11. On success, the install record's kinds and the token go to the drift watcher
- *      (clusterextension_drift_watch.h), which watches the installed objects and
+ *      (drift.h), which watches the installed objects and
  *      enqueues the extension when one is deleted or changed; deletion stops them.
  * Errors retry with the work queue's back-off; terminal errors (Blocked,
  * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
  *
- * Threading: ce_reconcile may run for different keys on several threads at once; the
+ * Threading: clusterextension_reconcile may run for different keys on several threads at once; the
  * work queue never runs one key twice at a time.  The reconciler's counters are
- * atomic; everything else it holds is read-only after ce_reconciler_new. */
+ * atomic; everything else it holds is read-only after clusterextension_reconciler_new. */
 
 #define CE_FINALIZER "olm.operatorframework.io/cleanup"
 #define CE_API_VERSION "olm.operatorframework.io/v1"
 #define CE_KIND "ClusterExtension"
 
-typedef struct ce_reconciler_config {
+typedef struct clusterextension_reconciler_config {
     kube_client *admin;             /* the controller's identity (borrowed) */
     kube_informer *catalogs;        /* ClusterCatalog cache (borrowed) */
     catalog_client *catalog_client; /* borrowed */
@@ -206,36 +206,36 @@ typedef struct ce_reconciler_config {
     oci_pull_opts pull;             /* registry options for bundle images (strings borrowed) */
     uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
-    ce_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
-    ce_drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
-    /* The CRD upgrade-safety check (crd_upgrade_safety_check); NULL skips the
+    clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
+    drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
+    /* The CRD upgrade-safety check (crdsafety_check); NULL skips the
      * preflight.  A pointer so the reconciler can be tested and built without it. */
     int (*crd_check)(const json_t *existing, const json_t *desired, olm_error *err);
-} ce_reconciler_config;
+} clusterextension_reconciler_config;
 
-typedef struct ce_reconciler ce_reconciler;
+typedef struct clusterextension_reconciler clusterextension_reconciler;
 
 /* Strings of `cfg` are copied; the pointers it holds are borrowed and must outlive the
  * reconciler. */
-ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err);
-void ce_reconciler_free(ce_reconciler *r);
+clusterextension_reconciler *clusterextension_reconciler_new(const clusterextension_reconciler_config *cfg, olm_error *err);
+void clusterextension_reconciler_free(clusterextension_reconciler *r);
 
-/* The work queue's reconcile function; `data` is the ce_reconciler. */
-kube_wq_result ce_reconcile(const char *key, void *data);
+/* The work queue's reconcile function; `data` is the clusterextension_reconciler. */
+kube_wq_result clusterextension_reconcile(const char *key, void *data);
 
 /* Upper bounds, in seconds, of the reconcile duration histogram's buckets: from a no-op
  * reconcile (tens of ms) to a first install that pulls a bundle and waits for CRDs. */
 #define CE_DURATION_NBOUNDS 11
-extern const double ce_duration_bounds[CE_DURATION_NBOUNDS];
+extern const double clusterextension_duration_bounds[CE_DURATION_NBOUNDS];
 
 /* Counters since start (any thread). */
-typedef struct ce_reconcile_stats {
+typedef struct clusterextension_reconcile_stats {
     uint64_t total, errors, terminal;
     uint64_t duration_buckets[CE_DURATION_NBOUNDS]; /* reconciles per bucket, not cumulative */
     uint64_t micros_total; /* summed wall time of reconciles */
     uint64_t micros_max;
     uint64_t repaired_objects;
-} ce_reconcile_stats;
-void ce_reconciler_stats(ce_reconciler *r, ce_reconcile_stats *out);
+} clusterextension_reconcile_stats;
+void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out);
 
 #endif

@@ -14,34 +14,34 @@ static int resolve_kind(void *data, const char *api_version, const char *kind, k
     return kube_resolve_kind(data, api_version, kind, out, err);
 }
 
-void ce_drift_post(ce_run *run)
+void clusterextension_drift_post(clusterextension_run *run)
 {
-    ce_reconciler *r = run->r;
+    clusterextension_reconciler *r = run->r;
     if (!r->cfg.drift || !run->have_rec || !run->token.value)
         return;
     olm_error err;
-    ce_drift_spec spec = {
+    drift_spec spec = {
         .extension = strdup(run->name),
-        .ns = strdup(ce_str(run->ce, "spec.namespace")),
-        .sa = strdup(ce_str(run->ce, "spec.serviceAccount.name")),
+        .ns = strdup(clusterextension_str(run->ce, "spec.namespace")),
+        .sa = strdup(clusterextension_str(run->ce, "spec.serviceAccount.name")),
         .token = strdup(run->token.value),
         .refresh_at = run->token.refresh_at,
     };
     int rc = spec.extension && spec.ns && spec.sa && spec.token ? 0 : olm_error_set(&err, "out of memory");
     /* Discovery through the controller's own client: it only maps kinds to resources. */
     if (rc == 0)
-        rc = ce_drift_spec_paths(&spec, &run->rec, resolve_kind, r->cfg.admin, &err);
+        rc = drift_spec_paths(&spec, &run->rec, resolve_kind, r->cfg.admin, &err);
     if (rc == 0)
-        rc = ce_drift_watcher_post(r->cfg.drift, &spec, &err);
+        rc = drift_watcher_post(r->cfg.drift, &spec, &err);
     else
-        ce_drift_spec_free(&spec);
+        drift_spec_free(&spec);
     if (rc != 0)
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "drift watch not updated: %s", err.msg);
 }
 
-void ce_drift_forget(ce_reconciler *r, const char *extension)
+void clusterextension_drift_forget(clusterextension_reconciler *r, const char *extension)
 {
     olm_error err;
-    if (r->cfg.drift && ce_drift_watcher_forget(r->cfg.drift, extension, &err) != 0)
+    if (r->cfg.drift && drift_watcher_forget(r->cfg.drift, extension, &err) != 0)
         olm_log(OLM_LOG_ERROR, "clusterExtension", extension, "stopping the drift watch: %s", err.msg);
 }

@@ -10,9 +10,9 @@
 #include "clusterextension_internal.h"
 #include "olm_log.h"
 
-ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err)
+clusterextension_reconciler *clusterextension_reconciler_new(const clusterextension_reconciler_config *cfg, olm_error *err)
 {
-    ce_reconciler *r = calloc(1, sizeof *r);
+    clusterextension_reconciler *r = calloc(1, sizeof *r);
     if (!r) {
         olm_error_set(err, "out of memory");
         return NULL;
@@ -23,18 +23,18 @@ ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
     if (!r->system_namespace || !r->cache_dir || !r->bundle_cache) {
-        ce_reconciler_free(r);
+        clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
     }
     r->cfg.system_namespace = r->system_namespace;
     r->cfg.cache_dir = r->cache_dir;
     if (!r->cfg.tokens) {
-        ce_token_cache_options to = {.lifetime_seconds = cfg->token_seconds, .mint = ce_token_mint_kube,
+        clusterextension_token_cache_options to = {.lifetime_seconds = cfg->token_seconds, .mint = clusterextension_token_mint_kube,
                                      .mint_data = cfg->admin};
-        r->own_tokens = ce_token_cache_new(&to, err);
+        r->own_tokens = clusterextension_token_cache_new(&to, err);
         if (!r->own_tokens) {
-            ce_reconciler_free(r);
+            clusterextension_reconciler_free(r);
             return NULL;
         }
         r->cfg.tokens = r->own_tokens;
@@ -42,20 +42,20 @@ ce_reconciler *ce_reconciler_new(const ce_reconciler_config *cfg, olm_error *err
     return r;
 }
 
-void ce_reconciler_free(ce_reconciler *r)
+void clusterextension_reconciler_free(clusterextension_reconciler *r)
 {
     if (!r)
         return;
     free(r->system_namespace);
     free(r->cache_dir);
     free(r->bundle_cache);
-    ce_token_cache_free(r->own_tokens);
+    clusterextension_token_cache_free(r->own_tokens);
     free(r);
 }
 
-const double ce_duration_bounds[CE_DURATION_NBOUNDS] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+const double clusterextension_duration_bounds[CE_DURATION_NBOUNDS] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 
-void ce_reconciler_stats(ce_reconciler *r, ce_reconcile_stats *out)
+void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out)
 {
     for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
         out->duration_buckets[i] = atomic_load(&r->duration_buckets[i]);
@@ -82,7 +82,7 @@ static bool has_finalizer(const json_t *ce)
 /* Adds or removes our finalizer with a full PUT carrying the resourceVersion we read,
  * so a concurrent change makes it fail (409) and the reconcile retries.  On success
  * run->ce becomes the updated object. */
-static int set_finalizer(ce_run *run, bool present, olm_error *err)
+static int set_finalizer(clusterextension_run *run, bool present, olm_error *err)
 {
     json_t *obj = json_deep_copy(run->ce);
     json_t *md = obj ? json_object_get(obj, "metadata") : NULL;
@@ -109,7 +109,7 @@ static int set_finalizer(ce_run *run, bool present, olm_error *err)
         return olm_error_wrap(err, "error updating finalizers");
     json_decref(run->ce);
     run->ce = updated;
-    run->name = ce_str(updated, "metadata.name");
+    run->name = clusterextension_str(updated, "metadata.name");
     return 0;
 }
 
@@ -117,11 +117,11 @@ static int set_finalizer(ce_run *run, bool present, olm_error *err)
 
 /* Writes status when it changed.  KUBE_CONFLICT and other failures make the reconcile
  * retry (the next one recomputes from a fresh read). */
-static int write_status(ce_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
+static int write_status(clusterextension_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
 {
     char now[32];
-    ce_format_time(time(NULL), now, sizeof now);
-    ce_installed_bundle ib = {0};
+    clusterextension_format_time(time(NULL), now, sizeof now);
+    clusterextension_installed_bundle ib = {0};
     if (run->have_rec) {
         ib.name = run->rec.bundle_name;
         ib.version = run->rec.bundle_version;
@@ -154,7 +154,7 @@ static int write_status(ce_run *run, bool installed_read_failed, const char *rec
             return -1;
         have_dep = true;
     }
-    ce_status_input in = {
+    clusterextension_status_input in = {
         .generation = run->generation,
         .now = now,
         .installed = run->have_rec ? &ib : NULL,
@@ -164,7 +164,7 @@ static int write_status(ce_run *run, bool installed_read_failed, const char *rec
         .deprecation = have_dep ? dep : NULL,
     };
     const json_t *old = json_object_get(run->ce, "status");
-    json_t *status = ce_status_compute(old, &in, err);
+    json_t *status = clusterextension_status_compute(old, &in, err);
     if (have_dep)
         deprecation_conditions_free(dep);
     if (!status)
@@ -187,7 +187,7 @@ static int write_status(ce_run *run, bool installed_read_failed, const char *rec
 
 /* ------------------------------------------------------------ deletion */
 
-static void remove_bundle_cache(ce_run *run)
+static void remove_bundle_cache(clusterextension_run *run)
 {
     int fd = open(run->r->bundle_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -199,7 +199,7 @@ static void remove_bundle_cache(ce_run *run)
 }
 
 /* deletionTimestamp is set: uninstall what the record lists, then let the object go. */
-static kube_wq_result_kind handle_delete(ce_run *run)
+static kube_wq_result_kind handle_delete(clusterextension_run *run)
 {
     if (!has_finalizer(run->ce))
         return KUBE_WQ_OK;
@@ -211,8 +211,8 @@ static kube_wq_result_kind handle_delete(ce_run *run)
     }
     run->have_rec = found == 1;
     /* Its own uninstall must not look like drift. */
-    ce_drift_forget(run->r, run->name);
-    const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
+    clusterextension_drift_forget(run->r, run->name);
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
     if (run->have_rec) {
         /* Without a usable ServiceAccount (gone, its namespace being deleted too, or no longer
          * allowed a token) the applier falls back to the controller's identity.  Any other
@@ -220,7 +220,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
          * fallback would end in advice to drop the finalizer over a passing fault. */
         kube_client *admin = run->r->cfg.admin;
         kube_config cfg;
-        int trc = *sa ? ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) : KUBE_NOT_FOUND;
+        int trc = *sa ? clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) : KUBE_NOT_FOUND;
         if (trc == 0) {
             if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, &err) == 0) {
                 run->as_sa = kube_client_new(&cfg, NULL, &err);
@@ -229,7 +229,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
             }
         } else if (trc != KUBE_NOT_FOUND && trc != KUBE_FORBIDDEN && trc != KUBE_UNAUTHORIZED) {
             olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
-            ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "
+            clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "
                     "namespace \"%s\": %s", sa, ns, err.msg);
             olm_error serr;
             write_status(run, false, NULL, &serr);
@@ -239,9 +239,9 @@ static kube_wq_result_kind handle_delete(ce_run *run)
         if (applier_uninstall(&run->actx, &run->rec, &err) != 0) {
             /* A cached token of a ServiceAccount deleted and re-created since: mint anew next time. */
             if (run->as_sa && kube_client_unauthorized_count(run->as_sa) > 0)
-                ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
+                clusterextension_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
             olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
-            ce_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
+            clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
             olm_error serr;
             write_status(run, false, NULL, &serr);
             return KUBE_WQ_ERROR;
@@ -251,7 +251,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
     }
     remove_bundle_cache(run);
     if (*sa)
-        ce_token_cache_forget(run->r->cfg.tokens, ns, sa);
+        clusterextension_token_cache_forget(run->r->cfg.tokens, ns, sa);
     if (set_finalizer(run, false, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
@@ -261,7 +261,7 @@ static kube_wq_result_kind handle_delete(ce_run *run)
 
 /* ------------------------------------------------------------ the pipeline */
 
-static kube_wq_result_kind run_pipeline(ce_run *run)
+static kube_wq_result_kind run_pipeline(clusterextension_run *run)
 {
     olm_error err;
     if (!has_finalizer(run->ce) && set_finalizer(run, true, &err) != 0) {
@@ -271,7 +271,7 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
     run->generation = (int64_t)json_integer_value(json_object_get(json_object_get(run->ce, "metadata"), "generation"));
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
-        ce_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
+        clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
         char recerr[OLM_ERROR_MAX];
         snprintf(recerr, sizeof recerr, "%s", err.msg);
         if (write_status(run, true, recerr, &err) != 0)
@@ -279,9 +279,9 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;
-    int rc = ce_step_resolve(run);
+    int rc = clusterextension_step_resolve(run);
     if (rc == 0)
-        rc = ce_step_install(run);
+        rc = clusterextension_step_install(run);
     kube_wq_result_kind kind = KUBE_WQ_OK;
     if (rc != 0)
         kind = run->progress == CE_PROGRESS_RETRYING ? KUBE_WQ_ERROR : KUBE_WQ_TERMINAL;
@@ -297,16 +297,16 @@ static kube_wq_result_kind run_pipeline(ce_run *run)
     return kind;
 }
 
-static void run_free(ce_run *run)
+static void run_free(clusterextension_run *run)
 {
     catalog_set_free(&run->cats);
     if (run->resolved)
         resolve_result_free(&run->res);
     if (run->have_rec)
         install_record_free(&run->rec);
-    ce_target_free(&run->target);
+    clusterextension_target_free(&run->target);
     kube_client_free(run->as_sa);
-    ce_token_free(&run->token);
+    clusterextension_token_free(&run->token);
     free(run->message);
     json_decref(run->ce);
 }
@@ -318,22 +318,22 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-kube_wq_result ce_reconcile(const char *key, void *data)
+kube_wq_result clusterextension_reconcile(const char *key, void *data)
 {
-    ce_reconciler *r = data;
+    clusterextension_reconciler *r = data;
     uint64_t t0 = now_us();
-    ce_run run = {.r = r};
+    clusterextension_run run = {.r = r};
     olm_error err;
     kube_wq_result_kind kind;
     int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
     if (rc == KUBE_NOT_FOUND) {
-        ce_drift_forget(r, key);
+        clusterextension_drift_forget(r, key);
         kind = KUBE_WQ_OK;
     } else if (rc < 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", key, "reading the ClusterExtension: %s", err.msg);
         kind = KUBE_WQ_ERROR;
     } else {
-        run.name = ce_str(run.ce, "metadata.name");
+        run.name = clusterextension_str(run.ce, "metadata.name");
         run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
                                  .extension = key};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
@@ -346,7 +346,7 @@ kube_wq_result ce_reconcile(const char *key, void *data)
     atomic_fetch_add(&r->total, 1);
     atomic_fetch_add(&r->micros_total, dt);
     for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
-        if ((double)dt / 1e6 <= ce_duration_bounds[i]) {
+        if ((double)dt / 1e6 <= clusterextension_duration_bounds[i]) {
             atomic_fetch_add(&r->duration_buckets[i], 1);
             break;
         }

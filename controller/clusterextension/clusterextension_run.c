@@ -1,4 +1,4 @@
-/* clusterextension_run: the small helpers on one reconcile's state (ce_run) that the
+/* clusterextension_run: the small helpers on one reconcile's state (clusterextension_run) that the
  * reconciler, its steps and the drift hand-off all use; kept apart so that calls between
  * those files run one way. */
 #include <stdarg.h>
@@ -10,12 +10,12 @@
 #include "clusterextension_internal.h"
 #include "strbuf.h"
 
-const char *ce_str(const json_t *ce, const char *path)
+const char *clusterextension_str(const json_t *ce, const char *path)
 {
     return bundle_json_str(ce, path);
 }
 
-void ce_target_free(ce_target *t)
+void clusterextension_target_free(clusterextension_target *t)
 {
     free(t->name);
     free(t->version);
@@ -26,7 +26,7 @@ void ce_target_free(ce_target *t)
 
 /* ------------------------------------------------------------ failure helpers */
 
-static int fail_v(ce_run *run, ce_progress progress, bool bundle_prefix, const char *fmt, va_list ap)
+static int fail_v(clusterextension_run *run, clusterextension_progress progress, bool bundle_prefix, const char *fmt, va_list ap)
 {
     free(run->message);
     run->message = NULL;
@@ -46,7 +46,7 @@ static int fail_v(ce_run *run, ce_progress progress, bool bundle_prefix, const c
     return -1;
 }
 
-int ce_fail(ce_run *run, ce_progress progress, const char *fmt, ...)
+int clusterextension_fail(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -55,7 +55,7 @@ int ce_fail(ce_run *run, ce_progress progress, const char *fmt, ...)
     return -1;
 }
 
-int ce_fail_bundle(ce_run *run, ce_progress progress, const char *fmt, ...)
+int clusterextension_fail_bundle(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -7,7 +7,7 @@
 #include "clusterextension.h"
 #include "strbuf.h"
 
-void ce_format_time(time_t when, char *buf, size_t size)
+void clusterextension_format_time(time_t when, char *buf, size_t size)
 {
     struct tm tm;
     gmtime_r(&when, &tm);
@@ -60,7 +60,7 @@ static int strip_socket_addrs(const char *in, strbuf *out)
     return 0;
 }
 
-char *ce_message_clean(const char *message)
+char *clusterextension_message_clean(const char *message)
 {
     strbuf sb = STRBUF_INIT;
     if (strip_socket_addrs(message ? message : "", &sb) != 0) {
@@ -82,10 +82,10 @@ char *ce_message_clean(const char *message)
     return strbuf_detach(&sb);
 }
 
-int ce_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
+int clusterextension_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
                      const char *message, int64_t generation, const char *now)
 {
-    char *msg = ce_message_clean(message);
+    char *msg = clusterextension_message_clean(message);
     if (!msg)
         return -1;
     json_t *existing = NULL;
@@ -115,7 +115,7 @@ int ce_condition_set(json_t *conditions, const char *type, const char *status, c
     return json_array_append_new(conditions, nc);
 }
 
-static int set_install(json_t *status, const ce_status_input *in)
+static int set_install(json_t *status, const clusterextension_status_input *in)
 {
     if (in->installed_error || !in->installed) {
         json_object_del(status, "install");
@@ -126,38 +126,38 @@ static int set_install(json_t *status, const ce_status_input *in)
     return inst ? json_object_set_new(status, "install", inst) : -1;
 }
 
-static int set_installed_condition(json_t *conds, const ce_status_input *in)
+static int set_installed_condition(json_t *conds, const clusterextension_status_input *in)
 {
     if (in->installed_error)
-        return ce_condition_set(conds, "Installed", "Unknown", "Failed", in->installed_error, in->generation, in->now);
+        return clusterextension_condition_set(conds, "Installed", "Unknown", "Failed", in->installed_error, in->generation, in->now);
     if (!in->installed)
-        return ce_condition_set(conds, "Installed", "False", "Failed", "No bundle installed", in->generation, in->now);
+        return clusterextension_condition_set(conds, "Installed", "False", "Failed", "No bundle installed", in->generation, in->now);
     strbuf sb = STRBUF_INIT;
     if (strbuf_printf(&sb, "Installed bundle %s successfully", in->installed->image ? in->installed->image : "") != 0)
         return -1;
-    int rc = ce_condition_set(conds, "Installed", "True", "Succeeded", strbuf_str(&sb), in->generation, in->now);
+    int rc = clusterextension_condition_set(conds, "Installed", "True", "Succeeded", strbuf_str(&sb), in->generation, in->now);
     strbuf_free(&sb);
     return rc;
 }
 
-static int set_progressing_condition(json_t *conds, const ce_status_input *in)
+static int set_progressing_condition(json_t *conds, const clusterextension_status_input *in)
 {
     const char *msg = in->progress_message ? in->progress_message : "";
     switch (in->progress) {
     case CE_PROGRESS_SUCCEEDED:
-        return ce_condition_set(conds, "Progressing", "True", "Succeeded", "Desired state reached", in->generation,
+        return clusterextension_condition_set(conds, "Progressing", "True", "Succeeded", "Desired state reached", in->generation,
                                 in->now);
     case CE_PROGRESS_RETRYING:
-        return ce_condition_set(conds, "Progressing", "True", "Retrying", msg, in->generation, in->now);
+        return clusterextension_condition_set(conds, "Progressing", "True", "Retrying", msg, in->generation, in->now);
     case CE_PROGRESS_BLOCKED:
-        return ce_condition_set(conds, "Progressing", "False", "Blocked", msg, in->generation, in->now);
+        return clusterextension_condition_set(conds, "Progressing", "False", "Blocked", msg, in->generation, in->now);
     case CE_PROGRESS_INVALID_CONFIG:
-        return ce_condition_set(conds, "Progressing", "False", "InvalidConfiguration", msg, in->generation, in->now);
+        return clusterextension_condition_set(conds, "Progressing", "False", "InvalidConfiguration", msg, in->generation, in->now);
     }
     return -1;
 }
 
-json_t *ce_status_compute(const json_t *old_status, const ce_status_input *in, olm_error *err)
+json_t *clusterextension_status_compute(const json_t *old_status, const clusterextension_status_input *in, olm_error *err)
 {
     json_t *status = json_is_object(old_status) ? json_deep_copy(old_status) : json_object();
     json_t *conds = status ? json_object_get(status, "conditions") : NULL;
@@ -173,7 +173,7 @@ json_t *ce_status_compute(const json_t *old_status, const ce_status_input *in, o
         rc = set_installed_condition(conds, in);
     if (rc == 0 && in->deprecation)
         for (int i = 0; rc == 0 && i < DEPRECATION_NCONDITIONS; i++)
-            rc = ce_condition_set(conds, in->deprecation[i].type, in->deprecation[i].status,
+            rc = clusterextension_condition_set(conds, in->deprecation[i].type, in->deprecation[i].status,
                                   in->deprecation[i].reason, in->deprecation[i].message, in->generation, in->now);
     if (rc == 0)
         rc = set_progressing_condition(conds, in);

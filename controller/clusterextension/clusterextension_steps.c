@@ -1,5 +1,5 @@
 /* clusterextension_steps: resolve, pull, render, identity, preflight and apply for one
- * ClusterExtension reconcile (see clusterextension_reconcile.h for the order). */
+ * ClusterExtension reconcile (see clusterextension.h for the order). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +11,16 @@
 #include "strbuf.h"
 #include "olm_log.h"
 
-static int set_target(ce_run *run, const char *name, const char *version, const char *image, const char *package)
+static int set_target(clusterextension_run *run, const char *name, const char *version, const char *image, const char *package)
 {
-    ce_target_free(&run->target);
+    clusterextension_target_free(&run->target);
     run->target.name = strdup(name ? name : "");
     run->target.version = strdup(version ? version : "");
     run->target.image = strdup(image ? image : "");
     run->target.package = strdup(package ? package : "");
     if (!run->target.name || !run->target.version || !run->target.image || !run->target.package) {
-        ce_target_free(&run->target);
-        return ce_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+        clusterextension_target_free(&run->target);
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
     }
     run->have_target = true;
     return 0;
@@ -28,17 +28,17 @@ static int set_target(ce_run *run, const char *name, const char *version, const 
 
 /* ------------------------------------------------------------ resolve (§2.2 step 4) */
 
-int ce_step_resolve(ce_run *run)
+int clusterextension_step_resolve(clusterextension_run *run)
 {
     const json_t *cat = bundle_json_path(run->ce, "spec.source.catalog");
-    const char *pkg = ce_str(run->ce, "spec.source.catalog.packageName");
-    const char *range = ce_str(run->ce, "spec.source.catalog.version");
-    const char *policy = ce_str(run->ce, "spec.source.catalog.upgradeConstraintPolicy");
+    const char *pkg = clusterextension_str(run->ce, "spec.source.catalog.packageName");
+    const char *range = clusterextension_str(run->ce, "spec.source.catalog.version");
+    const char *policy = clusterextension_str(run->ce, "spec.source.catalog.upgradeConstraintPolicy");
     const json_t *chans = json_object_get(cat, "channels");
     size_t nch = json_array_size(chans);
     const char **channels = calloc(nch ? nch : 1, sizeof *channels);
     if (!channels)
-        return ce_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
     for (size_t i = 0; i < nch; i++)
         channels[i] = json_string_value(json_array_get(chans, i)) ? json_string_value(json_array_get(chans, i)) : "";
 
@@ -69,11 +69,11 @@ int ce_step_resolve(ce_run *run)
         run->resolved = true;
         char *ver = bundle_version_format(&run->res.version);
         if (!ver)
-            return ce_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+            return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
         const fbc_bundle *b = run->res.bundle;
         if (!b->image || !*b->image) {
             free(ver);
-            return ce_fail(run, CE_PROGRESS_RETRYING, "bundle \"%s\" has no image", b->name);
+            return clusterextension_fail(run, CE_PROGRESS_RETRYING, "bundle \"%s\" has no image", b->name);
         }
         rc = set_target(run, b->name, ver, b->image, pkg);
         free(ver);
@@ -81,11 +81,11 @@ int ce_step_resolve(ce_run *run)
     }
     /* handleResolutionError */
     if (!run->have_rec)
-        return ce_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     if (*range && strcmp(range, run->rec.bundle_version) != 0)
-        return ce_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     if (!selector_ok || run->cats.matched > 0)
-        return ce_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     /* Every matching catalog is gone: keep what is installed. */
     return set_target(run, run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image, run->rec.package);
 }
@@ -95,10 +95,10 @@ int ce_step_resolve(ce_run *run)
 /* A client authenticated as spec.serviceAccount, with a token from the cache.  The
  * namespace and the ServiceAccount are checked separately so the message says which
  * one is missing. */
-static int sa_client(ce_run *run, olm_error *err)
+static int sa_client(clusterextension_run *run, olm_error *err)
 {
-    const char *ns = ce_str(run->ce, "spec.namespace");
-    const char *sa = ce_str(run->ce, "spec.serviceAccount.name");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace");
+    const char *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
     kube_client *admin = run->r->cfg.admin;
     if (!*sa)
         return olm_error_set(err, "spec.serviceAccount.name is required: bundle content is applied as that "
@@ -113,8 +113,8 @@ static int sa_client(ce_run *run, olm_error *err)
     kube_client_free(run->as_sa);
     run->as_sa = NULL;
     run->actx.as_sa = NULL;
-    ce_token_free(&run->token);
-    rc = ce_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
+    clusterextension_token_free(&run->token);
+    rc = clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
     if (rc == KUBE_NOT_FOUND)
         return olm_error_set(err, "service account \"%s\" not found in namespace \"%s\": create it with the RBAC "
                                   "the bundle needs", sa, ns);
@@ -136,14 +136,14 @@ static int sa_client(ce_run *run, olm_error *err)
 /* After a failed apply: was it because the apiserver no longer accepts the cached
  * token (the ServiceAccount was re-created, the signing key rotated)?  Then the token
  * is dropped and a fresh one minted; 1 means "retry once". */
-static int sa_token_rejected(ce_run *run)
+static int sa_token_rejected(clusterextension_run *run)
 {
     if (!run->as_sa || kube_client_unauthorized_count(run->as_sa) == 0)
         return 0;
-    const char *ns = ce_str(run->ce, "spec.namespace"), *sa = ce_str(run->ce, "spec.serviceAccount.name");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
     olm_log(OLM_LOG_INFO, "clusterExtension", run->name,
             "the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying with a new one", ns, sa);
-    ce_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
+    clusterextension_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
     olm_error err;
     if (sa_client(run, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
@@ -154,9 +154,9 @@ static int sa_token_rejected(ce_run *run)
 
 /* ------------------------------------------------------------ preflight */
 
-static int crd_preflight(ce_run *run, json_t *objects, olm_error *err)
+static int crd_preflight(clusterextension_run *run, json_t *objects, olm_error *err)
 {
-    const char *enf = ce_str(run->ce, "spec.install.preflight.crdUpgradeSafety.enforcement");
+    const char *enf = clusterextension_str(run->ce, "spec.install.preflight.crdUpgradeSafety.enforcement");
     if (strcmp(enf, "None") == 0 || !run->r->cfg.crd_check)
         return 0;
     size_t i;
@@ -204,26 +204,26 @@ static bool same_objects(const install_record *rec, json_t *objects)
     return true;
 }
 
-static bool target_is_installed(const ce_run *run)
+static bool target_is_installed(const clusterextension_run *run)
 {
     return run->have_rec && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
            strcmp(run->target.version, run->rec.bundle_version) == 0;
 }
 
-static int render(ce_run *run, const char *dir, json_t **objects, char **properties)
+static int render(clusterextension_run *run, const char *dir, json_t **objects, char **properties)
 {
     olm_error err;
     bundle b = {0};
     if (bundle_load_dir(dir, &b, &err) != 0)
-        return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     const json_t *config = NULL;
-    if (strcmp(ce_str(run->ce, "spec.config.configType"), "Inline") == 0)
+    if (strcmp(clusterextension_str(run->ce, "spec.config.configType"), "Inline") == 0)
         config = bundle_json_path(run->ce, "spec.config.inline");
-    const char *ns = ce_str(run->ce, "spec.namespace");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace");
     bundle_config cfg = {0};
     if (bundle_config_validate(bundle_install_modes(b.csv), ns, config, &cfg, &err) != 0) {
         bundle_free(&b);
-        return ce_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
     }
     render_options ro = {
         .install_namespace = ns,
@@ -239,11 +239,11 @@ static int render(ce_run *run, const char *dir, json_t **objects, char **propert
     bundle_config_free(&cfg);
     bundle_free(&b);
     if (rc != 0)
-        return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     if (!*properties) {
         json_decref(*objects);
         *objects = NULL;
-        return ce_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
     }
     return 0;
 }
@@ -252,20 +252,20 @@ static int render(ce_run *run, const char *dir, json_t **objects, char **propert
  * nothing is applied and the installed bundle stays.  Its objects are still watched: the
  * drift watcher gets a current token, or its watches would end when the old one expires
  * (best effort; a failure here changes nothing about the outcome). */
-static int maintain(ce_run *run)
+static int maintain(clusterextension_run *run)
 {
     free(run->message);
     run->message = NULL;
     run->progress = CE_PROGRESS_SUCCEEDED;
     olm_error err;
     if (run->r->cfg.drift && sa_client(run, &err) == 0)
-        ce_drift_post(run);
+        clusterextension_drift_post(run);
     return 0;
 }
 
 /* Applies the bundle, or (same bundle, same objects) repairs drift.  0, or -1 with err
  * set; `objects` and `properties` stay the caller's. */
-static int put_on_cluster(ce_run *run, json_t *objects, const char *properties, olm_error *err)
+static int put_on_cluster(clusterextension_run *run, json_t *objects, const char *properties, olm_error *err)
 {
     if (target_is_installed(run) && strcmp(run->target.image, run->rec.bundle_image) == 0 &&
         same_objects(&run->rec, objects)) {
@@ -295,20 +295,20 @@ static int put_on_cluster(ce_run *run, json_t *objects, const char *properties, 
     return 0;
 }
 
-int ce_step_install(ce_run *run)
+int clusterextension_step_install(clusterextension_run *run)
 {
-    ce_reconciler *r = run->r;
+    clusterextension_reconciler *r = run->r;
     olm_error err;
     oci_ref ref;
     if (oci_ref_parse(run->target.image, &ref, &err) != 0)
-        return ce_fail_bundle(run, CE_PROGRESS_BLOCKED, "error parsing image reference \"%s\": %s",
+        return clusterextension_fail_bundle(run, CE_PROGRESS_BLOCKED, "error parsing image reference \"%s\": %s",
                               run->target.image, err.msg);
     oci_ref_free(&ref);
     oci_pull_result pr = {0};
     if (oci_pull_cached(r->bundle_cache, run->name, run->target.image, &r->cfg.pull, &pr, &err) != 0) {
         if (target_is_installed(run))
             return maintain(run);
-        return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
     json_t *objects = NULL;
     char *properties = NULL;
@@ -319,7 +319,7 @@ int ce_step_install(ce_run *run)
     if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
         json_decref(objects);
         free(properties);
-        return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
     rc = put_on_cluster(run, objects, properties, &err);
     if (rc != 0 && sa_token_rejected(run))
@@ -327,8 +327,8 @@ int ce_step_install(ce_run *run)
     json_decref(objects);
     free(properties);
     if (rc != 0)
-        return ce_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     run->progress = CE_PROGRESS_SUCCEEDED;
-    ce_drift_post(run);
+    clusterextension_drift_post(run);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* clusterextension_token_cache: see clusterextension_token_cache.h. */
+/* clusterextension_token_cache: see clusterextension.h. */
 #include "clusterextension.h"
 
 #include <pthread.h>
@@ -17,8 +17,8 @@ typedef struct token_entry {
     struct token_entry *next;
 } token_entry;
 
-struct ce_token_cache {
-    ce_token_cache_options o;
+struct clusterextension_token_cache {
+    clusterextension_token_cache_options o;
     pthread_mutex_t lock;
     token_entry *head;
     size_t n;
@@ -41,18 +41,18 @@ static void entry_free(token_entry *e)
     free(e);
 }
 
-static time_t now_of(ce_token_cache *c)
+static time_t now_of(clusterextension_token_cache *c)
 {
     return c->o.now ? c->o.now(c->o.clock_data) : time(NULL);
 }
 
-ce_token_cache *ce_token_cache_new(const ce_token_cache_options *opts, olm_error *err)
+clusterextension_token_cache *clusterextension_token_cache_new(const clusterextension_token_cache_options *opts, olm_error *err)
 {
     if (!opts || !opts->mint) {
         olm_error_set(err, "token cache: a mint function is required");
         return NULL;
     }
-    ce_token_cache *c = calloc(1, sizeof *c);
+    clusterextension_token_cache *c = calloc(1, sizeof *c);
     if (!c) {
         olm_error_set(err, "out of memory");
         return NULL;
@@ -68,7 +68,7 @@ ce_token_cache *ce_token_cache_new(const ce_token_cache_options *opts, olm_error
     return c;
 }
 
-void ce_token_cache_free(ce_token_cache *c)
+void clusterextension_token_cache_free(clusterextension_token_cache *c)
 {
     if (!c)
         return;
@@ -80,7 +80,7 @@ void ce_token_cache_free(ce_token_cache *c)
     free(c);
 }
 
-void ce_token_free(ce_token *t)
+void clusterextension_token_free(clusterextension_token *t)
 {
     if (!t)
         return;
@@ -90,7 +90,7 @@ void ce_token_free(ce_token *t)
 
 /* Caller holds the lock.  The link pointing at the entry of ns/sa, or at the NULL
  * that ends the list. */
-static token_entry **find(ce_token_cache *c, const char *ns, const char *sa)
+static token_entry **find(clusterextension_token_cache *c, const char *ns, const char *sa)
 {
     token_entry **pp = &c->head;
     while (*pp && (strcmp((*pp)->ns, ns) != 0 || strcmp((*pp)->sa, sa) != 0))
@@ -99,7 +99,7 @@ static token_entry **find(ce_token_cache *c, const char *ns, const char *sa)
 }
 
 /* Caller holds the lock. */
-static void unlink_entry(ce_token_cache *c, token_entry **pp)
+static void unlink_entry(clusterextension_token_cache *c, token_entry **pp)
 {
     token_entry *e = *pp;
     *pp = e->next;
@@ -107,7 +107,7 @@ static void unlink_entry(ce_token_cache *c, token_entry **pp)
     entry_free(e);
 }
 
-static int copy_out(const token_entry *e, ce_token *out, olm_error *err)
+static int copy_out(const token_entry *e, clusterextension_token *out, olm_error *err)
 {
     out->value = strdup(e->token);
     if (!out->value)
@@ -117,7 +117,7 @@ static int copy_out(const token_entry *e, ce_token *out, olm_error *err)
     return 0;
 }
 
-int ce_token_cache_get(ce_token_cache *c, const char *ns, const char *sa, ce_token *out, olm_error *err)
+int clusterextension_token_cache_get(clusterextension_token_cache *c, const char *ns, const char *sa, clusterextension_token *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
     time_t now = now_of(c);
@@ -172,7 +172,7 @@ int ce_token_cache_get(ce_token_cache *c, const char *ns, const char *sa, ce_tok
     return rc;
 }
 
-void ce_token_cache_invalidate(ce_token_cache *c, const char *ns, const char *sa, const char *token)
+void clusterextension_token_cache_invalidate(clusterextension_token_cache *c, const char *ns, const char *sa, const char *token)
 {
     pthread_mutex_lock(&c->lock);
     token_entry **pp = find(c, ns, sa);
@@ -181,12 +181,12 @@ void ce_token_cache_invalidate(ce_token_cache *c, const char *ns, const char *sa
     pthread_mutex_unlock(&c->lock);
 }
 
-void ce_token_cache_forget(ce_token_cache *c, const char *ns, const char *sa)
+void clusterextension_token_cache_forget(clusterextension_token_cache *c, const char *ns, const char *sa)
 {
-    ce_token_cache_invalidate(c, ns, sa, NULL);
+    clusterextension_token_cache_invalidate(c, ns, sa, NULL);
 }
 
-size_t ce_token_cache_size(ce_token_cache *c)
+size_t clusterextension_token_cache_size(clusterextension_token_cache *c)
 {
     pthread_mutex_lock(&c->lock);
     size_t n = c->n;
@@ -194,7 +194,7 @@ size_t ce_token_cache_size(ce_token_cache *c)
     return n;
 }
 
-uint64_t ce_token_cache_mints(ce_token_cache *c)
+uint64_t clusterextension_token_cache_mints(clusterextension_token_cache *c)
 {
     pthread_mutex_lock(&c->lock);
     uint64_t n = c->mints;
@@ -202,7 +202,7 @@ uint64_t ce_token_cache_mints(ce_token_cache *c)
     return n;
 }
 
-int ce_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
+int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
                        olm_error *err)
 {
     return kube_token_request(data, ns, sa, seconds, NULL, token, expires, err);

@@ -1,8 +1,8 @@
-/* crd_upgrade_safety: the preflight that refuses CRD changes which would break
+/* crdsafety: the preflight that refuses CRD changes which would break
  * stored objects (olmv1-behaviour.md §6.3, the crdify checks).  Skipped when
  * spec.install.preflight.crdUpgradeSafety.enforcement == None. */
-#ifndef OLM_CRD_UPGRADE_SAFETY_H
-#define OLM_CRD_UPGRADE_SAFETY_H
+#ifndef OLM_CRDSAFETY_H
+#define OLM_CRDSAFETY_H
 
 #include <jansson.h>
 
@@ -14,11 +14,11 @@
  * where each error is "<check>: <msg>" (CRD-wide) or
  * "<version>: <property path>: <check>: <msg>", e.g.
  *   v1 -> v2: ^.spec.foobarbaz: enum: allowed enum values removed  */
-int crd_upgrade_safety_check(const json_t *existing, const json_t *desired, olm_error *err);
+int crdsafety_check(const json_t *existing, const json_t *desired, olm_error *err);
 
 /* The same check without olm_error's length limit: on success *report is NULL
  * when the upgrade is safe, else a malloc'd message (the caller frees it) in the
  * format above.  Returns -1 only when memory runs out. */
-int crd_upgrade_safety_report(const json_t *existing, const json_t *desired, char **report, olm_error *err);
+int crdsafety_report(const json_t *existing, const json_t *desired, char **report, olm_error *err);
 
 #endif

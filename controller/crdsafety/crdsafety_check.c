@@ -1,4 +1,4 @@
-/* crd_upgrade_safety: the CRD upgrade-safety preflight (olmv1-behaviour.md §6.3),
+/* crdsafety: the CRD upgrade-safety preflight (olmv1-behaviour.md §6.3),
  * a re-implementation of sigs.k8s.io/crdify as operator-controller configures it:
  * conversion policy Ignore, unhandled changes fail, description ignored, enum
  * additions allowed.
@@ -27,22 +27,22 @@ static const char *str_or_empty(const json_t *v)
 
 /* existingFieldRemoval: every path of an existing version missing from the same
  * version of the new CRD ("removed field : <version>.<path>"). */
-static int existing_field_removal(const json_t *old, const json_t *new, cus_list *out)
+static int existing_field_removal(const json_t *old, const json_t *new, crdsafety_list *out)
 {
     size_t i;
     const json_t *nv;
     json_array_foreach(versions_of(new), i, nv) {
         const char *name = json_string_value(json_object_get(nv, "name"));
-        const json_t *ov = name ? cus_crd_version(old, name) : NULL;
+        const json_t *ov = name ? crdsafety_crd_version(old, name) : NULL;
         if (!ov)
             continue;
-        json_t *fa = cus_flatten(cus_version_schema(ov)), *fb = cus_flatten(cus_version_schema(nv));
+        json_t *fa = crdsafety_flatten(crdsafety_version_schema(ov)), *fb = crdsafety_flatten(crdsafety_version_schema(nv));
         size_t n = 0;
-        const char **paths = fa ? cus_sorted_keys(fa, &n) : NULL;
+        const char **paths = fa ? crdsafety_sorted_keys(fa, &n) : NULL;
         int r = !fa || !fb || (!paths && n) ? -1 : 0;
         for (size_t k = 0; !r && k < n; k++)
             if (!json_object_get(fb, paths[k]))
-                r = cus_list_addf(out, "existingFieldRemoval: removed field : %s.%s", name, paths[k]);
+                r = crdsafety_list_addf(out, "existingFieldRemoval: removed field : %s.%s", name, paths[k]);
         free(paths);
         json_decref(fa);
         json_decref(fb);
@@ -52,20 +52,20 @@ static int existing_field_removal(const json_t *old, const json_t *new, cus_list
     return 0;
 }
 
-static int scope_check(const json_t *old, const json_t *new, cus_list *out)
+static int scope_check(const json_t *old, const json_t *new, crdsafety_list *out)
 {
     const char *a = str_or_empty(json_object_get(json_object_get(old, "spec"), "scope"));
     const char *b = str_or_empty(json_object_get(json_object_get(new, "spec"), "scope"));
     if (strcmp(a, b) == 0)
         return 0;
     strbuf m = STRBUF_INIT;
-    int r = strbuf_puts(&m, "scope: scope changed : ") || cus_go_quote(&m, a) || strbuf_puts(&m, " -> ") ||
-            cus_go_quote(&m, b) || cus_list_addf(out, "%s", strbuf_str(&m));
+    int r = strbuf_puts(&m, "scope: scope changed : ") || crdsafety_go_quote(&m, a) || strbuf_puts(&m, " -> ") ||
+            crdsafety_go_quote(&m, b) || crdsafety_list_addf(out, "%s", strbuf_str(&m));
     strbuf_free(&m);
     return r ? -1 : 0;
 }
 
-static int stored_version_removal(const json_t *old, const json_t *new, cus_list *out)
+static int stored_version_removal(const json_t *old, const json_t *new, crdsafety_list *out)
 {
     const json_t *stored = json_object_get(json_object_get(old, "status"), "storedVersions");
     strbuf m = STRBUF_INIT;
@@ -74,26 +74,26 @@ static int stored_version_removal(const json_t *old, const json_t *new, cus_list
     int r = 0;
     json_array_foreach(stored, i, sv) {
         const char *name = str_or_empty(sv);
-        if (cus_crd_version(new, name))
+        if (crdsafety_crd_version(new, name))
             continue;
         r = r || strbuf_puts(&m, m.len ? " " : "storedVersionRemoval: stored versions removed : [") ||
             strbuf_puts(&m, name);
     }
     if (!r && m.len)
-        r = strbuf_putc(&m, ']') || cus_list_addf(out, "%s", strbuf_str(&m));
+        r = strbuf_putc(&m, ']') || crdsafety_list_addf(out, "%s", strbuf_str(&m));
     strbuf_free(&m);
     return r ? -1 : 0;
 }
 
 /* Same-version comparison: each existing version against its namesake. */
-static int same_versions(const json_t *old, const json_t *new, cus_list *out)
+static int same_versions(const json_t *old, const json_t *new, crdsafety_list *out)
 {
     size_t i;
     const json_t *ov;
     json_array_foreach(versions_of(old), i, ov) {
         const char *name = json_string_value(json_object_get(ov, "name"));
-        const json_t *nv = name ? cus_crd_version(new, name) : NULL;
-        if (nv && cus_compare_versions(ov, nv, name, out))
+        const json_t *nv = name ? crdsafety_crd_version(new, name) : NULL;
+        if (nv && crdsafety_compare_versions(ov, nv, name, out))
             return -1;
     }
     return 0;
@@ -104,12 +104,12 @@ static int cmp_version(const void *a, const void *b)
 {
     const char *na = str_or_empty(json_object_get(*(const json_t *const *)a, "name"));
     const char *nb = str_or_empty(json_object_get(*(const json_t *const *)b, "name"));
-    return cus_kube_version_cmp(na, nb);
+    return crdsafety_kube_version_cmp(na, nb);
 }
 
 /* crdify's served-version comparison of one CRD: every pair of served versions,
  * older -> newer in kube-aware order, labelled "<a> -> <b>". */
-static int served_pairs(const json_t *crd, cus_list *out)
+static int served_pairs(const json_t *crd, crdsafety_list *out)
 {
     const json_t *versions = versions_of(crd);
     size_t n = 0, total = json_array_size(versions);
@@ -132,7 +132,7 @@ static int served_pairs(const json_t *crd, cus_list *out)
                          str_or_empty(json_object_get(served[j], "name"))) < 0)
                 r = -1;
             else
-                r = cus_compare_versions(served[i], served[j], label, out);
+                r = crdsafety_compare_versions(served[i], served[j], label, out);
             free(label);
         }
     free(served);
@@ -142,36 +142,36 @@ static int served_pairs(const json_t *crd, cus_list *out)
 /* Served versions of the new CRD, minus the issues the existing CRD already had
  * (crdify subtracts them so a CRD that was already inconsistent can still be
  * re-applied).  Skipped with a conversion webhook (policy Ignore). */
-static int served_versions(const json_t *old, const json_t *new, cus_list *out)
+static int served_versions(const json_t *old, const json_t *new, crdsafety_list *out)
 {
     const json_t *conv = json_object_get(json_object_get(new, "spec"), "conversion");
     if (strcmp(str_or_empty(json_object_get(conv, "strategy")), "Webhook") == 0)
         return 0;
-    cus_list had = {0}, now = {0};
+    crdsafety_list had = {0}, now = {0};
     int r = served_pairs(old, &had) || served_pairs(new, &now);
     for (size_t i = 0; !r && i < now.n; i++) {
-        if (cus_list_has(&had, now.v[i]))
+        if (crdsafety_list_has(&had, now.v[i]))
             continue;
-        r = cus_list_take(out, now.v[i]);
-        now.v[i] = NULL; /* moved (freed by cus_list_take on failure) */
+        r = crdsafety_list_take(out, now.v[i]);
+        now.v[i] = NULL; /* moved (freed by crdsafety_list_take on failure) */
     }
-    cus_list_free(&had);
-    cus_list_free(&now);
+    crdsafety_list_free(&had);
+    crdsafety_list_free(&now);
     return r ? -1 : 0;
 }
 
-int crd_upgrade_safety_report(const json_t *existing, const json_t *desired, char **report, olm_error *err)
+int crdsafety_report(const json_t *existing, const json_t *desired, char **report, olm_error *err)
 {
     *report = NULL;
-    cus_list errs = {0};
+    crdsafety_list errs = {0};
     if (existing_field_removal(existing, desired, &errs) || scope_check(existing, desired, &errs) ||
         stored_version_removal(existing, desired, &errs) || same_versions(existing, desired, &errs) ||
         served_versions(existing, desired, &errs)) {
-        cus_list_free(&errs);
+        crdsafety_list_free(&errs);
         return olm_error_set(err, "checking CRD upgrade safety: out of memory");
     }
     if (errs.n == 0) {
-        cus_list_free(&errs);
+        crdsafety_list_free(&errs);
         return 0;
     }
     const char *name = str_or_empty(json_object_get(json_object_get(desired, "metadata"), "name"));
@@ -179,7 +179,7 @@ int crd_upgrade_safety_report(const json_t *existing, const json_t *desired, cha
     int r = strbuf_printf(&m, "validating upgrade for CRD \"%s\": ", name);
     for (size_t i = 0; !r && i < errs.n; i++)
         r = (i && strbuf_putc(&m, '\n')) || strbuf_puts(&m, errs.v[i]);
-    cus_list_free(&errs);
+    crdsafety_list_free(&errs);
     if (r) {
         strbuf_free(&m);
         return olm_error_set(err, "checking CRD upgrade safety: out of memory");
@@ -188,14 +188,14 @@ int crd_upgrade_safety_report(const json_t *existing, const json_t *desired, cha
     return 0;
 }
 
-int crd_upgrade_safety_check(const json_t *existing, const json_t *desired, olm_error *err)
+int crdsafety_check(const json_t *existing, const json_t *desired, olm_error *err)
 {
     char *report = NULL;
-    if (crd_upgrade_safety_report(existing, desired, &report, err))
+    if (crdsafety_report(existing, desired, &report, err))
         return -1;
     if (!report)
         return 0;
-    /* olm_error truncates very long reports; crd_upgrade_safety_report has them whole. */
+    /* olm_error truncates very long reports; crdsafety_report has them whole. */
     olm_error_set(err, "%s", report);
     free(report);
     return -1;

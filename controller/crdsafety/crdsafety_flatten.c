@@ -1,4 +1,4 @@
-/* crd_upgrade_safety_flatten: walks a CRD version's schema the way crdify's
+/* crdsafety_flatten: walks a CRD version's schema the way crdify's
  * SchemaHas does and names every sub-schema by its "simple location"
  * (k8s field.Path rendering rooted at "^"), e.g. ^.spec.foo, ^.spec.list.items,
  * ^.spec.x.allOf[0], ^.spec.m.additionalProperties, ^.patternProperties[re]. */
@@ -8,13 +8,13 @@
 
 #include "crdsafety_internal.h"
 
-const json_t *cus_version_schema(const json_t *version)
+const json_t *crdsafety_version_schema(const json_t *version)
 {
     const json_t *s = json_object_get(json_object_get(version, "schema"), "openAPIV3Schema");
     return json_is_object(s) ? s : NULL;
 }
 
-const json_t *cus_crd_version(const json_t *crd, const char *name)
+const json_t *crdsafety_crd_version(const json_t *crd, const char *name)
 {
     const json_t *versions = json_object_get(json_object_get(crd, "spec"), "versions");
     size_t i;
@@ -32,7 +32,7 @@ static int cmp_key(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-const char **cus_sorted_keys(const json_t *obj, size_t *n)
+const char **crdsafety_sorted_keys(const json_t *obj, size_t *n)
 {
     *n = json_object_size(obj);
     if (*n == 0)
@@ -73,7 +73,7 @@ static int keyed(json_t *out, const json_t *m, const char *path, const char *pre
     if (!json_is_object(m))
         return 0;
     size_t n;
-    const char **keys = cus_sorted_keys(m, &n);
+    const char **keys = crdsafety_sorted_keys(m, &n);
     if (!keys && n)
         return -1;
     int r = 0;
@@ -122,7 +122,7 @@ static int walk(json_t *out, const json_t *s, const char *path)
     return 0;
 }
 
-json_t *cus_flatten(const json_t *schema)
+json_t *crdsafety_flatten(const json_t *schema)
 {
     json_t *out = json_object();
     if (!out)

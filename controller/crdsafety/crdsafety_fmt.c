@@ -1,4 +1,4 @@
-/* crd_upgrade_safety_fmt: the Go formatting rules that crdify's messages depend
+/* crdsafety_fmt: the Go formatting rules that crdify's messages depend
  * on (%q, %v of float64, encoding/json bytes, kube-aware version order), so our
  * messages match upstream byte for byte. */
 #include <ctype.h>
@@ -11,7 +11,7 @@
 
 #include "crdsafety_internal.h"
 
-int cus_list_take(cus_list *l, char *s)
+int crdsafety_list_take(crdsafety_list *l, char *s)
 {
     if (!s)
         return -1;
@@ -29,7 +29,7 @@ int cus_list_take(cus_list *l, char *s)
     return 0;
 }
 
-int cus_list_addf(cus_list *l, const char *fmt, ...)
+int crdsafety_list_addf(crdsafety_list *l, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -38,10 +38,10 @@ int cus_list_addf(cus_list *l, const char *fmt, ...)
     va_end(ap);
     if (r < 0)
         return -1;
-    return cus_list_take(l, s);
+    return crdsafety_list_take(l, s);
 }
 
-int cus_list_has(const cus_list *l, const char *s)
+int crdsafety_list_has(const crdsafety_list *l, const char *s)
 {
     for (size_t i = 0; i < l->n; i++)
         if (strcmp(l->v[i], s) == 0)
@@ -49,7 +49,7 @@ int cus_list_has(const cus_list *l, const char *s)
     return 0;
 }
 
-void cus_list_free(cus_list *l)
+void crdsafety_list_free(crdsafety_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
@@ -63,13 +63,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void cus_strv_sort(const char **v, size_t n)
+void crdsafety_strv_sort(const char **v, size_t n)
 {
     if (n > 1)
         qsort(v, n, sizeof(*v), cmp_str);
 }
 
-int cus_go_quote(strbuf *sb, const char *s)
+int crdsafety_go_quote(strbuf *sb, const char *s)
 {
     if (strbuf_putc(sb, '"'))
         return -1;
@@ -163,7 +163,7 @@ static int go_float(strbuf *sb, double v, char fmtc)
     return 0;
 }
 
-int cus_go_float(strbuf *sb, double v)
+int crdsafety_go_float(strbuf *sb, double v)
 {
     return go_float(sb, v, 'g');
 }
@@ -207,7 +207,7 @@ static int json_raw(strbuf *sb, const json_t *v)
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         size_t n;
-        const char **keys = cus_sorted_keys(v, &n);
+        const char **keys = crdsafety_sorted_keys(v, &n);
         if (!keys && n)
             return -1;
         int r = strbuf_putc(sb, '{');
@@ -233,7 +233,7 @@ static int json_raw(strbuf *sb, const json_t *v)
     }
 }
 
-char *cus_raw_json(const json_t *v)
+char *crdsafety_raw_json(const json_t *v)
 {
     strbuf sb = STRBUF_INIT;
     if (json_raw(&sb, v)) {
@@ -268,7 +268,7 @@ static int parse_kube(const char *s, long *major, int *type, long *minor)
     return *end == '\0';
 }
 
-int cus_kube_version_cmp(const char *a, const char *b)
+int crdsafety_kube_version_cmp(const char *a, const char *b)
 {
     if (strcmp(a, b) == 0)
         return 0;

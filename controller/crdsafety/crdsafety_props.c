@@ -1,4 +1,4 @@
-/* crd_upgrade_safety_props: crdify's per-property comparators over one flattened
+/* crdsafety_props: crdify's per-property comparators over one flattened
  * property (its schema minus child schemas), plus the "unhandled" catch-all.
  *
  * JSON schemas are compared with Go semantics, because crdify compares decoded
@@ -93,7 +93,7 @@ static const char *str_or_empty(const json_t *v)
 
 static int raw_equal(const json_t *a, const json_t *b)
 {
-    char *ra = cus_raw_json(a), *rb = cus_raw_json(b);
+    char *ra = crdsafety_raw_json(a), *rb = crdsafety_raw_json(b);
     /* On OOM fall back to structural equality; only the message could differ. */
     int eq = ra && rb ? strcmp(ra, rb) == 0 : json_equal((json_t *)a, (json_t *)b);
     free(ra);
@@ -142,20 +142,20 @@ static int schema_equal(const json_t *a, const json_t *b)
 /* One comparator result line: "<label>: <path>: <check>: <msg>". */
 struct ctx {
     const char *label, *path;
-    cus_list *out;
+    crdsafety_list *out;
 };
 
 static int emit(struct ctx *c, const char *check, strbuf *msg)
 {
-    int r = cus_list_addf(c->out, "%s: %s: %s: %s", c->label, c->path, check, strbuf_str(msg));
+    int r = crdsafety_list_addf(c->out, "%s: %s: %s: %s", c->label, c->path, check, strbuf_str(msg));
     strbuf_free(msg);
     return r;
 }
 
 static int quote_raw(strbuf *sb, const json_t *v)
 {
-    char *raw = cus_raw_json(v);
-    int r = !raw || cus_go_quote(sb, raw);
+    char *raw = crdsafety_raw_json(v);
+    int r = !raw || crdsafety_go_quote(sb, raw);
     free(raw);
     return r ? -1 : 0;
 }
@@ -183,15 +183,15 @@ static int check_default(struct ctx *c, const json_t *a, const json_t *b)
 
 /* Raw values of x's enum that are not in y's enum, sorted and deduplicated
  * (crdify uses sets of the raw bytes). */
-static int enum_minus(const json_t *x, const json_t *y, cus_list *out)
+static int enum_minus(const json_t *x, const json_t *y, crdsafety_list *out)
 {
     for (size_t i = 0; i < json_array_size(x); i++) {
-        char *rx = cus_raw_json(json_array_get(x, i));
+        char *rx = crdsafety_raw_json(json_array_get(x, i));
         if (!rx)
             return -1;
-        int found = cus_list_has(out, rx);
+        int found = crdsafety_list_has(out, rx);
         for (size_t j = 0; !found && j < json_array_size(y); j++) {
-            char *ry = cus_raw_json(json_array_get(y, j));
+            char *ry = crdsafety_raw_json(json_array_get(y, j));
             if (!ry) {
                 free(rx);
                 return -1;
@@ -201,10 +201,10 @@ static int enum_minus(const json_t *x, const json_t *y, cus_list *out)
         }
         if (found)
             free(rx);
-        else if (cus_list_take(out, rx))
+        else if (crdsafety_list_take(out, rx))
             return -1;
     }
-    cus_strv_sort((const char **)out->v, out->n);
+    crdsafety_strv_sort((const char **)out->v, out->n);
     return 0;
 }
 
@@ -222,7 +222,7 @@ static int go_strv(strbuf *sb, char *const *v, size_t n)
 static int check_enum(struct ctx *c, const json_t *a, const json_t *b)
 {
     const json_t *ea = fget(a, "enum"), *eb = fget(b, "enum");
-    cus_list vals = {0};
+    crdsafety_list vals = {0};
     strbuf m = STRBUF_INIT;
     int r = 0;
     /* additionPolicy Allow: additions to an existing enum are fine. */
@@ -234,7 +234,7 @@ static int check_enum(struct ctx *c, const json_t *a, const json_t *b)
         if (!r && vals.n)
             r = strbuf_puts(&m, "allowed enum values removed : ") || go_strv(&m, vals.v, vals.n);
     }
-    cus_list_free(&vals);
+    crdsafety_list_free(&vals);
     if (r || m.len == 0) {
         strbuf_free(&m);
         return r ? -1 : 0;
@@ -261,10 +261,10 @@ static int check_bound(struct ctx *c, const char *key, int is_max, int is_float,
         r = strbuf_printf(&m, "%s constraint added when there was none previously : ", what);
     else if (is_max ? y < x : y > x)
         r = strbuf_printf(&m, "%s %s : ", what, is_max ? "decreased" : "increased") ||
-            (is_float ? cus_go_float(&m, x) : strbuf_printf(&m, "%lld", (long long)x)) || strbuf_puts(&m, " -> ");
+            (is_float ? crdsafety_go_float(&m, x) : strbuf_printf(&m, "%lld", (long long)x)) || strbuf_puts(&m, " -> ");
     else
         return 0;
-    r = r || (is_float ? cus_go_float(&m, y) : strbuf_printf(&m, "%lld", (long long)y));
+    r = r || (is_float ? crdsafety_go_float(&m, y) : strbuf_printf(&m, "%lld", (long long)y));
     if (r) {
         strbuf_free(&m);
         return -1;
@@ -275,22 +275,22 @@ static int check_bound(struct ctx *c, const char *key, int is_max, int is_float,
 static int check_required(struct ctx *c, const json_t *a, const json_t *b)
 {
     const json_t *ra = fget(a, "required"), *rb = fget(b, "required");
-    cus_list added = {0};
+    crdsafety_list added = {0};
     int r = 0;
     for (size_t i = 0; !r && i < json_array_size(rb); i++) {
         const char *f = str_or_empty(json_array_get(rb, i));
-        int found = cus_list_has(&added, f);
+        int found = crdsafety_list_has(&added, f);
         for (size_t j = 0; !found && j < json_array_size(ra); j++)
             found = strcmp(f, str_or_empty(json_array_get(ra, j))) == 0;
         if (!found)
-            r = cus_list_addf(&added, "%s", f);
+            r = crdsafety_list_addf(&added, "%s", f);
     }
     strbuf m = STRBUF_INIT;
     if (!r && added.n) {
-        cus_strv_sort((const char **)added.v, added.n);
+        crdsafety_strv_sort((const char **)added.v, added.n);
         r = strbuf_puts(&m, "new required fields: ") || go_strv(&m, added.v, added.n);
     }
-    cus_list_free(&added);
+    crdsafety_list_free(&added);
     if (r || m.len == 0) {
         strbuf_free(&m);
         return r ? -1 : 0;
@@ -304,15 +304,15 @@ static int check_type(struct ctx *c, const json_t *a, const json_t *b)
     if (strcmp(ta, tb) == 0)
         return 0;
     strbuf m = STRBUF_INIT;
-    if (strbuf_puts(&m, "type changed : ") || cus_go_quote(&m, ta) || strbuf_puts(&m, " -> ") ||
-        cus_go_quote(&m, tb)) {
+    if (strbuf_puts(&m, "type changed : ") || crdsafety_go_quote(&m, ta) || strbuf_puts(&m, " -> ") ||
+        crdsafety_go_quote(&m, tb)) {
         strbuf_free(&m);
         return -1;
     }
     return emit(c, "type", &m);
 }
 
-static int cus_unhandled_message(const json_t *a, const json_t *b, strbuf *m);
+static int crdsafety_unhandled_message(const json_t *a, const json_t *b, strbuf *m);
 
 static int compare_property(struct ctx *c, const json_t *a, const json_t *b)
 {
@@ -327,7 +327,7 @@ static int compare_property(struct ctx *c, const json_t *a, const json_t *b)
         const struct field *f = &FIELDS[i];
         if (!f->handled && !field_equal(f->kind, fget(a, f->key), fget(b, f->key))) {
             strbuf m = STRBUF_INIT;
-            if (cus_unhandled_message(a, b, &m)) {
+            if (crdsafety_unhandled_message(a, b, &m)) {
                 strbuf_free(&m);
                 return -1;
             }
@@ -337,11 +337,11 @@ static int compare_property(struct ctx *c, const json_t *a, const json_t *b)
     return 0;
 }
 
-int cus_compare_versions(const json_t *oldv, const json_t *newv, const char *label, cus_list *out)
+int crdsafety_compare_versions(const json_t *oldv, const json_t *newv, const char *label, crdsafety_list *out)
 {
-    json_t *fa = cus_flatten(cus_version_schema(oldv)), *fb = cus_flatten(cus_version_schema(newv));
+    json_t *fa = crdsafety_flatten(crdsafety_version_schema(oldv)), *fb = crdsafety_flatten(crdsafety_version_schema(newv));
     size_t n = 0;
-    const char **paths = fa ? cus_sorted_keys(fa, &n) : NULL;
+    const char **paths = fa ? crdsafety_sorted_keys(fa, &n) : NULL;
     int r = !fa || !fb || (!paths && n) ? -1 : 0;
     for (size_t i = 0; !r && i < n; i++) {
         const json_t *a = json_object_get(fa, paths[i]), *b = json_object_get(fb, paths[i]);
@@ -364,12 +364,12 @@ int cus_compare_versions(const json_t *oldv, const json_t *newv, const char *lab
 static int go_value(strbuf *sb, enum kind k, const json_t *v, const json_t *other)
 {
     switch (k) {
-    case K_STR: return cus_go_quote(sb, str_or_empty(v)) ? -2 : 0;
+    case K_STR: return crdsafety_go_quote(sb, str_or_empty(v)) ? -2 : 0;
     case K_BOOL: return strbuf_puts(sb, json_is_true(v) ? "true" : "false") ? -2 : 0;
     case K_PSTR:
         if (!v)
             return strbuf_puts(sb, "nil") ? -2 : 0;
-        return strbuf_putc(sb, '&') || cus_go_quote(sb, str_or_empty(v)) ? -2 : 0;
+        return strbuf_putc(sb, '&') || crdsafety_go_quote(sb, str_or_empty(v)) ? -2 : 0;
     case K_PBOOL:
         if (!v)
             return strbuf_puts(sb, "nil") ? -2 : 0;
@@ -377,7 +377,7 @@ static int go_value(strbuf *sb, enum kind k, const json_t *v, const json_t *othe
     case K_PFLOAT:
         if (!v)
             return strbuf_puts(sb, "nil") ? -2 : 0;
-        return strbuf_putc(sb, '&') || cus_go_float(sb, json_number_value(v)) ? -2 : 0;
+        return strbuf_putc(sb, '&') || crdsafety_go_float(sb, json_number_value(v)) ? -2 : 0;
     case K_STRLIST: {
         /* Only nil <-> non-nil prints as one line; otherwise go-cmp diffs elements. */
         if (json_array_size(v) && json_array_size(other))
@@ -387,7 +387,7 @@ static int go_value(strbuf *sb, enum kind k, const json_t *v, const json_t *othe
         if (strbuf_puts(sb, "[]string{"))
             return -2;
         for (size_t i = 0; i < json_array_size(v); i++)
-            if ((i && strbuf_puts(sb, ", ")) || cus_go_quote(sb, str_or_empty(json_array_get(v, i))))
+            if ((i && strbuf_puts(sb, ", ")) || crdsafety_go_quote(sb, str_or_empty(json_array_get(v, i))))
                 return -2;
         return strbuf_putc(sb, '}') ? -2 : 0;
     }
@@ -418,7 +418,7 @@ static int normalize(strbuf *out, const char *v)
 
 /* "unhandled changes found (<Field> <old> -> <new>; ...)": what operator-controller
  * condenses crdify's go-cmp diff of the two reset schemas into. */
-static int cus_unhandled_message(const json_t *a, const json_t *b, strbuf *m)
+static int crdsafety_unhandled_message(const json_t *a, const json_t *b, strbuf *m)
 {
     int first = 1;
     if (strbuf_puts(m, "unhandled changes found"))

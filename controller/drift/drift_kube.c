@@ -1,4 +1,4 @@
-/* clusterextension_drift_kube: the drift watcher's backend on kube_watch.
+/* drift_kube: the drift watcher's backend on kube_watch.
  *
  * Each watch is one kube_watch (LIST, then a streaming WATCH resumed from the last
  * resourceVersion, relisting after 410) on the shared kube_uvcurl.  Cost per watch:
@@ -13,7 +13,7 @@
 
 typedef struct kube_backend_watch {
     kube_watch *kw;
-    ce_drift_watch *w;
+    drift_watch *w;
     void (*closed)(void *cdata);
     void *cdata;
 } kube_backend_watch;
@@ -21,22 +21,22 @@ typedef struct kube_backend_watch {
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)
 {
     kube_backend_watch *b = data;
-    ce_drift_watch_event(b->w, type, obj);
+    drift_watch_event(b->w, type, obj);
 }
 
 static void on_synced(void *data)
 {
     kube_backend_watch *b = data;
-    ce_drift_watch_synced(b->w);
+    drift_watch_synced(b->w);
 }
 
 static void on_error(const char *msg, void *data)
 {
     kube_backend_watch *b = data;
-    ce_drift_watch_error(b->w, kube_watch_last_status(b->kw), msg);
+    drift_watch_error(b->w, kube_watch_last_status(b->kw), msg);
 }
 
-static void *kube_start(void *data, const kube_config *cfg, const char *path, const char *selector, ce_drift_watch *w,
+static void *kube_start(void *data, const kube_config *cfg, const char *path, const char *selector, drift_watch *w,
                         olm_error *err)
 {
     kube_backend_watch *b = calloc(1, sizeof *b);
@@ -78,7 +78,7 @@ static void kube_stop(void *data, void *handle, void (*closed)(void *cdata), voi
     kube_watch_stop(b->kw, kube_closed, b);
 }
 
-ce_drift_backend ce_drift_backend_kube(kube_uvcurl *uc)
+drift_backend drift_backend_kube(kube_uvcurl *uc)
 {
-    return (ce_drift_backend){.start = kube_start, .stop = kube_stop, .data = uc};
+    return (drift_backend){.start = kube_start, .stop = kube_stop, .data = uc};
 }

@@ -1,4 +1,4 @@
-/* clusterextension_drift_spec: what the drift watcher watches for one extension (the
+/* drift_paths: what the drift watcher watches for one extension (the
  * collection paths of its recorded objects), the owner-label selector, and the content
  * hash that tells a real change from status churn.  Pure functions, any thread. */
 #include <stdbool.h>
@@ -16,7 +16,7 @@ static void wipe(char *s)
     }
 }
 
-static void path_free(ce_drift_path *p)
+static void path_free(drift_path *p)
 {
     free(p->path);
     for (size_t i = 0; i < p->nkeys; i++)
@@ -25,14 +25,14 @@ static void path_free(ce_drift_path *p)
     memset(p, 0, sizeof *p);
 }
 
-static void paths_free(ce_drift_path *paths, size_t n)
+static void paths_free(drift_path *paths, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         path_free(&paths[i]);
     free(paths);
 }
 
-void ce_drift_spec_free(ce_drift_spec *s)
+void drift_spec_free(drift_spec *s)
 {
     if (!s)
         return;
@@ -44,7 +44,7 @@ void ce_drift_spec_free(ce_drift_spec *s)
     memset(s, 0, sizeof *s);
 }
 
-char *ce_drift_selector(const char *extension)
+char *drift_selector(const char *extension)
 {
     char *sel = NULL;
     if (asprintf(&sel, "%s=ClusterExtension,%s=%s", OWNER_KIND_LABEL, OWNER_NAME_LABEL, extension) < 0)
@@ -82,14 +82,14 @@ static int add_key(group *g, const install_object_ref *o)
 
 static int cmp_path(const void *a, const void *b)
 {
-    return strcmp(((const ce_drift_path *)a)->path, ((const ce_drift_path *)b)->path);
+    return strcmp(((const drift_path *)a)->path, ((const drift_path *)b)->path);
 }
 
-int ce_drift_spec_paths(ce_drift_spec *spec, const install_record *rec, ce_drift_resolve_fn resolve, void *rdata,
+int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_fn resolve, void *rdata,
                         olm_error *err)
 {
     group *groups = calloc(rec->nobjects ? rec->nobjects : 1, sizeof *groups);
-    ce_drift_path *paths = NULL;
+    drift_path *paths = NULL;
     size_t ngroups = 0, npaths = 0;
     int rc = groups ? 0 : olm_error_set(err, "out of memory");
     for (size_t i = 0; rc == 0 && i < rec->nobjects; i++) {
@@ -129,7 +129,7 @@ int ce_drift_spec_paths(ce_drift_spec *spec, const install_record *rec, ce_drift
         rc = olm_error_set(err, "out of memory");
     for (size_t j = 0; rc == 0 && j < ngroups; j++) {
         group *g = &groups[j];
-        ce_drift_path *p = &paths[npaths++];
+        drift_path *p = &paths[npaths++];
         /* One namespace: watch there, which a namespace-scoped ServiceAccount may do. */
         if (g->ri.namespaced && g->only_ns && !g->many_ns) {
             p->path = kube_resource_path(&g->ri, g->only_ns, NULL, NULL, err);
@@ -171,7 +171,7 @@ static uint64_t fnv1a(const char *s, uint64_t h)
     return h;
 }
 
-uint64_t ce_drift_content_hash(const json_t *obj)
+uint64_t drift_content_hash(const json_t *obj)
 {
     /* Shallow copies: only the two top levels are edited, the rest is shared. */
     json_t *top = json_copy((json_t *)obj);

@@ -1,9 +1,9 @@
-/* clusterextension_drift_watch: the watcher's bookkeeping on the loop thread (see
- * clusterextension_drift_watch.h).
+/* drift_watch: the watcher's bookkeeping on the loop thread (see
+ * drift.h).
  *
- *   ce_drift_watcher   the extensions, the mailbox posts arrive in (mutex + uv_async)
+ *   drift_watcher   the extensions, the mailbox posts arrive in (mutex + uv_async)
  *   drift_ext          one extension: its token config, watches and refresh timer
- *   ce_drift_watch     one (extension, collection path) watch and what it has seen
+ *   drift_watch     one (extension, collection path) watch and what it has seen
  *   drift_cfg          a kube_config with the extension's token, shared by its watches
  *                      and freed (token zeroed) when the last one has closed */
 #include <pthread.h>
@@ -23,8 +23,8 @@ typedef struct drift_cfg {
 
 typedef struct drift_ext drift_ext;
 
-struct ce_drift_watch {
-    ce_drift_watcher *d;
+struct drift_watch {
+    drift_watcher *d;
     drift_ext *ext;    /* NULL once stopped */
     char *path;
     char **keys;       /* expected objects (owned) */
@@ -35,14 +35,14 @@ struct ce_drift_watch {
     bool synced;
     json_t *seen;      /* key -> content hash (integer) */
     char *last_error;  /* last logged error, to log each distinct one once */
-    ce_drift_watch *next;
+    drift_watch *next;
 };
 
 struct drift_ext {
-    ce_drift_watcher *d;
+    drift_watcher *d;
     char *name, *ns, *sa;
     drift_cfg *cfg;       /* one reference; NULL before the first spec */
-    ce_drift_watch *watches;
+    drift_watch *watches;
     uv_timer_t *refresh;  /* allocated: closes asynchronously */
     bool rejected;        /* a 401 was handled for this token */
     json_t *forbidden;    /* path -> true: a 403 was logged (once per path until it works) */
@@ -51,19 +51,19 @@ struct drift_ext {
 
 /* A posted request: a spec to apply, or (spec.token NULL) forget the extension. */
 typedef struct drift_post {
-    ce_drift_spec spec;
+    drift_spec spec;
     struct drift_post *next;
 } drift_post;
 
-struct ce_drift_watcher {
+struct drift_watcher {
     uv_loop_t *loop;
     /* The server and CA of every watch, without credentials.  One CA file for all of
      * them: libcurl shares a connection only between transfers with the same TLS
      * settings (CA path included), so the watches of all extensions can be streams of
      * one HTTP/2 connection. */
     kube_config shared;
-    ce_drift_backend be;
-    ce_drift_callbacks cb;
+    drift_backend be;
+    drift_callbacks cb;
     uint64_t coalesce_ms, min_refresh_ms;
     drift_ext *exts;
     size_t nexts, active;
@@ -78,8 +78,8 @@ struct ce_drift_watcher {
 
 /* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
  * leave drift to the periodic repair). */
-static void logf_(ce_drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(ce_drift_watcher *d, const char *ext, const char *fmt, ...)
+static void logf_(drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(drift_watcher *d, const char *ext, const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -92,7 +92,7 @@ static void logf_(ce_drift_watcher *d, const char *ext, const char *fmt, ...)
         olm_log(OLM_LOG_WARN, "clusterExtension", ext, "%s", line);
 }
 
-static void maybe_finish(ce_drift_watcher *d);
+static void maybe_finish(drift_watcher *d);
 
 /* ------------------------------------------------------------ token configs */
 
@@ -104,7 +104,7 @@ static void cfg_unref(drift_cfg *c)
     }
 }
 
-static drift_cfg *cfg_new(ce_drift_watcher *d, const char *token, olm_error *err)
+static drift_cfg *cfg_new(drift_watcher *d, const char *token, olm_error *err)
 {
     drift_cfg *c = calloc(1, sizeof *c);
     if (!c) {
@@ -138,7 +138,7 @@ static void keys_free(char **keys, size_t n)
     free(keys);
 }
 
-static void watch_free(ce_drift_watch *w)
+static void watch_free(drift_watch *w)
 {
     cfg_unref(w->cfg);
     free(w->path);
@@ -150,8 +150,8 @@ static void watch_free(ce_drift_watch *w)
 
 static void watch_closed(void *data)
 {
-    ce_drift_watch *w = data;
-    ce_drift_watcher *d = w->d;
+    drift_watch *w = data;
+    drift_watcher *d = w->d;
     w->closing = false;
     cfg_unref(w->cfg); /* the backend no longer uses it */
     w->cfg = NULL;
@@ -161,11 +161,11 @@ static void watch_closed(void *data)
     maybe_finish(d);
 }
 
-static void watch_halt(ce_drift_watch *w)
+static void watch_halt(drift_watch *w)
 {
     if (!w->handle)
         return;
-    ce_drift_watcher *d = w->d;
+    drift_watcher *d = w->d;
     void *h = w->handle;
     w->handle = NULL;
     w->closing = true;
@@ -175,7 +175,7 @@ static void watch_halt(ce_drift_watch *w)
 }
 
 /* `w` is already unlinked from its extension. */
-static void watch_release(ce_drift_watch *w)
+static void watch_release(drift_watch *w)
 {
     watch_halt(w);
     w->ext = NULL;
@@ -184,9 +184,9 @@ static void watch_release(ce_drift_watch *w)
 }
 
 /* Takes over p->path and p->keys. */
-static ce_drift_watch *watch_new(ce_drift_watcher *d, drift_ext *e, ce_drift_path *p)
+static drift_watch *watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
 {
-    ce_drift_watch *w = calloc(1, sizeof *w);
+    drift_watch *w = calloc(1, sizeof *w);
     if (!w || !(w->seen = json_object())) {
         free(w);
         return NULL;
@@ -204,11 +204,11 @@ static ce_drift_watch *watch_new(ce_drift_watcher *d, drift_ext *e, ce_drift_pat
     return w;
 }
 
-static void watch_start(ce_drift_watch *w)
+static void watch_start(drift_watch *w)
 {
-    ce_drift_watcher *d = w->d;
+    drift_watcher *d = w->d;
     olm_error err;
-    char *sel = ce_drift_selector(w->ext->name);
+    char *sel = drift_selector(w->ext->name);
     if (!sel) {
         logf_(d, w->ext->name, "drift watch of %s: out of memory", w->path);
         return;
@@ -222,12 +222,12 @@ static void watch_start(ce_drift_watch *w)
     d->active++;
 }
 
-static void request_reconcile(ce_drift_watch *w)
+static void request_reconcile(drift_watch *w)
 {
     w->d->cb.enqueue_after(w->ext->name, w->d->coalesce_ms, w->d->cb.data);
 }
 
-void ce_drift_watch_event(ce_drift_watch *w, kube_watch_event_type type, const json_t *obj)
+void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t *obj)
 {
     if (!w->ext)
         return;
@@ -241,7 +241,7 @@ void ce_drift_watch_event(ce_drift_watch *w, kube_watch_event_type type, const j
         free(key);
         return;
     }
-    json_int_t h = (json_int_t)ce_drift_content_hash(obj);
+    json_int_t h = (json_int_t)drift_content_hash(obj);
     json_t *old = json_object_get(w->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(w->seen, key, json_integer(h));
@@ -251,7 +251,7 @@ void ce_drift_watch_event(ce_drift_watch *w, kube_watch_event_type type, const j
         request_reconcile(w);
 }
 
-void ce_drift_watch_synced(ce_drift_watch *w)
+void drift_watch_synced(drift_watch *w)
 {
     if (!w->ext)
         return;
@@ -272,16 +272,16 @@ void ce_drift_watch_synced(ce_drift_watch *w)
 
 static void ext_halt_watches(drift_ext *e)
 {
-    for (ce_drift_watch *w = e->watches; w; w = w->next)
+    for (drift_watch *w = e->watches; w; w = w->next)
         watch_halt(w);
 }
 
-void ce_drift_watch_error(ce_drift_watch *w, long http_status, const char *msg)
+void drift_watch_error(drift_watch *w, long http_status, const char *msg)
 {
     drift_ext *e = w->ext;
     if (!e)
         return;
-    ce_drift_watcher *d = w->d;
+    drift_watcher *d = w->d;
     if (http_status == 401) {
         /* The token was rejected; every watch of the extension uses it. */
         if (!e->rejected) {
@@ -315,7 +315,7 @@ void ce_drift_watch_error(ce_drift_watch *w, long http_status, const char *msg)
 
 /* ------------------------------------------------------------ extensions */
 
-static drift_ext *ext_find(ce_drift_watcher *d, const char *name)
+static drift_ext *ext_find(drift_watcher *d, const char *name)
 {
     for (drift_ext *e = d->exts; e; e = e->next)
         if (strcmp(e->name, name) == 0)
@@ -325,7 +325,7 @@ static drift_ext *ext_find(ce_drift_watcher *d, const char *name)
 
 static void timer_closed(uv_handle_t *h)
 {
-    ce_drift_watcher *d = h->data;
+    drift_watcher *d = h->data;
     free(h);
     d->pending_closes--;
     maybe_finish(d);
@@ -339,10 +339,10 @@ static void on_refresh(uv_timer_t *t)
     e->d->cb.enqueue_after(e->name, 0, e->d->cb.data);
 }
 
-static void ext_free(ce_drift_watcher *d, drift_ext *e)
+static void ext_free(drift_watcher *d, drift_ext *e)
 {
     while (e->watches) {
-        ce_drift_watch *w = e->watches;
+        drift_watch *w = e->watches;
         e->watches = w->next;
         w->next = NULL;
         watch_release(w);
@@ -361,7 +361,7 @@ static void ext_free(ce_drift_watcher *d, drift_ext *e)
     free(e);
 }
 
-static void ext_remove(ce_drift_watcher *d, const char *name)
+static void ext_remove(drift_watcher *d, const char *name)
 {
     drift_ext **pp = &d->exts;
     while (*pp && strcmp((*pp)->name, name) != 0)
@@ -374,7 +374,7 @@ static void ext_remove(ce_drift_watcher *d, const char *name)
     ext_free(d, e);
 }
 
-static drift_ext *ext_new(ce_drift_watcher *d, const char *name)
+static drift_ext *ext_new(drift_watcher *d, const char *name)
 {
     drift_ext *e = calloc(1, sizeof *e);
     if (!e)
@@ -398,7 +398,7 @@ static drift_ext *ext_new(ce_drift_watcher *d, const char *name)
     return e;
 }
 
-static ce_drift_path *spec_find_path(ce_drift_spec *s, const char *path)
+static drift_path *spec_find_path(drift_spec *s, const char *path)
 {
     for (size_t i = 0; i < s->npaths; i++)
         if (s->paths[i].path && strcmp(s->paths[i].path, path) == 0)
@@ -417,7 +417,7 @@ static bool replace_str(char **dst, const char *src)
 }
 
 /* Loop thread.  Makes the extension's watches match `s` (consumed). */
-static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
+static void apply_spec(drift_watcher *d, drift_spec *s)
 {
     if (!s->token) {
         ext_remove(d, s->extension);
@@ -447,7 +447,7 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
         }
         /* Every watch used the old token: start them all again with the new one. */
         while (e->watches) {
-            ce_drift_watch *w = e->watches;
+            drift_watch *w = e->watches;
             e->watches = w->next;
             w->next = NULL;
             watch_release(w);
@@ -457,9 +457,9 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
         e->rejected = false;
     }
     /* Kinds no longer installed stop; kinds still installed keep their watch. */
-    for (ce_drift_watch **pp = &e->watches; *pp;) {
-        ce_drift_watch *w = *pp;
-        ce_drift_path *p = spec_find_path(s, w->path);
+    for (drift_watch **pp = &e->watches; *pp;) {
+        drift_watch *w = *pp;
+        drift_path *p = spec_find_path(s, w->path);
         if (!p) {
             *pp = w->next;
             w->next = NULL;
@@ -478,7 +478,7 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
     for (size_t i = 0; i < s->npaths; i++) {
         if (!s->paths[i].path)
             continue;
-        ce_drift_watch *w = watch_new(d, e, &s->paths[i]);
+        drift_watch *w = watch_new(d, e, &s->paths[i]);
         if (!w) {
             logf_(d, e->name, "drift watch: out of memory");
             continue;
@@ -497,7 +497,7 @@ static void apply_spec(ce_drift_watcher *d, ce_drift_spec *s)
 
 /* ------------------------------------------------------------ the mailbox */
 
-static drift_post *take_posts(ce_drift_watcher *d)
+static drift_post *take_posts(drift_watcher *d)
 {
     pthread_mutex_lock(&d->lock);
     drift_post *p = d->posts;
@@ -510,13 +510,13 @@ static void free_posts(drift_post *p)
 {
     while (p) {
         drift_post *next = p->next;
-        ce_drift_spec_free(&p->spec);
+        drift_spec_free(&p->spec);
         free(p);
         p = next;
     }
 }
 
-void ce_drift_watcher_flush(ce_drift_watcher *d)
+void drift_watcher_flush(drift_watcher *d)
 {
     drift_post *p = take_posts(d);
     for (drift_post *q = p; q && !d->stopping; q = q->next)
@@ -526,15 +526,15 @@ void ce_drift_watcher_flush(ce_drift_watcher *d)
 
 static void on_async(uv_async_t *a)
 {
-    ce_drift_watcher_flush(a->data);
+    drift_watcher_flush(a->data);
 }
 
-int ce_drift_watcher_post(ce_drift_watcher *d, ce_drift_spec *spec, olm_error *err)
+int drift_watcher_post(drift_watcher *d, drift_spec *spec, olm_error *err)
 {
     drift_post *p = calloc(1, sizeof *p);
     if (!p || !spec->extension) {
         free(p);
-        ce_drift_spec_free(spec);
+        drift_spec_free(spec);
         return olm_error_set(err, "drift watch: out of memory");
     }
     p->spec = *spec;
@@ -558,23 +558,23 @@ int ce_drift_watcher_post(ce_drift_watcher *d, ce_drift_spec *spec, olm_error *e
     return 0;
 }
 
-int ce_drift_watcher_forget(ce_drift_watcher *d, const char *extension, olm_error *err)
+int drift_watcher_forget(drift_watcher *d, const char *extension, olm_error *err)
 {
-    ce_drift_spec s = {.extension = strdup(extension)};
-    return ce_drift_watcher_post(d, &s, err);
+    drift_spec s = {.extension = strdup(extension)};
+    return drift_watcher_post(d, &s, err);
 }
 
 /* ------------------------------------------------------------ lifecycle */
 
-ce_drift_watcher *ce_drift_watcher_new(uv_loop_t *loop, const kube_config *base, const ce_drift_backend *backend,
-                                       const ce_drift_callbacks *cb, const ce_drift_watcher_options *opts,
+drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const drift_backend *backend,
+                                       const drift_callbacks *cb, const drift_watcher_options *opts,
                                        olm_error *err)
 {
     if (!backend || !backend->start || !backend->stop || !cb || !cb->enqueue_after) {
         olm_error_set(err, "drift watch: a backend and an enqueue callback are required");
         return NULL;
     }
-    ce_drift_watcher *d = calloc(1, sizeof *d);
+    drift_watcher *d = calloc(1, sizeof *d);
     if (!d) {
         olm_error_set(err, "out of memory");
         return NULL;
@@ -610,17 +610,17 @@ ce_drift_watcher *ce_drift_watcher_new(uv_loop_t *loop, const kube_config *base,
     return d;
 }
 
-size_t ce_drift_watcher_active(const ce_drift_watcher *d)
+size_t drift_watcher_active(const drift_watcher *d)
 {
     return d->active;
 }
 
-size_t ce_drift_watcher_extensions(const ce_drift_watcher *d)
+size_t drift_watcher_extensions(const drift_watcher *d)
 {
     return d->nexts;
 }
 
-static void maybe_finish(ce_drift_watcher *d)
+static void maybe_finish(drift_watcher *d)
 {
     if (!d->stopping || d->pending_closes > 0)
         return;
@@ -636,12 +636,12 @@ static void maybe_finish(ce_drift_watcher *d)
 
 static void async_closed(uv_handle_t *h)
 {
-    ce_drift_watcher *d = h->data;
+    drift_watcher *d = h->data;
     d->pending_closes--;
     maybe_finish(d);
 }
 
-void ce_drift_watcher_stop(ce_drift_watcher *d, void (*closed)(void *data), void *data)
+void drift_watcher_stop(drift_watcher *d, void (*closed)(void *data), void *data)
 {
     if (d->stopping)
         return;

@@ -1,7 +1,7 @@
 /* render: a registry+v1 bundle turned into the Kubernetes objects to apply, with the
  * hashes and names upstream derives. */
-#ifndef OLMV1_RENDER_H
-#define OLMV1_RENDER_H
+#ifndef OLM_RENDER_H
+#define OLM_RENDER_H
 
 #include <jansson.h>
 

@@ -1,8 +1,8 @@
 /* resolve: picks the bundle to install from catalog content (channels, version range,
  * upgrade edges, catalog priority), with bundle versions (semver + release) and the
  * deprecation conditions of the result. */
-#ifndef OLMV1_RESOLVE_H
-#define OLMV1_RESOLVE_H
+#ifndef OLM_RESOLVE_H
+#define OLM_RESOLVE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* upgradeable_reconcile: one pass of the OpenShift upgrade check against the cluster
- * (see upgradeable_reconcile.h), and the write of its conditions on ClusterOperator
+ * (see upgradeable_reconciler.h), and the write of its conditions on ClusterOperator
  * "olm".  Blocking REST calls: worker threads only. */
 #include <stdlib.h>
 #include <string.h>

@@ -17,8 +17,8 @@
  * Threading: upgradeable_reconcile_once and upgradeable_inputs_read block on REST
  * calls: run them on a worker thread (the reconciler below uses the libuv threadpool),
  * never on an event loop.  The pure functions are thread-safe. */
-#ifndef OLM_UPGRADEABLE_RECONCILE_H
-#define OLM_UPGRADEABLE_RECONCILE_H
+#ifndef OLM_UPGRADEABLE_RECONCILER_H
+#define OLM_UPGRADEABLE_RECONCILER_H
 
 #include <jansson.h>
 #include <stdbool.h>

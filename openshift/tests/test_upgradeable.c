@@ -81,9 +81,9 @@ static void test_value_parsing(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof value_cases / sizeof value_cases[0]; i++) {
         const value_case *c = &value_cases[i];
-        upg_minor v = {0, 0};
+        upgradeable_minor v = {0, 0};
         strbuf msg = STRBUF_INIT;
-        int rc = upg_parse_max_version(c->raw, c->raw ? strlen(c->raw) : 0, &v, &msg);
+        int rc = upgradeable_parse_max_version(c->raw, c->raw ? strlen(c->raw) : 0, &v, &msg);
         char got[256];
         if (rc == 0)
             snprintf(got, sizeof got, "%llu.%llu", (unsigned long long)v.major, (unsigned long long)v.minor);
@@ -505,7 +505,7 @@ static void test_go_quote(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         strbuf sb = STRBUF_INIT;
-        assert_int_equal(upg_go_quote(&sb, cases[i].in, strlen(cases[i].in)), 0);
+        assert_int_equal(upgradeable_go_quote(&sb, cases[i].in, strlen(cases[i].in)), 0);
         assert_string_equal(strbuf_str(&sb), cases[i].out);
         strbuf_free(&sb);
     }

@@ -1,4 +1,4 @@
-/* catalog_client_change: which ClusterCatalog updates requeue the ClusterExtensions. */
+/* catalog_change: which ClusterCatalog updates requeue the ClusterExtensions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -50,9 +50,9 @@ static char *run1(const char *old_spec, const char *new_spec)
     json_t *o = crd("Namespaced", a, "\"v1\"", NULL), *n = crd("Namespaced", b, "\"v1\"", NULL);
     char *report = NULL;
     olm_error err;
-    assert_int_equal(crd_upgrade_safety_report(o, n, &report, &err), 0);
+    assert_int_equal(crdsafety_report(o, n, &report, &err), 0);
     /* The olm_error form agrees with the report. */
-    int rc = crd_upgrade_safety_check(o, n, &err);
+    int rc = crdsafety_check(o, n, &err);
     assert_int_equal(rc, report ? -1 : 0);
     if (report)
         assert_true(strncmp(err.msg, report, sizeof(err.msg) - 1) == 0);
@@ -114,7 +114,7 @@ static void test_scope_and_stored_versions(void **state)
     json_t *o = crd("Namespaced", both, "\"v1alpha1\",\"v1\"", NULL);
     json_t *n = crd("Cluster", v1, "\"v1\"", NULL);
     olm_error err;
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), -1);
+    assert_int_equal(crdsafety_check(o, n, &err), -1);
     assert_string_equal(err.msg, PREFIX "scope: scope changed : \"Namespaced\" -> \"Cluster\"\n"
                                         "storedVersionRemoval: stored versions removed : [v1alpha1]");
     json_decref(o);
@@ -234,14 +234,14 @@ static void test_served_versions(void **state)
     (void)state;
     json_t *o = two(ENUM3, ENUM3, NULL), *n = two(ENUM3, ENUM2, NULL);
     olm_error err;
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), -1);
+    assert_int_equal(crdsafety_check(o, n, &err), -1);
     assert_string_equal(err.msg, PREFIX "v2: ^.spec.foo: enum: allowed enum values removed : [\"c\"]\n"
                                         "v1 -> v2: ^.spec.foo: enum: allowed enum values removed : [\"c\"]");
     json_decref(n);
 
     /* conversion webhook: served-version comparisons are skipped (policy Ignore) */
     n = two(ENUM3, ENUM2, "{\"strategy\":\"Webhook\",\"webhook\":{\"conversionReviewVersions\":[\"v1\"]}}");
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), -1);
+    assert_int_equal(crdsafety_check(o, n, &err), -1);
     assert_string_equal(err.msg, PREFIX "v2: ^.spec.foo: enum: allowed enum values removed : [\"c\"]");
     json_decref(n);
     json_decref(o);
@@ -249,7 +249,7 @@ static void test_served_versions(void **state)
     /* the same served-version issue in the existing CRD is not reported again */
     o = two(ENUM3, ENUM2, NULL);
     n = two(ENUM3, ENUM2, NULL);
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), 0);
+    assert_int_equal(crdsafety_check(o, n, &err), 0);
     json_decref(n);
 
     /* ... but a new one is */
@@ -258,7 +258,7 @@ static void test_served_versions(void **state)
             "{\"type\":\"object\",\"properties\":{\"foo\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},"
             "\"extra\":{\"type\":\"string\"}}}",
             NULL);
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), -1);
+    assert_int_equal(crdsafety_check(o, n, &err), -1);
     assert_string_equal(err.msg, PREFIX "v1 -> v2: ^.spec.extra: type: type changed : \"boolean\" -> \"string\"");
     json_decref(n);
     json_decref(o);
@@ -275,7 +275,7 @@ static void test_kube_aware_version_order(void **state)
     assert_true(asprintf(&all, "%s,%s,%s", n1, v1a, v1b) > 0);
     json_t *n = crd("Namespaced", all, "\"v1\"", NULL);
     olm_error err;
-    assert_int_equal(crd_upgrade_safety_check(o, n, &err), -1);
+    assert_int_equal(crdsafety_check(o, n, &err), -1);
     assert_string_equal(err.msg, PREFIX "v1: ^.spec.foo: enum: allowed enum values removed : [\"c\"]\n"
                                         "v1alpha1 -> v1: ^.spec.foo: enum: allowed enum values removed : [\"c\"]\n"
                                         "v1beta1 -> v1: ^.spec.foo: enum: allowed enum values removed : [\"c\"]");

@@ -1,4 +1,4 @@
-/* clusterextension_drift_watch: which kinds are watched and where, the owner selector,
+/* drift: which kinds are watched and where, the owner selector,
  * the content hash, and the watcher's bookkeeping driven through a fake backend on a
  * private libuv loop: no enqueue during the initial list, enqueue on delete / real
  * modification after it, a missing expected object, re-creation on new kinds or a new
@@ -22,7 +22,7 @@
 
 typedef struct fake_watch {
     char path[256], selector[256], token[64];
-    ce_drift_watch *w;
+    drift_watch *w;
     bool running;
     void (*closed)(void *);
     void *cdata;
@@ -42,10 +42,10 @@ typedef struct world {
     char logs[8][1024];
     int nlogs;
     bool stopped;
-    ce_drift_watcher *d;
+    drift_watcher *d;
 } world;
 
-static void *fake_start(void *data, const kube_config *cfg, const char *path, const char *selector, ce_drift_watch *w,
+static void *fake_start(void *data, const kube_config *cfg, const char *path, const char *selector, drift_watch *w,
                         olm_error *err)
 {
     world *wd = data;
@@ -127,11 +127,11 @@ static int setup(void **state)
     world *wd = calloc(1, sizeof *wd);
     assert_int_equal(uv_loop_init(&wd->loop), 0);
     wd->base.server = "https://127.0.0.1:6443";
-    ce_drift_backend be = {fake_start, fake_stop, wd};
-    ce_drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
-    ce_drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5};
+    drift_backend be = {fake_start, fake_stop, wd};
+    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
+    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5};
     olm_error err;
-    wd->d = ce_drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
+    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
     assert_non_null(wd->d);
     *state = wd;
     return 0;
@@ -146,7 +146,7 @@ static int teardown(void **state)
 {
     world *wd = *state;
     if (wd->d) {
-        ce_drift_watcher_stop(wd->d, on_stopped, wd);
+        drift_watcher_stop(wd->d, on_stopped, wd);
         run_deferred_closes(wd);
         uv_run(&wd->loop, UV_RUN_DEFAULT);
         assert_true(wd->stopped);
@@ -174,19 +174,19 @@ static install_object_ref one_ns_refs[] = {
     {"v1", "ConfigMap", "ops", "cfg2"},
 };
 
-static ce_drift_spec make_spec(const char *ext, const char *token, install_object_ref *refs, size_t n)
+static drift_spec make_spec(const char *ext, const char *token, install_object_ref *refs, size_t n)
 {
     install_record rec = {.objects = refs, .nobjects = n};
-    ce_drift_spec s = {.extension = strdup(ext), .ns = strdup("ops"), .sa = strdup("installer"),
+    drift_spec s = {.extension = strdup(ext), .ns = strdup("ops"), .sa = strdup("installer"),
                        .token = token ? strdup(token) : NULL};
     olm_error err;
-    assert_int_equal(ce_drift_spec_paths(&s, &rec, builtin, NULL, &err), 0);
+    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), 0);
     return s;
 }
 
 static void test_paths_one_namespace_and_cluster_scoped(void **state)
 {
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
     assert_int_equal(s.npaths, 5);
     /* Sorted by path; namespaced kinds in their one namespace. */
     assert_string_equal(s.paths[0].path, "/api/v1/namespaces/ops/configmaps");
@@ -199,7 +199,7 @@ static void test_paths_one_namespace_and_cluster_scoped(void **state)
     assert_string_equal(s.paths[3].path, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
     assert_string_equal(s.paths[4].path, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
     assert_string_equal(s.paths[4].keys[0], "mgr-role");
-    ce_drift_spec_free(&s);
+    drift_spec_free(&s);
 }
 
 static void test_paths_many_namespaces_watch_cluster_wide(void **state)
@@ -209,29 +209,29 @@ static void test_paths_many_namespaces_watch_cluster_wide(void **state)
         {"rbac.authorization.k8s.io/v1", "Role", "watched", "r"},
         {"v1", "ConfigMap", "ops", "c"},
     };
-    ce_drift_spec s = make_spec("ext", "t", refs, 3);
+    drift_spec s = make_spec("ext", "t", refs, 3);
     assert_int_equal(s.npaths, 2);
     assert_string_equal(s.paths[0].path, "/api/v1/namespaces/ops/configmaps");
     assert_string_equal(s.paths[1].path, "/apis/rbac.authorization.k8s.io/v1/roles");
     assert_int_equal(s.paths[1].nkeys, 2);
     assert_string_equal(s.paths[1].keys[1], "watched/r");
-    ce_drift_spec_free(&s);
+    drift_spec_free(&s);
 }
 
 static void test_paths_unknown_kind_fails(void **state)
 {
     install_object_ref refs[] = {{"example.com/v1", "Widget", "ops", "w"}};
     install_record rec = {.objects = refs, .nobjects = 1};
-    ce_drift_spec s = {0};
+    drift_spec s = {0};
     olm_error err;
-    assert_int_equal(ce_drift_spec_paths(&s, &rec, builtin, NULL, &err), -1);
+    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "drift watch: resolving example.com/v1 Widget"));
     assert_int_equal(s.npaths, 0);
 }
 
 static void test_selector(void **state)
 {
-    char *sel = ce_drift_selector("my-ext");
+    char *sel = drift_selector("my-ext");
     assert_string_equal(sel, "olm.operatorframework.io/owner-kind=ClusterExtension,"
                              "olm.operatorframework.io/owner-name=my-ext");
     free(sel);
@@ -250,11 +250,11 @@ static void test_content_hash_ignores_server_bookkeeping(void **state)
     json_object_set_new(b, "status", json_pack("{s:i}", "replicas", 3));
     json_object_set_new(json_object_get(b, "metadata"), "generation", json_integer(7));
     json_object_set_new(json_object_get(b, "metadata"), "managedFields", json_array());
-    assert_true(ce_drift_content_hash(a) == ce_drift_content_hash(b));
-    assert_true(ce_drift_content_hash(a) != ce_drift_content_hash(c));
+    assert_true(drift_content_hash(a) == drift_content_hash(b));
+    assert_true(drift_content_hash(a) != drift_content_hash(c));
     json_t *labelled = cm("c", "v", "4");
     json_object_set_new(json_object_get(labelled, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
-    assert_true(ce_drift_content_hash(a) != ce_drift_content_hash(labelled));
+    assert_true(drift_content_hash(a) != drift_content_hash(labelled));
     /* The input is not modified. */
     assert_non_null(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
     assert_non_null(json_object_get(b, "status"));
@@ -266,19 +266,19 @@ static void test_content_hash_ignores_server_bookkeeping(void **state)
 
 /* ------------------------------------------------------------ the watcher */
 
-static void post(world *wd, ce_drift_spec *s)
+static void post(world *wd, drift_spec *s)
 {
     olm_error err;
-    assert_int_equal(ce_drift_watcher_post(wd->d, s, &err), 0);
+    assert_int_equal(drift_watcher_post(wd->d, s, &err), 0);
     assert_null(s->extension); /* taken over */
-    ce_drift_watcher_flush(wd->d);
+    drift_watcher_flush(wd->d);
 }
 
 static void list_and_sync(fake_watch *f, json_t **objs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        ce_drift_watch_event(f->w, KUBE_WATCH_ADDED, objs[i]);
-    ce_drift_watch_synced(f->w);
+        drift_watch_event(f->w, KUBE_WATCH_ADDED, objs[i]);
+    drift_watch_synced(f->w);
 }
 
 static const char *CM_PATH = "/api/v1/namespaces/ops/configmaps";
@@ -286,10 +286,10 @@ static const char *CM_PATH = "/api/v1/namespaces/ops/configmaps";
 static void test_watches_started_with_token_and_selector(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "token-1", one_ns_refs, 6);
+    drift_spec s = make_spec("ext", "token-1", one_ns_refs, 6);
     post(wd, &s);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 5);
-    assert_int_equal(ce_drift_watcher_extensions(wd->d), 1);
+    assert_int_equal(drift_watcher_active(wd->d), 5);
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
     fake_watch *f = running(wd, "/apis/apps/v1/namespaces/ops/deployments");
     assert_non_null(f);
     assert_string_equal(f->token, "token-1");
@@ -305,41 +305,41 @@ static void test_watches_started_with_token_and_selector(void **state)
 static void test_enqueue_only_after_the_initial_list(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 2); /* Deployment, ConfigMap cfg */
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 2); /* Deployment, ConfigMap cfg */
     post(wd, &s);
     fake_watch *f = running(wd, CM_PATH);
     json_t *c1 = cm("cfg", "v", "1");
     /* Initial list: ADDED and even MODIFIED/DELETED before the sync enqueue nothing. */
-    ce_drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
-    ce_drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
     assert_int_equal(wd->nenq, 0);
-    ce_drift_watch_synced(f->w);
+    drift_watch_synced(f->w);
     assert_int_equal(wd->nenq, 0);
 
     /* Status-only churn: nothing. */
     json_t *c1s = cm("cfg", "v", "2");
     json_object_set_new(c1s, "status", json_pack("{s:b}", "x", 1));
-    ce_drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1s);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1s);
     assert_int_equal(wd->nenq, 0);
 
     /* A real change: enqueued with the coalescing delay. */
     json_t *c2 = cm("cfg", "edited", "3");
-    ce_drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c2);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c2);
     assert_int_equal(wd->nenq, 1);
     assert_string_equal(wd->enq[0], "ext");
     assert_int_equal(wd->enq_delay[0], 1000);
 
     /* Our repair puts it back: that MODIFIED changes content again (one more, harmless,
      * reconcile); the re-apply after it is a no-op and raises no event at all. */
-    ce_drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
     assert_int_equal(wd->nenq, 2);
-    ce_drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
     assert_int_equal(wd->nenq, 2); /* same content: nothing */
 
     /* Deleted: enqueued; re-created by us (ADDED): nothing. */
-    ce_drift_watch_event(f->w, KUBE_WATCH_DELETED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_DELETED, c1);
     assert_int_equal(wd->nenq, 3);
-    ce_drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
     assert_int_equal(wd->nenq, 3);
     json_decref(c1);
     json_decref(c1s);
@@ -349,14 +349,14 @@ static void test_enqueue_only_after_the_initial_list(void **state)
 static void test_expected_object_missing_from_initial_list(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
     post(wd, &s);
     fake_watch *f = running(wd, CM_PATH);
     json_t *objs[] = {cm("cfg", "v", "1")}; /* cfg2 is missing */
     list_and_sync(f, objs, 1);
     assert_int_equal(wd->nenq, 1);
     /* A relist later does not repeat it (its differences come as events). */
-    ce_drift_watch_synced(f->w);
+    drift_watch_synced(f->w);
     assert_int_equal(wd->nenq, 1);
     json_decref(objs[0]);
 }
@@ -365,16 +365,16 @@ static void test_new_kinds_and_new_token(void **state)
 {
     world *wd = *state;
     wd->defer_close = true;
-    ce_drift_spec s = make_spec("ext", "t1", one_ns_refs, 3); /* deployments, configmaps, serviceaccounts */
+    drift_spec s = make_spec("ext", "t1", one_ns_refs, 3); /* deployments, configmaps, serviceaccounts */
     post(wd, &s);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 3);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
     fake_watch *dep = running(wd, "/apis/apps/v1/namespaces/ops/deployments");
 
     /* An upgrade drops the ServiceAccount and adds a ClusterRole: only those change. */
     install_object_ref up[] = {one_ns_refs[0], one_ns_refs[1], one_ns_refs[3]};
     s = make_spec("ext", "t1", up, 3);
     post(wd, &s);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 3);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
     assert_null(running(wd, "/api/v1/namespaces/ops/serviceaccounts"));
     assert_non_null(running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles"));
     assert_ptr_equal(running(wd, "/apis/apps/v1/namespaces/ops/deployments"), dep);
@@ -388,57 +388,57 @@ static void test_new_kinds_and_new_token(void **state)
     assert_string_equal(running(wd, "/apis/apps/v1/namespaces/ops/deployments")->token, "t2");
     /* The old watches close later (their config stays alive until then). */
     run_deferred_closes(wd);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 3);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
 }
 
 static void test_forget_stops_everything(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("a", "t", one_ns_refs, 6);
+    drift_spec s = make_spec("a", "t", one_ns_refs, 6);
     post(wd, &s);
     s = make_spec("b", "t", one_ns_refs, 1);
     post(wd, &s);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 6);
+    assert_int_equal(drift_watcher_active(wd->d), 6);
     olm_error err;
-    assert_int_equal(ce_drift_watcher_forget(wd->d, "a", &err), 0);
-    ce_drift_watcher_flush(wd->d);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 1);
-    assert_int_equal(ce_drift_watcher_extensions(wd->d), 1);
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_active(wd->d), 1);
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
     assert_int_equal(nrunning(wd), 1);
-    assert_int_equal(ce_drift_watcher_forget(wd->d, "b", &err), 0);
-    assert_int_equal(ce_drift_watcher_forget(wd->d, "never-seen", &err), 0);
-    ce_drift_watcher_flush(wd->d);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 0);
-    assert_int_equal(ce_drift_watcher_extensions(wd->d), 0);
+    assert_int_equal(drift_watcher_forget(wd->d, "b", &err), 0);
+    assert_int_equal(drift_watcher_forget(wd->d, "never-seen", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_active(wd->d), 0);
+    assert_int_equal(drift_watcher_extensions(wd->d), 0);
     assert_int_equal(nrunning(wd), 0);
 }
 
 static void test_forbidden_logs_once_and_falls_back(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 4);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 4);
     post(wd, &s);
     fake_watch *f = running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
-    ce_drift_watch_error(f->w, 403, "LIST returned HTTP 403: ...");
+    drift_watch_error(f->w, 403, "LIST returned HTTP 403: ...");
     assert_int_equal(wd->nlogs, 1);
     assert_string_equal(wd->logs[0],
                         "ext: drift watch: ServiceAccount ops/installer may not list "
                         "/apis/rbac.authorization.k8s.io/v1/clusterroles (HTTP 403); drift of those objects is "
                         "repaired only by the periodic check (--drift-repair-interval)");
     assert_false(f->running);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 3);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
     assert_int_equal(wd->nenq, 0);
     /* A new token tries again; a second 403 is not logged again. */
     s = make_spec("ext", "t2", one_ns_refs, 4);
     post(wd, &s);
     f = running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
     assert_non_null(f);
-    ce_drift_watch_error(f->w, 403, "again");
+    drift_watch_error(f->w, 403, "again");
     assert_int_equal(wd->nlogs, 1);
     /* Other errors are the watch's own business (retried); each distinct one logged once. */
     fake_watch *g = running(wd, CM_PATH);
-    ce_drift_watch_error(g->w, 0, "connection refused");
-    ce_drift_watch_error(g->w, 0, "connection refused");
+    drift_watch_error(g->w, 0, "connection refused");
+    drift_watch_error(g->w, 0, "connection refused");
     assert_int_equal(wd->nlogs, 2);
     assert_true(g->running);
 }
@@ -446,14 +446,14 @@ static void test_forbidden_logs_once_and_falls_back(void **state)
 static void test_unauthorized_drops_the_token(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "old-token", one_ns_refs, 3);
+    drift_spec s = make_spec("ext", "old-token", one_ns_refs, 3);
     post(wd, &s);
     fake_watch *f = running(wd, CM_PATH);
-    ce_drift_watch_error(f->w, 401, "Unauthorized");
+    drift_watch_error(f->w, 401, "Unauthorized");
     assert_string_equal(wd->rejected, "ops/installer:old-token");
     assert_int_equal(wd->nenq, 1);
     assert_int_equal(nrunning(wd), 0);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 0);
+    assert_int_equal(drift_watcher_active(wd->d), 0);
     /* No token in the log line. */
     assert_int_equal(wd->nlogs, 1);
     assert_null(strstr(wd->logs[0], "old-token"));
@@ -472,7 +472,7 @@ static void test_unauthorized_drops_the_token(void **state)
 static void test_refresh_timer_asks_for_a_reconcile(void **state)
 {
     world *wd = *state;
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 1);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 1);
     s.refresh_at = time(NULL) - 1; /* already due: after min_refresh_ms */
     post(wd, &s);
     /* The first turns may only deliver the post's uv_async; the timer follows. */
@@ -484,7 +484,7 @@ static void test_refresh_timer_asks_for_a_reconcile(void **state)
 }
 
 typedef struct poster {
-    ce_drift_watcher *d;
+    drift_watcher *d;
     int rc;
 } poster;
 
@@ -493,8 +493,8 @@ static void *post_from_thread(void *data)
     poster *p = data;
     olm_error err;
     for (int i = 0; i < 50 && p->rc == 0; i++) {
-        ce_drift_spec s = make_spec("threaded", i % 2 ? "t-odd" : "t-even", one_ns_refs, 2);
-        p->rc = ce_drift_watcher_post(p->d, &s, &err);
+        drift_spec s = make_spec("threaded", i % 2 ? "t-odd" : "t-even", one_ns_refs, 2);
+        p->rc = drift_watcher_post(p->d, &s, &err);
     }
     return NULL;
 }
@@ -508,8 +508,8 @@ static void test_posts_from_another_thread_reach_the_loop(void **state)
     pthread_join(th, NULL);
     assert_int_equal(p.rc, 0);
     uv_run(&wd->loop, UV_RUN_NOWAIT); /* the uv_async wakes the loop */
-    assert_int_equal(ce_drift_watcher_extensions(wd->d), 1);
-    assert_int_equal(ce_drift_watcher_active(wd->d), 2);
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
+    assert_int_equal(drift_watcher_active(wd->d), 2);
     /* Posts not yet applied were replaced by later ones: the last token wins. */
     assert_string_equal(running(wd, CM_PATH)->token, "t-odd");
 }
@@ -518,12 +518,12 @@ static void test_stop_with_pending_posts_and_closes(void **state)
 {
     world *wd = *state;
     wd->defer_close = true;
-    ce_drift_spec s = make_spec("ext", "t", one_ns_refs, 3);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 3);
     post(wd, &s);
     s = make_spec("later", "t", one_ns_refs, 3);
     olm_error err;
-    assert_int_equal(ce_drift_watcher_post(wd->d, &s, &err), 0); /* never applied */
-    ce_drift_watcher_stop(wd->d, on_stopped, wd);
+    assert_int_equal(drift_watcher_post(wd->d, &s, &err), 0); /* never applied */
+    drift_watcher_stop(wd->d, on_stopped, wd);
     uv_run(&wd->loop, UV_RUN_NOWAIT);
     assert_false(wd->stopped); /* watches still closing */
     run_deferred_closes(wd);
