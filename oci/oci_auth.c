@@ -1,7 +1,7 @@
 /* Registry authentication inputs: WWW-Authenticate challenges (RFC 7235) and
  * credentials from a docker config JSON ("auths"), as docker login, podman
  * login and Kubernetes .dockerconfigjson pull secrets write them. */
-#include "oci.h"
+#include "oci_auth.h"
 
 #include <ctype.h>
 #include <errno.h>
