@@ -1,7 +1,7 @@
 /* olmv1 upgradeable: which installed extensions block an OpenShift minor upgrade,
  * computed offline from bundle directories or olm.properties files, or from a
  * cluster's install records and ClusterVersion (--kubeconfig), with the same check
- * operator-controller runs (controller/upgradeable.h, upgradeable_reconcile.h). */
+ * operator-controller runs (openshift/upgradeable.h, upgradeable_reconciler.h). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -19,7 +19,7 @@
  * either way; without it --kubeconfig reports that it is unavailable. */
 #if __has_include("kube_client.h")
 #define OLMV1_UPGRADEABLE_CLUSTER 1
-#include "upgradeable_reconcile.h"
+#include "upgradeable_reconciler.h"
 #endif
 
 #define MAX_EXTENSIONS 256
