@@ -5,10 +5,13 @@
  * the bad field, never a guess. */
 #include "install_record.h"
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "olm_base64.h"
 
 #define SECRET_PREFIX "olmv1-install-"
 #define SECRET_NAME_MAX 253
@@ -189,39 +192,6 @@ done:
 
 /* ------------------------------------------------------------ Secret */
 
-/* Standard base64 with padding, as Secret data is.  Caller frees. */
-static char *b64_encode(const char *data, size_t len)
-{
-    if (len > (SIZE_MAX / 4) * 3 - 3 || len > INT32_MAX)
-        return NULL;
-    char *out = malloc(4 * ((len + 2) / 3) + 1);
-    if (!out)
-        return NULL;
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)data, (int)len);
-    return out;
-}
-
-/* Returns the decoded bytes (NUL-terminated, caller frees) or NULL on bad input. */
-static char *b64_decode(const char *in, size_t len, size_t *outlen)
-{
-    if (len % 4 != 0 || len > INT32_MAX)
-        return NULL;
-    unsigned char *out = malloc(len / 4 * 3 + 1);
-    if (!out)
-        return NULL;
-    int n = len ? EVP_DecodeBlock(out, (const unsigned char *)in, (int)len) : 0;
-    if (n < 0) {
-        free(out);
-        return NULL;
-    }
-    /* EVP_DecodeBlock counts the padding as zero bytes. */
-    for (size_t i = len; i > 0 && in[i - 1] == '=' && n > 0; i--)
-        n--;
-    out[n] = '\0';
-    *outlen = (size_t)n;
-    return (char *)out;
-}
-
 int install_record_from_secret(const json_t *secret, install_record *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -230,11 +200,14 @@ int install_record_from_secret(const json_t *secret, install_record *out, olm_er
     const json_t *v = json_object_get(json_object_get(secret, "data"), "record.json");
     if (!json_is_string(v))
         return olm_error_set(err, "install record Secret '%s' has no data \"record.json\"", name ? name : "?");
+    /* Secret data is strict, padded base64. */
     size_t len = 0;
-    char *text = b64_decode(json_string_value(v), json_string_length(v), &len);
+    char *text = olm_base64_decode(json_string_value(v), json_string_length(v), 0, &len, err);
     if (!text)
-        return olm_error_set(err, "install record Secret '%s': data \"record.json\" is not valid base64",
-                             name ? name : "?");
+        return errno == ENOMEM
+                   ? olm_error_set(err, "out of memory")
+                   : olm_error_set(err, "install record Secret '%s': data \"record.json\" is not valid base64",
+                                   name ? name : "?");
     int rc = install_record_from_json(text, len, out, err);
     free(text);
     if (rc < 0)
@@ -248,7 +221,7 @@ json_t *install_record_to_secret(const install_record *r, const char *system_nam
         return NULL;
     char *name = install_record_secret_name(r->extension);
     char *text = install_record_to_json(r);
-    char *b64 = text ? b64_encode(text, strlen(text)) : NULL;
+    char *b64 = text ? olm_base64_encode(text, strlen(text), NULL, NULL) : NULL;
     json_t *s = NULL;
     if (name && b64)
         s = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, s:s, s:{s:s}}", "apiVersion", "v1", "kind",

@@ -516,10 +516,9 @@ int main(int argc, char **argv)
     char msg[512];
     int prc = catalogd_flags_parse(argc, argv, &a.f, msg, sizeof msg);
     if (prc != 0) {
-        if (prc < 0) {
+        /* One line, like a Go flag error; --help has the whole usage. */
+        if (prc < 0)
             fprintf(stderr, "catalogd: %s\n", msg);
-            catalogd_usage(stderr);
-        }
         return prc < 0 ? 2 : 0;
     }
     /* Reconciles, GC and store I/O share libuv's threadpool (4 threads by default); size it

@@ -4,12 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clustercatalog_format_time(time_t t, char *buf, size_t len)
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
+#include "olm_time.h"
 
 json_t *clustercatalog_find_condition(const json_t *status, const char *type)
 {
@@ -33,8 +28,8 @@ int clustercatalog_set_condition(json_t *status, const char *type, const char *c
         if (!conds || json_object_set_new(status, "conditions", conds) != 0)
             return -1;
     }
-    char ts[32];
-    clustercatalog_format_time(now, ts, sizeof ts);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(now, ts);
     json_t *c = clustercatalog_find_condition(status, type);
     if (!c) {
         c = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", type, "status", cstatus, "reason", reason,
@@ -57,8 +52,8 @@ int clustercatalog_set_condition(json_t *status, const char *type, const char *c
 
 int clustercatalog_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked)
 {
-    char ts[32];
-    clustercatalog_format_time(last_unpacked, ts, sizeof ts);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(last_unpacked, ts);
     json_t *src = json_pack("{s:s, s:{s:s}}", "type", "Image", "image", "ref", digest_ref);
     json_t *urls = json_pack("{s:s}", "base", base_url);
     int rc = 0;
@@ -94,8 +89,8 @@ bool clustercatalog_status_matches_success(const json_t *status, const char *dig
 {
     if (!status)
         return false;
-    char ts[32];
-    clustercatalog_format_time(last_unpacked, ts, sizeof ts);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(last_unpacked, ts);
     json_t *src = json_object_get(status, "resolvedSource");
     return cond_matches(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, generation) &&
            cond_matches(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, generation) &&

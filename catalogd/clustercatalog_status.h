@@ -28,9 +28,6 @@
 #define CC_MSG_UNPACKED "Successfully unpacked and stored content from resolved source"
 #define CC_MSG_SERVING "Serving desired content from resolved source"
 
-/* "2006-01-02T15:04:05Z" (metav1.Time); buf needs 21 bytes. */
-void clustercatalog_format_time(time_t t, char *buf, size_t len);
-
 /* meta.SetStatusCondition on status.conditions (created when missing): an existing condition
  * of `type` keeps its lastTransitionTime unless `cstatus` changes; reason, message and
  * observedGeneration are always updated; a new condition is appended with lastTransitionTime

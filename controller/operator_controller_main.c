@@ -581,10 +581,9 @@ int main(int argc, char **argv)
     char msg[512];
     int prc = operator_flags_parse(argc, argv, &a.f, msg, sizeof msg);
     if (prc != 0) {
-        if (prc < 0) {
+        /* One line, like a Go flag error; --help has the whole usage. */
+        if (prc < 0)
             fprintf(stderr, "operator-controller: %s\n", msg);
-            operator_usage(stderr);
-        }
         return prc < 0 ? 2 : 0;
     }
     /* Reconciles block on HTTP and pulls; give them room before the pool first starts. */

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "fbc_yaml.h"
+#include "olm_read_file.h"
 #include "upgradeable.h"
 #include "upgradeable_internal.h"
 
@@ -210,27 +211,6 @@ static int node_json(conv *c, yaml_node_t *node, int depth)
     return rc < 0 ? rc : strbuf_putc(c->out, ']');
 }
 
-static char *read_file(const char *path, size_t *len, olm_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return olm_error_set(err, "cannot open %s: %s", path, strerror(errno)), NULL;
-    strbuf sb = STRBUF_INIT;
-    char buf[8192];
-    size_t n;
-    int rc = 0;
-    while (rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        rc = strbuf_append(&sb, buf, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (rc < 0 || bad) {
-        strbuf_free(&sb);
-        return olm_error_set(err, "cannot read %s: %s", path, rc < 0 ? "out of memory" : "I/O error"), NULL;
-    }
-    *len = sb.len;
-    return strbuf_detach(&sb);
-}
-
 /* Looks up a key of a mapping node; NULL when absent or not a mapping. */
 static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
 {
@@ -256,7 +236,7 @@ static int scan_manifest(const char *path, bool *found, char **name, char **anno
                          olm_error *err)
 {
     size_t len;
-    char *text = read_file(path, &len, err);
+    char *text = olm_read_file(path, 0, &len, err);
     if (!text)
         return -1;
     yaml_parser_t parser;
@@ -360,7 +340,7 @@ static int properties_yaml_json(const char *bundle_dir, char **json, olm_error *
         return errno == ENOENT ? 0 : olm_error_set(err, "cannot open %s: %s", path, strerror(errno));
     fclose(probe);
     size_t len;
-    char *text = read_file(path, &len, err);
+    char *text = olm_read_file(path, 0, &len, err);
     if (!text)
         return -1;
     yaml_parser_t parser;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "applier_internal.h"
+#include "olm_time.h"
 
 /* The CRD of `set` that defines group(av)/kind, if any. */
 static bool bundle_defines(const applier_set *set, const char *av, const char *kind)
@@ -163,12 +164,8 @@ static int apply_all(const applier_ctx *ctx, const applier_set *set, olm_error *
 
 static char *now_rfc3339(void)
 {
-    char buf[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        return NULL;
-    return strdup(buf);
+    char buf[OLM_TIME_RFC3339_SIZE];
+    return olm_time_rfc3339(time(NULL), buf) < 0 ? NULL : strdup(buf);
 }
 
 static bool same_str(const char *a, const char *b)

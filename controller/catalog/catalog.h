@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "fbc.h"
+#include "kube_label_selector.h"
 #include "olm_error.h"
 #include "resolve.h"
 
@@ -16,8 +17,8 @@
  * (olmv1-behaviour.md §3.1 and §4.6, adapted to decision 3: only the package a
  * ClusterExtension needs is fetched, through /api/v1/metas).
  *
- *  - label_selector_*: spec.source.catalog.selector (matchLabels and matchExpressions
- *    with In, NotIn, Exists, DoesNotExist) picks ClusterCatalogs;
+ *  - catalog_selector_parse: spec.source.catalog.selector (a metav1.LabelSelector,
+ *    kube_label_selector.h) picks ClusterCatalogs;
  *  - catalog_client_get_package: a ClusterCatalog object -> the package's FBC.  The
  *    catalog must be Serving=True with status.resolvedSource.image.ref set; two GETs
  *    `<urls.base>/api/v1/metas?package=<pkg>` (channels, bundles, deprecations) and
@@ -33,17 +34,13 @@
  * Threading: a catalog_client may be used from several threads at once (a mutex guards
  * the cache; HTTP runs outside it).  Calls block (HTTP): threadpool only. */
 
-/* ------------------------------------------------------------ label selectors */
+/* ------------------------------------------------------------ catalog selection */
 
-typedef struct label_selector label_selector;
-
-/* Parses a metav1.LabelSelector object.  NULL, JSON null or {} select everything.
- * On a bad selector returns -1 with err "desired catalog selector is invalid: <why>".
- * *out is owned by the caller (label_selector_free). */
-int label_selector_parse(const json_t *selector, label_selector **out, olm_error *err);
-/* `labels` is metadata.labels (may be NULL: no labels). */
-bool label_selector_matches(const label_selector *sel, const json_t *labels);
-void label_selector_free(label_selector *sel);
+/* kube_label_selector_parse for spec.source.catalog.selector: NULL, JSON null or {}
+ * select every catalog.  On a bad selector returns -1 with err "desired catalog selector
+ * is invalid: <why>".  *out is owned by the caller (kube_label_selector_free); match
+ * with kube_label_selector_matches. */
+int catalog_selector_parse(const json_t *selector, kube_label_selector **out, olm_error *err);
 
 /* ------------------------------------------------------------ the client */
 

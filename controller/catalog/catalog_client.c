@@ -351,22 +351,22 @@ int catalog_client_collect(catalog_client *cc, const json_t *catalogs, const jso
                            const char *package, catalog_set *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
-    label_selector *sel;
-    if (label_selector_parse(selector, &sel, err) != 0)
+    kube_label_selector *sel;
+    if (catalog_selector_parse(selector, &sel, err) != 0)
         return -1;
     size_t total = json_array_size(catalogs);
     json_t **picked = calloc(total ? total : 1, sizeof *picked);
     if (!picked) {
-        label_selector_free(sel);
+        kube_label_selector_free(sel);
         return olm_error_set(err, "out of memory");
     }
     size_t n = 0;
     for (size_t i = 0; i < total; i++) {
         json_t *c = json_array_get(catalogs, i);
-        if (label_selector_matches(sel, json_object_get(json_object_get(c, "metadata"), "labels")))
+        if (kube_label_selector_matches(sel, json_object_get(json_object_get(c, "metadata"), "labels")))
             picked[n++] = c;
     }
-    label_selector_free(sel);
+    kube_label_selector_free(sel);
     /* The informer's order is arbitrary; a fixed order keeps messages stable. */
     qsort(picked, n, sizeof *picked, by_name);
     out->items = calloc(n ? n : 1, sizeof *out->items);

@@ -157,9 +157,6 @@ int clusterextension_condition_set(json_t *conditions, const char *type, const c
  * Caller frees; NULL on out of memory. */
 char *clusterextension_message_clean(const char *message);
 
-/* Formats `when` as RFC 3339 UTC into buf (at least 21 bytes). */
-void clusterextension_format_time(time_t when, char *buf, size_t size);
-
 /* clusterextension_reconcile: the ClusterExtension reconciler (olmv1-behaviour.md §2.2
  * as adapted by the "decided" section).
  *

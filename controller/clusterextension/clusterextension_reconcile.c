@@ -9,6 +9,7 @@
 
 #include "clusterextension_internal.h"
 #include "olm_log.h"
+#include "olm_time.h"
 
 clusterextension_reconciler *clusterextension_reconciler_new(const clusterextension_reconciler_config *cfg, olm_error *err)
 {
@@ -119,8 +120,8 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
  * retry (the next one recomputes from a fresh read). */
 static int write_status(clusterextension_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
 {
-    char now[32];
-    clusterextension_format_time(time(NULL), now, sizeof now);
+    char now[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(time(NULL), now);
     clusterextension_installed_bundle ib = {0};
     if (run->have_rec) {
         ib.name = run->rec.bundle_name;

@@ -7,13 +7,6 @@
 #include "clusterextension.h"
 #include "strbuf.h"
 
-void clusterextension_format_time(time_t when, char *buf, size_t size)
-{
-    struct tm tm;
-    gmtime_r(&when, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* Length of "<addr>-><addr>" starting at s (no spaces inside, "->" required), not
  * counting a final ':' that belongs to the "(: )?" tail; 0 when it is not there. */
 static size_t socket_pair_len(const char *s, bool *colon_tail)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "olm_time.h"
 #include "upgradeable_reconciler.h"
 
 #define CO_API "config.openshift.io/v1"
@@ -39,8 +40,8 @@ int upgradeable_write_cluster_operator(kube_client *c, const upgradeable_conditi
         json_t *co = NULL;
         if ((rc = get_or_create(c, &co, err)) < 0)
             break;
-        char now[21];
-        upgradeable_rfc3339(time(NULL), now);
+        char now[OLM_TIME_RFC3339_SIZE]; /* the epoch if the clock is unrepresentable */
+        olm_time_rfc3339(time(NULL), now);
         json_t *status = json_object_get(co, "status");
         bool changed = false;
         json_t *merged = upgradeable_conditions_merge(json_object_get(status, "conditions"), conds, n, now, &changed);

@@ -1,17 +1,9 @@
 /* upgradeable_reconcile_merge: the pure half of writing conditions on ClusterOperator
  * "olm": merge by type with apimeta.SetStatusCondition semantics (lastTransitionTime
- * moves only when the status does), and the timestamp format. */
+ * moves only when the status does). */
 #include <string.h>
-#include <time.h>
 
 #include "upgradeable_reconciler.h"
-
-void upgradeable_rfc3339(time_t t, char buf[static 21])
-{
-    struct tm tm;
-    if (!gmtime_r(&t, &tm) || strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        strcpy(buf, "1970-01-01T00:00:00Z");
-}
 
 static const char *str_field(const json_t *obj, const char *key)
 {

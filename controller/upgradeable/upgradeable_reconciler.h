@@ -89,9 +89,6 @@ int upgradeable_inputs_check(const upgradeable_inputs *in, const char *target, u
 json_t *upgradeable_conditions_merge(const json_t *existing, const upgradeable_condition *want, size_t n,
                                      const char *now, bool *changed);
 
-/* "YYYY-MM-DDTHH:MM:SSZ" for `t` into buf (at least 21 bytes). */
-void upgradeable_rfc3339(time_t t, char buf[static 21]);
-
 /* Writes `conds` on ClusterOperator "olm", creating it when absent; retries on
  * conflicts.  Skips the write when nothing would change. */
 int upgradeable_write_cluster_operator(kube_client *c, const upgradeable_condition *conds, size_t n,

@@ -129,12 +129,12 @@ static bool sel_match(const char *sel_json, const char *labels_json)
 {
     json_t *sel = sel_json ? json_loads(sel_json, 0, NULL) : NULL;
     json_t *labels = labels_json ? json_loads(labels_json, 0, NULL) : NULL;
-    label_selector *s;
+    kube_label_selector *s;
     olm_error err;
-    if (label_selector_parse(sel, &s, &err) != 0)
+    if (catalog_selector_parse(sel, &s, &err) != 0)
         fail_msg("%s", err.msg);
-    bool m = label_selector_matches(s, labels);
-    label_selector_free(s);
+    bool m = kube_label_selector_matches(s, labels);
+    kube_label_selector_free(s);
     json_decref(sel);
     json_decref(labels);
     return m;
@@ -172,9 +172,9 @@ static void expect_bad_selector(const char *sel_json, const char *want)
 {
     json_t *sel = json_loads(sel_json, 0, NULL);
     assert_non_null(sel);
-    label_selector *s = (label_selector *)1;
+    kube_label_selector *s = (kube_label_selector *)1;
     olm_error err;
-    assert_int_equal(label_selector_parse(sel, &s, &err), -1);
+    assert_int_equal(catalog_selector_parse(sel, &s, &err), -1);
     assert_null(s);
     if (strncmp(err.msg, "desired catalog selector is invalid: ", 37) != 0 || !strstr(err.msg, want))
         fail_msg("got %s", err.msg);

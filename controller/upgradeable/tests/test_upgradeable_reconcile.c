@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_time.h"
 #include "upgradeable_reconciler.h"
 
 #define T0 "2026-01-01T00:00:00Z"
@@ -117,9 +118,9 @@ static void test_merge_unchanged(void **state)
 static void test_rfc3339(void **state)
 {
     char buf[21];
-    upgradeable_rfc3339(0, buf);
+    olm_time_rfc3339(0, buf);
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
-    upgradeable_rfc3339(1767225600, buf);
+    olm_time_rfc3339(1767225600, buf);
     assert_string_equal(buf, T0);
 }
 
