@@ -54,8 +54,10 @@ bench: build
 
 # A real local control plane (etcd + kube-apiserver built from their Go modules) and an
 # OCI registry on 127.0.0.1; state, kubeconfig and env file under .dev/.
+# OLMV1_NODE=real adds a real node (kubelet, containerd, kube-proxy, CoreDNS; root only), which
+# needs the olmv1 CLI to push its pause image.
 cluster-up:
-	bash e2e/cluster/up.sh
+	$(if $(filter real,$(OLMV1_NODE)),$(MAKE) build &&) bash e2e/cluster/up.sh
 
 cluster-down:
 	bash e2e/cluster/down.sh

@@ -8,6 +8,8 @@ packages=(
   libjansson-dev libyaml-dev libcmocka-dev
   libuv1-dev libcurl4-openssl-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk hyperfine
+  # the real test node (OLMV1_NODE=real, e2e/cluster/node.sh) and its Pods' toolbox image
+  containerd runc containernetworking-plugins iptables busybox-static
 )
 
 missing=()

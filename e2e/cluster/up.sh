@@ -10,12 +10,16 @@
 # By default (OLMV1_CLUSTER_FULL=1) it also starts kube-controller-manager, kube-scheduler and
 # kwok with one fake node, so Deployments become Available and namespaces can be deleted.
 # OLMV1_CLUSTER_FULL=0: etcd + kube-apiserver + registry only (see README.md).
+# OLMV1_NODE=real: also a real node (kubelet, containerd, kube-proxy, CoreDNS; node.sh), root only.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
 lock_state_dir
 
 FULL=${OLMV1_CLUSTER_FULL:-1}
+NODE=${OLMV1_NODE:-kwok}
+case $NODE in kwok) ;; real) [ "$FULL" = 1 ] || die "OLMV1_NODE=real needs OLMV1_CLUSTER_FULL=1" ;;
+  *) die "OLMV1_NODE must be kwok or real, not '$NODE'" ;; esac
 CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
 ENV_FILE=$STATE_DIR/env
 PKI=$STATE_DIR/pki
@@ -187,6 +191,11 @@ wait_for etcd "$OLMV1_ETCD_PID" 60 curl -fsS "http://127.0.0.1:$ETCD_PORT/health
 # ServiceAccount admission plugin would then reject every Pod; envtest disables it likewise.
 admission=()
 [ "$FULL" = 1 ] || admission=(--disable-admission-plugins=ServiceAccount)
+# The real node's kubelet serves logs/exec/port-forward to the apiserver, which authenticates
+# to it with the admin certificate (the kubelet authorizes that through the apiserver).
+kubelet_client=()
+[ "$NODE" != real ] || kubelet_client=(--kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key"
+  --kubelet-preferred-address-types=InternalIP)
 # --advertise-address: otherwise the apiserver looks for a host interface with a default route.
 # --endpoint-reconciler-type=none: 127.0.0.1 is not a valid endpoint IP for the `kubernetes` Service.
 # --service-account-*: TokenRequest (serviceaccounts/<n>/token) is only served with an issuer
@@ -206,7 +215,7 @@ start apiserver "$KUBE_APISERVER" \
   --authorization-mode=RBAC \
   --allow-privileged=true \
   --endpoint-reconciler-type=none \
-  "${admission[@]}" \
+  "${admission[@]}" "${kubelet_client[@]}" \
   --v=1
 
 wait_for registry "$OLMV1_REGISTRY_PID" 30 curl -fsS "http://127.0.0.1:$REGISTRY_PORT/v2/"
@@ -240,6 +249,9 @@ chmod 600 "$STATE_DIR/kubeconfig"
 # ------------------------------------------------------------ optional: KCM, scheduler, kwok
 if [ "$FULL" = 1 ]; then
   source "$CLUSTER_DIR/full.sh"
+fi
+if [ "$NODE" = real ]; then
+  source "$CLUSTER_DIR/node.sh"
 fi
 
 flock -u 8
