@@ -164,10 +164,10 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 EOF
 
-# Cluster DNS on the node's address (the kubelet's clusterDNS). No `forward`: names outside
-# cluster.local get no answer from outside the machine.
+# Cluster DNS on the node's address (the kubelet's clusterDNS), for the cluster's zones only:
+# other names are REFUSED at once (there is nothing to forward to: no traffic leaves the machine).
 cat > "$NODE_DIR/Corefile" <<EOF
-.:53 {
+cluster.local:53 in-addr.arpa:53 ip6.arpa:53 {
     bind $NODE_IP
     errors
     health 127.0.0.1:8080
@@ -175,10 +175,8 @@ cat > "$NODE_DIR/Corefile" <<EOF
     kubernetes cluster.local in-addr.arpa ip6.arpa {
         kubeconfig $NODE_DIR/kubeconfig olmv1
         pods insecure
-        fallthrough in-addr.arpa ip6.arpa
         ttl 5
     }
     cache 5
-    loop
 }
 EOF

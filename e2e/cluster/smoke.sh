@@ -113,12 +113,33 @@ dig=$(curl -fsS -o /dev/null -D - -H 'Accept: application/vnd.oci.image.manifest
 [ "$dig" = "sha256:$msha" ] || bad "manifest digest $dig != sha256:$msha"
 ok "skopeo pushed $OLMV1_REGISTRY/smoke/hello:v1 ($dig)"
 
-if [ -n "${OLMV1_KWOK_PID:-}" ]; then
+if [ -n "${OLMV1_KWOK_PID:-}" ] && [ "${OLMV1_NODE:-}" != real ]; then
   # ---- Full mode: a Deployment becomes Available on the kwok node
   kq -n $ns create deployment smoke --image=example.invalid/none:1 --replicas=2 >/dev/null 2>&1 || true
   kq -n $ns wait --for=condition=Available deployment/smoke --timeout=120s >/dev/null ||
     bad "Deployment did not become Available"
   ok "Deployment smoke Available ($(kq -n $ns get deploy smoke -o jsonpath='{.status.availableReplicas}') replicas)"
+fi
+if [ "${OLMV1_NODE:-}" = real ]; then
+  # ---- Real node: a Deployment of the pause image runs real containers on real-node-0, the
+  # kubelet serves logs, CoreDNS answers for Services, and the kwok node takes no Pod.
+  kq -n $ns create deployment smoke --image="$OLMV1_PAUSE_IMAGE" --replicas=2 >/dev/null 2>&1 || true
+  kq -n $ns wait --for=condition=Available deployment/smoke --timeout=120s >/dev/null ||
+    bad "Deployment did not become Available on the real node"
+  nodes=$(kq -n $ns get pods -l app=smoke -o jsonpath='{.items[*].spec.nodeName}')
+  [ "$nodes" = "$OLMV1_NODE_NAME $OLMV1_NODE_NAME" ] || bad "smoke Pods on '$nodes', not on $OLMV1_NODE_NAME"
+  pod=$(kq -n $ns get pods -l app=smoke -o jsonpath='{.items[0].metadata.name}')
+  kq -n $ns logs "$pod" >/dev/null || bad "kubectl logs $pod (apiserver -> kubelet)"
+  ok "Deployment smoke Available on $OLMV1_NODE_NAME (pause containers; kubectl logs works)"
+  in_node() { nsenter --net="/proc/$OLMV1_NODE_HOLDER_PID/ns/net" -- "$@"; }
+  in_node curl -fsSk --max-time 5 https://10.0.0.1/version >/dev/null ||
+    bad "kubernetes Service (10.0.0.1:443) not reachable from the node"
+  ok "kubernetes Service reachable through kube-proxy"
+  if command -v busybox >/dev/null; then
+    a=$(in_node busybox nslookup kubernetes.default.svc.cluster.local "$OLMV1_CLUSTER_DNS" | sed -n 's/^Address: //p' | tail -1)
+    [ "$a" = 10.0.0.1 ] || bad "cluster DNS: kubernetes.default.svc.cluster.local -> '$a'"
+    ok "cluster DNS ($OLMV1_CLUSTER_DNS): kubernetes.default.svc.cluster.local -> $a"
+  fi
 fi
 if [ -n "${OLMV1_CONTROLLER_MANAGER_PID:-}" ]; then
   kq delete namespace $ns --wait=false >/dev/null || true
