@@ -220,7 +220,10 @@ func init() { dnsserver.Directives = []string{$(printf '"%s", ' "${plugins[@]}")
 
 func main() { coremain.Run() }
 EOF
-  timed "coredns: go get" go get "github.com/coredns/coredns@$COREDNS_VERSION"
+  # The packages, not the module: the module's root package imports every plugin, and `go get`
+  # would download all their SDKs (1.6 GB instead of ~0.3 GB).
+  timed "coredns: go get" go get $(printf "github.com/coredns/coredns/%s@$COREDNS_VERSION " \
+    core/dnsserver coremain "${plugins[@]/#/plugin/}")
   timed "coredns: go build" go build -trimpath -ldflags "-s -w" -o "$d/coredns" .
   mkdir -p "$COREDNS_BIN"
   mv "$d/coredns" "$COREDNS_BIN/coredns"
