@@ -20,6 +20,7 @@
 /* A response body made of slices of a store view (and, for multipart, pool strings). */
 typedef struct body_gen {
     h2o_generator_t super;
+    catalog_server *srv;
     store_view *view; /* one reference, dropped when the request's pool is cleared */
     h2o_iovec_t *segs; /* pool memory */
     size_t nsegs, seg, seg_off;
@@ -117,10 +118,13 @@ static void gen_proceed(h2o_generator_t *g, h2o_req_t *req)
     h2o_send(req, out, n, b->seg == b->nsegs ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
+/* h2o stops a generator only when the request ends before its last byte was sent: the
+ * client closed the connection (or it failed) mid-response.  h2o_dispose_request stops the
+ * generator and then calls the loggers, so the access log of this very request is next. */
 static void gen_stop(h2o_generator_t *g, h2o_req_t *req)
 {
-    (void)g;
-    (void)req; /* the view reference goes with the pool (gen_dispose) */
+    body_gen *b = (body_gen *)g;
+    b->srv->aborted_req = req; /* the view reference goes with the pool (gen_dispose) */
 }
 
 static void gen_dispose(void *p)
@@ -131,12 +135,13 @@ static void gen_dispose(void *p)
 
 /* Starts a streamed 200/206 response over `nsegs` slices (pool array) of `view`.  The
  * status, headers and content_length must already be set. */
-static int send_body(h2o_req_t *req, store_view *view, h2o_iovec_t *segs, size_t nsegs)
+static int send_body(h2o_req_t *req, catalog_server *s, store_view *view, h2o_iovec_t *segs, size_t nsegs)
 {
     body_gen *b = h2o_mem_alloc_shared(&req->pool, sizeof *b, gen_dispose);
     memset(b, 0, sizeof *b);
     b->super.proceed = gen_proceed;
     b->super.stop = gen_stop;
+    b->srv = s;
     b->view = store_view_retain(view);
     b->segs = segs;
     b->nsegs = is_head(req) ? 0 : nsegs; /* HEAD: headers only */
@@ -199,7 +204,7 @@ static void set_last_modified(h2o_req_t *req, time_t mtime)
 }
 
 /* multipart/byteranges in the exact shape of net/http (mime/multipart writer). */
-static int send_multipart(h2o_req_t *req, store_view *view, const catalog_http_range *r, size_t n)
+static int send_multipart(h2o_req_t *req, catalog_server *s, store_view *view, const catalog_http_range *r, size_t n)
 {
     unsigned char rnd[30];
     char boundary[61];
@@ -228,7 +233,7 @@ static int send_multipart(h2o_req_t *req, store_view *view, const catalog_http_r
     req->res.status = 206;
     req->res.reason = "Partial Content";
     req->res.content_length = total;
-    return send_body(req, view, segs, 2 * n + 1);
+    return send_body(req, s, view, segs, 2 * n + 1);
 }
 
 /* If-Range with no ETag: only a date equal to the modtime keeps the Range. */
@@ -245,7 +250,7 @@ static int range_applies(h2o_req_t *req, time_t mtime)
 }
 
 /* GET|HEAD /catalogs/{name}/api/v1/all: http.ServeContent over catalog.jsonl. */
-static int serve_all(h2o_req_t *req, store_view *view)
+static int serve_all(h2o_req_t *req, catalog_server *s, store_view *view)
 {
     time_t mtime = store_view_mtime(view);
     uint64_t size = store_view_size(view);
@@ -278,7 +283,7 @@ static int serve_all(h2o_req_t *req, store_view *view)
     }
     ADD_HDR(req, H2O_TOKEN_ACCEPT_RANGES, "bytes");
     if (n > 1)
-        return send_multipart(req, view, r, n);
+        return send_multipart(req, s, view, r, n);
     h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
     if (n == 1) {
         char *cr = h2o_mem_alloc_pool(&req->pool, 80);
@@ -295,7 +300,7 @@ static int serve_all(h2o_req_t *req, store_view *view)
     }
     req->res.content_length = seg->len;
     set_compress(req, seg->len);
-    return send_body(req, view, seg, 1);
+    return send_body(req, s, view, seg, 1);
 }
 
 typedef struct metas_query {
@@ -340,7 +345,7 @@ static void parse_query(h2o_req_t *req, const char *q, size_t len, metas_query *
 }
 
 /* GET|HEAD /catalogs/{name}/api/v1/metas: the index selection, streamed, no Content-Length. */
-static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
+static int serve_metas(h2o_req_t *req, catalog_server *s, store_view *view, const metas_query *q)
 {
     time_t mtime = store_view_mtime(view);
     set_last_modified(req, mtime);
@@ -355,7 +360,7 @@ static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
         h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
         *seg = h2o_iovec_init(store_view_data(view), store_view_size(view));
         set_compress(req, seg->len);
-        return send_body(req, view, seg, 1);
+        return send_body(req, s, view, seg, 1);
     }
     store_range *r;
     size_t n;
@@ -367,7 +372,7 @@ static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
         segs[i] = h2o_iovec_init(store_view_data(view) + r[i].off, r[i].len);
     free(r);
     set_compress(req, total);
-    return send_body(req, view, segs, n);
+    return send_body(req, s, view, segs, n);
 }
 
 static int serve_metrics(h2o_req_t *req, catalog_server *s)
@@ -450,12 +455,14 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     store_view *view = catalog_server_find(s, seg[1].base);
     if (!view)
         return send_error(req, 404, "Not Found", "404 Not Found");
-    return all ? serve_all(req, view) : serve_metas(req, view, &q);
+    return all ? serve_all(req, s, view) : serve_metas(req, s, view, &q);
 }
 
 void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
 {
     catalog_server *s = ((server_logger *)self)->srv;
+    bool aborted = s->aborted_req == req;
+    s->aborted_req = NULL;
     double secs = 0;
     if (!h2o_timeval_is_null(&req->timestamps.request_begin_at) &&
         !h2o_timeval_is_null(&req->timestamps.response_end_at))
@@ -470,7 +477,9 @@ void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
     socklen_t sl = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
     if (sl == 0 || h2o_socket_getnumerichost((struct sockaddr *)&ss, sl, host) == SIZE_MAX)
         strcpy(host, "-");
-    fprintf(s->access_log, "access host=%s user=- method=%.*s uri=%.*s proto=HTTP/%d.%d status=%d size=%zu duration=%.6f\n",
-            host, (int)req->method.len, req->method.base, (int)req->path.len, req->path.base, req->version >> 8,
-            req->version & 0xff, req->res.status, req->bytes_sent, secs);
+    fprintf(s->access_log,
+            "access host=%s user=- method=%.*s uri=%.*s proto=HTTP/%d.%d status=%d size=%zu duration=%.6f%s\n", host,
+            (int)req->method.len, req->method.base, (int)req->path.len, req->path.base, req->version >> 8,
+            req->version & 0xff, req->res.status, req->bytes_sent, secs,
+            aborted ? " aborted=true" : "");
 }

@@ -35,6 +35,7 @@ struct catalog_server {
     size_t ncats, capcats;
     int port;
     uint64_t drain_deadline;
+    h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */
     void (*on_stopped)(void *arg, bool clean);
     void *stop_arg;
 };

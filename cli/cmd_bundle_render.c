@@ -259,10 +259,13 @@ int cmd_bundle_render(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         goto done;
     }
-    if (render_sort_objects(objects) < 0 ||
-        (strcmp(format, "json") == 0 ? write_json(objects, stdout) : write_yaml(objects, stdout)) < 0 ||
+    if (render_sort_objects(objects) < 0) {
+        fprintf(stderr, "olmv1 bundle render: out of memory sorting the objects\n");
+        goto done;
+    }
+    if ((strcmp(format, "json") == 0 ? write_json(objects, stdout) : write_yaml(objects, stdout)) < 0 ||
         fflush(stdout) != 0) {
-        fprintf(stderr, "olmv1 bundle render: writing output failed\n");
+        rc = cli_stdout_failed("bundle render");
         goto done;
     }
     rc = 0;

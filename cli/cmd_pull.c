@@ -149,10 +149,8 @@ int cmd_image_pull(int argc, char **argv)
     }
     int rc = 0;
     if (printf("%s\n", res.digest_ref) < 0 || (res.fbc_root && printf("%s\n", res.fbc_root) < 0) ||
-        fflush(stdout) != 0) {
-        fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv[0], strerror(errno));
-        rc = 1;
-    }
+        fflush(stdout) != 0)
+        rc = cli_stdout_failed(argv[0]);
     oci_pull_result_free(&res);
     return rc;
 }

@@ -1,4 +1,6 @@
 /* olmv1: the offline companion of catalogd and operator-controller. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,8 +48,20 @@ static int match_path(const char *path, int argc, char **argv)
     return 0;
 }
 
+/* See commands.h.  errno is stdio's, from the write that failed. */
+int cli_stdout_failed(const char *argv0)
+{
+    if (errno == EPIPE)
+        return CLI_EXIT_BROKEN_PIPE;
+    fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv0, strerror(errno ? errno : EIO));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    /* A peer that hangs up (registry, catalogd, apiserver, or the reader of our stdout) is
+     * an EPIPE to handle, not a silent death; see cli_stdout_failed for stdout. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -577,6 +578,9 @@ static int run(app *a)
 
 int main(int argc, char **argv)
 {
+    /* A peer that hangs up (a health probe, catalogd, the apiserver) is an EPIPE on that
+     * connection, never a silent SIGPIPE death of the process. */
+    signal(SIGPIPE, SIG_IGN);
     app a = {0};
     char msg[512];
     int prc = operator_flags_parse(argc, argv, &a.f, msg, sizeof msg);
