@@ -5,6 +5,7 @@
  *   GET|HEAD /catalogs/{name}/api/v1/metas   ?schema=&package=&name= selection from the index
  *   /healthz, /readyz                         "ok"
  *   /metrics                                  Prometheus text (catalog_metrics.h)
+ * A request body over 4 KiB is refused with 413 (nothing served takes one).
  * Bodies are sent straight from the store view's mmap (no per-request copy); gzip is applied
  * by h2o's compress filter when the client accepts it and the body is large enough.
  *

@@ -760,6 +760,33 @@ static void test_hostile(void **state)
     assert_alive();
 }
 
+/* Only GET and HEAD are served, so a request body is refused once past a few KiB (413),
+ * whether it is announced by Content-Length or streamed in chunks; h2o's default was to read
+ * up to 1 GiB into memory first. */
+static void test_request_body_cap(void **state)
+{
+    (void)state;
+    char out[4096];
+    size_t n = 64 * 1024;
+    char *big = malloc(n + 256);
+    int l = snprintf(big, 256, "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 900000000\r\n\r\n");
+    memset(big + l, 'a', n);
+    raw_exchange(big, (size_t)l + n, out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 413", 12) != 0)
+        fail_msg("POST of 900 MB announced: want 413 at once, got \"%.40s\"", out);
+    l = snprintf(big, 256, "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n", n);
+    memset(big + l, 'a', n);
+    raw_exchange(big, (size_t)l + n, out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 413", 12) != 0)
+        fail_msg("chunked POST of 64 KiB: want 413, got \"%.40s\"", out);
+    free(big);
+    /* A small body on a GET is still read and ignored. */
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\n0123456789"),
+                 out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0);
+    assert_alive();
+}
+
 /* ---- TLS ----------------------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -841,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_unpack_metrics),
         cmocka_unit_test(test_swap_and_remove),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_request_body_cap),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_start_errors),
     };
