@@ -32,7 +32,11 @@ static void usage(FILE *out)
             "  --insecure          talk plain HTTP to the registry; loopback registries and\n"
             "                      those in $OLMV1_INSECURE_REGISTRIES always do\n"
             "  --max-bytes N       refuse images whose files add up to more (default 2 GiB)\n"
-            "  --max-files N       refuse images with more entries (default 200000)\n"
+            "  --max-files N       refuse images with more entries, counting the parent\n"
+            "                      directories they imply (default 200000)\n"
+            "  --max-skipped-bytes N  refuse images whose entries outside the extracted\n"
+            "                      directory (decompressed only to be skipped) add up to more\n"
+            "                      (default 4 GiB)\n"
             "  -q, --quiet         no progress messages on stderr\n"
             "  -h, --help          show this help\n",
             OCI_LABEL_CATALOG_CONFIGS);
@@ -116,6 +120,12 @@ int cmd_image_pull(int argc, char **argv)
                                  missing)) {
             if (!v || parse_count(v, &opts.limits.max_files) != 0) {
                 fprintf(stderr, "olmv1 %s: --max-files needs a positive number\n", argv[0]);
+                return 1;
+            }
+        } else if (!only_pos && ((v = opt_value("--max-skipped-bytes", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || parse_count(v, &opts.limits.max_skipped_bytes) != 0) {
+                fprintf(stderr, "olmv1 %s: --max-skipped-bytes needs a positive number\n", argv[0]);
                 return 1;
             }
         } else if (!only_pos && s[0] == '-' && s[1]) {

@@ -420,6 +420,94 @@ static void test_too_many_files(void **state)
     assert_string_equal(e->err.msg, LABEL ": more than 10 entries in the image (the limit)");
 }
 
+/* Parent directories an entry implies are entries too: 3 files 30 directories deep make
+ * 93 entries, over a limit of 50 (before, 3 entries: a 20 KB layer made 256,000 dirs). */
+static void test_implicit_dirs_counted(void **state)
+{
+    env *e = *state;
+    oci_unpack_limits lim = {.max_files = 50};
+    tarw *t = tw_new(GZIP);
+    for (int i = 0; i < 3; i++) {
+        char p[200];
+        int n = snprintf(p, sizeof p, "u%d", i);
+        for (int d = 0; d < 30; d++)
+            n += snprintf(p + n, sizeof p - (size_t)n, "/d");
+        snprintf(p + n, sizeof p - (size_t)n, "/f");
+        tw_file(t, p, "x");
+    }
+    assert_int_equal(unpack(e, NULL, 0, &lim, &t, 1, NULL), -1);
+    if (!strstr(e->err.msg, "more than 50 entries in the image (the limit; parent directories an entry implies "
+                            "count too)"))
+        fail_msg("unexpected error: %s", e->err.msg);
+    /* The same layer under the default limit unpacks. */
+    t = tw_new(GZIP);
+    tw_file(t, "u/d/d/d/f", "x");
+    assert_int_equal(unpack(e, NULL, 0, NULL, &t, 1, NULL), 0);
+    assert_content(e, "u/d/d/d/f", "x");
+}
+
+/* The path set holds each component once: 100 paths 200 components deep take memory in
+ * proportion to their 20,000 components, not to every parent prefix again (34 MB). */
+static void test_pathset_linear(void **state)
+{
+    (void)state;
+    oci_pathset set = {0};
+    char *p = malloc(200 * 17 + 16);
+    assert_non_null(p);
+    for (int i = 0; i < 100; i++) {
+        int n = sprintf(p, "u%03d", i);
+        for (int d = 1; d < 200; d++)
+            n += sprintf(p + n, "/dddddddddddddddd");
+        assert_int_equal(oci_pathset_add_with_parents(&set, p), 0);
+    }
+    assert_true(oci_pathset_bytes(&set) < 2 * 1024 * 1024);
+    assert_true(oci_pathset_has(&set, p));
+    assert_true(oci_pathset_has(&set, "u042"));
+    assert_true(oci_pathset_has(&set, "u042/dddddddddddddddd/dddddddddddddddd"));
+    assert_false(oci_pathset_has(&set, "u100"));
+    assert_false(oci_pathset_has(&set, "u042/d"));
+    assert_false(oci_pathset_has(&set, "dddddddddddddddd"));
+    strcat(p, "/x");
+    assert_false(oci_pathset_has(&set, p));
+    free(p);
+    oci_pathset_clear(&set);
+    assert_false(oci_pathset_has(&set, "u000"));
+}
+
+/* Entries outside the prefix are decompressed only to be skipped: their bytes count
+ * against max_skipped_bytes before libarchive reads them. */
+static void test_skipped_bytes(void **state)
+{
+    env *e = *state;
+    size_t n = 1024 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'z', n);
+    big[n] = '\0';
+    oci_unpack_limits lim = {.max_skipped_bytes = 512 * 1024};
+    tarw *t = tw_new(ZSTD);
+    tw_file(t, "usr/lib/big", big);
+    tw_file(t, "configs/pkg/catalog.json", "{}");
+    assert_int_equal(unpack(e, "/configs", 0, &lim, &t, 1, NULL), -1);
+    if (!strstr(e->err.msg, LABEL ": entry \"usr/lib/big\": 1048576 bytes that are not extracted (outside "
+                            "\"configs\") would pass the limit of 524288 bytes read only to be skipped (0 so far)"))
+        fail_msg("unexpected error: %s", e->err.msg);
+    /* Under the default limit the same layer unpacks and the skipped bytes are counted. */
+    t = tw_new(ZSTD);
+    tw_file(t, "usr/lib/big", big);
+    tw_file(t, "configs/pkg/catalog.json", "{}");
+    tw_close(t);
+    oci_unpacker *u = oci_unpacker_new(e->root, "/configs", 0, NULL, &e->err);
+    assert_non_null(u);
+    assert_int_equal(oci_unpacker_apply_mem(u, t->buf, t->used, LABEL, &e->err), 0);
+    assert_int_equal(oci_unpacker_skipped_bytes(u), n);
+    oci_unpacker_free(u);
+    tw_free(t);
+    assert_content(e, "configs/pkg/catalog.json", "{}");
+    assert_false(exists_in(e, "usr"));
+    free(big);
+}
+
 static void test_long_path(void **state)
 {
     env *e = *state;
@@ -829,6 +917,9 @@ int main(void)
         T(test_huge_declared_size),
         T(test_total_size_cap),
         T(test_too_many_files),
+        T(test_implicit_dirs_counted),
+        cmocka_unit_test(test_pathset_linear),
+        T(test_skipped_bytes),
         T(test_long_path),
         T(test_whiteouts),
         T(test_replace_across_layers),
