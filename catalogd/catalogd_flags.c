@@ -32,6 +32,7 @@ void catalogd_usage(FILE *out)
             "                                 (default $OLMV1_INSECURE_REGISTRIES; loopback always)\n"
             "  --authfile PATH                registry credentials (docker config JSON)\n"
             "  --max-concurrent-reconciles N  default 2\n"
+            "  --pull-timeout DURATION        deadline of a whole catalog image pull (default 10m)\n"
             "  --no-access-log                do not log each HTTP request\n"
             "  -h, --help\n"
             "\n"
@@ -63,6 +64,8 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_NO("--no-access-log", &f->access_log),
         OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "2", 1, 64,
                       "--max-concurrent-reconciles: want 1..64, got \"%s\""),
+        OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
+                          "--pull-timeout: want a duration of at least 1s (e.g. 10m), got \"%s\""),
     };
     int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown option %s", argc, argv, msg, msgsz);
     if (rc == 1)

@@ -22,6 +22,7 @@ typedef struct catalogd_flags {
     uint64_t poll_override_ms;  /* test-only --poll-interval-override-seconds */
     bool access_log;            /* one stderr line per HTTP request; --no-access-log */
     unsigned concurrency;       /* --max-concurrent-reconciles, default 2 */
+    uint64_t pull_timeout_ms;   /* --pull-timeout: a whole image pull, default 10m */
 } catalogd_flags;
 
 /* Every string points into argv.  Returns 0, 1 when help was asked for (usage printed to

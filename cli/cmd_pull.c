@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "oci_pull.h"
+#include "olm_parse.h"
 
 static void usage(FILE *out)
 {
@@ -37,6 +38,8 @@ static void usage(FILE *out)
             "  --max-skipped-bytes N  refuse images whose entries outside the extracted\n"
             "                      directory (decompressed only to be skipped) add up to more\n"
             "                      (default 4 GiB)\n"
+            "  --pull-timeout DURATION  give up when the whole pull takes longer\n"
+            "                      (default 10m; e.g. 90s, 30m)\n"
             "  -q, --quiet         no progress messages on stderr\n"
             "  -h, --help          show this help\n",
             OCI_LABEL_CATALOG_CONFIGS);
@@ -79,7 +82,7 @@ static int parse_count(const char *v, uint64_t *out)
 
 int cmd_image_pull(int argc, char **argv)
 {
-    oci_pull_opts opts = {0};
+    oci_pull_opts opts = {.registry = {.deadline_seconds = OCI_DEFAULT_PULL_TIMEOUT_SECONDS}};
     const char *pos[2];
     int npos = 0, only_pos = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -128,6 +131,14 @@ int cmd_image_pull(int argc, char **argv)
                 fprintf(stderr, "olmv1 %s: --max-skipped-bytes needs a positive number\n", argv[0]);
                 return 1;
             }
+        } else if (!only_pos && ((v = opt_value("--pull-timeout", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            uint64_t ms;
+            if (!v || olm_parse_duration(v, &ms) != 0 || ms < 1000) {
+                fprintf(stderr, "olmv1 %s: --pull-timeout needs a duration of at least 1s (e.g. 10m)\n", argv[0]);
+                return 1;
+            }
+            opts.registry.deadline_seconds = (long)(ms / 1000);
         } else if (!only_pos && s[0] == '-' && s[1]) {
             fprintf(stderr, "olmv1 %s: unknown option %s (see --help)\n", argv[0], s);
             return 1;

@@ -18,7 +18,8 @@ void operator_usage(FILE *out)
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           "  --max-concurrent-reconciles N  (default 4)\n"
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
-          "                                 drift watches (default 5m; 0 disables)\n",
+          "                                 drift watches (default 5m; 0 disables)\n"
+          "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n",
           out);
 }
 
@@ -38,6 +39,8 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                       "--max-concurrent-reconciles must be 1..64, not %s"),
         OLM_FLAG_DURATION("--drift-repair-interval", &f->repair_interval_ms, "5m", 0,
                           "--drift-repair-interval: bad duration %s"),
+        OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
+                          "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
     };
     int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, msgsz);
     if (rc == 1)
