@@ -526,6 +526,15 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
                              reg->host, reg->realm);
     if (load_creds(reg, err) != 0)
         return -1;
+    /* The realm is whatever the registry's challenge names.  Over https the credentials are
+     * safe on the way to the registry; they must not then travel in clear text to a realm
+     * it names over plain http (a hostile or misconfigured registry, or a proxy rewriting
+     * the challenge).  Anonymous token requests carry no secret and may go. */
+    if (reg->creds.username && strcmp(reg->scheme, "https") == 0 && strncmp(reg->realm, "http://", 7) == 0)
+        return olm_error_set(err,
+                             "registry %s (https) sent a token realm over plain http (\"%s\"): refusing to send "
+                             "the credentials for %s there in clear text; the registry's auth service must use https",
+                             reg->host, reg->realm, reg->host);
     char *url = strdup(reg->realm);
     if (!url)
         return olm_error_set(err, "out of memory");

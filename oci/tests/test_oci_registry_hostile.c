@@ -254,6 +254,12 @@ static int registry_handler(fake *f, conn *c, const char *method, const char *pa
     return respond(c, 404, "text/plain", "no", 2);
 }
 
+static int token_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
+{
+    (void)f, (void)method, (void)path, (void)authz;
+    return respond(c, 200, "application/json", "{\"token\":\"t0k3n\"}", 17);
+}
+
 static double mono(void)
 {
     struct timespec ts;
@@ -368,12 +374,62 @@ static void test_pull_deadline(void **state)
     fake_stop(f);
 }
 
+static void test_no_credentials_to_a_plain_http_realm(void **state)
+{
+    (void)state;
+    char cert[128], key[128], cadir[128], cmd[1024];
+    snprintf(cert, sizeof cert, "%s/tls.crt", tmpdir);
+    snprintf(key, sizeof key, "%s/tls.key", tmpdir);
+    snprintf(cadir, sizeof cadir, "%s/ca", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+             "-addext subjectAltName=DNS:127.1,IP:127.0.0.1 -keyout %s -out %s 2>/dev/null && "
+             "mkdir -p %s && cp %s %s/ && openssl rehash %s 2>/dev/null",
+             key, cert, cadir, cert, cadir, cadir);
+    if (system(cmd) != 0)
+        skip(); /* no openssl CLI */
+    fake *tok = fake_start(token_handler, NULL, NULL);
+    fake *f = fake_start(registry_handler, cert, key);
+    set_image(f, "x", 1, 1);
+    snprintf(f->realm, sizeof f->realm, "http://127.0.0.1:%d/token", tok->port);
+    char host[64], auth[256];
+    snprintf(host, sizeof host, "127.1:%d", f->port);
+    snprintf(auth, sizeof auth, "%s/auth.json", tmpdir);
+    olm_error err;
+    char *b64 = olm_base64_encode("user:secret", 11, NULL, &err);
+    assert_non_null(b64);
+    FILE *af = fopen(auth, "w");
+    assert_non_null(af);
+    fprintf(af, "{\"auths\":{\"%s\":{\"auth\":\"%s\"}}}\n", host, b64);
+    fclose(af);
+    free(b64);
+
+    oci_pull_opts o = {.registry = {.auth_file = auth, .ca_path = cadir}};
+    assert_int_equal(pull(host, "realm", &o, &err), -1);
+    if (!strstr(err.msg, "sent a token realm over plain http") || !strstr(err.msg, "refusing to send the credentials"))
+        fail_msg("unexpected error: %s", err.msg);
+    assert_int_equal(tok->authz_seen, 0); /* nothing reached the plain-http realm with a secret */
+    assert_true(f->requests >= 1);        /* the registry was reached over TLS */
+
+    /* Without credentials the token is fetched anonymously (no secret to leak) and the pull
+     * gets past authentication. */
+    oci_pull_opts anon = {.registry = {.ca_path = cadir}};
+    int rc = pull(host, "realm-anon", &anon, &err);
+    assert_true(tok->requests >= 1);
+    assert_int_equal(tok->authz_seen, 0);
+    (void)rc;
+    free((char *)f->manifest);
+    fake_stop(f);
+    fake_stop(tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_too_many_layers),
         cmocka_unit_test(test_drip_trips_the_stall_guard),
         cmocka_unit_test(test_pull_deadline),
+        cmocka_unit_test(test_no_credentials_to_a_plain_http_realm),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
