@@ -6,8 +6,10 @@
  *   /healthz, /readyz                         "ok"
  *   /metrics                                  Prometheus text (catalog_metrics.h)
  * A request body over 4 KiB is refused with 413 (nothing served takes one).
- * Bodies are sent straight from the store view's mmap (no per-request copy); gzip is applied
- * by h2o's compress filter when the client accepts it and the body is large enough.
+ * Bodies are sent straight from the store view's mmap (no per-request copy).  When the client
+ * accepts gzip and the body is large enough, the whole catalog (/all, unfiltered /metas) is
+ * sent from the gzip form the store wrote beside it (never compressed here), and a /metas
+ * selection is compressed by h2o's compress filter.
  *
  * The server keeps a registry name -> store_view.  Each request takes its own reference to
  * the view it serves, so replacing a catalog never disturbs a response in flight.
