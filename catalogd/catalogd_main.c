@@ -36,6 +36,7 @@
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
+#include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
 
@@ -161,6 +162,21 @@ static void serve_stored(app *a)
         store_view_release(v);
     }
     closedir(d);
+}
+
+/* Pulls killed with a previous process left temp dirs in the image cache that nothing
+ * else removes (the cache and GC leave dot-names alone).  Before any pull can run. */
+static void sweep_interrupted_pulls(app *a)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/unpack", a->f.cache_dir);
+    olm_error err;
+    int n = oci_pull_cache_sweep(dir, &err);
+    if (n < 0)
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "sweeping interrupted pulls: %s", err.msg);
+    else if (n > 0)
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "removed %d temp dir%s of interrupted pulls from %s", n,
+                     n == 1 ? "" : "s", dir);
 }
 
 /* ------------------------------------------------------------ garbage collection */
@@ -467,6 +483,7 @@ static int run(app *a)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "creating %s: %s", a->f.cache_dir, strerror(errno));
         return 1;
     }
+    sweep_interrupted_pulls(a);
     a->loop = uv_default_loop();
     a->srv = start_server(a, a->f.server_addr, a->f.tls_cert != NULL, a->f.access_log ? stderr : NULL, &err);
     if (!a->srv) {

@@ -37,6 +37,7 @@
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
+#include "oci_pull.h"
 #include "operator_flags.h"
 #include "operator_health.h"
 #include "strbuf.h"
@@ -276,6 +277,20 @@ static int on_health(const char *path, strbuf *body, const char **ctype, void *d
     }
     strbuf_puts(body, "not found\n");
     return 404;
+}
+
+/* Bundle pulls killed with a previous process left temp dirs in the bundle cache that
+ * nothing else removes.  Before any pull can run. */
+static void sweep_interrupted_pulls(app *a)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/bundles", a->f.cache_path);
+    olm_error err;
+    int n = oci_pull_cache_sweep(dir, &err);
+    if (n < 0)
+        logf_(OLM_LOG_WARN, "sweeping interrupted pulls: %s", err.msg);
+    else if (n > 0)
+        logf_(OLM_LOG_INFO, "removed %d temp dir%s of interrupted pulls from %s", n, n == 1 ? "" : "s", dir);
 }
 
 /* ------------------------------------------------------------ controllers */
@@ -541,6 +556,7 @@ static int run(app *a)
         logf_(OLM_LOG_ERROR, "creating %s: %s", a->f.cache_path, strerror(errno));
         return 1;
     }
+    sweep_interrupted_pulls(a);
     a->loop = uv_default_loop();
     if (a->f.health_addr && *a->f.health_addr && strcmp(a->f.health_addr, "0") != 0) {
         char host[256];

@@ -89,6 +89,13 @@ int oci_pull(const char *ref, const char *dest, const oci_pull_opts *opts,
 int oci_pull_cached(const char *base, const char *owner, const char *ref,
                     const oci_pull_opts *opts, oci_pull_result *result, olm_error *err);
 
+/* Removes what interrupted pulls left in the cache at `base`: every temp dir
+ * ".<digest>.pull-XXXXXX" in <base>/<owner>/ (a pull killed with its process
+ * leaves one; oci_pull_cached never touches dot-names, which may be pulls in
+ * progress).  Call it only while nothing pulls into `base`, e.g. at start-up.
+ * Returns how many it removed, or -1 with err set (a missing base is 0). */
+int oci_pull_cache_sweep(const char *base, olm_error *err);
+
 /* oci_pull_cached for catalog images (opts->catalog forced on): only the dir the
  * configs label names is extracted, and result->fbc_root points at it. */
 int oci_pull_catalog(const char *base, const char *owner, const char *ref,

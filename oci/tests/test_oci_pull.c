@@ -508,6 +508,35 @@ static void test_skipped_bytes(void **state)
     free(big);
 }
 
+/* Temp dirs of pulls killed with their process: removed by the start-up sweep, and
+ * nothing else (entries, sidecars, other dot-names). */
+static void test_cache_sweep(void **state)
+{
+    env *e = *state;
+    char p[PATH_MAX * 4];
+    const char *made[] = {"c1/.sha256:aaaa.pull-Ab12Cd/rootfs/configs/x.json", "c1/.sha256:bbbb.pull-zzzzzz/",
+                          "c2/.sha256:cccc.pull-000000/rootfs/", "c1/sha256:dddd/keep.json", "c1/.hidden/keep",
+                          "c1/.sha256:eeee.pull-toolong1/keep", "c1/sha256:dddd.json", NULL};
+    for (size_t i = 0; made[i]; i++) {
+        snprintf(p, sizeof p, "mkdir -p \"$(dirname '%s/%s')\" && touch '%s/%s'", e->root, made[i], e->root, made[i]);
+        if (made[i][strlen(made[i]) - 1] == '/')
+            snprintf(p, sizeof p, "mkdir -p '%s/%s'", e->root, made[i]);
+        assert_int_equal(system(p), 0);
+    }
+    assert_int_equal(oci_pull_cache_sweep(e->root, &e->err), 3);
+    assert_false(exists_in(e, "c1/.sha256:aaaa.pull-Ab12Cd"));
+    assert_false(exists_in(e, "c1/.sha256:bbbb.pull-zzzzzz"));
+    assert_false(exists_in(e, "c2/.sha256:cccc.pull-000000"));
+    assert_true(exists_in(e, "c1/sha256:dddd/keep.json"));
+    assert_true(exists_in(e, "c1/sha256:dddd.json"));
+    assert_true(exists_in(e, "c1/.hidden/keep"));
+    assert_true(exists_in(e, "c1/.sha256:eeee.pull-toolong1/keep"));
+    assert_int_equal(oci_pull_cache_sweep(e->root, &e->err), 0);
+    char missing[PATH_MAX * 2];
+    snprintf(missing, sizeof missing, "%s/nope", e->root);
+    assert_int_equal(oci_pull_cache_sweep(missing, &e->err), 0);
+}
+
 static void test_long_path(void **state)
 {
     env *e = *state;
@@ -920,6 +949,7 @@ int main(void)
         T(test_implicit_dirs_counted),
         cmocka_unit_test(test_pathset_linear),
         T(test_skipped_bytes),
+        T(test_cache_sweep),
         T(test_long_path),
         T(test_whiteouts),
         T(test_replace_across_layers),

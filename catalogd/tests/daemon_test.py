@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""catalogd survives clients that hang up mid-response (issue 12, item 1).
+"""The catalogd binary: start-up and clients that hang up mid-response (issue 12, items 1, 10).
 
-    hangup_test.py CATALOGD CATALOGD_SERVE
+    daemon_test.py CATALOGD CATALOGD_SERVE
 
 catalogd-serve stores the sample20 catalog (about 10 MB of /api/v1/all) in a fresh cache
 dir; catalogd then serves that store over TLS, with a kubeconfig whose API server does not
@@ -10,6 +10,9 @@ Two TLS clients read 1,000 bytes of /api/v1/all and close; so do two plain-HTTP 
 catalogd must still answer /healthz, and its access log must say aborted=true for the
 requests that were cut off.  Before the fix the first TLS hang-up killed it with SIGPIPE
 (exit 141, no log line).  Everything listens on 127.0.0.1; processes are stopped by PID.
+
+At start catalogd removes the temp dirs of pulls killed with a previous process
+(<cache>/unpack/<catalog>/.<digest>.pull-XXXXXX/), which nothing else ever removed.
 """
 import os
 import signal
@@ -98,6 +101,11 @@ def main():
                     "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]\n"
                     "users: [{name: u, user: {token: t}}]\n"
                     "contexts: [{name: c, context: {cluster: c, user: u}}]\n")
+        stale = os.path.join(cache, "unpack", "sample20", ".sha256:0123.pull-AbC123", "rootfs", "configs")
+        os.makedirs(stale)
+        open(os.path.join(stale, "catalog.json"), "w").close()
+        kept = os.path.join(cache, "unpack", "sample20", "sha256:0123")
+        os.makedirs(kept)
         port, plain_port = free_port(), free_port()
         log = os.path.join(work, "catalogd.log")
         logf = open(log, "w")
@@ -108,6 +116,10 @@ def main():
         try:
             wait_for(lambda: "serving the stored catalog" in open(log).read() or d.poll() is not None,
                      "catalogd to serve the stored catalog")
+            if os.path.exists(os.path.dirname(os.path.dirname(stale))):
+                raise SystemExit("the temp dir of an interrupted pull survived catalogd's start")
+            if not os.path.isdir(kept) or "removed 1 temp dir of interrupted pulls" not in open(log).read():
+                raise SystemExit("start-up sweep: cache entry lost or no log line\n" + open(log).read())
             for _ in range(2):
                 if d.poll() is not None:
                     break
@@ -148,7 +160,7 @@ def main():
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=30)
-    print("ok: catalogd survives TLS and plain-HTTP clients hanging up mid-response and logs them")
+    print("ok: catalogd sweeps interrupted pulls at start, survives clients hanging up mid-response, logs them")
 
 
 if __name__ == "__main__":
