@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "catalog_http_util.h"
 #include "catalog_name.h"
@@ -489,10 +490,14 @@ void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
     catalog_server *s = ((server_logger *)self)->srv;
     bool aborted = s->aborted_req == req;
     s->aborted_req = NULL;
+    /* From the request's start to now: h2o calls the loggers when the response is done (sent,
+     * or cut off).  Not response_end_at: h2o's timestamps are the loop's cached time, equal to
+     * request_begin_at for a response sent within one loop turn (every small /metas). */
     double secs = 0;
-    if (!h2o_timeval_is_null(&req->timestamps.request_begin_at) &&
-        !h2o_timeval_is_null(&req->timestamps.response_end_at))
-        secs = (double)h2o_timeval_subtract(&req->timestamps.request_begin_at, &req->timestamps.response_end_at) / 1e6;
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    if (!h2o_timeval_is_null(&req->timestamps.request_begin_at))
+        secs = (double)h2o_timeval_subtract(&req->timestamps.request_begin_at, &now) / 1e6;
     if (secs < 0)
         secs = 0;
     catalog_metrics_observe_http(s->metrics, req->res.status, secs); /* a lost sample is harmless */
