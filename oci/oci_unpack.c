@@ -10,8 +10,13 @@
  *     there (a later layer replaces), symlinks with symlinkat (never followed
  *     afterwards), hard links only to regular files already in the tree;
  *   - devices, fifos and sockets are skipped; owners are never set (files
- *     belong to the process); modes are dirs (m & 0777) | 0700, files
- *     (m & 0777) | 0600, so no setuid bits and the tree stays removable;
+ *     belong to the process); modes are dirs (m & 0755) | 0700, files
+ *     (m & 0755) | 0600: no setuid bits, nothing group- or world-writable
+ *     whatever the layer says, and the tree stays removable;
+ *   - a header libarchive could only partly apply (ARCHIVE_WARN: e.g. a pax
+ *     path over 1 MB dropped for the ustar name) is refused, as Go's
+ *     archive/tar refuses it, rather than unpacked under another name; only
+ *     the warning that a name is not valid in the C locale is accepted;
  *   - OCI whiteouts delete lower-layer content (".wh.<name>", ".wh..wh..opq").
  * Limits (bytes, entries, path length) are checked before anything is written
  * for the entry; a parent directory made implicitly counts as an entry, and the data
@@ -227,7 +232,7 @@ static int put_dir(const struct ectx *c, int pfd, const char *name, mode_t mode)
     int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return efail(c, "opening the directory: %s", strerror(errno));
-    int rc = fchmod(fd, (mode & 0777) | 0700) == 0 ? 0 : efail(c, "chmod: %s", strerror(errno));
+    int rc = fchmod(fd, (mode & 0755) | 0700) == 0 ? 0 : efail(c, "chmod: %s", strerror(errno));
     close(fd);
     return rc;
 }
@@ -292,7 +297,7 @@ static int put_file(const struct ectx *c, struct archive *a, struct archive_entr
         efail(c, "truncate: %s", strerror(errno));
         goto out;
     }
-    if (fchmod(fd, (archive_entry_perm(e) & 0777) | 0600) != 0) {
+    if (fchmod(fd, (archive_entry_perm(e) & 0755) | 0600) != 0) {
         efail(c, "chmod: %s", strerror(errno));
         goto out;
     }
@@ -565,6 +570,15 @@ static struct archive *reader(const char *label, olm_error *err)
     return a;
 }
 
+/* libarchive warns "Pathname can't be converted from UTF-8 to current locale." (and the
+ * same for link, user and group names) for non-ASCII names in the C locale; the name is
+ * then kept as its UTF-8 bytes, which is what the layer says. */
+static int name_charset_warning(struct archive *a)
+{
+    const char *m = archive_error_string(a);
+    return m && strstr(m, "can't be converted") != NULL;
+}
+
 /* The data of an entry that was not extracted is still decompressed, to be skipped, by the
  * next archive_read_next_header: count it first (a 363 KB zstd layer can hold 10 GiB). */
 static int count_skipped(oci_unpacker *u, struct archive_entry *e, const char *label, olm_error *err)
@@ -596,6 +610,13 @@ static int apply_archive(oci_unpacker *u, struct archive *a, const char *label, 
         if (r < ARCHIVE_WARN) {
             rc = olm_error_set(err, "%s: reading the layer: %s", label,
                                archive_error_string(a) ? archive_error_string(a) : "corrupt");
+            break;
+        }
+        if (r == ARCHIVE_WARN && !name_charset_warning(a)) {
+            struct ectx c = {.u = u, .label = label, .err = err, .raw = archive_entry_pathname(e)};
+            rc = efail(&c, "its header could only be read in part (%s): refused rather than unpacked as something "
+                           "the layer did not say",
+                       archive_error_string(a) ? archive_error_string(a) : "libarchive warning");
             break;
         }
         if (++u->entries > u->lim.max_files) {

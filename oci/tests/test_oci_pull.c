@@ -537,6 +537,29 @@ static void test_cache_sweep(void **state)
     assert_int_equal(oci_pull_cache_sweep(missing, &e->err), 0);
 }
 
+/* A pax path over 1 MB: libarchive drops it with a warning and falls back to the ustar
+ * name, which would unpack the entry under a name the layer did not mean.  Refused, as
+ * Go's archive/tar refuses it.  A non-ASCII name (a charset warning) still unpacks. */
+static void test_pax_header_warning_refused(void **state)
+{
+    env *e = *state;
+    size_t n = 1010000; /* over the attribute limit (1,000,000), under the header limit (1 MiB) */
+    char *p = malloc(n + 16);
+    assert_non_null(p);
+    memcpy(p, "configs/", 8);
+    memset(p + 8, 'c', n);
+    strcpy(p + 8 + n, ".json");
+    tarw *t = tw_new(PLAIN);
+    tw_file(t, p, "{}");
+    free(p);
+    expect_fail(e, t, "its header could only be read in part (Rejecting pax extended attribute > 1MB)");
+    assert_false(exists_in(e, "configs"));
+    t = tw_new(PLAIN);
+    tw_file(t, "configs/\xc3\xa9t\xc3\xa9.json", "{}");
+    assert_int_equal(unpack1(e, t), 0);
+    assert_content(e, "configs/\xc3\xa9t\xc3\xa9.json", "{}");
+}
+
 static void test_long_path(void **state)
 {
     env *e = *state;
@@ -650,12 +673,16 @@ static void test_permissions(void **state)
     tw_entry(t, "f644", AE_IFREG, 0644, "x", NULL, 0);
     tw_entry(t, "f400", AE_IFREG, 0400, "x", NULL, 0);
     tw_entry(t, "implicit/f", AE_IFREG, 0640, "x", NULL, 0);
+    /* nothing group- or world-writable, whatever the layer says */
+    tw_entry(t, "dw", AE_IFDIR, 0777, NULL, NULL, 0);
+    tw_entry(t, "f666", AE_IFREG, 0666, "x", NULL, 0);
+    tw_entry(t, "f777", AE_IFREG, 0777, "x", NULL, 0);
     assert_int_equal(unpack1(e, t), 0);
     struct {
         const char *name;
         mode_t mode;
-    } want[] = {{"d0", 0700}, {"d5", 0755}, {"dsticky", 0777}, {"f0", 0600}, {"fsuid", 0755},
-                {"f644", 0644}, {"f400", 0600}, {"implicit/f", 0640}};
+    } want[] = {{"d0", 0700}, {"d5", 0755}, {"dsticky", 0755}, {"dw", 0755}, {"f0", 0600}, {"fsuid", 0755},
+                {"f644", 0644}, {"f400", 0600}, {"implicit/f", 0640}, {"f666", 0644}, {"f777", 0755}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         int ex;
         struct stat st = lstat_in(e, want[i].name, &ex);
@@ -950,6 +977,7 @@ int main(void)
         cmocka_unit_test(test_pathset_linear),
         T(test_skipped_bytes),
         T(test_cache_sweep),
+        T(test_pax_header_warning_refused),
         T(test_long_path),
         T(test_whiteouts),
         T(test_replace_across_layers),
