@@ -449,6 +449,12 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     /* gzhttp sets Vary on every response it wraps, compressed or not. */
     ADD_HDR(req, H2O_TOKEN_VARY, "Accept-Encoding");
 
+    /* net/http refuses an HTTP/1.1 request that names no Host (RFC 7230 §5.4), and closes.
+     * h2o fills a missing Host in with the host context's own authority: that very buffer. */
+    if (req->version >= 0x101 && req->input.authority.base == req->hostconf->authority.hostport.base) {
+        req->http1_is_persistent = 0;
+        return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request: missing required Host header"));
+    }
     h2o_iovec_t seg[6];
     int n = split_path(req, req->path.base, plen, seg, 6);
     if (n == -1) /* Go rejects such a request line before routing */
@@ -485,6 +491,22 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     return all ? serve_all(req, s, view) : serve_metas(req, s, view, &q);
 }
 
+/* A request's bytes as the access log shows them: printable ASCII as is, a backslash as
+ * "\\", anything else (control bytes, non-ASCII, bytes that are not UTF-8) as "\xNN", so a
+ * log line is one line of ASCII whatever the client sent. */
+static void log_bytes(FILE *out, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c > 0x20 && c < 0x7f)
+            fputc(c, out);
+        else
+            fprintf(out, "\\x%02x", c);
+    }
+}
+
 void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
 {
     catalog_server *s = ((server_logger *)self)->srv;
@@ -508,9 +530,14 @@ void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
     socklen_t sl = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
     if (sl == 0 || h2o_socket_getnumerichost((struct sockaddr *)&ss, sl, host) == SIZE_MAX)
         strcpy(host, "-");
-    fprintf(s->access_log,
-            "access host=%s user=- method=%.*s uri=%.*s proto=HTTP/%d.%d status=%d size=%zu duration=%.6f%s\n", host,
-            (int)req->method.len, req->method.base, (int)req->path.len, req->path.base, req->version >> 8,
-            req->version & 0xff, req->res.status, req->bytes_sent, secs,
-            aborted ? " aborted=true" : "");
+    /* One line in several calls: held under the stream's lock, so that a log line another
+     * thread writes to the same stream (stderr) cannot land inside it. */
+    flockfile(s->access_log);
+    fprintf(s->access_log, "access host=%s user=- method=", host);
+    log_bytes(s->access_log, req->method.base, req->method.len);
+    fputs(" uri=", s->access_log);
+    log_bytes(s->access_log, req->path.base, req->path.len);
+    fprintf(s->access_log, " proto=HTTP/%d.%d status=%d size=%zu duration=%.6f%s\n", req->version >> 8,
+            req->version & 0xff, req->res.status, req->bytes_sent, secs, aborted ? " aborted=true" : "");
+    funlockfile(s->access_log);
 }

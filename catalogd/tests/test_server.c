@@ -894,6 +894,45 @@ static void test_access_log_duration(void **state)
     assert_true(metas >= 3);
 }
 
+/* An HTTP/1.1 request without Host is a 400, as net/http answers it (RFC 7230 §5.4);
+ * HTTP/1.0 had no Host and is served, as by net/http. */
+static void test_missing_host(void **state)
+{
+    (void)state;
+    char out[4096];
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\n\r\n"), out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 400", 12) != 0 || !strstr(out, "missing required Host header"))
+        fail_msg("HTTP/1.1 without Host: got \"%.80s\"", out);
+    raw_exchange(LIT("GET /catalogs/sample20/api/v1/all HTTP/1.1\r\nRange: bytes=0-1\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 400", 12) == 0);
+    raw_exchange(LIT("GET /healthz HTTP/1.0\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0 || strncmp(out, "HTTP/1.0 200", 12) == 0);
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0);
+}
+
+/* Bytes a client puts in the request target reach the access log printable: anything but
+ * printable ASCII is written as \xNN (and a backslash as \\), so a log line is one line of
+ * ASCII whatever the request held. */
+static void test_access_log_bytes(void **state)
+{
+    (void)state;
+    char out[4096];
+    raw_exchange(LIT("GET /catalogs/\xff\xfe\xc3/api/v1/all?a=\\b HTTP/1.1\r\nHost: x\r\n\r\n"), out, sizeof out);
+    assert_alive();
+    fflush(W.access_log);
+    rewind(W.access_log);
+    char line[8192];
+    int found = 0;
+    while (fgets(line, sizeof line, W.access_log)) {
+        for (const unsigned char *c = (const unsigned char *)line; *c; c++)
+            if ((*c < 0x20 && *c != '\n') || *c >= 0x7f)
+                fail_msg("byte 0x%02x in the access log: %s", *c, line);
+        found |= strstr(line, "uri=/catalogs/\\xff\\xfe\\xc3/api/v1/all?a=\\\\b ") != NULL;
+    }
+    assert_true(found);
+}
+
 /* ---- TLS ----------------------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -978,6 +1017,8 @@ int main(void)
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_request_body_cap),
         cmocka_unit_test(test_access_log_duration),
+        cmocka_unit_test(test_missing_host),
+        cmocka_unit_test(test_access_log_bytes),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_start_errors),
     };
