@@ -1,31 +1,22 @@
-/* fbc_yaml: YAML scalar resolution shared by the YAML decoder and its tests. */
+/* fbc_yaml: the old name of gocompat's YAML scalar resolution, kept only until
+ * controller/upgradeable_props.c calls gocompat itself. */
 #ifndef OLM_FBC_YAML_H
 #define OLM_FBC_YAML_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "gocompat.h"
 
-typedef enum fbc_yaml_kind {
-    FBC_Y_STRING,
-    FBC_Y_NULL,
-    FBC_Y_BOOL,
-    FBC_Y_INT,   /* fits int64 */
-    FBC_Y_UINT,  /* above INT64_MAX, fits uint64 */
-    FBC_Y_FLOAT, /* may be NaN or +-Inf (the .nan/.inf spellings) */
-    FBC_Y_MERGE, /* the merge key "<<" */
-} fbc_yaml_kind;
+typedef gocompat_yaml_scalar fbc_yaml_scalar;
+#define FBC_Y_STRING GOCOMPAT_YAML_STRING
+#define FBC_Y_NULL GOCOMPAT_YAML_NULL
+#define FBC_Y_BOOL GOCOMPAT_YAML_BOOL
+#define FBC_Y_INT GOCOMPAT_YAML_INT
+#define FBC_Y_UINT GOCOMPAT_YAML_UINT
+#define FBC_Y_FLOAT GOCOMPAT_YAML_FLOAT
+#define FBC_Y_MERGE GOCOMPAT_YAML_MERGE
 
-typedef struct fbc_yaml_scalar {
-    fbc_yaml_kind kind;
-    bool b;
-    int64_t i;
-    uint64_t u;
-    double f;
-} fbc_yaml_scalar;
-
-/* Resolves an untagged plain scalar `v` (NUL-terminated, `len` bytes).  Fills `out`;
- * -1 only on out of memory. */
-int fbc_yaml_resolve_plain(const char *v, size_t len, fbc_yaml_scalar *out);
+static inline int fbc_yaml_resolve_plain(const char *v, size_t len, fbc_yaml_scalar *out)
+{
+    return gocompat_yaml_resolve_plain(v, len, out);
+}
 
 #endif
