@@ -16,7 +16,7 @@
 #include "bundle_load.h"
 #include "commands.h"
 #include "fbc_internal.h"
-#include "fbc_yaml.h"
+#include "gocompat.h"
 #include "render_hash.h"
 #include "render_registryv1.h"
 
@@ -63,10 +63,10 @@ static int emit_scalar(yaml_emitter_t *em, const char *s, size_t n, yaml_scalar_
 
 static int emit_string(yaml_emitter_t *em, const char *s, size_t n)
 {
-    fbc_yaml_scalar sc;
+    gocompat_yaml_scalar sc;
     if (memchr(s, '\n', n))
         return emit_scalar(em, s, n, YAML_LITERAL_SCALAR_STYLE, 1);
-    if (n == 0 || fbc_yaml_resolve_plain(s, n, &sc) < 0 || sc.kind != FBC_Y_STRING)
+    if (n == 0 || gocompat_yaml_resolve_plain(s, n, &sc) < 0 || sc.kind != GOCOMPAT_YAML_STRING)
         return emit_scalar(em, s, n, YAML_DOUBLE_QUOTED_SCALAR_STYLE, 1);
     return emit_scalar(em, s, n, YAML_PLAIN_SCALAR_STYLE, 1);
 }
@@ -79,7 +79,7 @@ static int cmp_keys(const void *a, const void *b)
 static int emit_value(yaml_emitter_t *em, const json_t *v)
 {
     yaml_event_t ev;
-    char num[64];
+    char num[GOCOMPAT_FLOAT_BUF];
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         size_t n = json_object_size(v), k = 0;
@@ -117,7 +117,7 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_REAL:
-        fbc_format_float64(json_real_value(v), num, sizeof num);
+        gocompat_json_float(json_real_value(v), num);
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_TRUE: return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_FALSE: return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE, 0);
