@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fbc.h"
+#include "fbc_stream.h"
 #include "gocompat.h"
 #include "olm_error.h"
 #include "strbuf.h"
@@ -37,8 +38,6 @@ int fbc_ignore_add(fbc_ignore *ig, const char *domain, const char *text, size_t 
 int fbc_ignore_match(const fbc_ignore *ig, const char *path);
 void fbc_ignore_free(fbc_ignore *ig);
 
-/* Reads a whole file (NUL-terminated); caller frees *data. */
-int fbc_read_file(const char *path, char **data, size_t *len, olm_error *err);
 
 /* ---- fbc_input.c: a catalog file's bytes, given back as the load moves on ---- */
 
@@ -59,9 +58,6 @@ void fbc_input_close(fbc_input *in);
 
 /* ---- fbc_decode_*.c: byte streams to JSON objects ---- */
 
-/* Receives each decoded top-level object.  Takes ownership of `obj` (a JSON object)
- * whatever it returns; returns 0 to go on or -1 (err filled) to stop. */
-typedef int (*fbc_blob_fn)(void *ud, json_t *obj, int lineno, olm_error *err);
 
 /* Concatenated JSON values / JSON lines.  Errors: "<name>:<line>: <reason>". */
 int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
@@ -76,9 +72,6 @@ int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn 
  * `scratch` is working space the caller keeps from one object to the next (and frees),
  * so unescaping does not allocate afresh for every blob. */
 json_t *fbc_json_fast_object(const char *data, size_t len, strbuf *scratch, size_t *used);
-/* Sniffs like k8s' YAMLOrJSONDecoder: first non-space byte '{' means JSON. */
-int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
-                      olm_error *err);
 
 /* ---- fbc_normalise.c ---- */
 

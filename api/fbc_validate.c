@@ -120,20 +120,18 @@ static void check_packages(vctx *v)
     }
 }
 
-/* One channel: entries, heads and the replaces chain.  `in_channel` collects
- * (package, entry name) for the bundle-not-in-channel check. */
-static void check_channel(vctx *v, const fbc_channel *ch, fbc_index *in_channel)
+/* A channel's entries by name, and the names some entry replaces or skips. */
+typedef struct channel_graph {
+    fbc_index names;    /* entry name -> index of its first entry */
+    fbc_index incoming; /* names that some entry replaces or skips */
+} channel_graph;
+
+/* Checks the entries (names, duplicates, bundles they name) and fills `g`.  `in_channel`
+ * collects (package, entry name) for the bundle-not-in-channel check.  -1 on OOM. */
+static int check_channel_entries(vctx *v, const fbc_channel *ch, fbc_index *in_channel, channel_graph *g)
 {
     const fbc_catalog *c = v->c;
     const fbc_meta *m = ch->meta;
-    if (ch->nentries == 0) {
-        report(v, m, "channel-empty", "channel \"%s/%s\" has no entries", ch->package, ch->name);
-        return;
-    }
-    fbc_index names = {0}, incoming = {0};
-    bool *seen = NULL;
-    char **heads = NULL;
-    size_t nheads = 0;
     for (size_t i = 0; i < ch->nentries; i++) {
         const fbc_channel_entry *e = &ch->entries[i];
         if (!e->name[0]) {
@@ -142,9 +140,9 @@ static void check_channel(vctx *v, const fbc_channel *ch, fbc_index *in_channel)
             continue;
         }
         size_t prev;
-        int rc = fbc_index_put(&names, e->name, NULL, i, &prev);
+        int rc = fbc_index_put(&g->names, e->name, NULL, i, &prev);
         if (rc < 0 || fbc_index_put(in_channel, ch->package, e->name, 0, NULL) < 0)
-            goto oom;
+            return -1;
         if (rc == 0)
             report(v, m, "channel-entry", "channel \"%s/%s\" lists bundle \"%s\" more than once",
                    ch->package, ch->name, e->name);
@@ -152,70 +150,102 @@ static void check_channel(vctx *v, const fbc_channel *ch, fbc_index *in_channel)
             report(v, m, "channel-entry",
                    "channel \"%s/%s\" entry \"%s\" names no olm.bundle of package \"%s\"",
                    ch->package, ch->name, e->name, ch->package);
-        if (e->replaces && e->replaces[0] && fbc_index_put(&incoming, e->replaces, NULL, i, NULL) < 0)
-            goto oom;
+        if (e->replaces && e->replaces[0] && fbc_index_put(&g->incoming, e->replaces, NULL, i, NULL) < 0)
+            return -1;
         for (size_t k = 0; k < e->nskips; k++)
-            if (fbc_index_put(&incoming, e->skips[k], NULL, i, NULL) < 0)
-                goto oom;
+            if (fbc_index_put(&g->incoming, e->skips[k], NULL, i, NULL) < 0)
+                return -1;
     }
-    heads = calloc(ch->nentries, sizeof *heads);
-    if (!heads)
-        goto oom;
-    size_t head = 0, dummy;
+    return 0;
+}
+
+/* Heads are the entries nothing replaces or skips; fills `heads` (room for every entry,
+ * names borrowed) and the index of the last head.  Returns how many there are. */
+static size_t channel_heads(const fbc_channel *ch, const channel_graph *g, char **heads, size_t *head)
+{
+    size_t nheads = 0, dummy;
     for (size_t i = 0; i < ch->nentries; i++) {
         const fbc_channel_entry *e = &ch->entries[i];
         size_t first;
-        if (!e->name[0] || (fbc_index_get(&names, e->name, NULL, &first) && first != i))
-            continue; /* nameless or duplicate entries were reported above */
-        if (!fbc_index_get(&incoming, e->name, NULL, &dummy)) {
+        if (!e->name[0] || (fbc_index_get(&g->names, e->name, NULL, &first) && first != i))
+            continue; /* nameless or duplicate entries were reported already */
+        if (!fbc_index_get(&g->incoming, e->name, NULL, &dummy)) {
             heads[nheads++] = (char *)e->name;
-            head = i;
+            *head = i;
         }
     }
+    return nheads;
+}
+
+/* Reports a channel without a head, or with several (sorted).  -1 on OOM. */
+static int report_heads(vctx *v, const fbc_channel *ch, char **heads, size_t nheads)
+{
     if (nheads == 0) {
-        report(v, m, "channel-head",
+        report(v, ch->meta, "channel-head",
                "channel \"%s/%s\" has no head: every entry is replaced or skipped by another "
                "(cycle)", ch->package, ch->name);
-    } else if (nheads > 1) {
-        qsort(heads, nheads, sizeof *heads, cmp_str_ptr);
-        strbuf sb = STRBUF_INIT;
-        for (size_t i = 0; i < nheads; i++)
-            if ((i && strbuf_puts(&sb, ", ") < 0) || strbuf_puts(&sb, heads[i]) < 0) {
-                strbuf_free(&sb);
-                goto oom;
-            }
-        report(v, m, "channel-head", "channel \"%s/%s\" has %zu heads: %s", ch->package, ch->name,
-               nheads, strbuf_str(&sb));
-        strbuf_free(&sb);
-    } else {
-        /* Follow replaces from the single head; meeting an entry twice is a loop. */
-        seen = calloc(ch->nentries, sizeof *seen);
-        if (!seen)
-            goto oom;
-        size_t cur = head;
-        for (;;) {
-            seen[cur] = true;
-            const char *r = ch->entries[cur].replaces;
-            size_t next;
-            if (!r || !r[0] || !fbc_index_get(&names, r, NULL, &next))
-                break;
-            if (seen[next]) {
-                report(v, m, "replaces-cycle",
-                       "channel \"%s/%s\": the replaces chain from head \"%s\" loops back to \"%s\"",
-                       ch->package, ch->name, ch->entries[head].name, r);
-                break;
-            }
-            cur = next;
-        }
+        return 0;
     }
-    goto out;
-oom:
-    v->oom = true;
-out:
+    qsort(heads, nheads, sizeof *heads, cmp_str_ptr);
+    strbuf sb = STRBUF_INIT;
+    for (size_t i = 0; i < nheads; i++)
+        if ((i && strbuf_puts(&sb, ", ") < 0) || strbuf_puts(&sb, heads[i]) < 0) {
+            strbuf_free(&sb);
+            return -1;
+        }
+    report(v, ch->meta, "channel-head", "channel \"%s/%s\" has %zu heads: %s", ch->package, ch->name,
+           nheads, strbuf_str(&sb));
+    strbuf_free(&sb);
+    return 0;
+}
+
+/* Follows replaces from the single head; meeting an entry twice is a loop.  -1 on OOM. */
+static int check_replaces_chain(vctx *v, const fbc_channel *ch, const channel_graph *g, size_t head)
+{
+    bool *seen = calloc(ch->nentries, sizeof *seen);
+    if (!seen)
+        return -1;
+    size_t cur = head;
+    for (;;) {
+        seen[cur] = true;
+        const char *r = ch->entries[cur].replaces;
+        size_t next;
+        if (!r || !r[0] || !fbc_index_get(&g->names, r, NULL, &next))
+            break;
+        if (seen[next]) {
+            report(v, ch->meta, "replaces-cycle",
+                   "channel \"%s/%s\": the replaces chain from head \"%s\" loops back to \"%s\"",
+                   ch->package, ch->name, ch->entries[head].name, r);
+            break;
+        }
+        cur = next;
+    }
     free(seen);
+    return 0;
+}
+
+/* One channel: entries, heads and the replaces chain. */
+static void check_channel(vctx *v, const fbc_channel *ch, fbc_index *in_channel)
+{
+    if (ch->nentries == 0) {
+        report(v, ch->meta, "channel-empty", "channel \"%s/%s\" has no entries", ch->package, ch->name);
+        return;
+    }
+    channel_graph g = {0};
+    char **heads = NULL;
+    size_t head = 0, nheads;
+    int rc = check_channel_entries(v, ch, in_channel, &g);
+    if (rc == 0 && !(heads = calloc(ch->nentries, sizeof *heads)))
+        rc = -1;
+    if (rc == 0) {
+        nheads = channel_heads(ch, &g, heads, &head);
+        rc = nheads == 1 ? check_replaces_chain(v, ch, &g, head) : report_heads(v, ch, heads, nheads);
+    }
+    if (rc < 0)
+        v->oom = true;
     free(heads);
-    fbc_index_free(&names);
-    fbc_index_free(&incoming);
+    fbc_index_free(&g.names);
+    fbc_index_free(&g.incoming);
 }
 
 static void check_channels(vctx *v, fbc_index *in_channel)

@@ -159,13 +159,13 @@ static int check_preconditions(h2o_req_t *req, time_t mtime, int metas)
 {
     int has;
     h2o_iovec_t v = hdr_value(req, H2O_TOKEN_IF_MATCH, &has);
-    http_cond c = HTTP_COND_NONE;
+    catalog_http_cond c = HTTP_COND_NONE;
     if (has && v.len)
-        c = http_etag_list_has_star(v.base, v.len) ? HTTP_COND_TRUE : HTTP_COND_FALSE;
+        c = catalog_http_etag_list_has_star(v.base, v.len) ? HTTP_COND_TRUE : HTTP_COND_FALSE;
     time_t t;
     if (c == HTTP_COND_NONE) {
         v = hdr_value(req, H2O_TOKEN_IF_UNMODIFIED_SINCE, &has);
-        if (has && v.len && http_parse_time(v.base, v.len, &t) == 0)
+        if (has && v.len && catalog_http_parse_time(v.base, v.len, &t) == 0)
             c = mtime <= t ? HTTP_COND_TRUE : HTTP_COND_FALSE;
     }
     if (c == HTTP_COND_FALSE)
@@ -174,14 +174,14 @@ static int check_preconditions(h2o_req_t *req, time_t mtime, int metas)
     v = hdr_value(req, H2O_TOKEN_IF_NONE_MATCH, &has);
     if (has && v.len) {
         /* No ETag is ever set, so only "*" matches in ServeContent; /metas treats any value as a match. */
-        if (metas || http_etag_list_has_star(v.base, v.len))
+        if (metas || catalog_http_etag_list_has_star(v.base, v.len))
             return send_not_modified(req), 1; /* only GET and HEAD reach here */
         return 0;
     }
     v = hdr_value(req, H2O_TOKEN_IF_MODIFIED_SINCE, &has);
     if (!has || !v.len)
         return 0;
-    if (http_parse_time(v.base, v.len, &t) < 0) {
+    if (catalog_http_parse_time(v.base, v.len, &t) < 0) {
         if (metas)
             return send_error(req, 500, "Internal Server Error", "500 Internal Server Error"), 1;
         return 0;
@@ -194,12 +194,12 @@ static int check_preconditions(h2o_req_t *req, time_t mtime, int metas)
 static void set_last_modified(h2o_req_t *req, time_t mtime)
 {
     char *buf = h2o_mem_alloc_pool(&req->pool, H2O_TIMESTR_RFC1123_LEN + 1);
-    http_format_time(mtime, buf);
+    catalog_http_format_time(mtime, buf);
     add_hdr(req, H2O_TOKEN_LAST_MODIFIED, buf, H2O_TIMESTR_RFC1123_LEN);
 }
 
 /* multipart/byteranges in the exact shape of net/http (mime/multipart writer). */
-static int send_multipart(h2o_req_t *req, store_view *view, const http_range *r, size_t n)
+static int send_multipart(h2o_req_t *req, store_view *view, const catalog_http_range *r, size_t n)
 {
     unsigned char rnd[30];
     char boundary[61];
@@ -241,7 +241,7 @@ static int range_applies(h2o_req_t *req, time_t mtime)
     time_t t;
     if (v.base[0] == '"' || (v.len > 1 && v.base[0] == 'W' && v.base[1] == '/'))
         return 0;
-    return http_parse_time(v.base, v.len, &t) == 0 && t == mtime;
+    return catalog_http_parse_time(v.base, v.len, &t) == 0 && t == mtime;
 }
 
 /* GET|HEAD /catalogs/{name}/api/v1/all: http.ServeContent over catalog.jsonl. */
@@ -254,12 +254,12 @@ static int serve_all(h2o_req_t *req, store_view *view)
     if (check_preconditions(req, mtime, 0))
         return 0;
 
-    http_range r[MAX_RANGES];
+    catalog_http_range r[MAX_RANGES];
     size_t n = 0;
     int has;
     h2o_iovec_t rh = hdr_value(req, H2O_TOKEN_RANGE, &has);
     if (has && rh.len && range_applies(req, mtime)) {
-        int rc = http_parse_range(rh.base, rh.len, size, r, MAX_RANGES, &n);
+        int rc = catalog_http_parse_range(rh.base, rh.len, size, r, MAX_RANGES, &n);
         if (rc == HTTP_RANGE_NO_OVERLAP) {
             char *cr = h2o_mem_alloc_pool(&req->pool, 48);
             int l = snprintf(cr, 48, "bytes */%llu", (unsigned long long)size);
@@ -321,8 +321,8 @@ static void parse_query(h2o_req_t *req, const char *q, size_t len, metas_query *
         const char *ke = eq ? eq : pe, *vs = eq ? eq + 1 : pe;
         char *k = h2o_mem_alloc_pool(&req->pool, (size_t)(ke - pair) + 1);
         char *v = h2o_mem_alloc_pool(&req->pool, (size_t)(pe - vs) + 1);
-        long kl = http_pct_decode(pair, (size_t)(ke - pair), k, true);
-        long vl = http_pct_decode(vs, (size_t)(pe - vs), v, true);
+        long kl = catalog_http_pct_decode(pair, (size_t)(ke - pair), k, true);
+        long vl = catalog_http_pct_decode(vs, (size_t)(pe - vs), v, true);
         if (kl < 0 || vl < 0)
             continue;
         k[kl] = '\0';
@@ -398,7 +398,7 @@ static int split_path(h2o_req_t *req, const char *p, size_t len, h2o_iovec_t *se
         if (n == max)
             return -2;
         char *d = h2o_mem_alloc_pool(&req->pool, j - i + 1);
-        long dl = http_pct_decode(p + i, j - i, d, false);
+        long dl = catalog_http_pct_decode(p + i, j - i, d, false);
         if (dl < 0)
             return -1;
         d[dl] = '\0';

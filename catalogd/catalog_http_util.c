@@ -4,14 +4,14 @@
 
 #include <h2o/time_.h>
 
-void http_format_time(time_t t, char *buf)
+void catalog_http_format_time(time_t t, char *buf)
 {
     struct tm tm;
     gmtime_r(&t, &tm);
     h2o_time2str_rfc1123(buf, &tm);
 }
 
-int http_parse_time(const char *s, size_t len, time_t *out)
+int catalog_http_parse_time(const char *s, size_t len, time_t *out)
 {
     /* The three layouts of http.ParseTime (time.RFC1123 with "GMT", RFC 850, ANSI C). */
     static const char *const layouts[] = {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT",
@@ -60,7 +60,7 @@ static int parse_u63(const char *s, const char *e, uint64_t *out)
     return 0;
 }
 
-int http_parse_range(const char *s, size_t len, uint64_t size, http_range *out, size_t max, size_t *n)
+int catalog_http_parse_range(const char *s, size_t len, uint64_t size, catalog_http_range *out, size_t max, size_t *n)
 {
     const char *p = s, *end = s + len;
     *n = 0;
@@ -79,7 +79,7 @@ int http_parse_range(const char *s, size_t len, uint64_t size, http_range *out, 
         if (!dash)
             return HTTP_RANGE_INVALID;
         const char *se, *ss = trim(ib, dash, &se), *ee, *es = trim(dash + 1, ie, &ee);
-        http_range r;
+        catalog_http_range r;
         uint64_t a, b;
         if (ss == se) { /* suffix: the last N bytes */
             if (es == ee || *es == '-' || parse_u63(es, ee, &b) < 0)
@@ -124,7 +124,7 @@ static int hexval(char c)
     return -1;
 }
 
-long http_pct_decode(const char *s, size_t len, char *out, bool plus_space)
+long catalog_http_pct_decode(const char *s, size_t len, char *out, bool plus_space)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
@@ -161,7 +161,7 @@ static size_t scan_etag(const char *s, size_t len)
     return 0;
 }
 
-bool http_etag_list_has_star(const char *s, size_t len)
+bool catalog_http_etag_list_has_star(const char *s, size_t len)
 {
     const char *p = s, *end = s + len;
     for (;;) {

@@ -10,37 +10,37 @@
 #include <time.h>
 
 /* "Mon, 02 Jan 2006 15:04:05 GMT" (http.TimeFormat, always UTC) into buf (>= 30 bytes). */
-void http_format_time(time_t t, char *buf);
+void catalog_http_format_time(time_t t, char *buf);
 
 /* http.ParseTime: RFC 1123 (GMT), RFC 850 and ANSI C asctime.  0 or -1. */
-int http_parse_time(const char *s, size_t len, time_t *out);
+int catalog_http_parse_time(const char *s, size_t len, time_t *out);
 
-typedef struct http_range {
+typedef struct catalog_http_range {
     uint64_t start, length;
-} http_range;
+} catalog_http_range;
 
 enum { HTTP_RANGE_INVALID = -1, HTTP_RANGE_NO_OVERLAP = -2 };
 
 /* http.parseRange for a body of `size` bytes: fills up to `max` ranges.  Returns 0 (with *n,
  * possibly 0), HTTP_RANGE_INVALID ("invalid range", also when more than `max` ranges) or
  * HTTP_RANGE_NO_OVERLAP ("invalid range: failed to overlap"). */
-int http_parse_range(const char *s, size_t len, uint64_t size, http_range *out, size_t max, size_t *n);
+int catalog_http_parse_range(const char *s, size_t len, uint64_t size, catalog_http_range *out, size_t max, size_t *n);
 
 /* Percent-decodes s[0..len) into out (room for len bytes); '+' becomes ' ' when plus_space
  * (query strings).  Returns the decoded length, or -1 on a malformed escape (url.PathUnescape /
  * url.QueryUnescape). */
-long http_pct_decode(const char *s, size_t len, char *out, bool plus_space);
+long catalog_http_pct_decode(const char *s, size_t len, char *out, bool plus_space);
 
 /* The conditional-request headers that decide a response before the body. */
-typedef enum http_cond {
+typedef enum catalog_http_cond {
     HTTP_COND_NONE, /* header absent (or ignored) */
     HTTP_COND_TRUE,
     HTTP_COND_FALSE,
-} http_cond;
+} catalog_http_cond;
 
 /* If-Match / If-None-Match against a resource that has no ETag (catalogd sets none): only
  * "*" can match.  Walks the list like net/http's checkIfMatch/checkIfNoneMatch and stops at
  * the first malformed entity tag.  Returns true when "*" was found. */
-bool http_etag_list_has_star(const char *s, size_t len);
+bool catalog_http_etag_list_has_star(const char *s, size_t len);
 
 #endif

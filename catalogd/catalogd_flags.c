@@ -1,10 +1,11 @@
 /* catalogd's flags; see catalogd_flags.h and catalogd_usage(). */
 #include "catalogd_flags.h"
-#include "olm_parse.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "olm_flags.h"
+#include "olm_parse.h"
 
 void catalogd_usage(FILE *out)
 {
@@ -40,104 +41,34 @@ void catalogd_usage(FILE *out)
             "SIGTERM or SIGINT stops it gracefully (exit 0).\n");
 }
 
-/* Matches "--name VALUE" and "--name=VALUE"; advances *i past a separate value. */
-static bool opt(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return false;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return true;
-    }
-    if (a[n] != '\0')
-        return false;
-    *val = *i + 1 < argc ? argv[++*i] : NULL;
-    return true;
-}
-
 int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, size_t msgsz)
 {
     memset(f, 0, sizeof *f);
-    f->cache_dir = "/var/cache/catalogd";
-    f->server_addr = "127.0.0.1:8443";
-    f->gc_interval_ms = 12u * 3600u * 1000u;
-    f->access_log = true;
-    f->concurrency = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            catalogd_usage(stdout);
-            return 1;
-        }
-        if (strcmp(a, "--leader-elect") == 0 || strcmp(a, "--leader-elect=true") == 0) {
-            f->leader_elect = true;
-            continue;
-        }
-        if (strcmp(a, "--leader-elect=false") == 0) {
-            f->leader_elect = false;
-            continue;
-        }
-        if (strcmp(a, "--no-access-log") == 0) {
-            f->access_log = false;
-            continue;
-        }
-        const char **dst = NULL;
-        const char *dur = NULL, *num = NULL, *pol = NULL;
-        if (opt(argc, argv, &i, "--kubeconfig", &v))
-            dst = &f->kubeconfig;
-        else if (opt(argc, argv, &i, "--cache-dir", &v))
-            dst = &f->cache_dir;
-        else if (opt(argc, argv, &i, "--catalogs-server-addr", &v))
-            dst = &f->server_addr;
-        else if (opt(argc, argv, &i, "--external-address", &v))
-            dst = &f->external_addr;
-        else if (opt(argc, argv, &i, "--tls-cert", &v))
-            dst = &f->tls_cert;
-        else if (opt(argc, argv, &i, "--tls-key", &v))
-            dst = &f->tls_key;
-        else if (opt(argc, argv, &i, "--health-addr", &v))
-            dst = &f->health_addr;
-        else if (opt(argc, argv, &i, "--leader-election-namespace", &v))
-            dst = &f->lease_namespace;
-        else if (opt(argc, argv, &i, "--insecure-registries", &v))
-            dst = &f->insecure_registries;
-        else if (opt(argc, argv, &i, "--authfile", &v))
-            dst = &f->authfile;
-        else if (opt(argc, argv, &i, "--gc-interval", &v))
-            dst = &dur;
-        else if (opt(argc, argv, &i, "--max-concurrent-reconciles", &v))
-            dst = &num;
-        else if (opt(argc, argv, &i, "--poll-interval-override-seconds", &v))
-            dst = &pol;
-        else {
-            snprintf(msg, msgsz, "unknown option %s", a);
-            return -1;
-        }
-        if (!v) {
-            snprintf(msg, msgsz, "%s needs a value", a);
-            return -1;
-        }
-        *dst = v;
-        if (dur && (olm_parse_duration(dur, &f->gc_interval_ms) != 0 || f->gc_interval_ms == 0)) {
-            snprintf(msg, msgsz, "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)", dur);
-            return -1;
-        }
-        if (num) {
-            char *end;
-            long n = strtol(num, &end, 10);
-            if (*end || n < 1 || n > 64) {
-                snprintf(msg, msgsz, "--max-concurrent-reconciles: want 1..64, got \"%s\"", num);
-                return -1;
-            }
-            f->concurrency = (unsigned)n;
-        }
-        if (pol && (olm_parse_duration(pol, &f->poll_override_ms) != 0 || f->poll_override_ms == 0)) {
-            snprintf(msg, msgsz, "--poll-interval-override-seconds: bad value \"%s\"", pol);
-            return -1;
-        }
-    }
+    const olm_flag flags[] = {
+        OLM_FLAG_STRING("--kubeconfig", &f->kubeconfig, NULL),
+        OLM_FLAG_STRING("--cache-dir", &f->cache_dir, "/var/cache/catalogd"),
+        OLM_FLAG_STRING("--catalogs-server-addr", &f->server_addr, "127.0.0.1:8443"),
+        OLM_FLAG_STRING("--external-address", &f->external_addr, NULL),
+        OLM_FLAG_STRING("--tls-cert", &f->tls_cert, NULL),
+        OLM_FLAG_STRING("--tls-key", &f->tls_key, NULL),
+        OLM_FLAG_STRING("--health-addr", &f->health_addr, NULL),
+        OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
+        OLM_FLAG_STRING("--leader-election-namespace", &f->lease_namespace, NULL),
+        OLM_FLAG_DURATION("--gc-interval", &f->gc_interval_ms, "12h", 1,
+                          "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)"),
+        OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
+        OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
+        OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
+                          "--poll-interval-override-seconds: bad value \"%s\""),
+        OLM_FLAG_NO("--no-access-log", &f->access_log),
+        OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "2", 1, 64,
+                      "--max-concurrent-reconciles: want 1..64, got \"%s\""),
+    };
+    int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown option %s", argc, argv, msg, msgsz);
+    if (rc == 1)
+        catalogd_usage(stdout);
+    if (rc != 0)
+        return rc;
     if ((f->tls_cert == NULL) != (f->tls_key == NULL)) {
         snprintf(msg, msgsz, "--tls-cert and --tls-key go together");
         return -1;

@@ -3,7 +3,7 @@
  *   loop thread:  h2o catalog server (+ optional health listener), the ClusterCatalog
  *                 informer (watch over kube_uvcurl), the work queue's bookkeeping, the
  *                 Lease election, the GC timer, signals, and the publish queue (below).
- *   threadpool:   reconciles (cc_reconcile: REST calls, pull, load, validate, store) and GC.
+ *   threadpool:   reconciles (clustercatalog_reconcile: REST calls, pull, load, validate, store) and GC.
  *
  * Reconciles never touch the server: they hand "serve this view / drop this catalog /
  * record this unpack" to publish(), which queues them under a mutex and wakes the loop
@@ -43,7 +43,7 @@
 
 typedef struct pub_item {
     struct pub_item *next;
-    cc_publish_kind kind;
+    clustercatalog_publish_kind kind;
     char *name;
     store_view *view;
     bool ok;
@@ -59,7 +59,7 @@ typedef struct app {
     kube_informer *inf;
     kube_workqueue *wq;
     kube_leader *leader;
-    cc_reconciler *rec;
+    clustercatalog_reconciler *rec;
     catalog_server *srv, *health;
     uv_signal_t sigterm, sigint;
     uv_timer_t gc_timer;
@@ -74,7 +74,7 @@ typedef struct app {
 
 /* ------------------------------------------------------------ publish queue */
 
-static void publish(const cc_publish_event *ev, void *data)
+static void publish(const clustercatalog_publish_event *ev, void *data)
 {
     app *a = data;
     pub_item *it = calloc(1, sizeof *it);
@@ -170,7 +170,7 @@ static void gc_work_cb(uv_work_t *w)
 {
     app *a = w->data;
     olm_error err;
-    if (cc_reconciler_gc(a->rec, &err) != 0)
+    if (clustercatalog_reconciler_gc(a->rec, &err) != 0)
         catalogd_log(CATALOGD_LOG_WARN, NULL, "garbage collection: %s", err.msg);
 }
 
@@ -251,7 +251,7 @@ static int start_controllers(app *a, olm_error *err)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
-    cc_reconciler_config rc = {
+    clustercatalog_reconciler_config rc = {
         .client = a->client,
         .informer = a->inf,
         .cache_dir = a->f.cache_dir,
@@ -261,11 +261,11 @@ static int start_controllers(app *a, olm_error *err)
         .publish = publish,
         .publish_data = a,
     };
-    a->rec = cc_reconciler_new(&rc, err);
+    a->rec = clustercatalog_reconciler_new(&rc, err);
     if (!a->rec)
         return -1;
     kube_workqueue_options qo = {.concurrency = a->f.concurrency};
-    a->wq = kube_workqueue_new(a->loop, &qo, cc_reconcile, a->rec, err);
+    a->wq = kube_workqueue_new(a->loop, &qo, clustercatalog_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
     a->controllers_started = true;
@@ -315,7 +315,7 @@ static void begin_shutdown_phase2(app *a)
     if (a->gc_running)
         return; /* gc_after_cb calls us again */
     drain_publish(a);
-    cc_reconciler_free(a->rec);
+    clustercatalog_reconciler_free(a->rec);
     a->rec = NULL;
     uv_close((uv_handle_t *)&a->pub_async, NULL);
     a->closing = 1; /* held until both stops were issued */
@@ -516,10 +516,9 @@ int main(int argc, char **argv)
     char msg[512];
     int prc = catalogd_flags_parse(argc, argv, &a.f, msg, sizeof msg);
     if (prc != 0) {
-        if (prc < 0) {
+        /* One line, like a Go flag error; --help has the whole usage. */
+        if (prc < 0)
             fprintf(stderr, "catalogd: %s\n", msg);
-            catalogd_usage(stderr);
-        }
         return prc < 0 ? 2 : 0;
     }
     /* Reconciles, GC and store I/O share libuv's threadpool (4 threads by default); size it

@@ -17,7 +17,7 @@ static bool kept(const char *const *keep, size_t n, const char *name)
     return false;
 }
 
-int cc_reconciler_gc(cc_reconciler *r, olm_error *err)
+int clustercatalog_reconciler_gc(clustercatalog_reconciler *r, olm_error *err)
 {
     json_t *items = kube_informer_list(r->cfg.informer);
     if (!items)
@@ -46,10 +46,10 @@ int cc_reconciler_gc(cc_reconciler *r, olm_error *err)
             if (e->d_name[0] == '.' || kept(keep, nkeep, e->d_name))
                 continue;
             catalogd_log(CATALOGD_LOG_INFO, e->d_name, "garbage-collecting the store of a deleted catalog");
-            cc_publish_event ev = {.kind = CC_PUBLISH_REMOVE, .name = e->d_name};
+            clustercatalog_publish_event ev = {.kind = CC_PUBLISH_REMOVE, .name = e->d_name};
             if (r->cfg.publish)
                 r->cfg.publish(&ev, r->cfg.publish_data);
-            cc_record_drop(r, e->d_name);
+            clustercatalog_record_drop(r, e->d_name);
         }
         closedir(d);
     }

@@ -11,33 +11,33 @@
 #include "clustercatalog_reconcile.h"
 
 /* The upstream "stored catalog" record: what was last unpacked and served for a name. */
-typedef struct cc_record {
+typedef struct clustercatalog_record {
     char *ref;              /* canonical digest ref (owned) */
     time_t last_unpacked;   /* mtime of the unpack dir, seconds */
     uint64_t last_poll_ms;  /* wall clock of the last successful poll */
     int64_t generation;     /* metadata.generation that produced it */
-} cc_record;
+} clustercatalog_record;
 
-typedef struct cc_record_entry {
+typedef struct clustercatalog_record_entry {
     char *name;
-    cc_record rec;
-} cc_record_entry;
+    clustercatalog_record rec;
+} clustercatalog_record_entry;
 
-struct cc_reconciler {
-    cc_reconciler_config cfg;
+struct clustercatalog_reconciler {
+    clustercatalog_reconciler_config cfg;
     uv_mutex_t records_lock; /* guards records/nrecords/cap */
-    cc_record_entry *records;
+    clustercatalog_record_entry *records;
     size_t nrecords, cap;
     uv_rwlock_t store_lock;  /* store writes/deletes: shared; gc: exclusive */
 };
 
 /* Records (any thread; each takes records_lock). */
 /* Copies the record of `name` into *out (out->ref malloc'd, caller frees); false if none. */
-bool cc_record_get(cc_reconciler *r, const char *name, cc_record *out);
+bool clustercatalog_record_get(clustercatalog_reconciler *r, const char *name, clustercatalog_record *out);
 /* Replaces the record of `name` (rec->ref copied).  -1 when out of memory. */
-int cc_record_set(cc_reconciler *r, const char *name, const cc_record *rec);
-void cc_record_drop(cc_reconciler *r, const char *name);
-void cc_records_free(cc_reconciler *r);
+int clustercatalog_record_set(clustercatalog_reconciler *r, const char *name, const clustercatalog_record *rec);
+void clustercatalog_record_drop(clustercatalog_reconciler *r, const char *name);
+void clustercatalog_records_free(clustercatalog_reconciler *r);
 
 /* The unpack step (§4.1 steps 5-6), threadpool.  Pulls `ref` into the image cache, and
  * when the digest differs from `stored_ref` (may be NULL) or the store is missing, loads,
@@ -45,13 +45,13 @@ void cc_records_free(cc_reconciler *r);
  * (malloc'd) and *last_unpacked are set.  On failure returns -1 with `msg` holding the
  * condition message ("source catalog content: ..." or "error storing fbc: ...") and
  * *terminal set when retrying cannot help. */
-int cc_unpack(cc_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
+int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
               time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal);
 
 /* True when the store of `name` has its catalog.jsonl and index.json. */
-bool cc_content_exists(const cc_reconciler *r, const char *name);
+bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const char *name);
 
 /* Deletes the store and the image cache of `name` and publishes its removal. */
-int cc_remove_content(cc_reconciler *r, const char *name, olm_error *err);
+int clustercatalog_remove_content(clustercatalog_reconciler *r, const char *name, olm_error *err);
 
 #endif

@@ -17,9 +17,9 @@
 #define CC_API_VERSION "olm.operatorframework.io/v1"
 #define CC_KIND "ClusterCatalog"
 
-cc_reconciler *cc_reconciler_new(const cc_reconciler_config *cfg, olm_error *err)
+clustercatalog_reconciler *clustercatalog_reconciler_new(const clustercatalog_reconciler_config *cfg, olm_error *err)
 {
-    cc_reconciler *r = calloc(1, sizeof *r);
+    clustercatalog_reconciler *r = calloc(1, sizeof *r);
     if (!r) {
         olm_error_set(err, "out of memory");
         return NULL;
@@ -39,11 +39,11 @@ cc_reconciler *cc_reconciler_new(const cc_reconciler_config *cfg, olm_error *err
     return r;
 }
 
-void cc_reconciler_free(cc_reconciler *r)
+void clustercatalog_reconciler_free(clustercatalog_reconciler *r)
 {
     if (!r)
         return;
-    cc_records_free(r);
+    clustercatalog_records_free(r);
     uv_rwlock_destroy(&r->store_lock);
     uv_mutex_destroy(&r->records_lock);
     free(r);
@@ -68,7 +68,7 @@ static kube_wq_result wq(kube_wq_result_kind kind, uint64_t after_ms)
 }
 
 /* Merge-patches the object and replaces *cur with the server's answer. */
-static int patch_object(cc_reconciler *r, const char *name, json_t *patch, json_t **cur, olm_error *err)
+static int patch_object(clustercatalog_reconciler *r, const char *name, json_t *patch, json_t **cur, olm_error *err)
 {
     char *body = json_dumps(patch, JSON_COMPACT);
     if (!body)
@@ -88,7 +88,7 @@ static int patch_object(cc_reconciler *r, const char *name, json_t *patch, json_
 /* Upstream a mutating webhook sets the metadata.name label on every write.  This project's
  * local setup has no webhook (no serving certificates, no Service in front of catalogd), so
  * the reconciler keeps the label equal to the name itself. */
-static int ensure_name_label(cc_reconciler *r, const char *name, json_t **cur, olm_error *err)
+static int ensure_name_label(clustercatalog_reconciler *r, const char *name, json_t **cur, olm_error *err)
 {
     const char *have = json_string_value(json_object_get(json_object_get(meta(*cur), "labels"), CC_NAME_LABEL));
     if (have && strcmp(have, name) == 0)
@@ -105,9 +105,9 @@ static int ensure_name_label(cc_reconciler *r, const char *name, json_t **cur, o
 
 /* Adds or removes our finalizer, keeping the others; the resourceVersion in the merge patch
  * makes it a compare-and-swap on the list. */
-static int set_finalizer(cc_reconciler *r, const char *name, json_t **cur, bool present, olm_error *err)
+static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t **cur, bool present, olm_error *err)
 {
-    if (cc_has_finalizer(*cur, CC_FINALIZER) == present)
+    if (clustercatalog_has_finalizer(*cur, CC_FINALIZER) == present)
         return 0;
     json_t *fins = json_array();
     json_t *old = json_object_get(meta(*cur), "finalizers");
@@ -132,7 +132,7 @@ static int set_finalizer(cc_reconciler *r, const char *name, json_t **cur, bool 
 }
 
 /* Writes `status` when it differs from the object's; *cur becomes the server's answer. */
-static int write_status(cc_reconciler *r, const char *name, json_t **cur, json_t *status, olm_error *err)
+static int write_status(clustercatalog_reconciler *r, const char *name, json_t **cur, json_t *status, olm_error *err)
 {
     if (json_equal(json_object_get(*cur, "status"), status))
         return 0;
@@ -147,8 +147,8 @@ static int write_status(cc_reconciler *r, const char *name, json_t **cur, json_t
         json_decref(out);
     }
     if (rc == 0) {
-        json_t *p = cc_find_condition(status, CC_TYPE_PROGRESSING);
-        json_t *s = cc_find_condition(status, CC_TYPE_SERVING);
+        json_t *p = clustercatalog_find_condition(status, CC_TYPE_PROGRESSING);
+        json_t *s = clustercatalog_find_condition(status, CC_TYPE_SERVING);
         catalogd_log(CATALOGD_LOG_INFO, name, "status written: Progressing=%s/%s Serving=%s/%s",
                      p ? json_string_value(json_object_get(p, "status")) : "-",
                      p ? json_string_value(json_object_get(p, "reason")) : "-",
@@ -170,11 +170,11 @@ static kube_wq_result kube_failed(const char *name, const char *what, int rc, co
 
 /* The object is gone from the cache (deleted, perhaps with its finalizer removed by hand):
  * make sure nothing of it is left on disk or served. */
-static kube_wq_result reconcile_gone(cc_reconciler *r, const char *name)
+static kube_wq_result reconcile_gone(clustercatalog_reconciler *r, const char *name)
 {
-    cc_record_drop(r, name);
+    clustercatalog_record_drop(r, name);
     olm_error err;
-    if (cc_remove_content(r, name, &err) != 0) {
+    if (clustercatalog_remove_content(r, name, &err) != 0) {
         catalogd_log(CATALOGD_LOG_WARN, name, "removing content of deleted catalog: %s", err.msg);
         return wq(KUBE_WQ_ERROR, 0);
     }
@@ -182,11 +182,11 @@ static kube_wq_result reconcile_gone(cc_reconciler *r, const char *name)
 }
 
 /* §4.1 step 1: availabilityMode Unavailable. */
-static kube_wq_result reconcile_unavailable(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+static kube_wq_result reconcile_unavailable(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen)
 {
     olm_error err;
-    cc_record_drop(r, name);
-    if (cc_remove_content(r, name, &err) != 0) {
+    clustercatalog_record_drop(r, name);
+    if (clustercatalog_remove_content(r, name, &err) != 0) {
         catalogd_log(CATALOGD_LOG_WARN, name, "removing content: %s", err.msg);
         return wq(KUBE_WQ_ERROR, 0);
     }
@@ -194,10 +194,10 @@ static kube_wq_result reconcile_unavailable(cc_reconciler *r, const char *name, 
     if (!status)
         status = json_object();
     time_t now = time(NULL);
-    cc_clear_served_source(status);
-    int rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNAVAILABLE_MODE,
+    clustercatalog_clear_served_source(status);
+    int rc = clustercatalog_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNAVAILABLE_MODE,
                               gen, now);
-    rc |= cc_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_USER_UNAVAILABLE, CC_MSG_UNAVAILABLE_MODE,
+    rc |= clustercatalog_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_USER_UNAVAILABLE, CC_MSG_UNAVAILABLE_MODE,
                            gen, now);
     if (rc != 0) {
         json_decref(status);
@@ -214,19 +214,19 @@ static kube_wq_result reconcile_unavailable(cc_reconciler *r, const char *name, 
 }
 
 /* §4.1 step 2, deletion: remove the content, Serving False/Unavailable, release the finalizer. */
-static kube_wq_result reconcile_deleting(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+static kube_wq_result reconcile_deleting(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen)
 {
-    if (!cc_has_finalizer(*cur, CC_FINALIZER))
+    if (!clustercatalog_has_finalizer(*cur, CC_FINALIZER))
         return wq(KUBE_WQ_OK, 0); /* others' finalizers: nothing of ours left to do */
     olm_error err;
-    cc_record_drop(r, name);
+    clustercatalog_record_drop(r, name);
     json_t *status = json_deep_copy(json_object_get(*cur, "status"));
     if (!status)
         status = json_object();
     time_t now = time(NULL);
     int rc;
-    if (cc_remove_content(r, name, &err) != 0) {
-        rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_RETRYING, err.msg, gen, now);
+    if (clustercatalog_remove_content(r, name, &err) != 0) {
+        rc = clustercatalog_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_RETRYING, err.msg, gen, now);
         catalogd_log(CATALOGD_LOG_WARN, name, "removing content: %s", err.msg);
         olm_error e2;
         if (rc == 0)
@@ -234,8 +234,8 @@ static kube_wq_result reconcile_deleting(cc_reconciler *r, const char *name, jso
         json_decref(status);
         return wq(KUBE_WQ_ERROR, 0);
     }
-    cc_clear_served_source(status);
-    rc = cc_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_UNAVAILABLE, "", gen, now);
+    clustercatalog_clear_served_source(status);
+    rc = clustercatalog_set_condition(status, CC_TYPE_SERVING, "False", CC_REASON_UNAVAILABLE, "", gen, now);
     if (rc == 0)
         rc = write_status(r, name, cur, status, &err);
     json_decref(status);
@@ -249,37 +249,37 @@ static kube_wq_result reconcile_deleting(cc_reconciler *r, const char *name, jso
 
 /* §4.1 step 3: does the catalog need a pull now?  When not, *after_ms is the wait until
  * the next poll (0: polling off). */
-static bool needs_unpack(cc_reconciler *r, const char *name, const json_t *cur, int64_t gen, const cc_record *rec,
+static bool needs_unpack(clustercatalog_reconciler *r, const char *name, const json_t *cur, int64_t gen, const clustercatalog_record *rec,
                          bool have_rec, const char *base_url, uint64_t *after_ms, unsigned *seed)
 {
     *after_ms = 0;
-    if (!have_rec || !cc_content_exists(r, name))
+    if (!have_rec || !clustercatalog_content_exists(r, name))
         return true;
-    if (!cc_status_matches_success(json_object_get(cur, "status"), rec->ref, base_url, rec->last_unpacked, gen))
+    if (!clustercatalog_status_matches_success(json_object_get(cur, "status"), rec->ref, base_url, rec->last_unpacked, gen))
         return true;
     if (rec->generation != gen)
         return true;
-    uint64_t interval = cc_poll_interval_ms(cur, r->cfg.poll_override_ms);
+    uint64_t interval = clustercatalog_poll_interval_ms(cur, r->cfg.poll_override_ms);
     if (!interval)
         return false;
     uint64_t now = now_ms();
     if (rec->last_poll_ms + interval <= now)
         return true;
-    uint64_t next = rec->last_poll_ms + cc_jitter_ms(interval, seed);
+    uint64_t next = rec->last_poll_ms + clustercatalog_jitter_ms(interval, seed);
     *after_ms = next > now ? next - now : 1;
     return false;
 }
 
 /* Progressing after a failed pull/store; Serving is left as it was (§4.1 step 5). */
-static kube_wq_result reconcile_failed(cc_reconciler *r, const char *name, json_t **cur, int64_t gen,
+static kube_wq_result reconcile_failed(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen,
                                        const char *msg, bool terminal)
 {
-    cc_record_drop(r, name); /* upstream: any error forces the next run to unpack again */
+    clustercatalog_record_drop(r, name); /* upstream: any error forces the next run to unpack again */
     catalogd_log(CATALOGD_LOG_WARN, name, "%s%s", msg, terminal ? " (terminal)" : "; will retry");
     json_t *status = json_deep_copy(json_object_get(*cur, "status"));
     if (!status)
         status = json_object();
-    int rc = cc_set_condition(status, CC_TYPE_PROGRESSING, terminal ? "False" : "True",
+    int rc = clustercatalog_set_condition(status, CC_TYPE_PROGRESSING, terminal ? "False" : "True",
                               terminal ? CC_REASON_BLOCKED : CC_REASON_RETRYING, msg, gen, time(NULL));
     olm_error err;
     if (rc == 0)
@@ -292,12 +292,12 @@ static kube_wq_result reconcile_failed(cc_reconciler *r, const char *name, json_
     return wq(terminal ? KUBE_WQ_TERMINAL : KUBE_WQ_ERROR, 0);
 }
 
-static kube_wq_result reconcile_available(cc_reconciler *r, const char *name, json_t **cur, int64_t gen)
+static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen)
 {
     char base_url[1200];
     snprintf(base_url, sizeof base_url, "%s/%s", r->cfg.url_root, name);
-    cc_record rec;
-    bool have_rec = cc_record_get(r, name, &rec);
+    clustercatalog_record rec;
+    bool have_rec = clustercatalog_record_get(r, name, &rec);
     unsigned seed = (unsigned)now_ms() ^ (unsigned)(uintptr_t)name;
     uint64_t after = 0;
     if (!needs_unpack(r, name, *cur, gen, &rec, have_rec, base_url, &after, &seed)) {
@@ -325,23 +325,23 @@ static kube_wq_result reconcile_available(cc_reconciler *r, const char *name, js
     char *digest_ref = NULL;
     time_t last_unpacked = 0;
     bool terminal = false;
-    int rc = cc_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, msg, sizeof msg,
+    int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, msg, sizeof msg,
                        &terminal);
     free(rec.ref);
     if (rc != 0)
         return reconcile_failed(r, name, cur, gen, msg, terminal);
 
     /* Step 7. */
-    cc_record nrec = {.ref = digest_ref, .last_unpacked = last_unpacked, .last_poll_ms = now_ms(), .generation = gen};
+    clustercatalog_record nrec = {.ref = digest_ref, .last_unpacked = last_unpacked, .last_poll_ms = now_ms(), .generation = gen};
     json_t *status = json_deep_copy(json_object_get(*cur, "status"));
     if (!status)
         status = json_object();
     time_t now = time(NULL);
     olm_error err;
-    rc = cc_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, gen, now);
-    rc |= cc_set_condition(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, gen, now);
-    rc |= cc_set_served_source(status, digest_ref, base_url, last_unpacked);
-    if (rc != 0 || cc_record_set(r, name, &nrec) != 0) {
+    rc = clustercatalog_set_condition(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, gen, now);
+    rc |= clustercatalog_set_condition(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, gen, now);
+    rc |= clustercatalog_set_served_source(status, digest_ref, base_url, last_unpacked);
+    if (rc != 0 || clustercatalog_record_set(r, name, &nrec) != 0) {
         json_decref(status);
         free(digest_ref);
         catalogd_log(CATALOGD_LOG_ERROR, name, "out of memory recording the unpack");
@@ -354,13 +354,13 @@ static kube_wq_result reconcile_available(cc_reconciler *r, const char *name, js
     free(digest_ref);
     if (rc != 0)
         return kube_failed(name, "writing status", rc, &err);
-    uint64_t interval = cc_poll_interval_ms(*cur, r->cfg.poll_override_ms);
-    return interval ? wq(KUBE_WQ_REQUEUE_AFTER, cc_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
+    uint64_t interval = clustercatalog_poll_interval_ms(*cur, r->cfg.poll_override_ms);
+    return interval ? wq(KUBE_WQ_REQUEUE_AFTER, clustercatalog_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
 }
 
-kube_wq_result cc_reconcile(const char *key, void *data)
+kube_wq_result clustercatalog_reconcile(const char *key, void *data)
 {
-    cc_reconciler *r = data;
+    clustercatalog_reconciler *r = data;
     json_t *cached = kube_informer_get(r->cfg.informer, key);
     if (!cached)
         return reconcile_gone(r, key);
@@ -386,7 +386,7 @@ kube_wq_result cc_reconcile(const char *key, void *data)
         res = reconcile_unavailable(r, name, &cur, gen);
     else if (deleting)
         res = reconcile_deleting(r, name, &cur, gen);
-    else if (!cc_has_finalizer(cur, CC_FINALIZER))
+    else if (!clustercatalog_has_finalizer(cur, CC_FINALIZER))
         /* Add it and stop: the update event brings the catalog back with the finalizer. */
         res = (rc = set_finalizer(r, name, &cur, true, &err)) == 0 ? wq(KUBE_WQ_OK, 0)
                                                                    : kube_failed(name, "adding finalizer", rc, &err);

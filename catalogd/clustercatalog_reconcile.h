@@ -1,6 +1,6 @@
 /* clustercatalog_reconcile: the ClusterCatalog controller of catalogd (spec §4.1).
  *
- * cc_reconcile() is a kube_workqueue reconcile function: it runs on a libuv threadpool
+ * clustercatalog_reconcile() is a kube_workqueue reconcile function: it runs on a libuv threadpool
  * thread, reads the ClusterCatalog from the informer cache, and does plain blocking work:
  * REST calls (kube_client), image pull (oci_pull_catalog), FBC load + validate, store write.
  * The loop thread is never touched from here: whatever the HTTP server must learn (a new
@@ -12,7 +12,7 @@
  * queue never runs two reconciles of the same key at once):
  *   - the per-catalog "stored catalog" records (digest ref, lastUnpacked, last successful
  *     poll, observed generation), behind a mutex;
- *   - a rwlock that store writes take shared and cc_reconciler_gc takes exclusive, because
+ *   - a rwlock that store writes take shared and clustercatalog_reconciler_gc takes exclusive, because
  *     store_gc removes in-progress temp dirs (catalog_store.h).
  *
  * Ownership: the reconciler borrows the client, the informer and every string of its
@@ -31,21 +31,21 @@
 #include "olm_error.h"
 
 /* Something the loop thread must apply to the HTTP server. */
-typedef enum cc_publish_kind {
+typedef enum clustercatalog_publish_kind {
     CC_PUBLISH_SERVE,  /* serve `view` for `name` from now on */
     CC_PUBLISH_REMOVE, /* stop serving `name` */
     CC_PUBLISH_UNPACK, /* an unpack (pull+load+validate+store) finished: /metrics */
-} cc_publish_kind;
+} clustercatalog_publish_kind;
 
-typedef struct cc_publish_event {
-    cc_publish_kind kind;
+typedef struct clustercatalog_publish_event {
+    clustercatalog_publish_kind kind;
     const char *name;   /* borrowed for the call */
     store_view *view;   /* SERVE: the callee takes over this reference; else NULL */
     bool ok;            /* UNPACK: whether it succeeded */
     double seconds;     /* UNPACK: how long it took */
-} cc_publish_event;
+} clustercatalog_publish_event;
 
-typedef struct cc_reconciler_config {
+typedef struct clustercatalog_reconciler_config {
     kube_client *client;       /* borrowed; safe from any thread */
     kube_informer *informer;   /* borrowed; the ClusterCatalog cache */
     const char *cache_dir;     /* stores in <cache_dir>/catalogs, image cache in <cache_dir>/unpack */
@@ -53,23 +53,23 @@ typedef struct cc_reconciler_config {
     oci_pull_opts pull;        /* registry options; strings borrowed */
     uint64_t poll_override_ms; /* test-only: replaces every pollIntervalMinutes; 0: off */
     /* Any thread; must not block for long. */
-    void (*publish)(const cc_publish_event *ev, void *data);
+    void (*publish)(const clustercatalog_publish_event *ev, void *data);
     void *publish_data;
-} cc_reconciler_config;
+} clustercatalog_reconciler_config;
 
-typedef struct cc_reconciler cc_reconciler;
+typedef struct clustercatalog_reconciler clustercatalog_reconciler;
 
 /* Copies `cfg` (not the strings it points to).  NULL with err set when out of memory. */
-cc_reconciler *cc_reconciler_new(const cc_reconciler_config *cfg, olm_error *err);
+clustercatalog_reconciler *clustercatalog_reconciler_new(const clustercatalog_reconciler_config *cfg, olm_error *err);
 /* No reconcile or gc may be running. */
-void cc_reconciler_free(cc_reconciler *r);
+void clustercatalog_reconciler_free(clustercatalog_reconciler *r);
 
-/* The kube_workqueue_reconcile_fn; `data` is the cc_reconciler.  Threadpool thread. */
-kube_wq_result cc_reconcile(const char *key, void *data);
+/* The kube_workqueue_reconcile_fn; `data` is the clustercatalog_reconciler.  Threadpool thread. */
+kube_wq_result clustercatalog_reconcile(const char *key, void *data);
 
 /* §4.5: removes stores and unpack caches of catalogs that no longer exist (per the
  * informer, which must have synced) and publishes their removal.  Blocking; threadpool.
  * Returns 0, or -1 with err set. */
-int cc_reconciler_gc(cc_reconciler *r, olm_error *err);
+int clustercatalog_reconciler_gc(clustercatalog_reconciler *r, olm_error *err);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cc_record_entry *find(cc_reconciler *r, const char *name)
+static clustercatalog_record_entry *find(clustercatalog_reconciler *r, const char *name)
 {
     for (size_t i = 0; i < r->nrecords; i++)
         if (strcmp(r->records[i].name, name) == 0)
@@ -13,11 +13,11 @@ static cc_record_entry *find(cc_reconciler *r, const char *name)
     return NULL;
 }
 
-bool cc_record_get(cc_reconciler *r, const char *name, cc_record *out)
+bool clustercatalog_record_get(clustercatalog_reconciler *r, const char *name, clustercatalog_record *out)
 {
     memset(out, 0, sizeof *out);
     uv_mutex_lock(&r->records_lock);
-    cc_record_entry *e = find(r, name);
+    clustercatalog_record_entry *e = find(r, name);
     bool found = false;
     if (e) {
         *out = e->rec;
@@ -28,18 +28,18 @@ bool cc_record_get(cc_reconciler *r, const char *name, cc_record *out)
     return found;
 }
 
-int cc_record_set(cc_reconciler *r, const char *name, const cc_record *rec)
+int clustercatalog_record_set(clustercatalog_reconciler *r, const char *name, const clustercatalog_record *rec)
 {
     char *ref = strdup(rec->ref);
     if (!ref)
         return -1;
     int rc = 0;
     uv_mutex_lock(&r->records_lock);
-    cc_record_entry *e = find(r, name);
+    clustercatalog_record_entry *e = find(r, name);
     if (!e) {
         if (r->nrecords == r->cap) {
             size_t ncap = r->cap ? r->cap * 2 : 8;
-            cc_record_entry *n = realloc(r->records, ncap * sizeof *n);
+            clustercatalog_record_entry *n = realloc(r->records, ncap * sizeof *n);
             if (!n) {
                 rc = -1;
                 goto out;
@@ -66,10 +66,10 @@ out:
     return rc;
 }
 
-void cc_record_drop(cc_reconciler *r, const char *name)
+void clustercatalog_record_drop(clustercatalog_reconciler *r, const char *name)
 {
     uv_mutex_lock(&r->records_lock);
-    cc_record_entry *e = find(r, name);
+    clustercatalog_record_entry *e = find(r, name);
     if (e) {
         free(e->name);
         free(e->rec.ref);
@@ -78,7 +78,7 @@ void cc_record_drop(cc_reconciler *r, const char *name)
     uv_mutex_unlock(&r->records_lock);
 }
 
-void cc_records_free(cc_reconciler *r)
+void clustercatalog_records_free(clustercatalog_reconciler *r)
 {
     for (size_t i = 0; i < r->nrecords; i++) {
         free(r->records[i].name);

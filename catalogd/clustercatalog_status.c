@@ -4,14 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cc_format_time(time_t t, char *buf, size_t len)
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
+#include "olm_time.h"
 
-json_t *cc_find_condition(const json_t *status, const char *type)
+json_t *clustercatalog_find_condition(const json_t *status, const char *type)
 {
     json_t *conds = json_object_get(status, "conditions");
     size_t i;
@@ -24,7 +19,7 @@ json_t *cc_find_condition(const json_t *status, const char *type)
     return NULL;
 }
 
-int cc_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
+int clustercatalog_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
                      const char *message, int64_t generation, time_t now)
 {
     json_t *conds = json_object_get(status, "conditions");
@@ -33,9 +28,9 @@ int cc_set_condition(json_t *status, const char *type, const char *cstatus, cons
         if (!conds || json_object_set_new(status, "conditions", conds) != 0)
             return -1;
     }
-    char ts[32];
-    cc_format_time(now, ts, sizeof ts);
-    json_t *c = cc_find_condition(status, type);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(now, ts);
+    json_t *c = clustercatalog_find_condition(status, type);
     if (!c) {
         c = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", type, "status", cstatus, "reason", reason,
                       "message", message ? message : "", "observedGeneration", (json_int_t)generation,
@@ -55,10 +50,10 @@ int cc_set_condition(json_t *status, const char *type, const char *cstatus, cons
     return rc ? -1 : 0;
 }
 
-int cc_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked)
+int clustercatalog_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked)
 {
-    char ts[32];
-    cc_format_time(last_unpacked, ts, sizeof ts);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(last_unpacked, ts);
     json_t *src = json_pack("{s:s, s:{s:s}}", "type", "Image", "image", "ref", digest_ref);
     json_t *urls = json_pack("{s:s}", "base", base_url);
     int rc = 0;
@@ -68,7 +63,7 @@ int cc_set_served_source(json_t *status, const char *digest_ref, const char *bas
     return rc ? -1 : 0;
 }
 
-void cc_clear_served_source(json_t *status)
+void clustercatalog_clear_served_source(json_t *status)
 {
     json_object_del(status, "resolvedSource");
     json_object_del(status, "urls");
@@ -84,18 +79,18 @@ static bool str_eq(const json_t *o, const char *key, const char *want)
 static bool cond_matches(const json_t *status, const char *type, const char *cstatus, const char *reason,
                          const char *message, int64_t generation)
 {
-    json_t *c = cc_find_condition(status, type);
+    json_t *c = clustercatalog_find_condition(status, type);
     return c && str_eq(c, "status", cstatus) && str_eq(c, "reason", reason) && str_eq(c, "message", message) &&
            json_integer_value(json_object_get(c, "observedGeneration")) == generation;
 }
 
-bool cc_status_matches_success(const json_t *status, const char *digest_ref, const char *base_url,
+bool clustercatalog_status_matches_success(const json_t *status, const char *digest_ref, const char *base_url,
                                time_t last_unpacked, int64_t generation)
 {
     if (!status)
         return false;
-    char ts[32];
-    cc_format_time(last_unpacked, ts, sizeof ts);
+    char ts[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(last_unpacked, ts);
     json_t *src = json_object_get(status, "resolvedSource");
     return cond_matches(status, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, generation) &&
            cond_matches(status, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, generation) &&
@@ -103,13 +98,13 @@ bool cc_status_matches_success(const json_t *status, const char *digest_ref, con
            str_eq(json_object_get(status, "urls"), "base", base_url) && str_eq(status, "lastUnpacked", ts);
 }
 
-uint64_t cc_jitter_ms(uint64_t interval_ms, unsigned *seed)
+uint64_t clustercatalog_jitter_ms(uint64_t interval_ms, unsigned *seed)
 {
     double f = (double)rand_r(seed) / ((double)RAND_MAX + 1.0);
     return interval_ms + (uint64_t)((double)interval_ms * 0.01 * f);
 }
 
-uint64_t cc_poll_interval_ms(const json_t *catalog, uint64_t override_ms)
+uint64_t clustercatalog_poll_interval_ms(const json_t *catalog, uint64_t override_ms)
 {
     json_t *image = json_object_get(json_object_get(json_object_get(catalog, "spec"), "source"), "image");
     json_t *minutes = json_object_get(image, "pollIntervalMinutes");
@@ -120,7 +115,7 @@ uint64_t cc_poll_interval_ms(const json_t *catalog, uint64_t override_ms)
     return (uint64_t)json_integer_value(minutes) * 60000u;
 }
 
-bool cc_has_finalizer(const json_t *obj, const char *finalizer)
+bool clustercatalog_has_finalizer(const json_t *obj, const char *finalizer)
 {
     json_t *fins = json_object_get(json_object_get(obj, "metadata"), "finalizers");
     size_t i;

@@ -28,40 +28,37 @@
 #define CC_MSG_UNPACKED "Successfully unpacked and stored content from resolved source"
 #define CC_MSG_SERVING "Serving desired content from resolved source"
 
-/* "2006-01-02T15:04:05Z" (metav1.Time); buf needs 21 bytes. */
-void cc_format_time(time_t t, char *buf, size_t len);
-
 /* meta.SetStatusCondition on status.conditions (created when missing): an existing condition
  * of `type` keeps its lastTransitionTime unless `cstatus` changes; reason, message and
  * observedGeneration are always updated; a new condition is appended with lastTransitionTime
  * `now`.  Returns -1 when memory runs out (status may then be partly updated). */
-int cc_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
+int clustercatalog_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
                      const char *message, int64_t generation, time_t now);
 
 /* The condition `type` of `status` (borrowed) or NULL. */
-json_t *cc_find_condition(const json_t *status, const char *type);
+json_t *clustercatalog_find_condition(const json_t *status, const char *type);
 
 /* Sets resolvedSource, urls.base and lastUnpacked (§4.1 step 7); `digest_ref` and `base_url`
  * are copied.  -1 when memory runs out. */
-int cc_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked);
+int clustercatalog_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked);
 /* Drops resolvedSource, urls and lastUnpacked (availabilityMode Unavailable, deletion). */
-void cc_clear_served_source(json_t *status);
+void clustercatalog_clear_served_source(json_t *status);
 
 /* §4.1 step 3: true when `status` (may be NULL) equals what a successful unpack of
  * `digest_ref` at `generation` writes: both conditions (status, reason, message,
  * observedGeneration; lastTransitionTime ignored; other condition types ignored),
  * resolvedSource, urls.base and lastUnpacked. */
-bool cc_status_matches_success(const json_t *status, const char *digest_ref, const char *base_url,
+bool clustercatalog_status_matches_success(const json_t *status, const char *digest_ref, const char *base_url,
                                time_t last_unpacked, int64_t generation);
 
 /* wait.Jitter(interval, 0.01): interval plus up to 1 % more, drawn from `*seed` (rand_r). */
-uint64_t cc_jitter_ms(uint64_t interval_ms, unsigned *seed);
+uint64_t clustercatalog_jitter_ms(uint64_t interval_ms, unsigned *seed);
 
 /* The poll interval of a ClusterCatalog in ms: spec.source.image.pollIntervalMinutes * 60000,
  * or `override_ms` instead when it is non-zero (test-only flag); 0 when polling is off. */
-uint64_t cc_poll_interval_ms(const json_t *catalog, uint64_t override_ms);
+uint64_t clustercatalog_poll_interval_ms(const json_t *catalog, uint64_t override_ms);
 
 /* True when metadata.finalizers holds `finalizer`. */
-bool cc_has_finalizer(const json_t *obj, const char *finalizer);
+bool clustercatalog_has_finalizer(const json_t *obj, const char *finalizer);
 
 #endif

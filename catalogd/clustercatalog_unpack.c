@@ -25,7 +25,7 @@ static double mono_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-bool cc_content_exists(const cc_reconciler *r, const char *name)
+bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const char *name)
 {
     char p[4096];
     struct stat st;
@@ -36,17 +36,17 @@ bool cc_content_exists(const cc_reconciler *r, const char *name)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void publish(cc_reconciler *r, cc_publish_kind kind, const char *name, store_view *view, bool ok,
+static void publish(clustercatalog_reconciler *r, clustercatalog_publish_kind kind, const char *name, store_view *view, bool ok,
                     double seconds)
 {
-    cc_publish_event ev = {.kind = kind, .name = name, .view = view, .ok = ok, .seconds = seconds};
+    clustercatalog_publish_event ev = {.kind = kind, .name = name, .view = view, .ok = ok, .seconds = seconds};
     if (r->cfg.publish)
         r->cfg.publish(&ev, r->cfg.publish_data);
     else
         store_view_release(view);
 }
 
-int cc_remove_content(cc_reconciler *r, const char *name, olm_error *err)
+int clustercatalog_remove_content(clustercatalog_reconciler *r, const char *name, olm_error *err)
 {
     /* Stop serving first: the view keeps the unlinked file alive for requests in flight. */
     publish(r, CC_PUBLISH_REMOVE, name, NULL, false, 0);
@@ -83,7 +83,7 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
 }
 
 /* Load, validate and store the FBC at `root`; publishes the new view.  -1 with msg set. */
-static int store_fbc(cc_reconciler *r, const char *name, const char *root, char *msg, size_t msgsz)
+static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, char *msg, size_t msgsz)
 {
     olm_error err;
     fbc_catalog *cat = fbc_load_dir(root, &err);
@@ -117,7 +117,7 @@ static int store_fbc(cc_reconciler *r, const char *name, const char *root, char 
     return rc;
 }
 
-int cc_unpack(cc_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
+int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
               time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal)
 {
     *digest_ref = NULL;
@@ -143,7 +143,7 @@ int cc_unpack(cc_reconciler *r, const char *name, const char *ref, const char *s
     }
     /* Unpack only when the digest moved or the store is gone: re-storing identical content on
      * every poll (upstream) costs a full load and rewrite for nothing. */
-    if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !cc_content_exists(r, name)) {
+    if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
         int src = store_fbc(r, name, res.fbc_root, msg, msgsz);

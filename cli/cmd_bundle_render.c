@@ -1,5 +1,5 @@
 /* olmv1 bundle render: a registry+v1 bundle directory to the Kubernetes objects
- * operator-controller would apply, offline (controller/render_registryv1.h).
+ * operator-controller would apply, offline (controller/render/render.h).
  *
  * Objects come out sorted by (kind, namespace, name), the order of upstream's
  * regression corpus.  YAML output sorts mapping keys (as sigs.k8s.io/yaml does),
@@ -12,13 +12,11 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "bundle_config.h"
-#include "bundle_load.h"
+#include "bundle.h"
 #include "commands.h"
-#include "fbc_internal.h"
+#include "fbc_stream.h"
 #include "gocompat.h"
-#include "render_hash.h"
-#include "render_registryv1.h"
+#include "render.h"
 
 static void bundle_render_usage(FILE *out)
 {

@@ -6,9 +6,8 @@
 #include <string.h>
 
 #include "commands.h"
-#include "deprecation.h"
-#include "fbc.h"
 #include "resolve.h"
+#include "fbc.h"
 
 #define MAX_CATALOGS 64
 #define MAX_CHANNELS 256
@@ -112,7 +111,20 @@ static int print_json(const resolve_result *res, const resolve_request *req)
     return 0;
 }
 
-int cmd_resolve(int argc, char **argv)
+/* Everything the command line says; strings point into argv. */
+typedef struct resolve_args {
+    catalog_arg cats[MAX_CATALOGS];
+    int ncats;
+    const char *channels[MAX_CHANNELS];
+    size_t nchannels;
+    resolve_request req;
+    resolve_installed installed;
+    const char *output;
+} resolve_args;
+
+/* Reads the options one by one; -1 to go on, else the exit code (0 after --help). */
+static int parse_options(int argc, char **argv, resolve_args *a, char **priorities, int *npriorities,
+                         char **unavailables, int *nunavailables)
 {
     static const struct option opts[] = {
         {"catalog", required_argument, NULL, 'c'},   {"priority", required_argument, NULL, 'p'},
@@ -122,66 +134,54 @@ int cmd_resolve(int argc, char **argv)
         {"installed-version", required_argument, NULL, 'V'}, {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
-    catalog_arg cats[MAX_CATALOGS];
-    int ncats = 0;
-    const char *channels[MAX_CHANNELS];
-    size_t nchannels = 0;
-    char *priorities[MAX_CATALOGS], *unavailables[MAX_CATALOGS];
-    int npriorities = 0, nunavailables = 0;
-    resolve_request req = {0};
-    resolve_installed installed = {0};
-    const char *output = "text";
     int opt;
-
     optind = 1;
     while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (opt) {
-        case 'c':
-            if (ncats == MAX_CATALOGS) {
+        case 'c': {
+            if (a->ncats == MAX_CATALOGS) {
                 fprintf(stderr, "resolve: at most %d catalogs\n", MAX_CATALOGS);
                 return 2;
             }
-            cats[ncats].name = optarg;
-            cats[ncats].dir = split_pair(optarg);
-            if (!cats[ncats].dir) {
+            catalog_arg *cat = &a->cats[a->ncats];
+            *cat = (catalog_arg){.name = optarg, .dir = split_pair(optarg)};
+            if (!cat->dir) {
                 fprintf(stderr, "resolve: --catalog wants NAME=DIR, got \"%s\"\n", optarg);
                 return 2;
             }
-            cats[ncats].priority = 0;
-            cats[ncats].unavailable = 0;
-            cats[ncats].fbc = NULL;
-            ncats++;
+            a->ncats++;
             break;
+        }
         case 'p':
-            if (npriorities < MAX_CATALOGS)
-                priorities[npriorities++] = optarg;
+            if (*npriorities < MAX_CATALOGS)
+                priorities[(*npriorities)++] = optarg;
             break;
         case 'u':
-            if (nunavailables < MAX_CATALOGS)
-                unavailables[nunavailables++] = optarg;
+            if (*nunavailables < MAX_CATALOGS)
+                unavailables[(*nunavailables)++] = optarg;
             break;
-        case 'P': req.package = optarg; break;
-        case 'v': req.version_range = optarg; break;
+        case 'P': a->req.package = optarg; break;
+        case 'v': a->req.version_range = optarg; break;
         case 'C':
-            if (nchannels == MAX_CHANNELS) {
+            if (a->nchannels == MAX_CHANNELS) {
                 fprintf(stderr, "resolve: at most %d channels\n", MAX_CHANNELS);
                 return 2;
             }
-            channels[nchannels++] = optarg;
+            a->channels[a->nchannels++] = optarg;
             break;
         case 'y':
             if (strcmp(optarg, "CatalogProvided") == 0) {
-                req.policy = RESOLVE_POLICY_CATALOG_PROVIDED;
+                a->req.policy = RESOLVE_POLICY_CATALOG_PROVIDED;
             } else if (strcmp(optarg, "SelfCertified") == 0) {
-                req.policy = RESOLVE_POLICY_SELF_CERTIFIED;
+                a->req.policy = RESOLVE_POLICY_SELF_CERTIFIED;
             } else {
                 fprintf(stderr, "resolve: --policy must be CatalogProvided or SelfCertified, got \"%s\"\n", optarg);
                 return 2;
             }
             break;
-        case 'b': installed.bundle_name = optarg; break;
-        case 'V': installed.version = optarg; break;
-        case 'o': output = optarg; break;
+        case 'b': a->installed.bundle_name = optarg; break;
+        case 'V': a->installed.version = optarg; break;
+        case 'o': a->output = optarg; break;
         case 'h': resolve_usage(stdout); return 0;
         default: resolve_usage(stderr); return 2;
         }
@@ -190,16 +190,30 @@ int cmd_resolve(int argc, char **argv)
         fprintf(stderr, "resolve: unexpected argument \"%s\"\n", argv[optind]);
         return 2;
     }
-    if (!req.package || ncats == 0) {
+    return -1;
+}
+
+/* Parses and checks the whole command line; -1 to go on, else the exit code.  The
+ * --priority and --unavailable options name catalogs, so they are applied once every
+ * --catalog is known. */
+static int parse_args(int argc, char **argv, resolve_args *a)
+{
+    char *priorities[MAX_CATALOGS], *unavailables[MAX_CATALOGS];
+    int npriorities = 0, nunavailables = 0;
+    a->output = "text";
+    int rc = parse_options(argc, argv, a, priorities, &npriorities, unavailables, &nunavailables);
+    if (rc >= 0)
+        return rc;
+    if (!a->req.package || a->ncats == 0) {
         fprintf(stderr, "resolve: --package and at least one --catalog are required\n");
         resolve_usage(stderr);
         return 2;
     }
-    if (strcmp(output, "text") != 0 && strcmp(output, "json") != 0) {
-        fprintf(stderr, "resolve: -o must be text or json, got \"%s\"\n", output);
+    if (strcmp(a->output, "text") != 0 && strcmp(a->output, "json") != 0) {
+        fprintf(stderr, "resolve: -o must be text or json, got \"%s\"\n", a->output);
         return 2;
     }
-    if (!installed.bundle_name != !installed.version) {
+    if (!a->installed.bundle_name != !a->installed.version) {
         fprintf(stderr, "resolve: --installed-bundle and --installed-version go together\n");
         return 2;
     }
@@ -207,7 +221,7 @@ int cmd_resolve(int argc, char **argv)
         char *value = split_pair(priorities[i]);
         char *end = NULL;
         long n = value ? strtol(value, &end, 10) : 0;
-        catalog_arg *cat = value ? find_catalog(cats, ncats, priorities[i]) : NULL;
+        catalog_arg *cat = value ? find_catalog(a->cats, a->ncats, priorities[i]) : NULL;
         if (!value || *end || n < -2147483647L - 1 || n > 2147483647L || !cat) {
             fprintf(stderr, "resolve: --priority wants NAME=N for a catalog given with --catalog\n");
             return 2;
@@ -215,59 +229,80 @@ int cmd_resolve(int argc, char **argv)
         cat->priority = (int)n;
     }
     for (int i = 0; i < nunavailables; i++) {
-        catalog_arg *cat = find_catalog(cats, ncats, unavailables[i]);
+        catalog_arg *cat = find_catalog(a->cats, a->ncats, unavailables[i]);
         if (!cat) {
             fprintf(stderr, "resolve: --unavailable names unknown catalog \"%s\"\n", unavailables[i]);
             return 2;
         }
         cat->unavailable = 1;
     }
-    req.channels = channels;
-    req.nchannels = nchannels;
-    if (installed.bundle_name)
-        req.installed = &installed;
+    a->req.channels = a->channels;
+    a->req.nchannels = a->nchannels;
+    if (a->installed.bundle_name)
+        a->req.installed = &a->installed;
+    return -1;
+}
 
-    int rc = 1;
-    resolve_catalog rcats[MAX_CATALOGS];
-    for (int i = 0; i < ncats; i++) {
+/* Loads every available catalog's FBC directory; 0, or 1 after saying which failed. */
+static int load_catalogs(resolve_args *a, resolve_catalog *rcats)
+{
+    for (int i = 0; i < a->ncats; i++) {
+        catalog_arg *cat = &a->cats[i];
         olm_error err;
-        if (!cats[i].unavailable) {
-            cats[i].fbc = fbc_load_dir(cats[i].dir, &err);
-            if (!cats[i].fbc) {
-                fprintf(stderr, "resolve: catalog \"%s\": %s\n", cats[i].name, err.msg);
-                goto out;
+        if (!cat->unavailable) {
+            cat->fbc = fbc_load_dir(cat->dir, &err);
+            if (!cat->fbc) {
+                fprintf(stderr, "resolve: catalog \"%s\": %s\n", cat->name, err.msg);
+                return 1;
             }
         }
-        rcats[i] = (resolve_catalog){.name = cats[i].name, .priority = cats[i].priority,
-                                     .unavailable = cats[i].unavailable, .fbc = cats[i].fbc};
+        rcats[i] = (resolve_catalog){.name = cat->name, .priority = cat->priority,
+                                     .unavailable = cat->unavailable, .fbc = cat->fbc};
     }
+    return 0;
+}
 
+/* Resolves and prints the result (text: the explanation, then the bundle). */
+static int run_resolve(const resolve_args *a, const resolve_catalog *rcats)
+{
     strbuf explain = STRBUF_INIT;
     resolve_result res;
     olm_error err;
-    int text = strcmp(output, "text") == 0;
-    if (resolve_bundle(&req, rcats, (size_t)ncats, &res, text ? &explain : NULL, &err) < 0) {
+    int text = strcmp(a->output, "text") == 0;
+    if (resolve_bundle(&a->req, rcats, (size_t)a->ncats, &res, text ? &explain : NULL, &err) < 0) {
         if (text)
             fputs(strbuf_str(&explain), stdout);
         fflush(stdout);
         fprintf(stderr, "%s\n", err.msg);
         strbuf_free(&explain);
-        goto out;
+        return 1;
     }
+    int rc = 0;
     if (text) {
         fputs(strbuf_str(&explain), stdout);
         char *version = bundle_version_format(&res.version);
         printf("bundle: %s\nversion: %s\nimage: %s\ncatalog: %s\n", res.bundle->name, version ? version : "",
                res.bundle->image ? res.bundle->image : "", res.catalog->name);
         free(version);
-        rc = 0;
     } else {
-        rc = print_json(&res, &req);
+        rc = print_json(&res, &a->req);
     }
     strbuf_free(&explain);
     resolve_result_free(&res);
-out:
-    for (int i = 0; i < ncats; i++)
-        fbc_catalog_free(cats[i].fbc);
+    return rc;
+}
+
+int cmd_resolve(int argc, char **argv)
+{
+    resolve_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    resolve_catalog rcats[MAX_CATALOGS];
+    rc = load_catalogs(&a, rcats);
+    if (rc == 0)
+        rc = run_resolve(&a, rcats);
+    for (int i = 0; i < a.ncats; i++)
+        fbc_catalog_free(a.cats[i].fbc);
     return rc;
 }

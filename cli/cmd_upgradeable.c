@@ -1,7 +1,7 @@
 /* olmv1 upgradeable: which installed extensions block an OpenShift minor upgrade,
  * computed offline from bundle directories or olm.properties files, or from a
  * cluster's install records and ClusterVersion (--kubeconfig), with the same check
- * operator-controller runs (controller/upgradeable.h, upgradeable_reconcile.h). */
+ * operator-controller runs (openshift/upgradeable.h, upgradeable_reconciler.h). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "olm_read_file.h"
 #include "semver.h"
 #include "upgradeable.h"
 
@@ -18,7 +19,7 @@
  * either way; without it --kubeconfig reports that it is unavailable. */
 #if __has_include("kube_client.h")
 #define OLMV1_UPGRADEABLE_CLUSTER 1
-#include "upgradeable_reconcile.h"
+#include "upgradeable_reconciler.h"
 #endif
 
 #define MAX_EXTENSIONS 256
@@ -63,38 +64,6 @@ typedef struct ext_arg {
     char *props;  /* owned; NULL when the bundle declares no properties */
     size_t props_len;
 } ext_arg;
-
-static char *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *grown = cap < (64u << 20) ? realloc(buf, cap * 2 + 1) : NULL;
-        if (!grown) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
 
 /* NAME=VALUE split in place; NULL when malformed. */
 static char *split_pair(char *arg)
@@ -149,7 +118,9 @@ static int load_properties(ext_arg *e, char *arg)
         fprintf(stderr, "upgradeable: out of memory\n");
         return -1;
     }
-    e->props = read_all(file, &e->props_len);
+    /* A properties file is a few KiB; anything near this is not one. */
+    olm_error err;
+    e->props = olm_read_file(file, (size_t)64 << 20, &e->props_len, &err);
     if (!e->props) {
         fprintf(stderr, "upgradeable: cannot read %s\n", file);
         return -1;

@@ -3,18 +3,18 @@
  *   loop thread:  the ClusterExtension and ClusterCatalog informers (watches over
  *                 kube_uvcurl), the work queue's bookkeeping, the Lease election, the
  *                 health/metrics responder, signals.
- *   threadpool:   reconciles (ce_reconcile: REST calls, catalog fetches, bundle pulls,
+ *   threadpool:   reconciles (clusterextension_reconcile: REST calls, catalog fetches, bundle pulls,
  *                 render, apply) and nothing else.
  *
  * Triggers: ClusterExtension create/delete and updates that change the generation,
  * deletionTimestamp or finalizers (our own status writes do not retrigger); ClusterCatalog
  * create/delete and resolvedSource changes requeue every ClusterExtension (§2.1).
- * Drift: after a successful reconcile the drift watcher (clusterextension_drift_watch.h)
+ * Drift: after a successful reconcile the drift watcher (drift.h)
  * watches the installed objects' kinds with the extension's ServiceAccount token; a
  * deletion or change enqueues the key and the reconcile re-applies the recorded objects
  * (applier_repair).  As a backstop (kinds the ServiceAccount may not watch, changes
  * while a watch is re-created) the key is also requeued after --drift-repair-interval.
- * ServiceAccount tokens are cached between reconciles (clusterextension_token_cache.h).
+ * ServiceAccount tokens are cached between reconciles (clusterextension.h).
  *
  * With --leader-elect the informers and the queue run only while the Lease is held;
  * losing it exits 1 so a fresh start campaigns again (as controller-runtime does). */
@@ -30,17 +30,16 @@
 
 #include <curl/curl.h>
 
-#include "catalog_client.h"
-#include "catalog_client_change.h"
-#include "clusterextension_reconcile.h"
-#include "crd_upgrade_safety.h"
+#include "catalog.h"
+#include "clusterextension.h"
+#include "crdsafety.h"
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
 #include "operator_flags.h"
 #include "operator_health.h"
 #include "strbuf.h"
-#include "upgradeable_reconcile.h"
+#include "upgradeable_reconciler.h"
 #include "olm_log.h"
 #include "olm_metrics.h"
 #include "olm_parse.h"
@@ -55,14 +54,14 @@ typedef struct app {
     uv_loop_t *loop;
     kube_client *client;
     kube_uvcurl *uc;
-    kube_informer *ce_inf, *cc_inf;
+    kube_informer *clusterextension_inf, *clustercatalog_inf;
     kube_workqueue *wq;
     kube_leader *leader;
     catalog_client *cc;
-    ce_reconciler *rec;
-    ce_token_cache *tokens;
-    ce_drift_watcher *drift;
-    op_health *health;
+    clusterextension_reconciler *rec;
+    clusterextension_token_cache *tokens;
+    drift_watcher *drift;
+    operator_health *health;
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_signal_t sigterm, sigint;
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
@@ -100,16 +99,16 @@ static void enqueue_obj(app *a, const json_t *obj)
 
 static void enqueue_all(app *a)
 {
-    if (!a->ce_inf)
+    if (!a->clusterextension_inf)
         return;
-    json_t *all = kube_informer_list(a->ce_inf);
+    json_t *all = kube_informer_list(a->clusterextension_inf);
     size_t i;
     json_t *o;
     json_array_foreach(all, i, o) enqueue_obj(a, o);
     json_decref(all);
 }
 
-static void ce_add(json_t *obj, void *data)
+static void clusterextension_add(json_t *obj, void *data)
 {
     enqueue_obj(data, obj);
 }
@@ -119,7 +118,7 @@ static bool same_json(const json_t *a, const json_t *b)
     return (!a && !b) || (a && b && json_equal((json_t *)a, (json_t *)b));
 }
 
-static void ce_update(json_t *old_obj, json_t *new_obj, void *data)
+static void clusterextension_update(json_t *old_obj, json_t *new_obj, void *data)
 {
     const json_t *om = json_object_get(old_obj, "metadata"), *nm = json_object_get(new_obj, "metadata");
     /* Status-only updates (ours) change none of these. */
@@ -130,23 +129,23 @@ static void ce_update(json_t *old_obj, json_t *new_obj, void *data)
     enqueue_obj(data, new_obj);
 }
 
-static void ce_delete(json_t *obj, void *data)
+static void clusterextension_delete(json_t *obj, void *data)
 {
     enqueue_obj(data, obj);
 }
 
-static void cc_add(json_t *obj, void *data)
+static void clustercatalog_add(json_t *obj, void *data)
 {
     enqueue_all(data);
 }
 
-static void cc_update(json_t *old_obj, json_t *new_obj, void *data)
+static void clustercatalog_update(json_t *old_obj, json_t *new_obj, void *data)
 {
     if (catalog_resolution_inputs_changed(old_obj, new_obj))
         enqueue_all(data);
 }
 
-static void cc_delete(json_t *obj, void *data)
+static void clustercatalog_delete(json_t *obj, void *data)
 {
     app *a = data;
     const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
@@ -163,7 +162,7 @@ static void on_watch_error(const char *msg, void *data)
 static void on_ce_synced(void *data)
 {
     app *a = data;
-    logf_(OLM_LOG_INFO, "ClusterExtension cache synced (%zu)", kube_informer_count(a->ce_inf));
+    logf_(OLM_LOG_INFO, "ClusterExtension cache synced (%zu)", kube_informer_count(a->clusterextension_inf));
 }
 
 static void on_cc_synced(void *data)
@@ -191,12 +190,12 @@ static bool condition_true(const json_t *obj, const char *type)
 
 static void write_metrics(app *a, strbuf *b)
 {
-    ce_reconcile_stats st = {0};
+    clusterextension_reconcile_stats st = {0};
     if (a->rec)
-        ce_reconciler_stats(a->rec, &st);
+        clusterextension_reconciler_stats(a->rec, &st);
     size_t installed = 0, total = 0;
-    if (a->ce_inf) {
-        json_t *all = kube_informer_list(a->ce_inf);
+    if (a->clusterextension_inf) {
+        json_t *all = kube_informer_list(a->clusterextension_inf);
         size_t i;
         json_t *o;
         json_array_foreach(all, i, o) {
@@ -238,12 +237,12 @@ static void write_metrics(app *a, strbuf *b)
                   (double)st.micros_max / 1e6,
                   (unsigned long long)st.repaired_objects, total, installed,
                   a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0,
-                  a->drift ? ce_drift_watcher_active(a->drift) : 0, a->drift ? ce_drift_watcher_extensions(a->drift) : 0,
-                  a->tokens ? (unsigned long long)ce_token_cache_mints(a->tokens) : 0ULL);
+                  a->drift ? drift_watcher_active(a->drift) : 0, a->drift ? drift_watcher_extensions(a->drift) : 0,
+                  a->tokens ? (unsigned long long)clusterextension_token_cache_mints(a->tokens) : 0ULL);
     /* The standard form (controller-runtime's reconcile_time_seconds is one too): quantiles and
      * rates come from the buckets. */
     olm_histogram h;
-    olm_histogram_init(&h, ce_duration_bounds, CE_DURATION_NBOUNDS);
+    olm_histogram_init(&h, clusterextension_duration_bounds, CE_DURATION_NBOUNDS);
     for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
         h.counts[i] = st.duration_buckets[i];
     h.count = st.total;
@@ -265,7 +264,7 @@ static int on_health(const char *path, strbuf *body, const char **ctype, void *d
          * non-leader (it cannot do more until it leads). */
         bool ready = a->f.leader_elect && !a->controllers_started;
         if (a->controllers_started)
-            ready = kube_informer_has_synced(a->ce_inf) && kube_informer_has_synced(a->cc_inf);
+            ready = kube_informer_has_synced(a->clusterextension_inf) && kube_informer_has_synced(a->clustercatalog_inf);
         strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
         return ready ? 200 : 503;
     }
@@ -292,7 +291,7 @@ static void drift_token_rejected(const char *ns, const char *sa, const char *tok
 {
     app *a = data;
     if (a->tokens)
-        ce_token_cache_invalidate(a->tokens, ns, sa, token);
+        clusterextension_token_cache_invalidate(a->tokens, ns, sa, token);
 }
 
 static void drift_log(const char *extension, const char *line, void *data)
@@ -304,12 +303,12 @@ static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->client);
     kube_watch_options cco = {.path = CC_PATH};
-    kube_informer_handlers cch = {cc_add, cc_update, cc_delete, on_cc_synced, on_watch_error};
-    a->cc_inf = kube_informer_new(a->uc, cfg, &cco, &cch, a, err);
+    kube_informer_handlers cch = {clustercatalog_add, clustercatalog_update, clustercatalog_delete, on_cc_synced, on_watch_error};
+    a->clustercatalog_inf = kube_informer_new(a->uc, cfg, &cco, &cch, a, err);
     kube_watch_options ceo = {.path = CE_PATH};
-    kube_informer_handlers ceh = {ce_add, ce_update, ce_delete, on_ce_synced, on_watch_error};
-    a->ce_inf = a->cc_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
-    if (!a->ce_inf)
+    kube_informer_handlers ceh = {clusterextension_add, clusterextension_update, clusterextension_delete, on_ce_synced, on_watch_error};
+    a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
+    if (!a->clusterextension_inf)
         return -1;
     catalog_client_options co = {.ca_file = a->f.catalogd_ca_file};
     a->cc = catalog_client_new(&co, err);
@@ -317,18 +316,18 @@ static int start_controllers(app *a, olm_error *err)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
-    ce_token_cache_options to = {.mint = ce_token_mint_kube, .mint_data = a->client};
-    a->tokens = ce_token_cache_new(&to, err);
+    clusterextension_token_cache_options to = {.mint = clusterextension_token_mint_kube, .mint_data = a->client};
+    a->tokens = clusterextension_token_cache_new(&to, err);
     if (!a->tokens)
         return -1;
-    ce_drift_backend be = ce_drift_backend_kube(a->uc);
-    ce_drift_callbacks dcb = {drift_enqueue, drift_token_rejected, drift_log, a};
-    a->drift = ce_drift_watcher_new(a->loop, cfg, &be, &dcb, NULL, err);
+    drift_backend be = drift_backend_kube(a->uc);
+    drift_callbacks dcb = {drift_enqueue, drift_token_rejected, drift_log, a};
+    a->drift = drift_watcher_new(a->loop, cfg, &be, &dcb, NULL, err);
     if (!a->drift)
         return -1;
-    ce_reconciler_config rc = {
+    clusterextension_reconciler_config rc = {
         .admin = a->client,
-        .catalogs = a->cc_inf,
+        .catalogs = a->clustercatalog_inf,
         .catalog_client = a->cc,
         .system_namespace = a->f.system_namespace,
         .cache_dir = a->f.cache_path,
@@ -336,17 +335,17 @@ static int start_controllers(app *a, olm_error *err)
         .repair_interval_ms = a->f.repair_interval_ms,
         .tokens = a->tokens,
         .drift = a->drift,
-        .crd_check = crd_upgrade_safety_check,
+        .crd_check = crdsafety_check,
     };
-    a->rec = ce_reconciler_new(&rc, err);
+    a->rec = clusterextension_reconciler_new(&rc, err);
     if (!a->rec)
         return -1;
     kube_workqueue_options qo = {.concurrency = a->f.concurrency};
-    a->wq = kube_workqueue_new(a->loop, &qo, ce_reconcile, a->rec, err);
+    a->wq = kube_workqueue_new(a->loop, &qo, clusterextension_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
     a->controllers_started = true;
-    if (kube_informer_start(a->cc_inf, err) != 0 || kube_informer_start(a->ce_inf, err) != 0)
+    if (kube_informer_start(a->clustercatalog_inf, err) != 0 || kube_informer_start(a->clusterextension_inf, err) != 0)
         return -1;
     /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure
      * to start it is logged, it must not take the ClusterExtension controller down. */
@@ -371,15 +370,15 @@ static void one_closed(void *data)
         kube_uvcurl_close(a->uc, uvcurl_closed, a);
 }
 
-static void ce_inf_closed(void *data)
+static void clusterextension_inf_closed(void *data)
 {
-    ((app *)data)->ce_inf = NULL;
+    ((app *)data)->clusterextension_inf = NULL;
     one_closed(data);
 }
 
-static void cc_inf_closed(void *data)
+static void clustercatalog_inf_closed(void *data)
 {
-    ((app *)data)->cc_inf = NULL;
+    ((app *)data)->clustercatalog_inf = NULL;
     one_closed(data);
 }
 
@@ -389,7 +388,7 @@ static void leader_closed(void *data)
     one_closed(data);
 }
 
-static void upg_closed(void *data)
+static void upgradeable_closed(void *data)
 {
     ((app *)data)->upg = NULL;
     one_closed(data);
@@ -409,16 +408,16 @@ static void health_closed(void *data)
 /* Phase 2, once no reconcile runs: stop the watches, the election and the responder. */
 static void shutdown_phase2(app *a)
 {
-    ce_reconciler_free(a->rec);
+    clusterextension_reconciler_free(a->rec);
     a->rec = NULL;
     a->closing = 1;
-    if (a->ce_inf) {
+    if (a->clusterextension_inf) {
         a->closing++;
-        kube_informer_stop(a->ce_inf, ce_inf_closed, a);
+        kube_informer_stop(a->clusterextension_inf, clusterextension_inf_closed, a);
     }
-    if (a->cc_inf) {
+    if (a->clustercatalog_inf) {
         a->closing++;
-        kube_informer_stop(a->cc_inf, cc_inf_closed, a);
+        kube_informer_stop(a->clustercatalog_inf, clustercatalog_inf_closed, a);
     }
     if (a->leader) {
         a->closing++;
@@ -426,15 +425,15 @@ static void shutdown_phase2(app *a)
     }
     if (a->upg) {
         a->closing++;
-        upgradeable_reconciler_stop(a->upg, upg_closed, a);
+        upgradeable_reconciler_stop(a->upg, upgradeable_closed, a);
     }
     if (a->drift) {
         a->closing++;
-        ce_drift_watcher_stop(a->drift, drift_closed, a);
+        drift_watcher_stop(a->drift, drift_closed, a);
     }
     one_closed(a);
     if (a->health)
-        op_health_stop(a->health, health_closed, a);
+        operator_health_stop(a->health, health_closed, a);
 }
 
 static void wq_done(void *data)
@@ -545,7 +544,7 @@ static int run(app *a)
         char host[256];
         int port;
         olm_parse_host_port(a->f.health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port); /* checked by the parser */
-        a->health = op_health_start(a->loop, host, port, on_health, a, &err);
+        a->health = operator_health_start(a->loop, host, port, on_health, a, &err);
         if (!a->health) {
             logf_(OLM_LOG_ERROR, "health server on %s: %s", a->f.health_addr, err.msg);
             uv_run(a->loop, UV_RUN_DEFAULT);
@@ -582,10 +581,9 @@ int main(int argc, char **argv)
     char msg[512];
     int prc = operator_flags_parse(argc, argv, &a.f, msg, sizeof msg);
     if (prc != 0) {
-        if (prc < 0) {
+        /* One line, like a Go flag error; --help has the whole usage. */
+        if (prc < 0)
             fprintf(stderr, "operator-controller: %s\n", msg);
-            operator_usage(stderr);
-        }
         return prc < 0 ? 2 : 0;
     }
     /* Reconciles block on HTTP and pulls; give them room before the pool first starts. */
@@ -597,7 +595,7 @@ int main(int argc, char **argv)
     }
     int rc = run(&a);
     catalog_client_free(a.cc);
-    ce_token_cache_free(a.tokens);
+    clusterextension_token_cache_free(a.tokens);
     if (a.client)
         kube_client_free(a.client);
     curl_global_cleanup();

@@ -1,9 +1,9 @@
 /* operator_flags: see the header. */
-#include <stdlib.h>
 #include <string.h>
 
-#include "operator_flags.h"
+#include "olm_flags.h"
 #include "olm_parse.h"
+#include "operator_flags.h"
 
 void operator_usage(FILE *out)
 {
@@ -24,74 +24,26 @@ void operator_usage(FILE *out)
 
 int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, size_t msgsz)
 {
-    *f = (operator_flags){
-        .system_namespace = "olmv1-system",
-        .cache_path = "/var/cache/operator-controller",
-        .health_addr = "127.0.0.1:8081",
-        .concurrency = 4,
-        .repair_interval_ms = 300000,
+    memset(f, 0, sizeof *f);
+    const olm_flag flags[] = {
+        OLM_FLAG_STRING("--kubeconfig", &f->kubeconfig, NULL),
+        OLM_FLAG_STRING("--system-namespace", &f->system_namespace, "olmv1-system"),
+        OLM_FLAG_STRING("--cache-path", &f->cache_path, "/var/cache/operator-controller"),
+        OLM_FLAG_STRING("--catalogd-ca-file", &f->catalogd_ca_file, NULL),
+        OLM_FLAG_STRING("--health-addr", &f->health_addr, "127.0.0.1:8081"),
+        OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
+        OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
+        OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
+        OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "4", 1, 64,
+                      "--max-concurrent-reconciles must be 1..64, not %s"),
+        OLM_FLAG_DURATION("--drift-repair-interval", &f->repair_interval_ms, "5m", 0,
+                          "--drift-repair-interval: bad duration %s"),
     };
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            operator_usage(stdout);
-            return 1;
-        }
-        if (strcmp(a, "--leader-elect") == 0 || strcmp(a, "--leader-elect=true") == 0) {
-            f->leader_elect = true;
-            continue;
-        }
-        if (strcmp(a, "--leader-elect=false") == 0) {
-            f->leader_elect = false;
-            continue;
-        }
-        /* Every other flag takes a value: "--flag value" or "--flag=value". */
-        const char *eq = strchr(a, '=');
-        size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
-        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-        static const char *const names[] = {"--kubeconfig", "--system-namespace", "--cache-path",
-                                            "--catalogd-ca-file", "--health-addr", "--insecure-registries",
-                                            "--authfile", "--max-concurrent-reconciles", "--drift-repair-interval"};
-        int which = -1;
-        for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++)
-            if (strlen(names[k]) == nlen && strncmp(a, names[k], nlen) == 0)
-                which = k;
-        if (which < 0) {
-            snprintf(msg, msgsz, "unknown flag %s", a);
-            return -1;
-        }
-        if (!val) {
-            snprintf(msg, msgsz, "%s needs a value", names[which]);
-            return -1;
-        }
-        if (!eq)
-            i++;
-        switch (which) {
-        case 0: f->kubeconfig = val; break;
-        case 1: f->system_namespace = val; break;
-        case 2: f->cache_path = val; break;
-        case 3: f->catalogd_ca_file = val; break;
-        case 4: f->health_addr = val; break;
-        case 5: f->insecure_registries = val; break;
-        case 6: f->authfile = val; break;
-        case 7: {
-            char *end;
-            long n = strtol(val, &end, 10);
-            if (*end || n < 1 || n > 64) {
-                snprintf(msg, msgsz, "--max-concurrent-reconciles must be 1..64, not %s", val);
-                return -1;
-            }
-            f->concurrency = (unsigned)n;
-            break;
-        }
-        case 8:
-            if (olm_parse_duration(val, &f->repair_interval_ms) != 0) {
-                snprintf(msg, msgsz, "--drift-repair-interval: bad duration %s", val);
-                return -1;
-            }
-            break;
-        }
-    }
+    int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, msgsz);
+    if (rc == 1)
+        operator_usage(stdout);
+    if (rc != 0)
+        return rc;
     if (!*f->system_namespace) {
         snprintf(msg, msgsz, "--system-namespace must not be empty");
         return -1;

@@ -14,16 +14,16 @@ typedef struct conn {
     uv_timer_t timer;
     uv_write_t wr;
     struct conn *prev, *next;
-    struct op_health *srv;
+    struct operator_health *srv;
     char buf[REQ_MAX];
     size_t len;
     char *out; /* the response, freed after the write */
     int closing; /* handles still to close */
 } conn;
 
-struct op_health {
+struct operator_health {
     uv_tcp_t listener;
-    op_health_handler handler;
+    operator_health_handler handler;
     void *data;
     conn *conns;
     int port;
@@ -33,7 +33,7 @@ struct op_health {
     void *stop_data;
 };
 
-static void maybe_done(op_health *h)
+static void maybe_done(operator_health *h)
 {
     if (h->pending > 0)
         return;
@@ -49,7 +49,7 @@ static void conn_handle_closed(uv_handle_t *hd)
     conn *c = hd->data;
     if (--c->closing > 0)
         return;
-    op_health *h = c->srv;
+    operator_health *h = c->srv;
     free(c->out);
     free(c);
     if (h->stopping) {
@@ -158,7 +158,7 @@ static void on_idle(uv_timer_t *t)
 
 static void on_connection(uv_stream_t *server, int status)
 {
-    op_health *h = server->data;
+    operator_health *h = server->data;
     if (status < 0)
         return;
     conn *c = calloc(1, sizeof *c);
@@ -182,12 +182,12 @@ static void on_connection(uv_stream_t *server, int status)
 
 static void listener_closed(uv_handle_t *hd)
 {
-    op_health *h = hd->data;
+    operator_health *h = hd->data;
     h->pending--;
     maybe_done(h);
 }
 
-op_health *op_health_start(uv_loop_t *loop, const char *host, int port, op_health_handler handler, void *data,
+operator_health *operator_health_start(uv_loop_t *loop, const char *host, int port, operator_health_handler handler, void *data,
                            olm_error *err)
 {
     struct sockaddr_storage ss;
@@ -196,7 +196,7 @@ op_health *op_health_start(uv_loop_t *loop, const char *host, int port, op_healt
         olm_error_set(err, "invalid listen address %s", host);
         return NULL;
     }
-    op_health *h = calloc(1, sizeof *h);
+    operator_health *h = calloc(1, sizeof *h);
     if (!h) {
         olm_error_set(err, "out of memory");
         return NULL;
@@ -224,12 +224,12 @@ op_health *op_health_start(uv_loop_t *loop, const char *host, int port, op_healt
     return h;
 }
 
-int op_health_port(const op_health *h)
+int operator_health_port(const operator_health *h)
 {
     return h->port;
 }
 
-void op_health_stop(op_health *h, void (*cb)(void *data), void *data)
+void operator_health_stop(operator_health *h, void (*cb)(void *data), void *data)
 {
     h->stop_cb = cb;
     h->stop_data = data;

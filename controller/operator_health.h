@@ -17,15 +17,15 @@
 
 /* Fills `body` for a GET or HEAD of `path` (query removed) and returns the HTTP status;
  * *content_type may be left NULL (text/plain). */
-typedef int (*op_health_handler)(const char *path, strbuf *body, const char **content_type, void *data);
+typedef int (*operator_health_handler)(const char *path, strbuf *body, const char **content_type, void *data);
 
-typedef struct op_health op_health;
+typedef struct operator_health operator_health;
 
 /* Listens on host:port (port 0 picks a free one).  NULL with err on failure. */
-op_health *op_health_start(uv_loop_t *loop, const char *host, int port, op_health_handler handler, void *data,
+operator_health *operator_health_start(uv_loop_t *loop, const char *host, int port, operator_health_handler handler, void *data,
                            olm_error *err);
-int op_health_port(const op_health *h);
+int operator_health_port(const operator_health *h);
 /* Closes the listener and every open connection; frees h, then calls cb (may be NULL). */
-void op_health_stop(op_health *h, void (*cb)(void *data), void *data);
+void operator_health_stop(operator_health *h, void (*cb)(void *data), void *data);
 
 #endif

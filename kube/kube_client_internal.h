@@ -1,5 +1,7 @@
-/* Private to the REST half of kube/: the client struct shared by kube_client.c
- * (requests, verbs) and kube_discovery.c (kind -> resource cache). */
+/* Private to the REST half of kube/: the client struct.  kube_transport.c owns it
+ * (creates, frees, sends requests with it); kube_discovery.c keeps its cache in the
+ * disc fields, which live here so that the cache dies with the client.  Nothing in
+ * kube_transport.c calls into discovery. */
 #ifndef OLM_KUBE_CLIENT_INTERNAL_H
 #define OLM_KUBE_CLIENT_INTERNAL_H
 
@@ -8,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "kube_client.h"
+#include "kube_transport.h"
 
 #define KUBE_CLIENT_POOL 8 /* idle easy handles kept for connection reuse */
 
@@ -26,15 +28,12 @@ struct kube_client {
     pthread_mutex_t pool_lock;
     CURL *pool[KUBE_CLIENT_POOL];
     int npool;
-    /* Discovery cache: apiVersion -> resources array of its APIResourceList, or
-     * JSON null when the server does not serve that group/version. */
+    /* Discovery cache (kube_discovery.c): apiVersion -> resources array of its
+     * APIResourceList, or JSON null when the server does not serve that group/version. */
     pthread_mutex_t disc_lock;
     json_t *disc;
     /* Responses with HTTP 401 so far (kube_client_unauthorized_count). */
     atomic_uint unauthorized;
 };
-
-/* Percent-escapes everything but RFC 3986 unreserved characters; caller frees. */
-char *kube_escape(const char *s);
 
 #endif

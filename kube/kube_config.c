@@ -15,56 +15,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "gocompat.h"
-#include "strbuf.h"
+#include "olm_base64.h"
+#include "olm_read_file.h"
 
 #define KUBE_SA_DIR_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
 #define KUBE_MAX_FILE (16u * 1024u * 1024u) /* a kubeconfig or token is never this big */
 
 /* ------------------------------------------------------------------ files */
 
-/* Reads a whole file into a NUL-terminated buffer the caller frees. */
-static char *read_file(const char *path, size_t *len_out, olm_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        olm_error_set(err, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    strbuf sb = STRBUF_INIT;
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (sb.len + n > KUBE_MAX_FILE) {
-            olm_error_set(err, "%s is larger than %u bytes", path, KUBE_MAX_FILE);
-            goto fail;
-        }
-        if (strbuf_append(&sb, chunk, n) < 0) {
-            olm_error_set(err, "out of memory reading %s", path);
-            goto fail;
-        }
-    }
-    if (ferror(f)) {
-        olm_error_set(err, "cannot read %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    fclose(f);
-    if (len_out)
-        *len_out = sb.len;
-    char *out = strbuf_detach(&sb);
-    if (!out)
-        olm_error_set(err, "out of memory reading %s", path);
-    return out;
-fail:
-    fclose(f);
-    strbuf_free(&sb);
-    return NULL;
-}
-
 /* Token files end with a newline when written by hand; the header must not. */
 static char *read_trimmed(const char *path, olm_error *err)
 {
-    char *s = read_file(path, NULL, err);
+    char *s = olm_read_file(path, KUBE_MAX_FILE, NULL, err);
     if (!s)
         return NULL;
     size_t start = strspn(s, " \t\r\n");
@@ -96,68 +60,6 @@ static int write_private_file(const char *path, const unsigned char *data, size_
     if (close(fd) < 0)
         return olm_error_set(err, "cannot write %s: %s", path, strerror(errno));
     return 0;
-}
-
-/* ------------------------------------------------------------------ base64 */
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
-}
-
-/* Standard or URL alphabet, padding optional, whitespace ignored (YAML folds long
- * *-data values).  Returns a malloc'd buffer or NULL with err set. */
-static unsigned char *b64_decode(const char *in, size_t *out_len, olm_error *err)
-{
-    size_t n = strlen(in);
-    unsigned char *out = malloc(n / 4 * 3 + 3);
-    if (!out) {
-        olm_error_set(err, "out of memory");
-        return NULL;
-    }
-    unsigned acc = 0;
-    int bits = 0;
-    size_t o = 0;
-    bool padding = false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-            continue;
-        if (c == '=') {
-            padding = true;
-            continue;
-        }
-        int v = b64_value(c);
-        if (v < 0 || padding) {
-            free(out);
-            olm_error_set(err, "invalid base64 at offset %zu", i);
-            return NULL;
-        }
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    if (bits >= 6) { /* a lone trailing character carries no complete byte */
-        free(out);
-        olm_error_set(err, "invalid base64: truncated input");
-        return NULL;
-    }
-    *out_len = o;
-    return out;
 }
 
 /* ------------------------------------------------------------------ YAML -> JSON */
@@ -310,7 +212,10 @@ static int data_to_file(kube_config *cfg, const char *b64, const char *name, con
                         char **out, olm_error *err)
 {
     size_t len = 0;
-    unsigned char *bytes = b64_decode(b64, &len, err);
+    /* Standard or URL alphabet, padding optional, whitespace ignored (YAML folds long
+     * *-data values). */
+    unsigned char *bytes = (unsigned char *)olm_base64_decode(
+        b64, strlen(b64), OLM_BASE64_UNPADDED | OLM_BASE64_URL | OLM_BASE64_SPACE, &len, err);
     if (!bytes)
         return olm_error_wrap(err, "%s", what);
     if (ensure_tmp_dir(cfg, err) < 0) {
@@ -432,7 +337,7 @@ int kube_config_load_file(const char *path, kube_config *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t len = 0;
-    char *text = read_file(path, &len, err);
+    char *text = olm_read_file(path, KUBE_MAX_FILE, &len, err);
     if (!text)
         return olm_error_wrap(err, "kubeconfig");
     json_t *root = yaml_to_json(text, len, path, err);
@@ -545,7 +450,7 @@ int kube_config_load(const char *path, kube_config *out, olm_error *err)
 static int copy_file(const char *from, const char *to, olm_error *err)
 {
     size_t len = 0;
-    char *data = read_file(from, &len, err);
+    char *data = olm_read_file(from, KUBE_MAX_FILE, &len, err);
     if (!data)
         return -1;
     int rc = write_private_file(to, (const unsigned char *)data, len, err);

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include <jansson.h>
 
 #include "kube_uvcurl_req.h"
+#include "olm_time.h"
 
 struct kube_leader {
     kube_uvcurl *uc;
@@ -46,13 +46,10 @@ static void teardown(kube_leader *l);
 
 void kube_leader_format_microtime(char *buf, size_t len)
 {
-    struct timeval tv;
-    struct tm tm;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    char base[24];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, len, "%s.%06ldZ", base, (long)tv.tv_usec);
+    struct timespec now = olm_time_now();
+    char t[OLM_TIME_RFC3339_MICRO_SIZE];
+    olm_time_rfc3339_micro(&now, t);
+    snprintf(buf, len, "%s", t);
 }
 
 static void report(kube_leader *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

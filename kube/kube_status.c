@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kube_client.h"
+#include "kube_transport.h"
 #include "strbuf.h"
 
 kube_result kube_result_from_http(long http_status, const char *reason)

@@ -1,15 +1,16 @@
 /* Registry authentication inputs: WWW-Authenticate challenges (RFC 7235) and
  * credentials from a docker config JSON ("auths"), as docker login, podman
  * login and Kubernetes .dockerconfigjson pull secrets write them. */
-#include "oci.h"
+#include "oci_auth.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "olm_base64.h"
 
 /* ---------------------------------------------------------------- challenges */
 
@@ -197,35 +198,29 @@ static int host_matches(const char *key_host, const char *registry)
 
 static int decode_auth(const char *b64, oci_credentials *out, olm_error *err)
 {
+    /* Whitespace around the value is ignored: hand-edited files have it. */
+    while (isspace((unsigned char)*b64))
+        b64++;
     size_t n = strlen(b64);
     while (n && isspace((unsigned char)b64[n - 1]))
         n--;
-    if (n == 0 || n % 4 != 0 || n > 64 * 1024)
+    if (n == 0 || n > 64 * 1024)
         return olm_error_set(err, "\"auth\" is not valid base64");
-    unsigned char *buf = malloc(n / 4 * 3 + 1);
+    size_t len = 0;
+    char *buf = olm_base64_decode(b64, n, 0, &len, err);
     if (!buf)
-        return olm_error_set(err, "out of memory");
-    int len = EVP_DecodeBlock(buf, (const unsigned char *)b64, (int)n);
-    if (len < 0) {
-        free(buf);
-        return olm_error_set(err, "\"auth\" is not valid base64");
-    }
-    /* EVP_DecodeBlock counts the bytes the '=' padding stands for */
-    if (b64[n - 1] == '=')
-        len--;
-    if (b64[n - 2] == '=')
-        len--;
-    buf[len] = '\0';
-    char *colon = memchr(buf, ':', (size_t)len);
-    if (!colon || strlen((char *)buf) != (size_t)len) {
-        memset(buf, 0, (size_t)len);
+        return errno == ENOMEM ? olm_error_set(err, "out of memory")
+                               : olm_error_set(err, "\"auth\" is not valid base64");
+    char *colon = memchr(buf, ':', len);
+    if (!colon || strlen(buf) != len) {
+        memset(buf, 0, len);
         free(buf);
         return olm_error_set(err, "\"auth\" must encode \"username:password\"");
     }
     *colon = '\0';
-    out->username = strdup((char *)buf);
+    out->username = strdup(buf);
     out->password = strdup(colon + 1);
-    memset(buf, 0, (size_t)len);
+    memset(buf, 0, len);
     free(buf);
     if (!out->username || !out->password) {
         oci_credentials_free(out);

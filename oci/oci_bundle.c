@@ -4,7 +4,8 @@
  * metadata/annotations.yaml, so the labels here are the same: the three that
  * describe the layout, then everything under `annotations:` (package,
  * channels, default channel, ...). */
-#include "oci.h"
+#include "oci_image.h"
+#include "oci_media.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* sha256 digests in the OCI "algorithm:hex" form, via OpenSSL's EVP API. */
-#include "oci.h"
+#include "oci_digest.h"
 
 #include <errno.h>
 #include <openssl/evp.h>

@@ -2,7 +2,8 @@
  *
  * JSON is dumped compact with sorted keys: the digest is over these exact
  * bytes, so the same inputs must always give the same bytes. */
-#include "oci.h"
+#include "oci_image.h"
+#include "oci_media.h"
 
 #include <jansson.h>
 #include <stdlib.h>

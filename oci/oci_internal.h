@@ -1,9 +1,15 @@
-/* Private to the oci library: accessors the push (and later pull) code needs. */
+/* Private to the oci library: registry accessors the push and fetch code needs, and
+ * the verifying response sink of every pull download. */
 #ifndef OLM_OCI_INTERNAL_H
 #define OLM_OCI_INTERNAL_H
 
-#include "oci.h"
-#include "oci_pull.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "oci_digest.h"
+#include "oci_registry.h"
+#include "olm_error.h"
 
 /* Effective chunk size for uploads (opts.chunk_size or the default). */
 uint64_t oci_registry_chunk_size(const oci_registry *reg);

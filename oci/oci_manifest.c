@@ -1,5 +1,5 @@
 /* Image manifests, indexes and platforms: JSON in, C structs out, no I/O. */
-#include "oci_pull.h"
+#include "oci_manifest.h"
 
 #include <jansson.h>
 #include <stdlib.h>

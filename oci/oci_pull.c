@@ -5,6 +5,8 @@
  * temp file there, verifying it, then applying it.  Only a complete tree is
  * renamed into place, so a failed pull never leaves a partial one; the temp
  * dir is removed on every path out. */
+#include "oci_internal.h"
+#include "oci_pull_internal.h"
 #include "oci_unpack_internal.h"
 
 #include <dirent.h>

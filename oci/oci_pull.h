@@ -2,9 +2,10 @@
  * configs and layers, and unpack layers safely into a directory.
  *
  * Layout (one job per file):
- *   oci_manifest.c  manifest / index JSON parsing, platform selection (no I/O)
- *   oci_fetch.c     digest resolution, verified manifest and blob downloads
- *   oci_unpack.c    applying tar layers under a root dir fd (paths, links, whiteouts)
+ *   oci_manifest.c  manifest / index JSON parsing, platform selection (oci_manifest.h)
+ *   oci_fetch.c     digest resolution, verified manifest and blob downloads (here)
+ *   oci_unpack.c    applying tar layers under a root dir fd (oci_unpack.h)
+ *   oci_unpack_path.c  entry path rules (private: oci_unpack_internal.h)
  *   oci_fsutil.c    fd-relative helpers: walk parents without symlinks, remove trees
  *   oci_pull.c      oci_pull / oci_pull_cached / oci_pull_catalog (temp dir + rename)
  *
@@ -16,67 +17,12 @@
 #ifndef OLM_OCI_PULL_H
 #define OLM_OCI_PULL_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include "oci.h"
-
-#define OCI_MT_LAYER_ZSTD "application/vnd.oci.image.layer.v1.tar+zstd"
-#define OCI_MT_DOCKER_MANIFEST_V1 "application/vnd.docker.distribution.manifest.v1+prettyjws"
-
-/* Every manifest type we can use, for the Accept header of manifest requests. */
-#define OCI_MANIFEST_ACCEPT                                                                   \
-    "Accept: " OCI_MT_MANIFEST ", " OCI_MT_INDEX ", " OCI_MT_DOCKER_MANIFEST ", "             \
-    OCI_MT_DOCKER_LIST
-
-/* Manifests and configs are small; a bigger one is refused rather than buffered. */
-#define OCI_MAX_MANIFEST_SIZE ((size_t)4 * 1024 * 1024)
-#define OCI_MAX_CONFIG_SIZE ((size_t)8 * 1024 * 1024)
-
-/* ---------------------------------------------------------------- manifests (oci_manifest.c) */
-
-typedef struct oci_platform {
-    char os[32];      /* "linux" */
-    char arch[32];    /* "amd64", "arm64", "arm", "ppc64le", "s390x", "386" */
-    char variant[16]; /* "v7", "v8", or "" */
-} oci_platform;
-
-/* The platform of the running process (linux + uname machine mapped to the
- * GOARCH names; arm gets a variant from the machine name, arm64 gets "v8"). */
-int oci_platform_host(oci_platform *out, olm_error *err);
-/* Parses "os/arch[/variant]" (e.g. "linux/arm/v7"). */
-int oci_platform_parse(const char *s, oci_platform *out, olm_error *err);
-
-typedef struct oci_descriptor {
-    char *media_type; /* owned; may be NULL for index entries without one */
-    char digest[OCI_DIGEST_BUFSZ];
-    uint64_t size;
-    oci_platform platform; /* index entries only; zeroed otherwise */
-} oci_descriptor;
-
-/* An image manifest (OCI or Docker v2 schema 2).  Owned; oci_manifest_free. */
-typedef struct oci_manifest {
-    oci_descriptor config;
-    oci_descriptor *layers; /* nlayers entries, in application order */
-    size_t nlayers;
-} oci_manifest;
-
-typedef enum { OCI_KIND_MANIFEST = 1, OCI_KIND_INDEX = 2 } oci_manifest_kind;
-
-/* Which kind of document `json` is: its mediaType field, else the response
- * Content-Type (may be NULL), else its shape ("manifests" vs "layers").
- * Docker schema 1 and unknown types are errors. */
-int oci_manifest_kind_of(const char *json, size_t len, const char *content_type,
-                         oci_manifest_kind *out, olm_error *err);
-/* Parses an image manifest; every digest is validated and every layer media
- * type must be a tar layer (plain, gzip, zstd; OCI or Docker). */
-int oci_manifest_parse(const char *json, size_t len, oci_manifest *out, olm_error *err);
-void oci_manifest_free(oci_manifest *m);
-
-/* Picks the manifest for `want` from an OCI index / Docker manifest list:
- * os and arch must be equal; an exact variant is best, then an entry without a
- * variant, then (arm only) an older variant the CPU also runs (v7 runs v6, v5).
- * When nothing fits the error lists what the index offers.  out is owned by the
- * caller (free out->media_type). */
-int oci_index_select(const char *json, size_t len, const oci_platform *want,
-                     oci_descriptor *out, olm_error *err);
+#include "oci_manifest.h"
+#include "oci_unpack.h"
 
 /* ---------------------------------------------------------------- fetching (oci_fetch.c) */
 
@@ -106,47 +52,6 @@ int oci_blob_fetch_file(oci_registry *reg, const char *repository, const oci_des
 /* The same into memory (NUL-terminated, caller frees) for configs. */
 int oci_blob_fetch_mem(oci_registry *reg, const char *repository, const oci_descriptor *desc,
                        size_t max_size, char **data, size_t *len, olm_error *err);
-
-/* ---------------------------------------------------------------- unpacking (oci_unpack.c) */
-
-#define OCI_UNPACK_DEFAULT_MAX_BYTES ((uint64_t)2 * 1024 * 1024 * 1024)
-#define OCI_UNPACK_DEFAULT_MAX_FILES ((uint64_t)200000)
-#define OCI_UNPACK_DEFAULT_MAX_PATH ((size_t)4096)
-
-/* Zero fields mean the defaults above. */
-typedef struct oci_unpack_limits {
-    uint64_t max_bytes; /* regular-file bytes written, all layers together;
-                           also bounds each compressed layer download */
-    uint64_t max_files; /* tar entries read, all layers together */
-    size_t max_path;    /* bytes of an entry path (or link target) */
-} oci_unpack_limits;
-
-/* State of one image unpack (several layers into one root).  Owned by the
- * caller; oci_unpacker_free closes the root fd but leaves the tree. */
-typedef struct oci_unpacker oci_unpacker;
-
-/* `root_dir` must exist (normally empty).  `prefix` (may be NULL or "/"): only
- * entries at or under it are extracted ("/configs", "configs/" and "configs"
- * are the same; ".." is refused); with `strip_prefix` they land relative to the
- * root without it, otherwise under root/<prefix>/. */
-oci_unpacker *oci_unpacker_new(const char *root_dir, const char *prefix, int strip_prefix,
-                               const oci_unpack_limits *limits, olm_error *err);
-/* Applies one tar layer (plain, gzip or zstd: detected) read from `fd` (not
- * closed).  `label` names it in errors, e.g. "layer sha256:ab12cd34ef56".  On
- * an error the tree may hold part of the layer: callers unpack into a temp dir
- * and throw it away (oci_pull does). */
-int oci_unpacker_apply_fd(oci_unpacker *u, int fd, const char *label, olm_error *err);
-int oci_unpacker_apply_mem(oci_unpacker *u, const void *data, size_t len, const char *label,
-                           olm_error *err);
-/* Counters so far. */
-uint64_t oci_unpacker_bytes(const oci_unpacker *u);
-uint64_t oci_unpacker_entries(const oci_unpacker *u);
-uint64_t oci_unpacker_skipped(const oci_unpacker *u); /* devices, fifos, sockets */
-void oci_unpacker_free(oci_unpacker *u);
-
-/* Removes `name` (a file, symlink or whole tree) under the directory fd
- * `dirfd`, never following symlinks.  A missing name is not an error. */
-int oci_remove_tree_at(int dirfd, const char *name, olm_error *err);
 
 /* ---------------------------------------------------------------- pulling (oci_pull.c) */
 

@@ -6,7 +6,7 @@
  * tree is in place, so a tree without a sidecar is an interrupted pull and is
  * redone.  After a successful pull the owner's other digests are removed;
  * names starting with '.' (pulls in progress) are left alone. */
-#include "oci_unpack_internal.h"
+#include "oci_pull_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -5,6 +5,8 @@
  * or, above the chunk size, fed with PATCH requests (Content-Range "start-end",
  * following the Location each response returns) and closed by an empty PUT. */
 #include "oci_internal.h"
+#include "oci_media.h"
+#include "oci_registry.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,13 +1,15 @@
 /* Image references, following the grammar of github.com/distribution/reference
  * and its docker normalisation (ParseNormalizedNamed), so that a reference means
  * the same thing here as in docker, podman, skopeo and upstream OLM. */
-#include "oci.h"
+#include "oci_ref.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "oci_digest.h"
 
 #define NAME_MAX_TOTAL 255 /* distribution's limit on "registry/repository" */
 #define TAG_MAX 128

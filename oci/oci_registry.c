@@ -7,6 +7,8 @@
  * refused.  For Basic we retry with the credentials.  The curl handle is reused
  * (curl_easy_reset keeps its connection cache), so a handle is single-threaded. */
 #include "oci_internal.h"
+#include "oci_auth.h"
+#include "oci_registry.h"
 
 #include <curl/curl.h>
 #include <jansson.h>

@@ -1,8 +1,13 @@
-/* Private to the unpacker (oci_unpack*.c) and its tests. */
+/* Private to the unpacker (oci_unpack.c, oci_unpack_path.c, oci_fsutil.c) and its
+ * tests: entry path rules and fd-relative tree helpers.  Low level: it includes
+ * nothing of oci/ but the public unpack limits. */
 #ifndef OLM_OCI_UNPACK_INTERNAL_H
 #define OLM_OCI_UNPACK_INTERNAL_H
 
-#include "oci_internal.h"
+#include <stddef.h>
+
+#include "oci_unpack.h"
+#include "olm_error.h"
 
 #define OCI_UNPACK_MAX_NAME 255  /* NAME_MAX */
 #define OCI_UNPACK_MAX_DEPTH 256 /* bounds recursion and fds held while removing trees */
@@ -49,27 +54,5 @@ void oci_path_display(const char *raw, char *out, size_t out_size);
 
 /* Empties the directory open as `dfd` (not closed), never following symlinks. */
 int oci_empty_dir_at(int dfd, const char *name, olm_error *err);
-
-/* ---------------------------------------------------------------- pull internals (oci_pull.c) */
-
-/* What the manifest and config said about an image being pulled. */
-typedef struct oci_image_meta {
-    char top_digest[OCI_DIGEST_BUFSZ]; /* what the reference names (index or manifest) */
-    oci_manifest manifest;
-    char *labels_json; /* owned */
-    char *prefix;      /* owned: the catalog label (raw) or a copy of opts->prefix; may be NULL */
-} oci_image_meta;
-void oci_image_meta_free(oci_image_meta *m);
-
-/* Pulls `ref` (by `digest` when not NULL, else its tag or digest) into `dest`
- * through a temp dir beside it; fills m (caller frees with oci_image_meta_free). */
-int oci_pull_to(oci_registry *reg, const oci_ref *ref, const char *digest, const char *dest,
-                const oci_pull_opts *opts, oci_image_meta *m, olm_error *err);
-int oci_pull_fill_result(const oci_ref *ref, const char *digest, const char *dest,
-                         const char *labels_json, const char *prefix, const oci_pull_opts *opts,
-                         oci_pull_result *r, olm_error *err);
-const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts);
-/* Best-effort recursive removal of a path (no symlinks followed). */
-void oci_remove_path(const char *path);
 
 #endif

@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
+
+#include "olm_time.h"
 
 /* Written once in main before threads exist, read-only afterwards. */
 static olm_log_level min_level = OLM_LOG_INFO;
@@ -29,14 +29,12 @@ void olm_vlog(olm_log_level level, const char *key, const char *value, const cha
 {
     if (level < min_level)
         return;
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    struct tm tm;
-    gmtime_r(&tv.tv_sec, &tm);
+    struct timespec now = olm_time_now();
+    char when[OLM_TIME_RFC3339_MILLI_SIZE];
+    olm_time_rfc3339_milli(&now, when);
     char line[4096];
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s=%s ", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000),
-                     level_name(level), key ? key : "-", value && *value ? value : "-");
+    int n = snprintf(line, sizeof line, "%s %s %s=%s ", when, level_name(level), key ? key : "-",
+                     value && *value ? value : "-");
     if (n < 0 || (size_t)n >= sizeof line)
         n = 0;
     vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);

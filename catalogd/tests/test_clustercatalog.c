@@ -17,26 +17,26 @@
 
 static const char *cond_str(json_t *status, const char *type, const char *key)
 {
-    return json_string_value(json_object_get(cc_find_condition(status, type), key));
+    return json_string_value(json_object_get(clustercatalog_find_condition(status, type), key));
 }
 
 static void test_set_condition(void **state)
 {
     (void)state;
     json_t *st = json_object();
-    assert_int_equal(cc_set_condition(st, "Progressing", "True", "Retrying", "boom", 1, 1000), 0);
+    assert_int_equal(clustercatalog_set_condition(st, "Progressing", "True", "Retrying", "boom", 1, 1000), 0);
     assert_string_equal(cond_str(st, "Progressing", "lastTransitionTime"), "1970-01-01T00:16:40Z");
     /* same status: reason/message/generation move, lastTransitionTime stays */
-    assert_int_equal(cc_set_condition(st, "Progressing", "True", "Succeeded", "ok", 2, 2000), 0);
+    assert_int_equal(clustercatalog_set_condition(st, "Progressing", "True", "Succeeded", "ok", 2, 2000), 0);
     assert_string_equal(cond_str(st, "Progressing", "lastTransitionTime"), "1970-01-01T00:16:40Z");
     assert_string_equal(cond_str(st, "Progressing", "reason"), "Succeeded");
     assert_string_equal(cond_str(st, "Progressing", "message"), "ok");
-    assert_int_equal(json_integer_value(json_object_get(cc_find_condition(st, "Progressing"), "observedGeneration")), 2);
+    assert_int_equal(json_integer_value(json_object_get(clustercatalog_find_condition(st, "Progressing"), "observedGeneration")), 2);
     /* a flip moves it */
-    assert_int_equal(cc_set_condition(st, "Progressing", "False", "Blocked", "no", 2, 3000), 0);
+    assert_int_equal(clustercatalog_set_condition(st, "Progressing", "False", "Blocked", "no", 2, 3000), 0);
     assert_string_equal(cond_str(st, "Progressing", "lastTransitionTime"), "1970-01-01T00:50:00Z");
     /* a new type is appended */
-    assert_int_equal(cc_set_condition(st, "Serving", "True", "Available", "m", 2, 4000), 0);
+    assert_int_equal(clustercatalog_set_condition(st, "Serving", "True", "Available", "m", 2, 4000), 0);
     assert_int_equal(json_array_size(json_object_get(st, "conditions")), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(st, "conditions"), 1), "type")),
                         "Serving");
@@ -48,22 +48,22 @@ static void test_status_matches(void **state)
     (void)state;
     const char *ref = "r.example/c@sha256:0123456789abcdef0123456789abcdef";
     json_t *st = json_object();
-    assert_false(cc_status_matches_success(NULL, ref, "http://h/catalogs/c", 5, 1));
-    assert_false(cc_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
-    cc_set_condition(st, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, 1, 10);
-    cc_set_condition(st, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, 1, 10);
-    cc_set_served_source(st, ref, "http://h/catalogs/c", 5);
-    assert_true(cc_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
+    assert_false(clustercatalog_status_matches_success(NULL, ref, "http://h/catalogs/c", 5, 1));
+    assert_false(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
+    clustercatalog_set_condition(st, CC_TYPE_PROGRESSING, "True", CC_REASON_SUCCEEDED, CC_MSG_UNPACKED, 1, 10);
+    clustercatalog_set_condition(st, CC_TYPE_SERVING, "True", CC_REASON_AVAILABLE, CC_MSG_SERVING, 1, 10);
+    clustercatalog_set_served_source(st, ref, "http://h/catalogs/c", 5);
+    assert_true(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
     /* unknown condition types are ignored */
-    cc_set_condition(st, "Other", "False", "X", "", 1, 10);
-    assert_true(cc_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
-    assert_false(cc_status_matches_success(st, ref, "http://h/catalogs/c", 5, 2));
-    assert_false(cc_status_matches_success(st, ref, "http://other/catalogs/c", 5, 1));
-    assert_false(cc_status_matches_success(st, ref, "http://h/catalogs/c", 6, 1));
-    assert_false(cc_status_matches_success(st, "r.example/c@sha256:ff", "http://h/catalogs/c", 5, 1));
-    cc_set_condition(st, CC_TYPE_PROGRESSING, "True", CC_REASON_RETRYING, "pull failed", 1, 20);
-    assert_false(cc_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
-    cc_clear_served_source(st);
+    clustercatalog_set_condition(st, "Other", "False", "X", "", 1, 10);
+    assert_true(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
+    assert_false(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 5, 2));
+    assert_false(clustercatalog_status_matches_success(st, ref, "http://other/catalogs/c", 5, 1));
+    assert_false(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 6, 1));
+    assert_false(clustercatalog_status_matches_success(st, "r.example/c@sha256:ff", "http://h/catalogs/c", 5, 1));
+    clustercatalog_set_condition(st, CC_TYPE_PROGRESSING, "True", CC_REASON_RETRYING, "pull failed", 1, 20);
+    assert_false(clustercatalog_status_matches_success(st, ref, "http://h/catalogs/c", 5, 1));
+    clustercatalog_clear_served_source(st);
     assert_null(json_object_get(st, "resolvedSource"));
     assert_null(json_object_get(st, "urls"));
     assert_null(json_object_get(st, "lastUnpacked"));
@@ -76,16 +76,16 @@ static void test_poll_and_jitter(void **state)
     json_t *c = json_loads("{\"spec\":{\"source\":{\"type\":\"Image\",\"image\":{\"ref\":\"a/b:c\","
                            "\"pollIntervalMinutes\":3}}}}", 0, NULL);
     assert_non_null(c);
-    assert_int_equal(cc_poll_interval_ms(c, 0), 180000);
-    assert_int_equal(cc_poll_interval_ms(c, 2000), 2000);
+    assert_int_equal(clustercatalog_poll_interval_ms(c, 0), 180000);
+    assert_int_equal(clustercatalog_poll_interval_ms(c, 2000), 2000);
     json_object_del(json_object_get(json_object_get(json_object_get(c, "spec"), "source"), "image"),
                     "pollIntervalMinutes");
-    assert_int_equal(cc_poll_interval_ms(c, 0), 0);
-    assert_int_equal(cc_poll_interval_ms(c, 2000), 0); /* the override never turns polling on */
+    assert_int_equal(clustercatalog_poll_interval_ms(c, 0), 0);
+    assert_int_equal(clustercatalog_poll_interval_ms(c, 2000), 0); /* the override never turns polling on */
     json_decref(c);
     unsigned seed = 42;
     for (int i = 0; i < 1000; i++) {
-        uint64_t j = cc_jitter_ms(100000, &seed);
+        uint64_t j = clustercatalog_jitter_ms(100000, &seed);
         assert_true(j >= 100000 && j <= 101000);
     }
 }
@@ -94,41 +94,41 @@ static void test_finalizer(void **state)
 {
     (void)state;
     json_t *o = json_loads("{\"metadata\":{\"finalizers\":[\"x\",\"" CC_FINALIZER "\"]}}", 0, NULL);
-    assert_true(cc_has_finalizer(o, CC_FINALIZER));
-    assert_false(cc_has_finalizer(o, "y"));
+    assert_true(clustercatalog_has_finalizer(o, CC_FINALIZER));
+    assert_false(clustercatalog_has_finalizer(o, "y"));
     json_decref(o);
     o = json_loads("{\"metadata\":{}}", 0, NULL);
-    assert_false(cc_has_finalizer(o, CC_FINALIZER));
+    assert_false(clustercatalog_has_finalizer(o, CC_FINALIZER));
     json_decref(o);
 }
 
 static void test_records(void **state)
 {
     (void)state;
-    cc_reconciler_config cfg = {.cache_dir = "/nonexistent"};
-    cc_reconciler *r = cc_reconciler_new(&cfg, NULL);
+    clustercatalog_reconciler_config cfg = {.cache_dir = "/nonexistent"};
+    clustercatalog_reconciler *r = clustercatalog_reconciler_new(&cfg, NULL);
     assert_non_null(r);
-    cc_record rec;
-    assert_false(cc_record_get(r, "a", &rec));
+    clustercatalog_record rec;
+    assert_false(clustercatalog_record_get(r, "a", &rec));
     char names[20][8];
     for (int i = 0; i < 20; i++) {
         snprintf(names[i], sizeof names[i], "c%d", i);
-        cc_record in = {.ref = names[i], .last_unpacked = i, .last_poll_ms = (uint64_t)i * 10, .generation = i};
-        assert_int_equal(cc_record_set(r, names[i], &in), 0);
+        clustercatalog_record in = {.ref = names[i], .last_unpacked = i, .last_poll_ms = (uint64_t)i * 10, .generation = i};
+        assert_int_equal(clustercatalog_record_set(r, names[i], &in), 0);
     }
-    cc_record in = {.ref = "new", .generation = 99};
-    assert_int_equal(cc_record_set(r, "c3", &in), 0);
-    assert_true(cc_record_get(r, "c3", &rec));
+    clustercatalog_record in = {.ref = "new", .generation = 99};
+    assert_int_equal(clustercatalog_record_set(r, "c3", &in), 0);
+    assert_true(clustercatalog_record_get(r, "c3", &rec));
     assert_string_equal(rec.ref, "new");
     assert_int_equal(rec.generation, 99);
     free(rec.ref);
-    cc_record_drop(r, "c0");
-    assert_false(cc_record_get(r, "c0", &rec));
-    assert_true(cc_record_get(r, "c19", &rec));
+    clustercatalog_record_drop(r, "c0");
+    assert_false(clustercatalog_record_get(r, "c0", &rec));
+    assert_true(clustercatalog_record_get(r, "c19", &rec));
     assert_int_equal(rec.last_poll_ms, 190);
     free(rec.ref);
-    assert_false(cc_content_exists(r, "c1"));
-    cc_reconciler_free(r);
+    assert_false(clustercatalog_content_exists(r, "c1"));
+    clustercatalog_reconciler_free(r);
 }
 
 static void test_flags(void **state)

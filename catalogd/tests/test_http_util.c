@@ -10,15 +10,15 @@
 #include "catalog_http_util.h"
 #include "catalog_name.h"
 
-static int range(const char *s, uint64_t size, http_range *r, size_t *n)
+static int range(const char *s, uint64_t size, catalog_http_range *r, size_t *n)
 {
-    return http_parse_range(s, strlen(s), size, r, 4, n);
+    return catalog_http_parse_range(s, strlen(s), size, r, 4, n);
 }
 
 static void test_range(void **state)
 {
     (void)state;
-    http_range r[4];
+    catalog_http_range r[4];
     size_t n;
     assert_int_equal(range("bytes=0-9", 100, r, &n), 0);
     assert_int_equal(n, 1);
@@ -57,41 +57,41 @@ static void test_time(void **state)
     (void)state;
     time_t t;
     char buf[40];
-    assert_int_equal(http_parse_time("Sun, 06 Nov 1994 08:49:37 GMT", 29, &t), 0);
+    assert_int_equal(catalog_http_parse_time("Sun, 06 Nov 1994 08:49:37 GMT", 29, &t), 0);
     assert_int_equal(t, 784111777);
-    http_format_time(t, buf);
+    catalog_http_format_time(t, buf);
     assert_string_equal(buf, "Sun, 06 Nov 1994 08:49:37 GMT");
-    assert_int_equal(http_parse_time("Sunday, 06-Nov-94 08:49:37 GMT", 30, &t), 0);
+    assert_int_equal(catalog_http_parse_time("Sunday, 06-Nov-94 08:49:37 GMT", 30, &t), 0);
     assert_int_equal(t, 784111777);
-    assert_int_equal(http_parse_time("Sun Nov  6 08:49:37 1994", 24, &t), 0);
+    assert_int_equal(catalog_http_parse_time("Sun Nov  6 08:49:37 1994", 24, &t), 0);
     assert_int_equal(t, 784111777);
-    assert_int_equal(http_parse_time("yesterday", 9, &t), -1);
-    assert_int_equal(http_parse_time("Sun, 06 Nov 1994 08:49:37 GMT trailing", 38, &t), -1);
-    assert_int_equal(http_parse_time("", 0, &t), -1);
+    assert_int_equal(catalog_http_parse_time("yesterday", 9, &t), -1);
+    assert_int_equal(catalog_http_parse_time("Sun, 06 Nov 1994 08:49:37 GMT trailing", 38, &t), -1);
+    assert_int_equal(catalog_http_parse_time("", 0, &t), -1);
 }
 
 static void test_pct(void **state)
 {
     (void)state;
     char out[32];
-    assert_int_equal(http_pct_decode("a%2Fb+c", 7, out, false), 5);
+    assert_int_equal(catalog_http_pct_decode("a%2Fb+c", 7, out, false), 5);
     assert_memory_equal(out, "a/b+c", 5);
-    assert_int_equal(http_pct_decode("a%2fb+c", 7, out, true), 5);
+    assert_int_equal(catalog_http_pct_decode("a%2fb+c", 7, out, true), 5);
     assert_memory_equal(out, "a/b c", 5);
-    assert_int_equal(http_pct_decode("%zz", 3, out, false), -1);
-    assert_int_equal(http_pct_decode("%4", 2, out, false), -1);
-    assert_int_equal(http_pct_decode("%", 1, out, false), -1);
-    assert_int_equal(http_pct_decode("%00", 3, out, false), 1);
+    assert_int_equal(catalog_http_pct_decode("%zz", 3, out, false), -1);
+    assert_int_equal(catalog_http_pct_decode("%4", 2, out, false), -1);
+    assert_int_equal(catalog_http_pct_decode("%", 1, out, false), -1);
+    assert_int_equal(catalog_http_pct_decode("%00", 3, out, false), 1);
 }
 
 static void test_etags(void **state)
 {
     (void)state;
-    assert_true(http_etag_list_has_star("*", 1));
-    assert_true(http_etag_list_has_star(" \"a\", W/\"b\" ,*", 14));
-    assert_false(http_etag_list_has_star("\"a\"", 3));
-    assert_false(http_etag_list_has_star("bogus, *", 8)); /* stops at the malformed tag */
-    assert_false(http_etag_list_has_star("", 0));
+    assert_true(catalog_http_etag_list_has_star("*", 1));
+    assert_true(catalog_http_etag_list_has_star(" \"a\", W/\"b\" ,*", 14));
+    assert_false(catalog_http_etag_list_has_star("\"a\"", 3));
+    assert_false(catalog_http_etag_list_has_star("bogus, *", 8)); /* stops at the malformed tag */
+    assert_false(catalog_http_etag_list_has_star("", 0));
 }
 
 static void test_names(void **state)

@@ -238,7 +238,7 @@ static void test_all_is_the_render(void **state)
     char len[32], lm[40];
     snprintf(len, sizeof len, "%zu", store_view_size(W.sample_view));
     assert_header(&r, "content-length", len);
-    http_format_time(store_view_mtime(W.sample_view), lm);
+    catalog_http_format_time(store_view_mtime(W.sample_view), lm);
     assert_header(&r, "last-modified", lm);
     resp_free(&r);
 }
@@ -422,7 +422,7 @@ static void test_conditionals(void **state)
 {
     (void)state;
     char lm[40], ims[80], old[] = "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT";
-    http_format_time(store_view_mtime(W.sample_view), lm);
+    catalog_http_format_time(store_view_mtime(W.sample_view), lm);
     snprintf(ims, sizeof ims, "If-Modified-Since: %s", lm);
     const char *paths[] = {"/catalogs/sample20/api/v1/all", "/catalogs/sample20/api/v1/metas?package=" SAMPLE_PKG};
     for (int i = 0; i < 2; i++) {

@@ -1,6 +1,6 @@
 """The applier of operator-controller (controller/applier.h) against the real test apiserver.
 
-controller/tests/applier_live_check.c is built as build/controller/tests/applier_live_check
+controller/applier/tests/applier_live_check.c is built as build/controller/tests/applier_live_check
 (or the path in $OLMV1_APPLIER_LIVE_CHECK). It reads KUBECONFIG and, in its own namespaces,
 installs a small content set (ConfigMaps, a ServiceAccount, a Deployment, a ClusterRole, a
 CRD and a custom resource of it) as a ServiceAccount with server-side apply, and checks:

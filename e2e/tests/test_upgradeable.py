@@ -1,7 +1,7 @@
 """OpenShift upgrade blocking (shared/spec/openshift-upgradeable.md) against the real apiserver.
 
 The reconciler (controller/upgradeable_reconcile*.c) runs through the small program
-controller/tests/upgradeable_live_check.c, built as build/controller/tests/upgradeable_live_check
+controller/upgradeable/tests/upgradeable_live_check.c, built as build/controller/tests/upgradeable_live_check
 (or $OLMV1_UPGRADEABLE_LIVE_CHECK): `once` runs one pass, `watch` runs the event-driven reconciler
 until SIGTERM. Install records are written by hand in the install_record.h format, in a namespace
 of the test's own (passed as --system-namespace) so records of other tests cannot change the
@@ -31,7 +31,7 @@ def live_check_binary():
     path = Path(env) if env else REPO / "build" / "controller" / "tests" / "upgradeable_live_check"
     if not (path.is_file() and os.access(path, os.X_OK)):
         pytest.skip(f"{path} is not built (controller/CMakeLists.txt does not build "
-                    "controller/tests/upgradeable_live_check.c yet)")
+                    "controller/upgradeable/tests/upgradeable_live_check.c yet)")
     return path
 
 

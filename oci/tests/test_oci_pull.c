@@ -24,6 +24,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "oci_internal.h"
+#include "oci_pull_internal.h"
 #include "oci_unpack_internal.h"
 
 #define LABEL "layer sha256:ab12cd34ef56"

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oci_unpack_internal.h"
+#include "oci_pull_internal.h"
 
 #define REGISTRY_BIN "/usr/bin/docker-registry"
 

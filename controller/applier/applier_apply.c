@@ -1,0 +1,284 @@
+/* applier_apply: one install or upgrade (applier.h).
+ *
+ *   1. build the labelled, ordered working set (applier_objects.c);
+ *   2. conflict check for every object with admin reads, before anything is written;
+ *   3. server-side apply of each object as the ServiceAccount, in phase order, waiting
+ *      for the CRDs to be Established before anything after them;
+ *   4. prune what the previous record had and the new set has not (applier_prune.c);
+ *   5. write the record with admin (applier_record.c).
+ * A failure in 2 or 3 returns before the record is touched, so the previous record
+ * (and with it the pruner's and uninstaller's view) stays as it was. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "applier_internal.h"
+#include "olm_time.h"
+
+/* The CRD of `set` that defines group(av)/kind, if any. */
+static bool bundle_defines(const applier_set *set, const char *av, const char *kind)
+{
+    size_t gl = 0;
+    const char *g = applier_group(av, &gl);
+    for (size_t i = 0; i < set->n; i++) {
+        if (set->v[i].phase != PHASE_CRD)
+            continue;
+        const json_t *spec = json_object_get(set->v[i].obj, "spec");
+        const char *cg = json_string_value(json_object_get(spec, "group"));
+        const char *ck = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+        if (cg && ck && strlen(cg) == gl && strncmp(cg, g, gl) == 0 && strcmp(ck, kind) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Whether `prev` lists o (namespace compared only for namespaced entries: the record
+ * keeps "" for cluster-scoped objects). */
+static bool prev_has(const install_record *prev, const applier_obj *o)
+{
+    for (size_t i = 0; prev && i < prev->nobjects; i++) {
+        const install_object_ref *r = &prev->objects[i];
+        if (applier_same_object(r->api_version, r->kind, "", r->name, o->api_version, o->kind, "", o->name) &&
+            (!*r->namespace_ || strcmp(r->namespace_, o->ns) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* An object that exists is ours when its owner labels say so, or when our previous
+ * record lists it and nobody else has claimed it (labels stripped by hand: the apply
+ * puts them back).  Anything else is the §2.3 conflict. */
+static int check_conflicts(const applier_ctx *ctx, const applier_set *set, const install_record *prev, olm_error *err)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        const applier_obj *o = &set->v[i];
+        json_t *cur = NULL;
+        olm_error gerr = {""};
+        int rc = applier_get(ctx, o->api_version, o->kind, o->ns, o->name, &cur, &gerr);
+        if (rc == KUBE_NOT_FOUND)
+            continue;
+        if (rc < 0 && bundle_defines(set, o->api_version, o->kind))
+            continue; /* a custom resource of a CRD this bundle brings: cannot exist yet */
+        if (rc < 0) {
+            char what[600];
+            if (err)
+                *err = gerr;
+            return olm_error_wrap(err, "checking %s", applier_describe(what, sizeof what, o->kind, o->ns, o->name));
+        }
+        applier_owner own = applier_owner_of(cur, ctx->extension);
+        json_decref(cur);
+        if (own == OWNER_OURS || (own == OWNER_UNLABELLED && prev_has(prev, o)))
+            continue;
+        kube_resource_info ri;
+        bool namespaced = kube_resolve_kind(ctx->admin, o->api_version, o->kind, &ri, NULL) < 0 || ri.namespaced;
+        return applier_conflict(err, o->kind, namespaced ? o->ns : "", o->name);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ CRD wait */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* 1 Established, 0 not yet (*why gets the condition message), -1 error. */
+static int crd_established(const applier_ctx *ctx, const char *name, char *why, size_t whylen, olm_error *err)
+{
+    json_t *crd = NULL;
+    int rc = applier_get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, name, &crd, err);
+    if (rc == KUBE_NOT_FOUND) {
+        snprintf(why, whylen, "not found");
+        return 0;
+    }
+    if (rc < 0)
+        return -1;
+    int est = 0;
+    const json_t *conds = json_object_get(json_object_get(crd, "status"), "conditions");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(conds, i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *status = json_string_value(json_object_get(c, "status"));
+        const char *msg = json_string_value(json_object_get(c, "message"));
+        if (!type || !status)
+            continue;
+        if (strcmp(type, "Established") == 0 && strcmp(status, "True") == 0)
+            est = 1;
+        else if ((strcmp(type, "Established") == 0 || strcmp(type, "NamesAccepted") == 0) && msg && *msg)
+            snprintf(why, whylen, "%s=%s: %s", type, status, msg);
+    }
+    json_decref(crd);
+    return est;
+}
+
+int applier_wait_crds(const applier_ctx *ctx, const applier_set *set, olm_error *err)
+{
+    int limit = ctx->crd_wait_seconds > 0 ? ctx->crd_wait_seconds : APPLIER_CRD_WAIT_DEFAULT;
+    double deadline = now_s() + limit;
+    for (size_t i = 0; i < set->n; i++) {
+        if (set->v[i].phase != PHASE_CRD)
+            continue;
+        char why[512] = "no Established condition yet";
+        for (;;) {
+            int est = crd_established(ctx, set->v[i].name, why, sizeof why, err);
+            if (est < 0)
+                return olm_error_wrap(err, "waiting for CustomResourceDefinition '%s'", set->v[i].name);
+            if (est)
+                break;
+            if (now_s() >= deadline)
+                return olm_error_set(err, "CustomResourceDefinition '%s' is not Established after %d s (%s)",
+                                     set->v[i].name, limit, why);
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ apply */
+
+static int apply_all(const applier_ctx *ctx, const applier_set *set, olm_error *err)
+{
+    bool crds = false, waited = false;
+    for (size_t i = 0; i < set->n; i++) {
+        const applier_obj *o = &set->v[i];
+        if (crds && !waited && o->phase > PHASE_CRD) {
+            if (applier_wait_crds(ctx, set, err) < 0)
+                return -1;
+            waited = true;
+        }
+        if (applier_apply_one(ctx, o, NULL, err) < 0)
+            return -1;
+        crds |= o->phase == PHASE_CRD;
+    }
+    /* A bundle of only CRDs: still report "installed" only once they serve. */
+    if (crds && !waited && applier_wait_crds(ctx, set, err) < 0)
+        return -1;
+    return 0;
+}
+
+static char *now_rfc3339(void)
+{
+    char buf[OLM_TIME_RFC3339_SIZE];
+    return olm_time_rfc3339(time(NULL), buf) < 0 ? NULL : strdup(buf);
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Fills rec's bundle fields (copies).  installedAt stays the previous one while the
+ * bundle is unchanged, so re-applying the same bundle rewrites nothing. */
+static int fill_bundle(install_record *rec, const applier_ctx *ctx, const applier_bundle *b, const install_record *prev)
+{
+    bool same = prev && prev->installed_at && *prev->installed_at && same_str(prev->bundle_name, b->name) &&
+                same_str(prev->bundle_version, b->version) && same_str(prev->bundle_image, b->image);
+    rec->extension = strdup(ctx->extension);
+    rec->bundle_name = strdup(b->name ? b->name : "");
+    rec->bundle_version = strdup(b->version ? b->version : "");
+    rec->bundle_image = strdup(b->image ? b->image : "");
+    rec->package = strdup(b->package ? b->package : "");
+    rec->properties = strdup(b->properties && *b->properties ? b->properties : "[]");
+    rec->installed_at = same ? strdup(prev->installed_at) : now_rfc3339();
+    if (!rec->extension || !rec->bundle_name || !rec->bundle_version || !rec->bundle_image || !rec->package ||
+        !rec->properties || !rec->installed_at)
+        return -1;
+    return 0;
+}
+
+static int check_ctx(const applier_ctx *ctx, olm_error *err)
+{
+    if (!ctx || !ctx->admin || !ctx->system_namespace || !*ctx->system_namespace || !ctx->extension ||
+        !*ctx->extension)
+        return olm_error_set(err, "applier: admin client, system namespace and extension name are required");
+    return 0;
+}
+
+int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *objects, const install_record *prev,
+                  install_record *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (check_ctx(ctx, err) < 0)
+        return -1;
+    if (!ctx->as_sa)
+        return olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
+    if (!bundle || !bundle->name || !*bundle->name)
+        return olm_error_set(err, "applier: the bundle has no name");
+    if (bundle->properties && *bundle->properties) {
+        json_t *p = json_loads(bundle->properties, JSON_DECODE_ANY, NULL);
+        bool ok = json_is_array(p);
+        json_decref(p);
+        if (!ok)
+            return olm_error_set(err, "applier: bundle %s: olm.properties is not a JSON array", bundle->name);
+    }
+
+    /* Checked first, so that a missing system namespace is reported before anything is
+     * applied rather than after (the record could not be written anyway). */
+    if (applier_check_system_namespace(ctx, err) < 0)
+        return -1;
+    applier_set set;
+    if (applier_set_build(ctx->extension, objects, &set, err) < 0)
+        return -1;
+    install_record rec = {0};
+    install_object_ref *left = NULL;
+    size_t nleft = 0;
+    int rc = -1, prune_rc = 0;
+    olm_error prune_err = {""};
+
+    if (check_conflicts(ctx, &set, prev, err) < 0 || apply_all(ctx, &set, err) < 0)
+        goto done;
+
+    /* The record references, with namespaces cleared for cluster-scoped kinds. */
+    rec.objects = calloc(set.n ? set.n : 1, sizeof *rec.objects);
+    if (!rec.objects) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < set.n; i++) {
+        if (applier_ref_of(ctx->admin, &set.v[i], &rec.objects[rec.nobjects], err) < 0)
+            goto done;
+        rec.nobjects++;
+    }
+    if (prev)
+        prune_rc = applier_prune(ctx, prev, rec.objects, rec.nobjects, &left, &nleft, &prune_err);
+    if (nleft) {
+        /* Objects that could not be pruned stay in the record, so that the next apply
+         * (or the uninstall) tries them again instead of forgetting them. */
+        install_object_ref *grown = realloc(rec.objects, (rec.nobjects + nleft) * sizeof *grown);
+        if (!grown) {
+            olm_error_set(err, "out of memory");
+            goto done;
+        }
+        rec.objects = grown;
+        memcpy(rec.objects + rec.nobjects, left, nleft * sizeof *left);
+        rec.nobjects += nleft;
+        free(left);
+        left = NULL;
+        nleft = 0;
+    }
+    if (fill_bundle(&rec, ctx, bundle, prev) < 0) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    if (applier_write_record(ctx, &rec, err) < 0)
+        goto done;
+    if (prune_rc < 0) {
+        if (err)
+            *err = prune_err;
+        goto done;
+    }
+    *out = rec;
+    memset(&rec, 0, sizeof rec);
+    rc = 0;
+done:
+    applier_refs_free(left, nleft);
+    install_record_free(&rec);
+    applier_set_free(&set);
+    return rc;
+}

@@ -1,0 +1,413 @@
+/* catalog_client: fetch one package from catalogd's /api/v1/metas, cache it, and build
+ * the resolver's catalog list.  See catalog.h for the contract. */
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "catalog.h"
+#include "strbuf.h"
+
+#define MAX_RESPONSE ((size_t)512 * 1024 * 1024)
+
+struct catalog_package {
+    catalog_package *next; /* cache list, guarded by the client's lock */
+    char *catalog, *ref, *package;
+    fbc_catalog *fbc;
+    unsigned refs;  /* guarded by the client's lock: the cache holds one */
+    bool cached;    /* still in the list */
+    uv_mutex_t *lock; /* the client's; the client outlives every package handed out */
+};
+
+struct catalog_client {
+    char *ca_file;
+    long timeout_seconds;
+    uv_mutex_t lock;
+    catalog_package *head;
+    size_t count;
+};
+
+static void package_destroy(catalog_package *p)
+{
+    fbc_catalog_free(p->fbc);
+    free(p->catalog);
+    free(p->ref);
+    free(p->package);
+    free(p);
+}
+
+const fbc_catalog *catalog_package_fbc(const catalog_package *p)
+{
+    return p->fbc;
+}
+
+void catalog_package_release(catalog_package *p)
+{
+    if (!p)
+        return;
+    uv_mutex_lock(p->lock);
+    bool last = --p->refs == 0;
+    uv_mutex_unlock(p->lock);
+    if (last)
+        package_destroy(p);
+}
+
+catalog_client *catalog_client_new(const catalog_client_options *opts, olm_error *err)
+{
+    catalog_client *cc = calloc(1, sizeof *cc);
+    if (!cc) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    if (opts && opts->ca_file && !(cc->ca_file = strdup(opts->ca_file))) {
+        free(cc);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    cc->timeout_seconds = opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : 300;
+    if (uv_mutex_init(&cc->lock) != 0) {
+        free(cc->ca_file);
+        free(cc);
+        olm_error_set(err, "cannot create a mutex");
+        return NULL;
+    }
+    return cc;
+}
+
+/* Unlinks `p` from the cache; the caller holds the lock.  Returns true if that
+ * dropped the last reference (destroy it after unlocking). */
+static bool unlink_locked(catalog_client *cc, catalog_package **link)
+{
+    catalog_package *p = *link;
+    *link = p->next;
+    p->next = NULL;
+    p->cached = false;
+    cc->count--;
+    return --p->refs == 0;
+}
+
+void catalog_client_forget(catalog_client *cc, const char *name)
+{
+    catalog_package *dead = NULL;
+    uv_mutex_lock(&cc->lock);
+    for (catalog_package **l = &cc->head; *l;) {
+        catalog_package *p = *l;
+        if (strcmp(p->catalog, name) != 0) {
+            l = &p->next;
+            continue;
+        }
+        if (unlink_locked(cc, l)) {
+            p->next = dead;
+            dead = p;
+        }
+    }
+    uv_mutex_unlock(&cc->lock);
+    while (dead) {
+        catalog_package *n = dead->next;
+        package_destroy(dead);
+        dead = n;
+    }
+}
+
+void catalog_client_free(catalog_client *cc)
+{
+    if (!cc)
+        return;
+    while (cc->head) {
+        catalog_package *p = cc->head;
+        bool last = unlink_locked(cc, &cc->head);
+        if (last)
+            package_destroy(p);
+    }
+    uv_mutex_destroy(&cc->lock);
+    free(cc->ca_file);
+    free(cc);
+}
+
+size_t catalog_client_cached(catalog_client *cc)
+{
+    uv_mutex_lock(&cc->lock);
+    size_t n = cc->count;
+    uv_mutex_unlock(&cc->lock);
+    return n;
+}
+
+/* ------------------------------------------------------------ HTTP */
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    strbuf *sb = userp;
+    size_t n = size * nmemb;
+    if (sb->len + n > MAX_RESPONSE || strbuf_append(sb, data, n) != 0)
+        return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
+    return n;
+}
+
+/* GETs `url` and appends the body to `sb`.  The error says what failed, never where
+ * an ephemeral local port was (messages must be stable across retries). */
+static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *err)
+{
+    CURL *h = curl_easy_init();
+    if (!h)
+        return olm_error_set(err, "cannot create an HTTP handle");
+    char ebuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, sb);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, cc->timeout_seconds);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* catalogd may serve gzip */
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    if (cc->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, cc->ca_file);
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(h);
+    if (rc != CURLE_OK)
+        return olm_error_set(err, "Get \"%s\": %s", url, ebuf[0] ? ebuf : curl_easy_strerror(rc));
+    if (status != 200)
+        return olm_error_set(err, "error: received unexpected response status code %ld from %s", status, url);
+    return 0;
+}
+
+/* ------------------------------------------------------------ catalog checks */
+
+static bool is_serving(const json_t *catalog)
+{
+    const json_t *conds = json_object_get(json_object_get(catalog, "status"), "conditions");
+    size_t i;
+    const json_t *c;
+    json_array_foreach((json_t *)conds, i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *st = json_string_value(json_object_get(c, "status"));
+        if (type && strcmp(type, "Serving") == 0)
+            return st && strcmp(st, "True") == 0;
+    }
+    return false;
+}
+
+static const char *catalog_name(const json_t *catalog)
+{
+    const char *n = json_string_value(json_object_get(json_object_get(catalog, "metadata"), "name"));
+    return n ? n : "";
+}
+
+static catalog_package *lookup_locked(catalog_client *cc, const char *cat, const char *ref, const char *pkg)
+{
+    for (catalog_package *p = cc->head; p; p = p->next)
+        if (strcmp(p->catalog, cat) == 0 && strcmp(p->ref, ref) == 0 && strcmp(p->package, pkg) == 0)
+            return p;
+    return NULL;
+}
+
+/* Fetches both metas selections and loads them as one FBC. */
+static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const char *base, const char *pkg,
+                                  olm_error *err)
+{
+    char *esc = curl_easy_escape(NULL, pkg, 0);
+    if (!esc) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    strbuf url = STRBUF_INIT, body = STRBUF_INIT;
+    size_t blen = strlen(base);
+    while (blen > 0 && base[blen - 1] == '/')
+        blen--;
+    fbc_catalog *fbc = NULL;
+    olm_error herr;
+    int rc = strbuf_printf(&url, "%.*s/api/v1/metas?schema=olm.package&name=%s", (int)blen, base, esc);
+    if (rc == 0)
+        rc = http_get(cc, strbuf_str(&url), &body, &herr);
+    else
+        olm_error_set(&herr, "out of memory");
+    if (rc == 0 && body.len > 0 && body.data[body.len - 1] != '\n')
+        rc = strbuf_putc(&body, '\n');
+    strbuf_reset(&url);
+    if (rc == 0 && (rc = strbuf_printf(&url, "%.*s/api/v1/metas?package=%s", (int)blen, base, esc)) == 0)
+        rc = http_get(cc, strbuf_str(&url), &body, &herr);
+    curl_free(esc);
+    strbuf_free(&url);
+    if (rc != 0) {
+        olm_error_set(err, "error retrieving cache for catalog \"%s\": %s", cat, herr.msg);
+    } else {
+        fbc = fbc_load_buffer(body.data ? body.data : "", body.len, "metas", &herr);
+        if (!fbc)
+            olm_error_set(err, "error retrieving cache for catalog \"%s\": error loading package \"%s\": %s", cat,
+                          pkg, herr.msg);
+    }
+    strbuf_free(&body);
+    return fbc;
+}
+
+int catalog_client_get_package(catalog_client *cc, const json_t *catalog, const char *package,
+                               catalog_package **out, olm_error *err)
+{
+    *out = NULL;
+    const char *cat = catalog_name(catalog);
+    const json_t *status = json_object_get(catalog, "status");
+    if (!is_serving(catalog))
+        return olm_error_set(err, "catalog \"%s\" is not being served", cat);
+    const char *ref =
+        json_string_value(json_object_get(json_object_get(json_object_get(status, "resolvedSource"), "image"), "ref"));
+    if (!ref || !*ref)
+        return olm_error_set(err, "error: catalog \"%s\" has a nil status.resolvedSource value", cat);
+    const char *base = json_string_value(json_object_get(json_object_get(status, "urls"), "base"));
+    if (!base || !*base)
+        return olm_error_set(err, "error: catalog \"%s\" has no status.urls.base", cat);
+
+    uv_mutex_lock(&cc->lock);
+    catalog_package *p = lookup_locked(cc, cat, ref, package);
+    if (p)
+        p->refs++;
+    uv_mutex_unlock(&cc->lock);
+    if (p) {
+        *out = p;
+        return 0;
+    }
+    /* Fetch outside the lock: other catalogs and packages need not wait.  Two threads
+     * may fetch the same entry; the second one to finish uses the first one's. */
+    fbc_catalog *fbc = fetch_package(cc, cat, base, package, err);
+    if (!fbc)
+        return -1;
+    catalog_package *np = calloc(1, sizeof *np);
+    if (np) {
+        np->catalog = strdup(cat);
+        np->ref = strdup(ref);
+        np->package = strdup(package);
+    }
+    if (!np || !np->catalog || !np->ref || !np->package) {
+        if (np)
+            np->fbc = NULL, package_destroy(np);
+        fbc_catalog_free(fbc);
+        return olm_error_set(err, "out of memory");
+    }
+    np->fbc = fbc;
+    np->lock = &cc->lock;
+    catalog_package *dead = NULL;
+    uv_mutex_lock(&cc->lock);
+    p = lookup_locked(cc, cat, ref, package);
+    if (p) {
+        p->refs++;
+        dead = np;
+    } else {
+        /* One resolved ref per catalog: entries of an older ref go. */
+        for (catalog_package **l = &cc->head; *l;) {
+            catalog_package *q = *l;
+            if (strcmp(q->catalog, cat) == 0 && strcmp(q->ref, ref) != 0) {
+                if (unlink_locked(cc, l)) {
+                    q->next = dead;
+                    dead = q;
+                }
+            } else {
+                l = &q->next;
+            }
+        }
+        np->refs = 2; /* the cache and the caller */
+        np->cached = true;
+        np->next = cc->head;
+        cc->head = np;
+        cc->count++;
+        p = np;
+    }
+    uv_mutex_unlock(&cc->lock);
+    while (dead) {
+        catalog_package *n = dead->next;
+        package_destroy(dead);
+        dead = n;
+    }
+    *out = p;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+void catalog_set_free(catalog_set *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        catalog_package_release(s->held ? s->held[i] : NULL);
+        if (s->strings) {
+            free(s->strings[2 * i]);
+            free(s->strings[2 * i + 1]);
+        }
+    }
+    free(s->items);
+    free(s->held);
+    free(s->strings);
+    memset(s, 0, sizeof *s);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(catalog_name(*(json_t *const *)a), catalog_name(*(json_t *const *)b));
+}
+
+int catalog_client_collect(catalog_client *cc, const json_t *catalogs, const json_t *selector,
+                           const char *package, catalog_set *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    kube_label_selector *sel;
+    if (catalog_selector_parse(selector, &sel, err) != 0)
+        return -1;
+    size_t total = json_array_size(catalogs);
+    json_t **picked = calloc(total ? total : 1, sizeof *picked);
+    if (!picked) {
+        kube_label_selector_free(sel);
+        return olm_error_set(err, "out of memory");
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < total; i++) {
+        json_t *c = json_array_get(catalogs, i);
+        if (kube_label_selector_matches(sel, json_object_get(json_object_get(c, "metadata"), "labels")))
+            picked[n++] = c;
+    }
+    kube_label_selector_free(sel);
+    /* The informer's order is arbitrary; a fixed order keeps messages stable. */
+    qsort(picked, n, sizeof *picked, by_name);
+    out->items = calloc(n ? n : 1, sizeof *out->items);
+    out->held = calloc(n ? n : 1, sizeof *out->held);
+    out->strings = calloc(2 * (n ? n : 1), sizeof *out->strings);
+    if (!out->items || !out->held || !out->strings) {
+        free(picked);
+        catalog_set_free(out);
+        return olm_error_set(err, "out of memory");
+    }
+    out->matched = n;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = picked[i];
+        const json_t *spec = json_object_get(c, "spec");
+        const char *mode = json_string_value(json_object_get(spec, "availabilityMode"));
+        resolve_catalog *rc = &out->items[i];
+        out->n = i + 1;
+        out->strings[2 * i] = strdup(catalog_name(c));
+        if (!out->strings[2 * i]) {
+            free(picked);
+            catalog_set_free(out);
+            return olm_error_set(err, "out of memory");
+        }
+        rc->name = out->strings[2 * i];
+        rc->priority = (int32_t)json_integer_value(json_object_get(spec, "priority"));
+        rc->unavailable = mode && strcmp(mode, "Unavailable") == 0;
+        if (rc->unavailable)
+            continue; /* not fetched: the resolver skips it */
+        olm_error ferr;
+        if (catalog_client_get_package(cc, c, package, &out->held[i], &ferr) == 0) {
+            rc->fbc = catalog_package_fbc(out->held[i]);
+            continue;
+        }
+        out->strings[2 * i + 1] = strdup(ferr.msg);
+        if (!out->strings[2 * i + 1]) {
+            free(picked);
+            catalog_set_free(out);
+            return olm_error_set(err, "out of memory");
+        }
+        rc->fetch_error = out->strings[2 * i + 1];
+    }
+    free(picked);
+    return 0;
+}

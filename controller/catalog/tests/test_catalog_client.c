@@ -1,0 +1,333 @@
+/* catalog_client: label selectors, the §3.1 error texts, /api/v1/metas fetching through
+ * an in-process fake catalog server (a thread answering one canned request per
+ * connection on 127.0.0.1), caching by (catalog, ref, package), and the walk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "catalog.h"
+
+/* ------------------------------------------------------------ fake catalogd */
+
+static const char *PKG_BLOB = "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n";
+static const char *PKG_REST =
+    "{\"schema\":\"olm.channel\",\"name\":\"stable\",\"package\":\"foo\",\"entries\":[{\"name\":\"foo.v1.0.0\"}]}\n"
+    "{\"schema\":\"olm.bundle\",\"name\":\"foo.v1.0.0\",\"package\":\"foo\",\"image\":\"reg/foo@sha256:aa\","
+    "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"foo\",\"version\":\"1.0.0\"}}]}\n";
+
+typedef struct fake {
+    int fd, port;
+    pthread_t thr;
+    atomic_int requests;
+    atomic_int stop;
+} fake;
+
+static void *serve(void *arg)
+{
+    fake *f = arg;
+    while (!atomic_load(&f->stop)) {
+        int c = accept(f->fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        if (atomic_load(&f->stop)) {
+            close(c);
+            break;
+        }
+        char req[4096];
+        ssize_t n = recv(c, req, sizeof req - 1, 0);
+        req[n > 0 ? n : 0] = '\0';
+        atomic_fetch_add(&f->requests, 1);
+        const char *body = NULL;
+        int status = 200;
+        if (strstr(req, "GET /catalogs/good/api/v1/metas?schema=olm.package&name=foo "))
+            body = PKG_BLOB;
+        else if (strstr(req, "GET /catalogs/good/api/v1/metas?package=foo "))
+            body = PKG_REST;
+        else if (strstr(req, "GET /catalogs/good/api/v1/metas?"))
+            body = ""; /* another package: empty */
+        else
+            status = 404, body = "404 page not found\n";
+        char head[256];
+        int hl = snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                          status, strlen(body));
+        (void)!send(c, head, (size_t)hl, MSG_NOSIGNAL);
+        (void)!send(c, body, strlen(body), MSG_NOSIGNAL);
+        close(c);
+    }
+    return NULL;
+}
+
+static int fake_start(void **state)
+{
+    fake *f = calloc(1, sizeof *f);
+    f->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(f->fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t len = sizeof sa;
+    getsockname(f->fd, (struct sockaddr *)&sa, &len);
+    f->port = ntohs(sa.sin_port);
+    assert_int_equal(listen(f->fd, 16), 0);
+    pthread_create(&f->thr, NULL, serve, f);
+    *state = f;
+    return 0;
+}
+
+static int fake_stop(void **state)
+{
+    fake *f = *state;
+    atomic_store(&f->stop, 1);
+    /* Wake accept() with one last connection. */
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    (void)!connect(c, (struct sockaddr *)&sa, sizeof sa);
+    close(c);
+    pthread_join(f->thr, NULL);
+    close(f->fd);
+    free(f);
+    return 0;
+}
+
+/* A ClusterCatalog object. */
+static json_t *catalog(const char *name, const char *base, const char *ref, bool serving, const char *labels_json)
+{
+    json_t *c = json_pack("{s:{s:s}, s:{}, s:{s:[{s:s,s:s}]}}", "metadata", "name", name, "spec", "status",
+                          "conditions", "type", "Serving", "status", serving ? "True" : "False");
+    json_t *st = json_object_get(c, "status");
+    if (ref)
+        json_object_set_new(st, "resolvedSource", json_pack("{s:s,s:{s:s}}", "type", "Image", "image", "ref", ref));
+    if (base)
+        json_object_set_new(st, "urls", json_pack("{s:s}", "base", base));
+    if (labels_json)
+        json_object_set_new(json_object_get(c, "metadata"), "labels", json_loads(labels_json, 0, NULL));
+    return c;
+}
+
+static char *base_of(fake *f, const char *name)
+{
+    char *s = NULL;
+    assert_true(asprintf(&s, "http://127.0.0.1:%d/catalogs/%s", f->port, name) > 0);
+    return s;
+}
+
+/* ------------------------------------------------------------ selectors */
+
+static bool sel_match(const char *sel_json, const char *labels_json)
+{
+    json_t *sel = sel_json ? json_loads(sel_json, 0, NULL) : NULL;
+    json_t *labels = labels_json ? json_loads(labels_json, 0, NULL) : NULL;
+    kube_label_selector *s;
+    olm_error err;
+    if (catalog_selector_parse(sel, &s, &err) != 0)
+        fail_msg("%s", err.msg);
+    bool m = kube_label_selector_matches(s, labels);
+    kube_label_selector_free(s);
+    json_decref(sel);
+    json_decref(labels);
+    return m;
+}
+
+static void test_selector_matching(void **state)
+{
+    (void)state;
+    assert_true(sel_match(NULL, NULL));
+    assert_true(sel_match("{}", "{\"a\":\"b\"}"));
+    assert_true(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"b\",\"c\":\"d\"}"));
+    assert_false(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"x\"}"));
+    assert_false(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", NULL));
+    const char *in = "{\"matchExpressions\":[{\"key\":\"olm.operatorframework.io/metadata.name\",\"operator\":\"In\","
+                     "\"values\":[\"x\",\"y\"]}]}";
+    assert_true(sel_match(in, "{\"olm.operatorframework.io/metadata.name\":\"y\"}"));
+    assert_false(sel_match(in, "{\"olm.operatorframework.io/metadata.name\":\"z\"}"));
+    const char *notin = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"NotIn\",\"values\":[\"x\"]}]}";
+    assert_true(sel_match(notin, "{\"k\":\"y\"}"));
+    assert_true(sel_match(notin, NULL)); /* absent key matches NotIn */
+    assert_false(sel_match(notin, "{\"k\":\"x\"}"));
+    const char *exists = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}";
+    assert_true(sel_match(exists, "{\"k\":\"\"}"));
+    assert_false(sel_match(exists, "{}"));
+    const char *dne = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"DoesNotExist\"}]}";
+    assert_true(sel_match(dne, "{}"));
+    assert_false(sel_match(dne, "{\"k\":\"v\"}"));
+    /* AND of everything. */
+    const char *both = "{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}";
+    assert_true(sel_match(both, "{\"a\":\"b\",\"k\":\"v\"}"));
+    assert_false(sel_match(both, "{\"a\":\"b\"}"));
+}
+
+static void expect_bad_selector(const char *sel_json, const char *want)
+{
+    json_t *sel = json_loads(sel_json, 0, NULL);
+    assert_non_null(sel);
+    kube_label_selector *s = (kube_label_selector *)1;
+    olm_error err;
+    assert_int_equal(catalog_selector_parse(sel, &s, &err), -1);
+    assert_null(s);
+    if (strncmp(err.msg, "desired catalog selector is invalid: ", 37) != 0 || !strstr(err.msg, want))
+        fail_msg("got %s", err.msg);
+    json_decref(sel);
+}
+
+static void test_selector_invalid(void **state)
+{
+    (void)state;
+    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Like\",\"values\":[\"x\"]}]}",
+                        "\"Like\" is not a valid label selector operator");
+    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[]}]}",
+                        "values set can't be empty");
+    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}",
+                        "values set must be empty for exists and does not exist");
+    expect_bad_selector("{\"matchLabels\":{\"bad key!\":\"v\"}}", "bad key!");
+    expect_bad_selector("{\"matchLabels\":{\"k\":\"-v\"}}", "-v");
+}
+
+/* ------------------------------------------------------------ fetching */
+
+static void expect_get_error(catalog_client *cc, json_t *cat, const char *want_prefix)
+{
+    catalog_package *p = NULL;
+    olm_error err;
+    assert_int_equal(catalog_client_get_package(cc, cat, "foo", &p, &err), -1);
+    assert_null(p);
+    if (strncmp(err.msg, want_prefix, strlen(want_prefix)) != 0)
+        fail_msg("got %s\nwant prefix %s", err.msg, want_prefix);
+}
+
+static void test_catalog_errors(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *good = base_of(f, "good"), *missing = base_of(f, "missing");
+    json_t *c = catalog("c", good, "reg/c@sha256:1", false, NULL);
+    expect_get_error(cc, c, "catalog \"c\" is not being served");
+    json_decref(c);
+    c = catalog("c", good, NULL, true, NULL);
+    expect_get_error(cc, c, "error: catalog \"c\" has a nil status.resolvedSource value");
+    json_decref(c);
+    c = catalog("c", missing, "reg/c@sha256:1", true, NULL);
+    expect_get_error(cc, c, "error retrieving cache for catalog \"c\": error: received unexpected response status code 404");
+    json_decref(c);
+    /* Nothing listens on port 1 of 127.0.0.1: a transport error. */
+    c = catalog("c", "http://127.0.0.1:1/catalogs/c", "reg/c@sha256:1", true, NULL);
+    expect_get_error(cc, c, "error retrieving cache for catalog \"c\": Get \"http://127.0.0.1:1/catalogs/c/api/v1/metas");
+    json_decref(c);
+    assert_int_equal(catalog_client_cached(cc), 0); /* errors are not cached */
+    free(good);
+    free(missing);
+    catalog_client_free(cc);
+}
+
+static void test_fetch_and_cache(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *good = base_of(f, "good");
+    json_t *c = catalog("good", good, "reg/c@sha256:1", true, NULL);
+    catalog_package *p;
+    olm_error err;
+    int before = atomic_load(&f->requests);
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
+    const fbc_catalog *fbc = catalog_package_fbc(p);
+    assert_int_equal(fbc->npackages, 1);
+    assert_string_equal(fbc->packages[0].name, "foo");
+    assert_int_equal(fbc->nbundles, 1);
+    assert_string_equal(fbc->bundles[0].image, "reg/foo@sha256:aa");
+    assert_int_equal(atomic_load(&f->requests) - before, 2);
+    /* Cached: no new request. */
+    catalog_package *p2;
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p2, &err), 0);
+    assert_ptr_equal(p, p2);
+    assert_int_equal(atomic_load(&f->requests) - before, 2);
+    catalog_package_release(p2);
+    /* A new resolved ref fetches again and drops the old entry (still held by us). */
+    json_t *c2 = catalog("good", good, "reg/c@sha256:2", true, NULL);
+    assert_int_equal(catalog_client_get_package(cc, c2, "foo", &p2, &err), 0);
+    assert_ptr_not_equal(p, p2);
+    assert_int_equal(atomic_load(&f->requests) - before, 4);
+    assert_int_equal(catalog_client_cached(cc), 1);
+    assert_string_equal(catalog_package_fbc(p)->packages[0].name, "foo"); /* still valid */
+    catalog_package_release(p);
+    catalog_package_release(p2);
+    /* An absent package is an empty FBC, not an error. */
+    assert_int_equal(catalog_client_get_package(cc, c2, "bar", &p, &err), 0);
+    assert_int_equal(catalog_package_fbc(p)->nbundles, 0);
+    catalog_package_release(p);
+    catalog_client_forget(cc, "good");
+    assert_int_equal(catalog_client_cached(cc), 0);
+    json_decref(c);
+    json_decref(c2);
+    free(good);
+    catalog_client_free(cc);
+}
+
+static void test_collect(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *good = base_of(f, "good");
+    json_t *cats = json_array();
+    json_t *z = catalog("zeta", good, "reg/z@sha256:1", true, "{\"tier\":\"prod\"}");
+    json_object_set_new(json_object_get(z, "spec"), "priority", json_integer(7));
+    json_array_append_new(cats, z);
+    json_array_append_new(cats, catalog("alpha", good, NULL, true, "{\"tier\":\"prod\"}"));
+    json_t *u = catalog("mid", good, "reg/m@sha256:1", false, "{\"tier\":\"prod\"}");
+    json_object_set_new(json_object_get(u, "spec"), "availabilityMode", json_string("Unavailable"));
+    json_array_append_new(cats, u);
+    json_array_append_new(cats, catalog("dev", good, "reg/d@sha256:1", true, "{\"tier\":\"dev\"}"));
+    json_t *sel = json_loads("{\"matchLabels\":{\"tier\":\"prod\"}}", 0, NULL);
+    catalog_set s;
+    olm_error err;
+    assert_int_equal(catalog_client_collect(cc, cats, sel, "foo", &s, &err), 0);
+    assert_int_equal(s.n, 3);
+    assert_int_equal(s.matched, 3);
+    assert_string_equal(s.items[0].name, "alpha");
+    assert_string_equal(s.items[0].fetch_error, "error: catalog \"alpha\" has a nil status.resolvedSource value");
+    assert_string_equal(s.items[1].name, "mid");
+    assert_true(s.items[1].unavailable);
+    assert_null(s.items[1].fetch_error);
+    assert_string_equal(s.items[2].name, "zeta");
+    assert_int_equal(s.items[2].priority, 7);
+    assert_non_null(s.items[2].fbc);
+    assert_null(s.items[2].fetch_error);
+    catalog_set_free(&s);
+    json_decref(sel);
+    sel = json_loads("{\"matchExpressions\":[{\"key\":\"tier\",\"operator\":\"Bogus\"}]}", 0, NULL);
+    assert_int_equal(catalog_client_collect(cc, cats, sel, "foo", &s, &err), -1);
+    assert_non_null(strstr(err.msg, "desired catalog selector is invalid: "));
+    json_decref(sel);
+    /* No selector: all four. */
+    assert_int_equal(catalog_client_collect(cc, cats, NULL, "foo", &s, &err), 0);
+    assert_int_equal(s.n, 4);
+    catalog_set_free(&s);
+    json_decref(cats);
+    free(good);
+    catalog_client_free(cc);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_selector_matching),
+        cmocka_unit_test(test_selector_invalid),
+        cmocka_unit_test(test_catalog_errors),
+        cmocka_unit_test(test_fetch_and_cache),
+        cmocka_unit_test(test_collect),
+    };
+    int rc = cmocka_run_group_tests(tests, fake_start, fake_stop);
+    curl_global_cleanup();
+    return rc;
+}

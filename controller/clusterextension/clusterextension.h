@@ -1,0 +1,238 @@
+/* clusterextension: the ClusterExtension reconciler (resolve -> pull -> render ->
+ * preflight -> apply -> status), its status conditions and the ServiceAccount token cache. */
+#ifndef OLM_CLUSTEREXTENSION_H
+#define OLM_CLUSTEREXTENSION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "catalog.h"
+#include "drift.h"
+#include "resolve.h"
+#include "kube_client.h"
+#include "kube_informer.h"
+#include "kube_workqueue.h"
+#include "oci_pull.h"
+#include "olm_error.h"
+
+/* clusterextension_token_cache: ServiceAccount tokens (TokenRequest) kept between
+ * reconciles.
+ *
+ * Bundle content is applied, read back and deleted as each ClusterExtension's
+ * spec.serviceAccount, with a short-lived token from TokenRequest.  Minting one for
+ * every reconcile costs an apiserver write each time (and, with drift watches, would
+ * force every watch to be re-created), so tokens are cached per (namespace,
+ * ServiceAccount) and reused while more than a third of their lifetime remains (the
+ * kubelet refreshes projected tokens at 80 %; a third leaves room for a reconcile that
+ * started just before the threshold, and for watches opened with the token).
+ *
+ * The lifetime is measured from the moment of the mint to status.expirationTimestamp
+ * (or the requested seconds when the server sent none), so a server that shortens
+ * tokens (--service-account-max-token-expiration) is honoured.
+ *
+ * A token the apiserver rejects (401: the ServiceAccount was deleted and re-created,
+ * or the signing key rotated) is dropped with clusterextension_token_cache_invalidate and the caller
+ * retries once with a fresh one.  Entries of deleted extensions are dropped with
+ * clusterextension_token_cache_forget.
+ *
+ * Threading: every function may be called from any thread; one mutex guards the
+ * table.  Minting runs outside the lock, so two reconciles that miss at once for the
+ * same ServiceAccount may both mint; both tokens are valid and the later one is kept.
+ *
+ * Secrets: tokens are never logged; every copy this module frees is zeroed first
+ * (explicit_bzero), and callers free theirs with clusterextension_token_free. */
+
+/* Mints a token for ns/sa valid for `seconds`: *token malloc'd (the cache owns it
+ * afterwards), *expires the server's expirationTimestamp or 0 when unknown.  Returns
+ * 0 or a negative kube_result with err set (KUBE_NOT_FOUND: no such ServiceAccount). */
+typedef int (*clusterextension_token_mint_fn)(void *data, const char *ns, const char *sa, int64_t seconds, char **token,
+                                time_t *expires, olm_error *err);
+
+/* Wall-clock seconds; tests pass a fake one. */
+typedef time_t (*clusterextension_token_clock_fn)(void *data);
+
+typedef struct clusterextension_token_cache_options {
+    int64_t lifetime_seconds; /* expirationSeconds to request; 0: 3600 (the apiserver's minimum is 600) */
+    clusterextension_token_mint_fn mint;    /* required */
+    void *mint_data;
+    clusterextension_token_clock_fn now;    /* NULL: time(NULL) */
+    void *clock_data;
+} clusterextension_token_cache_options;
+
+typedef struct clusterextension_token_cache clusterextension_token_cache;
+
+/* A token handed out by the cache: a private copy. */
+typedef struct clusterextension_token {
+    char *value;       /* owned; free with clusterextension_token_free (zeroes it) */
+    time_t expires;    /* when the apiserver stops accepting it */
+    time_t refresh_at; /* from then on the cache mints a new one instead */
+} clusterextension_token;
+
+clusterextension_token_cache *clusterextension_token_cache_new(const clusterextension_token_cache_options *opts, olm_error *err);
+/* Zeroes and frees every cached token. */
+void clusterextension_token_cache_free(clusterextension_token_cache *c);
+
+/* The cached token of ns/sa while it is fresh enough, else a newly minted one (which
+ * replaces the entry).  0 with *out filled, or the mint's negative result with err set
+ * (then *out is zeroed and nothing is cached). */
+int clusterextension_token_cache_get(clusterextension_token_cache *c, const char *ns, const char *sa, clusterextension_token *out, olm_error *err);
+
+/* Drops the entry of ns/sa if it still holds `token` (a newer token minted meanwhile
+ * by another reconcile stays).  `token` NULL drops whatever is there. */
+void clusterextension_token_cache_invalidate(clusterextension_token_cache *c, const char *ns, const char *sa, const char *token);
+
+/* Drops the entry of ns/sa (its extension is gone). */
+void clusterextension_token_cache_forget(clusterextension_token_cache *c, const char *ns, const char *sa);
+
+size_t clusterextension_token_cache_size(clusterextension_token_cache *c);
+/* Tokens minted since creation. */
+uint64_t clusterextension_token_cache_mints(clusterextension_token_cache *c);
+
+void clusterextension_token_free(clusterextension_token *t);
+
+/* The mint function for a real apiserver: kube_token_request through `data`, a
+ * kube_client with the right to create serviceaccounts/token. */
+int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
+                       olm_error *err);
+
+/* clusterextension_status: the status a ClusterExtension reconcile writes, computed
+ * from what the steps found (olmv1-behaviour.md §1.1, §2.2, §2.3, §2.4).
+ *
+ * Pure: no I/O, no clock (the caller passes `now`), so every rule is unit-tested.
+ *  - Installed: True/Succeeded "Installed bundle <image> successfully" when something is
+ *    installed, False/Failed "No bundle installed" when not, Unknown/Failed with the
+ *    error when the installed state could not be read;
+ *  - Progressing: True/Succeeded "Desired state reached", True/Retrying (error), or
+ *    False/Blocked | False/InvalidConfiguration (terminal errors);
+ *  - the four deprecation conditions when given (else left as they are);
+ *  - status.install.bundle {name, version} (removed when nothing is installed);
+ *  - observedGeneration on every condition set; lastTransitionTime kept while the
+ *    condition's status is unchanged; messages cleaned of ephemeral socket addresses
+ *    and truncated at 32768 bytes.
+ * Conditions keep their order; new types are appended (apimeta.SetStatusCondition). */
+
+#define CE_MESSAGE_MAX 32768
+#define CE_TRUNCATED_SUFFIX "\n\n... [message truncated]"
+
+typedef enum clusterextension_progress {
+    CE_PROGRESS_SUCCEEDED = 0,  /* True/Succeeded "Desired state reached" */
+    CE_PROGRESS_RETRYING,       /* True/Retrying: a retryable error */
+    CE_PROGRESS_BLOCKED,        /* False/Blocked: terminal */
+    CE_PROGRESS_INVALID_CONFIG, /* False/InvalidConfiguration: terminal config error */
+} clusterextension_progress;
+
+typedef struct clusterextension_installed_bundle {
+    const char *name, *version, *image;
+} clusterextension_installed_bundle;
+
+typedef struct clusterextension_status_input {
+    int64_t generation;       /* metadata.generation */
+    const char *now;          /* RFC 3339, used for lastTransitionTime of changed conditions */
+    /* What is installed after this reconcile; NULL when nothing is. */
+    const clusterextension_installed_bundle *installed;
+    /* Non-NULL when the installed state could not be read: Installed=Unknown/Failed with
+     * this message, status.install removed. */
+    const char *installed_error;
+    clusterextension_progress progress;
+    const char *progress_message; /* the error text for non-Succeeded progress */
+    /* The four conditions (resolve.h order), or NULL to leave them unchanged. */
+    const deprecation_condition *deprecation;
+} clusterextension_status_input;
+
+/* Builds the new status object from `old_status` (borrowed, may be NULL) and `in`.
+ * Fields other than conditions and install are carried over.  New reference, or NULL
+ * with err on out of memory. */
+json_t *clusterextension_status_compute(const json_t *old_status, const clusterextension_status_input *in, olm_error *err);
+
+/* Sets one condition in `conditions` (a JSON array, modified) with apimeta semantics.
+ * The message is cleaned and truncated here.  -1 on out of memory. */
+int clusterextension_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
+                     const char *message, int64_t generation, const char *now);
+
+/* The message as written: "(read|write) (tcp|udp) <addr>-><addr>(: )?" removed
+ * (upstream's regex), then cut to CE_MESSAGE_MAX bytes with CE_TRUNCATED_SUFFIX.
+ * Caller frees; NULL on out of memory. */
+char *clusterextension_message_clean(const char *message);
+
+/* clusterextension_reconcile: the ClusterExtension reconciler (olmv1-behaviour.md §2.2
+ * as adapted by the "decided" section).
+ *
+ * One reconcile of ClusterExtension <name>, run on a threadpool thread by the work queue:
+ *   1. GET the object (fresh, not the informer copy: the status update needs its
+ *      resourceVersion).  Gone → done.
+ *   2. Finalizer CE_FINALIZER: added on first sight; on deletion the install record's
+ *      objects are uninstalled (applier_uninstall), the bundle cache is removed, and the
+ *      finalizer released.
+ *   3. Installed state from the install record (applier_read_record).
+ *   4. Resolve: the ClusterCatalog informer's objects → catalog_client_collect →
+ *      resolve_bundle; resolution errors handled as §2.2 step 4 (incl. the fallback to
+ *      the installed bundle when no catalog matches any more).
+ *   5. Pull the bundle image (oci_pull_cached under <cache>/bundles/<name>/<digest>);
+ *      a failed pull of the installed bundle keeps it (maintain mode).
+ *   6. Load, validate spec.config.inline (terminal InvalidConfiguration), render.
+ *   7. A token of spec.serviceAccount.name in spec.namespace: the apply identity
+ *      (clusterextension.h: reused between reconciles; a 401 drops it and
+ *      the apply is retried once with a fresh one).
+ *   8. CRD upgrade-safety preflight unless enforcement is None.
+ *   9. applier_apply (or applier_repair when the installed bundle and its object set
+ *      are unchanged: the periodic drift repair).
+ *  10. Status (clusterextension.h), written only when it changed; a 409 retries.
+ *  11. On success, the install record's kinds and the token go to the drift watcher
+ *      (drift.h), which watches the installed objects and
+ *      enqueues the extension when one is deleted or changed; deletion stops them.
+ * Errors retry with the work queue's back-off; terminal errors (Blocked,
+ * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
+ *
+ * Threading: clusterextension_reconcile may run for different keys on several threads at once; the
+ * work queue never runs one key twice at a time.  The reconciler's counters are
+ * atomic; everything else it holds is read-only after clusterextension_reconciler_new. */
+
+#define CE_FINALIZER "olm.operatorframework.io/cleanup"
+#define CE_API_VERSION "olm.operatorframework.io/v1"
+#define CE_KIND "ClusterExtension"
+
+typedef struct clusterextension_reconciler_config {
+    kube_client *admin;             /* the controller's identity (borrowed) */
+    kube_informer *catalogs;        /* ClusterCatalog cache (borrowed) */
+    catalog_client *catalog_client; /* borrowed */
+    const char *system_namespace;   /* install records live here */
+    const char *cache_dir;          /* bundles unpack under <cache_dir>/bundles */
+    oci_pull_opts pull;             /* registry options for bundle images (strings borrowed) */
+    uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
+    int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
+    clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
+    drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
+    /* The CRD upgrade-safety check (crdsafety_check); NULL skips the
+     * preflight.  A pointer so the reconciler can be tested and built without it. */
+    int (*crd_check)(const json_t *existing, const json_t *desired, olm_error *err);
+} clusterextension_reconciler_config;
+
+typedef struct clusterextension_reconciler clusterextension_reconciler;
+
+/* Strings of `cfg` are copied; the pointers it holds are borrowed and must outlive the
+ * reconciler. */
+clusterextension_reconciler *clusterextension_reconciler_new(const clusterextension_reconciler_config *cfg, olm_error *err);
+void clusterextension_reconciler_free(clusterextension_reconciler *r);
+
+/* The work queue's reconcile function; `data` is the clusterextension_reconciler. */
+kube_wq_result clusterextension_reconcile(const char *key, void *data);
+
+/* Upper bounds, in seconds, of the reconcile duration histogram's buckets: from a no-op
+ * reconcile (tens of ms) to a first install that pulls a bundle and waits for CRDs. */
+#define CE_DURATION_NBOUNDS 11
+extern const double clusterextension_duration_bounds[CE_DURATION_NBOUNDS];
+
+/* Counters since start (any thread). */
+typedef struct clusterextension_reconcile_stats {
+    uint64_t total, errors, terminal;
+    uint64_t duration_buckets[CE_DURATION_NBOUNDS]; /* reconciles per bucket, not cumulative */
+    uint64_t micros_total; /* summed wall time of reconciles */
+    uint64_t micros_max;
+    uint64_t repaired_objects;
+} clusterextension_reconcile_stats;
+void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* clusterextension_drift_post: the reconcile's side of the drift watcher -- after a
+ * successful reconcile, tell it which kinds the extension installed and which token
+ * to watch them with; on deletion, tell it to stop.  Runs on the threadpool. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterextension_internal.h"
+#include "olm_log.h"
+
+static int resolve_kind(void *data, const char *api_version, const char *kind, kube_resource_info *out,
+                        olm_error *err)
+{
+    return kube_resolve_kind(data, api_version, kind, out, err);
+}
+
+void clusterextension_drift_post(clusterextension_run *run)
+{
+    clusterextension_reconciler *r = run->r;
+    if (!r->cfg.drift || !run->have_rec || !run->token.value)
+        return;
+    olm_error err;
+    drift_spec spec = {
+        .extension = strdup(run->name),
+        .ns = strdup(clusterextension_str(run->ce, "spec.namespace")),
+        .sa = strdup(clusterextension_str(run->ce, "spec.serviceAccount.name")),
+        .token = strdup(run->token.value),
+        .refresh_at = run->token.refresh_at,
+    };
+    int rc = spec.extension && spec.ns && spec.sa && spec.token ? 0 : olm_error_set(&err, "out of memory");
+    /* Discovery through the controller's own client: it only maps kinds to resources. */
+    if (rc == 0)
+        rc = drift_spec_paths(&spec, &run->rec, resolve_kind, r->cfg.admin, &err);
+    if (rc == 0)
+        rc = drift_watcher_post(r->cfg.drift, &spec, &err);
+    else
+        drift_spec_free(&spec);
+    if (rc != 0)
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "drift watch not updated: %s", err.msg);
+}
+
+void clusterextension_drift_forget(clusterextension_reconciler *r, const char *extension)
+{
+    olm_error err;
+    if (r->cfg.drift && drift_watcher_forget(r->cfg.drift, extension, &err) != 0)
+        olm_log(OLM_LOG_ERROR, "clusterExtension", extension, "stopping the drift watch: %s", err.msg);
+}

@@ -1,0 +1,72 @@
+/* Shared between the clusterextension_*.c files; not a public interface. */
+#ifndef OLM_CLUSTEREXTENSION_INTERNAL_H
+#define OLM_CLUSTEREXTENSION_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "applier.h"
+#include "bundle.h"
+#include "clusterextension.h"
+#include "resolve.h"
+#include "install_record.h"
+
+struct clusterextension_reconciler {
+    clusterextension_reconciler_config cfg;
+    char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
+    clusterextension_token_cache *own_tokens; /* when cfg.tokens was NULL; cfg.tokens then points here */
+    atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
+    atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
+};
+
+/* The target of this reconcile: the resolved bundle, or the installed one in the
+ * fallback and maintain cases.  Strings owned. */
+typedef struct clusterextension_target {
+    char *name, *version, *image, *package;
+} clusterextension_target;
+
+/* State of one reconcile (one thread). */
+typedef struct clusterextension_run {
+    clusterextension_reconciler *r;
+    json_t *ce;             /* owned: the object as read (status updates go on it) */
+    const char *name;       /* metadata.name, borrowed from ce */
+    int64_t generation;
+    applier_ctx actx;       /* as_sa set once a token is there */
+    kube_client *as_sa;     /* owned */
+    clusterextension_token token;         /* owned: the token as_sa authenticates with */
+    install_record rec;     /* zero when have_rec is false */
+    bool have_rec;
+    catalog_set cats;
+    resolve_result res;
+    bool resolved;          /* res is filled (resolve succeeded) */
+    clusterextension_target target;
+    bool have_target;
+    /* Outcome, filled by the step that stopped the pipeline (or success). */
+    clusterextension_progress progress;
+    char *message;          /* owned; NULL for success */
+    bool installed_changed; /* a new bundle was applied: installed = target */
+    bool deprecation_known; /* compute deprecation conditions at the end */
+} clusterextension_run;
+
+/* Steps (clusterextension_steps.c).  Each returns 0 to go on, -1 when the outcome
+ * (progress + message) was set and the pipeline stops. */
+int clusterextension_step_resolve(clusterextension_run *run);
+int clusterextension_step_install(clusterextension_run *run);
+
+/* clusterextension_run.c: sets the outcome; `fmt` NULL means success.  Always returns -1 (stop). */
+int clusterextension_fail(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same with the `error for resolved bundle "<n>" with version "<v>": ` prefix. */
+int clusterextension_fail_bundle(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Tells the drift watcher what this extension installed (the record's kinds, the
+ * token); no-op without a drift watcher or a token.  Failures are logged. */
+void clusterextension_drift_post(clusterextension_run *run);
+/* Stops the drift watches of `extension` (no-op without a drift watcher). */
+void clusterextension_drift_forget(clusterextension_reconciler *r, const char *extension);
+
+/* A string field by dotted path in the CE ("" when absent). */
+const char *clusterextension_str(const json_t *ce, const char *path);
+
+void clusterextension_target_free(clusterextension_target *t);
+
+#endif

@@ -1,0 +1,364 @@
+/* clusterextension_reconcile: the pipeline wrapper (finalizer, installed state, status
+ * write, result); the steps are in clusterextension_steps.c. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clusterextension_internal.h"
+#include "olm_log.h"
+#include "olm_time.h"
+
+clusterextension_reconciler *clusterextension_reconciler_new(const clusterextension_reconciler_config *cfg, olm_error *err)
+{
+    clusterextension_reconciler *r = calloc(1, sizeof *r);
+    if (!r) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    r->cfg = *cfg;
+    r->system_namespace = strdup(cfg->system_namespace ? cfg->system_namespace : "olmv1-system");
+    r->cache_dir = strdup(cfg->cache_dir ? cfg->cache_dir : ".");
+    if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
+        r->bundle_cache = NULL;
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache) {
+        clusterextension_reconciler_free(r);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    r->cfg.system_namespace = r->system_namespace;
+    r->cfg.cache_dir = r->cache_dir;
+    if (!r->cfg.tokens) {
+        clusterextension_token_cache_options to = {.lifetime_seconds = cfg->token_seconds, .mint = clusterextension_token_mint_kube,
+                                     .mint_data = cfg->admin};
+        r->own_tokens = clusterextension_token_cache_new(&to, err);
+        if (!r->own_tokens) {
+            clusterextension_reconciler_free(r);
+            return NULL;
+        }
+        r->cfg.tokens = r->own_tokens;
+    }
+    return r;
+}
+
+void clusterextension_reconciler_free(clusterextension_reconciler *r)
+{
+    if (!r)
+        return;
+    free(r->system_namespace);
+    free(r->cache_dir);
+    free(r->bundle_cache);
+    clusterextension_token_cache_free(r->own_tokens);
+    free(r);
+}
+
+const double clusterextension_duration_bounds[CE_DURATION_NBOUNDS] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+
+void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out)
+{
+    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
+        out->duration_buckets[i] = atomic_load(&r->duration_buckets[i]);
+    out->total = atomic_load(&r->total);
+    out->errors = atomic_load(&r->errors);
+    out->terminal = atomic_load(&r->terminal);
+    out->micros_total = atomic_load(&r->micros_total);
+    out->micros_max = atomic_load(&r->micros_max);
+    out->repaired_objects = atomic_load(&r->repaired);
+}
+
+/* ------------------------------------------------------------ finalizer */
+
+static bool has_finalizer(const json_t *ce)
+{
+    const json_t *fins = json_object_get(json_object_get(ce, "metadata"), "finalizers");
+    size_t i;
+    const json_t *f;
+    json_array_foreach((json_t *)fins, i, f) if (json_string_value(f) && strcmp(json_string_value(f), CE_FINALIZER) == 0)
+        return true;
+    return false;
+}
+
+/* Adds or removes our finalizer with a full PUT carrying the resourceVersion we read,
+ * so a concurrent change makes it fail (409) and the reconcile retries.  On success
+ * run->ce becomes the updated object. */
+static int set_finalizer(clusterextension_run *run, bool present, olm_error *err)
+{
+    json_t *obj = json_deep_copy(run->ce);
+    json_t *md = obj ? json_object_get(obj, "metadata") : NULL;
+    json_t *fins = json_array();
+    if (!md || !fins) {
+        json_decref(obj);
+        json_decref(fins);
+        return olm_error_set(err, "out of memory");
+    }
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(md, "finalizers"), i, f) {
+        if (json_string_value(f) && strcmp(json_string_value(f), CE_FINALIZER) == 0)
+            continue;
+        json_array_append(fins, f);
+    }
+    if (present)
+        json_array_append_new(fins, json_string(CE_FINALIZER));
+    json_object_set_new(md, "finalizers", fins);
+    json_t *updated = NULL;
+    int rc = kube_update(run->r->cfg.admin, obj, &updated, err);
+    json_decref(obj);
+    if (rc < 0)
+        return olm_error_wrap(err, "error updating finalizers");
+    json_decref(run->ce);
+    run->ce = updated;
+    run->name = clusterextension_str(updated, "metadata.name");
+    return 0;
+}
+
+/* ------------------------------------------------------------ status */
+
+/* Writes status when it changed.  KUBE_CONFLICT and other failures make the reconcile
+ * retry (the next one recomputes from a fresh read). */
+static int write_status(clusterextension_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
+{
+    char now[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(time(NULL), now);
+    clusterextension_installed_bundle ib = {0};
+    if (run->have_rec) {
+        ib.name = run->rec.bundle_name;
+        ib.version = run->rec.bundle_version;
+        ib.image = run->rec.bundle_image;
+    }
+    deprecation_condition dep[DEPRECATION_NCONDITIONS] = {{0}};
+    bool have_dep = false;
+    if (run->deprecation_known) {
+        const char *const *chans = NULL;
+        size_t nch = json_array_size(bundle_json_path(run->ce, "spec.source.catalog.channels"));
+        const char **cv = calloc(nch ? nch : 1, sizeof *cv);
+        if (!cv)
+            return olm_error_set(err, "out of memory");
+        for (size_t i = 0; i < nch; i++) {
+            const char *c =
+                json_string_value(json_array_get(bundle_json_path(run->ce, "spec.source.catalog.channels"), i));
+            cv[i] = c ? c : "";
+        }
+        chans = cv;
+        deprecation_input di = {
+            .installed_bundle = run->have_rec ? run->rec.bundle_name : NULL,
+            .deprecation = run->resolved ? run->res.deprecation : NULL,
+            .has_catalog_data = run->resolved,
+            .channels = chans,
+            .nchannels = nch,
+        };
+        int drc = deprecation_conditions(&di, dep, err);
+        free(cv);
+        if (drc != 0)
+            return -1;
+        have_dep = true;
+    }
+    clusterextension_status_input in = {
+        .generation = run->generation,
+        .now = now,
+        .installed = run->have_rec ? &ib : NULL,
+        .installed_error = installed_read_failed ? record_error : NULL,
+        .progress = run->progress,
+        .progress_message = run->message,
+        .deprecation = have_dep ? dep : NULL,
+    };
+    const json_t *old = json_object_get(run->ce, "status");
+    json_t *status = clusterextension_status_compute(old, &in, err);
+    if (have_dep)
+        deprecation_conditions_free(dep);
+    if (!status)
+        return -1;
+    if (old && json_equal((json_t *)old, status)) {
+        json_decref(status);
+        return 0;
+    }
+    json_t *obj = json_copy(run->ce); /* shallow: only "status" is replaced */
+    if (!obj || json_object_set_new(obj, "status", status) != 0) {
+        json_decref(obj);
+        return olm_error_set(err, "out of memory");
+    }
+    int rc = kube_update_status(run->r->cfg.admin, obj, NULL, err);
+    json_decref(obj);
+    if (rc < 0)
+        return olm_error_wrap(err, "error updating status");
+    return 0;
+}
+
+/* ------------------------------------------------------------ deletion */
+
+static void remove_bundle_cache(clusterextension_run *run)
+{
+    int fd = open(run->r->bundle_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    olm_error err;
+    if (oci_remove_tree_at(fd, run->name, &err) != 0)
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "removing the bundle cache: %s", err.msg);
+    close(fd);
+}
+
+/* deletionTimestamp is set: uninstall what the record lists, then let the object go. */
+static kube_wq_result_kind handle_delete(clusterextension_run *run)
+{
+    if (!has_finalizer(run->ce))
+        return KUBE_WQ_OK;
+    olm_error err;
+    int found = applier_read_record(&run->actx, &run->rec, &err);
+    if (found < 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "reading the install record: %s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    run->have_rec = found == 1;
+    /* Its own uninstall must not look like drift. */
+    clusterextension_drift_forget(run->r, run->name);
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    if (run->have_rec) {
+        /* Without a usable ServiceAccount (gone, its namespace being deleted too, or no longer
+         * allowed a token) the applier falls back to the controller's identity.  Any other
+         * token failure (timeout, 5xx, 429) is retried as it is, never read as "gone": the
+         * fallback would end in advice to drop the finalizer over a passing fault. */
+        kube_client *admin = run->r->cfg.admin;
+        kube_config cfg;
+        int trc = *sa ? clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) : KUBE_NOT_FOUND;
+        if (trc == 0) {
+            if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, &err) == 0) {
+                run->as_sa = kube_client_new(&cfg, NULL, &err);
+                if (!run->as_sa)
+                    kube_config_free(&cfg);
+            }
+        } else if (trc != KUBE_NOT_FOUND && trc != KUBE_FORBIDDEN && trc != KUBE_UNAUTHORIZED) {
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
+            clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "
+                    "namespace \"%s\": %s", sa, ns, err.msg);
+            olm_error serr;
+            write_status(run, false, NULL, &serr);
+            return KUBE_WQ_ERROR;
+        }
+        run->actx.as_sa = run->as_sa ? run->as_sa : admin;
+        if (applier_uninstall(&run->actx, &run->rec, &err) != 0) {
+            /* A cached token of a ServiceAccount deleted and re-created since: mint anew next time. */
+            if (run->as_sa && kube_client_unauthorized_count(run->as_sa) > 0)
+                clusterextension_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
+            clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
+            olm_error serr;
+            write_status(run, false, NULL, &serr);
+            return KUBE_WQ_ERROR;
+        }
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled bundle %s (%zu objects)",
+                run->rec.bundle_name, run->rec.nobjects);
+    }
+    remove_bundle_cache(run);
+    if (*sa)
+        clusterextension_token_cache_forget(run->r->cfg.tokens, ns, sa);
+    if (set_finalizer(run, false, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    return KUBE_WQ_OK;
+}
+
+/* ------------------------------------------------------------ the pipeline */
+
+static kube_wq_result_kind run_pipeline(clusterextension_run *run)
+{
+    olm_error err;
+    if (!has_finalizer(run->ce) && set_finalizer(run, true, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    run->generation = (int64_t)json_integer_value(json_object_get(json_object_get(run->ce, "metadata"), "generation"));
+    int found = applier_read_record(&run->actx, &run->rec, &err);
+    if (found < 0) {
+        clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
+        char recerr[OLM_ERROR_MAX];
+        snprintf(recerr, sizeof recerr, "%s", err.msg);
+        if (write_status(run, true, recerr, &err) != 0)
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    run->have_rec = found == 1;
+    int rc = clusterextension_step_resolve(run);
+    if (rc == 0)
+        rc = clusterextension_step_install(run);
+    kube_wq_result_kind kind = KUBE_WQ_OK;
+    if (rc != 0)
+        kind = run->progress == CE_PROGRESS_RETRYING ? KUBE_WQ_ERROR : KUBE_WQ_TERMINAL;
+    if (rc != 0)
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", run->message ? run->message : "");
+    else if (run->installed_changed)
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "installed bundle %s version %s (%s)",
+                run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image);
+    if (write_status(run, false, NULL, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    return kind;
+}
+
+static void run_free(clusterextension_run *run)
+{
+    catalog_set_free(&run->cats);
+    if (run->resolved)
+        resolve_result_free(&run->res);
+    if (run->have_rec)
+        install_record_free(&run->rec);
+    clusterextension_target_free(&run->target);
+    kube_client_free(run->as_sa);
+    clusterextension_token_free(&run->token);
+    free(run->message);
+    json_decref(run->ce);
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+kube_wq_result clusterextension_reconcile(const char *key, void *data)
+{
+    clusterextension_reconciler *r = data;
+    uint64_t t0 = now_us();
+    clusterextension_run run = {.r = r};
+    olm_error err;
+    kube_wq_result_kind kind;
+    int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
+    if (rc == KUBE_NOT_FOUND) {
+        clusterextension_drift_forget(r, key);
+        kind = KUBE_WQ_OK;
+    } else if (rc < 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", key, "reading the ClusterExtension: %s", err.msg);
+        kind = KUBE_WQ_ERROR;
+    } else {
+        run.name = clusterextension_str(run.ce, "metadata.name");
+        run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
+                                 .extension = key};
+        if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
+            kind = handle_delete(&run);
+        else
+            kind = run_pipeline(&run);
+    }
+    run_free(&run);
+    uint64_t dt = now_us() - t0;
+    atomic_fetch_add(&r->total, 1);
+    atomic_fetch_add(&r->micros_total, dt);
+    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
+        if ((double)dt / 1e6 <= clusterextension_duration_bounds[i]) {
+            atomic_fetch_add(&r->duration_buckets[i], 1);
+            break;
+        }
+    uint64_t max = atomic_load(&r->micros_max);
+    while (dt > max && !atomic_compare_exchange_weak(&r->micros_max, &max, dt))
+        ;
+    if (kind == KUBE_WQ_ERROR)
+        atomic_fetch_add(&r->errors, 1);
+    if (kind == KUBE_WQ_TERMINAL)
+        atomic_fetch_add(&r->terminal, 1);
+    if (kind == KUBE_WQ_OK && rc == 0 && r->cfg.repair_interval_ms)
+        return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, r->cfg.repair_interval_ms};
+    return (kube_wq_result){kind, 0};
+}

@@ -1,0 +1,334 @@
+/* clusterextension_steps: resolve, pull, render, identity, preflight and apply for one
+ * ClusterExtension reconcile (see clusterextension.h for the order). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "clusterextension_internal.h"
+#include "render.h"
+#include "strbuf.h"
+#include "olm_log.h"
+
+static int set_target(clusterextension_run *run, const char *name, const char *version, const char *image, const char *package)
+{
+    clusterextension_target_free(&run->target);
+    run->target.name = strdup(name ? name : "");
+    run->target.version = strdup(version ? version : "");
+    run->target.image = strdup(image ? image : "");
+    run->target.package = strdup(package ? package : "");
+    if (!run->target.name || !run->target.version || !run->target.image || !run->target.package) {
+        clusterextension_target_free(&run->target);
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+    }
+    run->have_target = true;
+    return 0;
+}
+
+/* ------------------------------------------------------------ resolve (§2.2 step 4) */
+
+int clusterextension_step_resolve(clusterextension_run *run)
+{
+    const json_t *cat = bundle_json_path(run->ce, "spec.source.catalog");
+    const char *pkg = clusterextension_str(run->ce, "spec.source.catalog.packageName");
+    const char *range = clusterextension_str(run->ce, "spec.source.catalog.version");
+    const char *policy = clusterextension_str(run->ce, "spec.source.catalog.upgradeConstraintPolicy");
+    const json_t *chans = json_object_get(cat, "channels");
+    size_t nch = json_array_size(chans);
+    const char **channels = calloc(nch ? nch : 1, sizeof *channels);
+    if (!channels)
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+    for (size_t i = 0; i < nch; i++)
+        channels[i] = json_string_value(json_array_get(chans, i)) ? json_string_value(json_array_get(chans, i)) : "";
+
+    resolve_installed inst = {run->rec.bundle_name, run->rec.bundle_version};
+    resolve_request req = {
+        .package = pkg,
+        .version_range = range,
+        .channels = channels,
+        .nchannels = nch,
+        .policy = strcmp(policy, "SelfCertified") == 0 ? RESOLVE_POLICY_SELF_CERTIFIED : RESOLVE_POLICY_CATALOG_PROVIDED,
+        .installed = run->have_rec ? &inst : NULL,
+    };
+    olm_error err;
+    json_t *catalogs = kube_informer_list(run->r->cfg.catalogs);
+    int rc = catalogs ? 0 : olm_error_set(&err, "out of memory");
+    bool selector_ok = true;
+    if (rc == 0 && catalog_client_collect(run->r->cfg.catalog_client, catalogs, json_object_get(cat, "selector"), pkg,
+                                          &run->cats, &err) != 0) {
+        rc = -1;
+        selector_ok = false;
+    }
+    json_decref(catalogs);
+    if (rc == 0)
+        rc = resolve_bundle(&req, run->cats.items, run->cats.n, &run->res, NULL, &err);
+    free(channels);
+    run->deprecation_known = true;
+    if (rc == 0) {
+        run->resolved = true;
+        char *ver = bundle_version_format(&run->res.version);
+        if (!ver)
+            return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+        const fbc_bundle *b = run->res.bundle;
+        if (!b->image || !*b->image) {
+            free(ver);
+            return clusterextension_fail(run, CE_PROGRESS_RETRYING, "bundle \"%s\" has no image", b->name);
+        }
+        rc = set_target(run, b->name, ver, b->image, pkg);
+        free(ver);
+        return rc;
+    }
+    /* handleResolutionError */
+    if (!run->have_rec)
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    if (*range && strcmp(range, run->rec.bundle_version) != 0)
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    if (!selector_ok || run->cats.matched > 0)
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    /* Every matching catalog is gone: keep what is installed. */
+    return set_target(run, run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image, run->rec.package);
+}
+
+/* ------------------------------------------------------------ identity */
+
+/* A client authenticated as spec.serviceAccount, with a token from the cache.  The
+ * namespace and the ServiceAccount are checked separately so the message says which
+ * one is missing. */
+static int sa_client(clusterextension_run *run, olm_error *err)
+{
+    const char *ns = clusterextension_str(run->ce, "spec.namespace");
+    const char *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    kube_client *admin = run->r->cfg.admin;
+    if (!*sa)
+        return olm_error_set(err, "spec.serviceAccount.name is required: bundle content is applied as that "
+                                  "ServiceAccount");
+    json_t *obj = NULL;
+    int rc = kube_get(admin, "v1", "Namespace", NULL, ns, &obj, err);
+    json_decref(obj);
+    if (rc == KUBE_NOT_FOUND)
+        return olm_error_set(err, "namespace \"%s\" not found: create it and the ServiceAccount \"%s\" in it", ns, sa);
+    if (rc < 0)
+        return -1;
+    kube_client_free(run->as_sa);
+    run->as_sa = NULL;
+    run->actx.as_sa = NULL;
+    clusterextension_token_free(&run->token);
+    rc = clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
+    if (rc == KUBE_NOT_FOUND)
+        return olm_error_set(err, "service account \"%s\" not found in namespace \"%s\": create it with the RBAC "
+                                  "the bundle needs", sa, ns);
+    if (rc < 0)
+        return olm_error_wrap(err, "requesting a token for service account \"%s\" in namespace \"%s\"", sa, ns);
+    kube_config cfg;
+    if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, err) != 0)
+        return -1;
+    kube_client_options co = {.user_agent = "operator-controller"};
+    run->as_sa = kube_client_new(&cfg, &co, err);
+    if (!run->as_sa) {
+        kube_config_free(&cfg);
+        return -1;
+    }
+    run->actx.as_sa = run->as_sa;
+    return 0;
+}
+
+/* After a failed apply: was it because the apiserver no longer accepts the cached
+ * token (the ServiceAccount was re-created, the signing key rotated)?  Then the token
+ * is dropped and a fresh one minted; 1 means "retry once". */
+static int sa_token_rejected(clusterextension_run *run)
+{
+    if (!run->as_sa || kube_client_unauthorized_count(run->as_sa) == 0)
+        return 0;
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    olm_log(OLM_LOG_INFO, "clusterExtension", run->name,
+            "the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying with a new one", ns, sa);
+    clusterextension_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);
+    olm_error err;
+    if (sa_client(run, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------ preflight */
+
+static int crd_preflight(clusterextension_run *run, json_t *objects, olm_error *err)
+{
+    const char *enf = clusterextension_str(run->ce, "spec.install.preflight.crdUpgradeSafety.enforcement");
+    if (strcmp(enf, "None") == 0 || !run->r->cfg.crd_check)
+        return 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(objects, i, o) {
+        if (strcmp(bundle_json_str(o, "kind"), "CustomResourceDefinition") != 0)
+            continue;
+        const char *crd = bundle_json_str(o, "metadata.name");
+        json_t *existing = NULL;
+        int rc = applier_get(&run->actx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd,
+                             &existing, err);
+        if (rc == KUBE_NOT_FOUND)
+            continue;
+        if (rc < 0)
+            return olm_error_wrap(err, "preflight: reading CRD \"%s\"", crd);
+        rc = run->r->cfg.crd_check(existing, o, err);
+        json_decref(existing);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ install */
+
+static bool same_objects(const install_record *rec, json_t *objects)
+{
+    if (rec->nobjects != json_array_size(objects))
+        return false;
+    for (size_t i = 0; i < rec->nobjects; i++) {
+        const install_object_ref *r = &rec->objects[i];
+        bool found = false;
+        size_t j;
+        json_t *o;
+        json_array_foreach(objects, j, o) {
+            if (strcmp(bundle_json_str(o, "kind"), r->kind) == 0 && strcmp(bundle_json_str(o, "metadata.name"), r->name) == 0 &&
+                strcmp(bundle_json_str(o, "metadata.namespace"), r->namespace_ ? r->namespace_ : "") == 0) {
+                found = true;
+                break;
+            }
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static bool target_is_installed(const clusterextension_run *run)
+{
+    return run->have_rec && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
+           strcmp(run->target.version, run->rec.bundle_version) == 0;
+}
+
+static int render(clusterextension_run *run, const char *dir, json_t **objects, char **properties)
+{
+    olm_error err;
+    bundle b = {0};
+    if (bundle_load_dir(dir, &b, &err) != 0)
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    const json_t *config = NULL;
+    if (strcmp(clusterextension_str(run->ce, "spec.config.configType"), "Inline") == 0)
+        config = bundle_json_path(run->ce, "spec.config.inline");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace");
+    bundle_config cfg = {0};
+    if (bundle_config_validate(bundle_install_modes(b.csv), ns, config, &cfg, &err) != 0) {
+        bundle_free(&b);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
+    }
+    render_options ro = {
+        .install_namespace = ns,
+        .watch_namespace = cfg.watch_namespace,
+        .deployment_config = cfg.deployment_config,
+        .cert_provider = RENDER_CERT_OPENSHIFT_SERVICE_CA,
+    };
+    int rc = render_bundle(&b, &ro, objects, &err);
+    const char *props =
+        json_string_value(json_object_get(json_object_get(json_object_get(b.csv, "metadata"), "annotations"),
+                                          "olm.properties"));
+    *properties = rc == 0 ? strdup(props ? props : "[]") : NULL;
+    bundle_config_free(&cfg);
+    bundle_free(&b);
+    if (rc != 0)
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    if (!*properties) {
+        json_decref(*objects);
+        *objects = NULL;
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "out of memory");
+    }
+    return 0;
+}
+
+/* Maintain mode (§2.2 step 5): the image of the installed bundle cannot be pulled, so
+ * nothing is applied and the installed bundle stays.  Its objects are still watched: the
+ * drift watcher gets a current token, or its watches would end when the old one expires
+ * (best effort; a failure here changes nothing about the outcome). */
+static int maintain(clusterextension_run *run)
+{
+    free(run->message);
+    run->message = NULL;
+    run->progress = CE_PROGRESS_SUCCEEDED;
+    olm_error err;
+    if (run->r->cfg.drift && sa_client(run, &err) == 0)
+        clusterextension_drift_post(run);
+    return 0;
+}
+
+/* Applies the bundle, or (same bundle, same objects) repairs drift.  0, or -1 with err
+ * set; `objects` and `properties` stay the caller's. */
+static int put_on_cluster(clusterextension_run *run, json_t *objects, const char *properties, olm_error *err)
+{
+    if (target_is_installed(run) && strcmp(run->target.image, run->rec.bundle_image) == 0 &&
+        same_objects(&run->rec, objects)) {
+        int n = applier_repair(&run->actx, &run->rec, objects, err);
+        if (n < 0)
+            return -1;
+        atomic_fetch_add(&run->r->repaired, (uint64_t)n);
+        if (n > 0)
+            olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "drift repaired (%d objects)", n);
+        return 0;
+    }
+    applier_bundle ab = {
+        .name = run->target.name,
+        .version = run->target.version,
+        .image = run->target.image,
+        .package = run->target.package,
+        .properties = properties,
+    };
+    install_record next = {0};
+    if (applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err) != 0)
+        return -1;
+    if (run->have_rec)
+        install_record_free(&run->rec);
+    run->rec = next;
+    run->have_rec = true;
+    run->installed_changed = true;
+    return 0;
+}
+
+int clusterextension_step_install(clusterextension_run *run)
+{
+    clusterextension_reconciler *r = run->r;
+    olm_error err;
+    oci_ref ref;
+    if (oci_ref_parse(run->target.image, &ref, &err) != 0)
+        return clusterextension_fail_bundle(run, CE_PROGRESS_BLOCKED, "error parsing image reference \"%s\": %s",
+                              run->target.image, err.msg);
+    oci_ref_free(&ref);
+    oci_pull_result pr = {0};
+    if (oci_pull_cached(r->bundle_cache, run->name, run->target.image, &r->cfg.pull, &pr, &err) != 0) {
+        if (target_is_installed(run))
+            return maintain(run);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    }
+    json_t *objects = NULL;
+    char *properties = NULL;
+    int rc = render(run, pr.dir, &objects, &properties);
+    oci_pull_result_free(&pr);
+    if (rc != 0)
+        return -1;
+    if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
+        json_decref(objects);
+        free(properties);
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    }
+    rc = put_on_cluster(run, objects, properties, &err);
+    if (rc != 0 && sa_token_rejected(run))
+        rc = put_on_cluster(run, objects, properties, &err);
+    json_decref(objects);
+    free(properties);
+    if (rc != 0)
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    run->progress = CE_PROGRESS_SUCCEEDED;
+    clusterextension_drift_post(run);
+    return 0;
+}

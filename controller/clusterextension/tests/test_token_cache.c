@@ -1,0 +1,245 @@
+/* clusterextension_token_cache: reuse while more than a third of the lifetime remains,
+ * the server's expirationTimestamp, 401 invalidation (only of the rejected token),
+ * forget, mint failures, and concurrent gets, with a fake clock and a fake TokenRequest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clusterextension.h"
+
+typedef struct fake {
+    time_t now;
+    int64_t server_lifetime; /* what the "apiserver" grants; 0: no expirationTimestamp */
+    int fail;                /* negative kube_result to return, 0: succeed */
+    unsigned minted;
+    int64_t asked_seconds;
+    pthread_mutex_t lock;
+} fake;
+
+static time_t fake_now(void *data)
+{
+    fake *f = data;
+    pthread_mutex_lock(&f->lock);
+    time_t t = f->now;
+    pthread_mutex_unlock(&f->lock);
+    return t;
+}
+
+static int fake_mint(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
+                     olm_error *err)
+{
+    fake *f = data;
+    pthread_mutex_lock(&f->lock);
+    f->asked_seconds = seconds;
+    if (f->fail) {
+        int rc = f->fail;
+        pthread_mutex_unlock(&f->lock);
+        return olm_error_set(err, "serviceaccounts \"%s\" not found", sa), rc;
+    }
+    unsigned n = ++f->minted;
+    *expires = f->server_lifetime ? f->now + (time_t)f->server_lifetime : 0;
+    pthread_mutex_unlock(&f->lock);
+    if (asprintf(token, "tok-%s-%s-%u", ns, sa, n) < 0)
+        return olm_error_set(err, "out of memory");
+    return 0;
+}
+
+static clusterextension_token_cache *new_cache(fake *f, int64_t lifetime)
+{
+    pthread_mutex_init(&f->lock, NULL);
+    clusterextension_token_cache_options o = {.lifetime_seconds = lifetime, .mint = fake_mint, .mint_data = f, .now = fake_now,
+                                .clock_data = f};
+    olm_error err;
+    clusterextension_token_cache *c = clusterextension_token_cache_new(&o, &err);
+    assert_non_null(c);
+    return c;
+}
+
+static void get(clusterextension_token_cache *c, const char *ns, const char *sa, const char *want)
+{
+    clusterextension_token t;
+    olm_error err;
+    assert_int_equal(clusterextension_token_cache_get(c, ns, sa, &t, &err), 0);
+    assert_string_equal(t.value, want);
+    clusterextension_token_free(&t);
+    assert_null(t.value);
+}
+
+static void test_reused_until_two_thirds_of_the_lifetime(void **state)
+{
+    fake f = {.now = 1000, .server_lifetime = 3600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    clusterextension_token t;
+    olm_error err;
+    assert_int_equal(clusterextension_token_cache_get(c, "ns", "sa", &t, &err), 0);
+    assert_string_equal(t.value, "tok-ns-sa-1");
+    assert_int_equal(t.expires, 1000 + 3600);
+    assert_int_equal(t.refresh_at, 1000 + 2400); /* a third (1200 s) before expiry */
+    clusterextension_token_free(&t);
+    assert_int_equal(f.asked_seconds, 3600);
+
+    f.now = 1000 + 2399;
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    assert_int_equal(f.minted, 1);
+    f.now = 1000 + 2400;
+    get(c, "ns", "sa", "tok-ns-sa-2");
+    assert_int_equal(f.minted, 2);
+    get(c, "ns", "sa", "tok-ns-sa-2");
+    assert_int_equal(clusterextension_token_cache_mints(c), 2);
+    assert_int_equal(clusterextension_token_cache_size(c), 1);
+    clusterextension_token_cache_free(c);
+}
+
+static void test_server_shortened_lifetime_is_honoured(void **state)
+{
+    /* Asked for an hour, got ten minutes (--service-account-max-token-expiration). */
+    fake f = {.now = 0, .server_lifetime = 600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    f.now = 399;
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    f.now = 400;
+    get(c, "ns", "sa", "tok-ns-sa-2");
+    clusterextension_token_cache_free(c);
+}
+
+static void test_no_expiration_timestamp_uses_requested_seconds(void **state)
+{
+    fake f = {.now = 50, .server_lifetime = 0};
+    clusterextension_token_cache *c = new_cache(&f, 0); /* default lifetime: 3600 */
+    clusterextension_token t;
+    olm_error err;
+    assert_int_equal(clusterextension_token_cache_get(c, "ns", "sa", &t, &err), 0);
+    assert_int_equal(f.asked_seconds, 3600);
+    assert_int_equal(t.expires, 50 + 3600);
+    assert_int_equal(t.refresh_at, 50 + 2400);
+    clusterextension_token_free(&t);
+    clusterextension_token_cache_free(c);
+}
+
+static void test_entries_are_per_namespace_and_service_account(void **state)
+{
+    fake f = {.now = 0, .server_lifetime = 3600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    get(c, "a", "sa", "tok-a-sa-1");
+    get(c, "b", "sa", "tok-b-sa-2");
+    get(c, "a", "other", "tok-a-other-3");
+    get(c, "a", "sa", "tok-a-sa-1");
+    assert_int_equal(clusterextension_token_cache_size(c), 3);
+    clusterextension_token_cache_forget(c, "b", "sa");
+    assert_int_equal(clusterextension_token_cache_size(c), 2);
+    get(c, "b", "sa", "tok-b-sa-4");
+    clusterextension_token_cache_free(c);
+}
+
+static void test_invalidate_drops_only_the_rejected_token(void **state)
+{
+    fake f = {.now = 0, .server_lifetime = 3600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    /* A 401 seen with an older token that another reconcile already replaced. */
+    clusterextension_token_cache_invalidate(c, "ns", "sa", "tok-ns-sa-0");
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    clusterextension_token_cache_invalidate(c, "ns", "sa", "tok-ns-sa-1");
+    assert_int_equal(clusterextension_token_cache_size(c), 0);
+    get(c, "ns", "sa", "tok-ns-sa-2");
+    clusterextension_token_cache_invalidate(c, "ns", "nope", NULL); /* unknown: nothing happens */
+    assert_int_equal(clusterextension_token_cache_size(c), 1);
+    clusterextension_token_cache_free(c);
+}
+
+static void test_mint_failure_keeps_nothing(void **state)
+{
+    fake f = {.now = 0, .server_lifetime = 3600, .fail = KUBE_NOT_FOUND};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    clusterextension_token t;
+    olm_error err;
+    assert_int_equal(clusterextension_token_cache_get(c, "ns", "sa", &t, &err), KUBE_NOT_FOUND);
+    assert_null(t.value);
+    assert_string_equal(err.msg, "serviceaccounts \"sa\" not found");
+    assert_int_equal(clusterextension_token_cache_size(c), 0);
+    f.fail = 0;
+    get(c, "ns", "sa", "tok-ns-sa-1");
+    clusterextension_token_cache_free(c);
+}
+
+static void test_new_requires_a_mint_function(void **state)
+{
+    clusterextension_token_cache_options o = {0};
+    olm_error err;
+    assert_null(clusterextension_token_cache_new(&o, &err));
+    assert_non_null(strstr(err.msg, "mint function"));
+}
+
+/* Reconciles run on several threads: gets, invalidations and clock moves at once. */
+typedef struct worker {
+    clusterextension_token_cache *c;
+    fake *f;
+    int id;
+} worker;
+
+static void *hammer(void *data)
+{
+    worker *w = data;
+    char sa[16];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(sa, sizeof sa, "sa%d", i % 5);
+        clusterextension_token t;
+        olm_error err;
+        if (clusterextension_token_cache_get(w->c, "ns", sa, &t, &err) != 0)
+            return "get failed";
+        if (strncmp(t.value, "tok-ns-", 7) != 0)
+            return "bad token";
+        if (i % 97 == w->id)
+            clusterextension_token_cache_invalidate(w->c, "ns", sa, t.value);
+        clusterextension_token_free(&t);
+        if (i % 500 == 0) {
+            pthread_mutex_lock(&w->f->lock);
+            w->f->now += 1000;
+            pthread_mutex_unlock(&w->f->lock);
+        }
+    }
+    return NULL;
+}
+
+static void test_concurrent_use(void **state)
+{
+    fake f = {.now = 0, .server_lifetime = 3600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    pthread_t th[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){c, &f, i};
+        assert_int_equal(pthread_create(&th[i], NULL, hammer, &w[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        void *res = NULL;
+        pthread_join(th[i], &res);
+        assert_null(res);
+    }
+    assert_true(clusterextension_token_cache_size(c) <= 5);
+    assert_true(clusterextension_token_cache_mints(c) >= 5);
+    assert_true(clusterextension_token_cache_mints(c) < 4 * 2000); /* reuse happened */
+    clusterextension_token_cache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reused_until_two_thirds_of_the_lifetime),
+        cmocka_unit_test(test_server_shortened_lifetime_is_honoured),
+        cmocka_unit_test(test_no_expiration_timestamp_uses_requested_seconds),
+        cmocka_unit_test(test_entries_are_per_namespace_and_service_account),
+        cmocka_unit_test(test_invalidate_drops_only_the_rejected_token),
+        cmocka_unit_test(test_mint_failure_keeps_nothing),
+        cmocka_unit_test(test_new_requires_a_mint_function),
+        cmocka_unit_test(test_concurrent_use),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

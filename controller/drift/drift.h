@@ -1,0 +1,148 @@
+/* drift: watch-based drift repair (as upstream's contentmanager).
+ *
+ * After a successful reconcile, the reconcile posts what its extension installed: one
+ * collection path per distinct resource type of the install record, the objects
+ * expected in it, and the ServiceAccount token the reconcile used.  The watcher (on the
+ * loop thread) keeps one watch per (extension, resource type), authenticated with that
+ * token -- NOT operator-controller's own identity, which stays least-privileged -- and
+ * filtered by the owner labels
+ *     olm.operatorframework.io/owner-kind=ClusterExtension,olm.operatorframework.io/owner-name=<ext>
+ * Namespaced kinds are watched in their namespace when every recorded object of the kind
+ * is in one namespace (what a namespace-scoped ServiceAccount can do), cluster-wide
+ * otherwise.
+ *
+ * After a watch's initial LIST, a DELETED event, or a MODIFIED event that changed
+ * anything but status / resourceVersion / managedFields / generation, enqueues the
+ * extension after a short coalescing delay (the work queue dedups), and the reconcile's
+ * applier_repair re-applies the recorded objects.  Our own no-op re-applies write
+ * nothing (the apiserver skips unchanged server-side applies), so they raise no event
+ * and cannot loop; status churn (a Deployment's rollout) is filtered out above.  Events
+ * of the initial LIST enqueue nothing, except that an expected object missing from it
+ * (deleted between the apply and the watch) enqueues once.
+ *
+ * Watches are re-created when the set of kinds changes (an upgrade) or when the token
+ * changes; the watcher asks for a reconcile at the token's refresh time so that a fresh
+ * token arrives before the old one expires.  A 401 drops the token (token_rejected) and
+ * asks for a reconcile; a 403 (the ServiceAccount may not list/watch the kind) logs one
+ * line naming the verb and resource, and that kind is left to the periodic repair
+ * (--drift-repair-interval).  Forgetting an extension (deleted, uninstalled) stops its
+ * watches.
+ *
+ * Threading: drift_watcher_post / _forget may be called from any thread (the
+ * reconciles on the threadpool): they queue the request under a mutex and wake the
+ * loop with a uv_async_t, the same way results of threadpool work come back.
+ * Everything else is loop thread only. */
+#ifndef OLM_DRIFT_H
+#define OLM_DRIFT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <uv.h>
+
+#include "install_record.h"
+#include "kube_client.h"
+#include "kube_config.h"
+#include "kube_uvcurl.h"
+#include "kube_watch.h"
+#include "olm_error.h"
+
+/* ------------------------------------------------------------ what to watch (any thread) */
+
+typedef struct drift_path {
+    char *path;  /* collection path, e.g. "/apis/apps/v1/namespaces/ns/deployments"; owned */
+    char **keys; /* keys ("ns/name" or "name") of the recorded objects in it; owned */
+    size_t nkeys;
+} drift_path;
+
+typedef struct drift_spec {
+    char *extension;      /* owned */
+    char *ns, *sa;        /* owned: the ServiceAccount the token belongs to */
+    char *token;          /* owned, zeroed when freed */
+    time_t refresh_at;    /* ask for a reconcile then (fresh token); 0: never */
+    drift_path *paths; /* owned, sorted by path, distinct */
+    size_t npaths;
+} drift_spec;
+
+void drift_spec_free(drift_spec *s);
+
+/* kind -> resource (kube_resolve_kind in production, the built-in table in tests). */
+typedef int (*drift_resolve_fn)(void *data, const char *api_version, const char *kind, kube_resource_info *out,
+                                   olm_error *err);
+
+/* Fills spec->paths (replacing what was there) from the objects of `rec`. */
+int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_fn resolve, void *rdata,
+                        olm_error *err);
+
+/* The owner-label selector of `extension`'s objects; caller frees. */
+char *drift_selector(const char *extension);
+
+/* A hash of what an object's owner may have changed: the object without status,
+ * metadata.resourceVersion, metadata.managedFields and metadata.generation. */
+uint64_t drift_content_hash(const json_t *obj);
+
+/* ------------------------------------------------------------ watches (loop thread) */
+
+typedef struct drift_watch drift_watch; /* one watch of one extension */
+
+/* What a backend watch reports, on the loop thread. */
+void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t *obj);
+void drift_watch_synced(drift_watch *w);
+void drift_watch_error(drift_watch *w, long http_status, const char *msg);
+
+/* How watches are opened: kube_watch on a kube_uvcurl in production, a fake in tests. */
+typedef struct drift_backend {
+    /* Opens a list+watch of `path` with `selector` authenticated by `cfg` (borrowed until
+     * `closed` of stop has run) that reports to `w`.  A handle, or NULL with err set. */
+    void *(*start)(void *data, const kube_config *cfg, const char *path, const char *selector, drift_watch *w,
+                   olm_error *err);
+    /* Stops `handle`: nothing is reported after this returns; `closed(cdata)` runs once
+     * the handle no longer uses its cfg (possibly before stop returns). */
+    void (*stop)(void *data, void *handle, void (*closed)(void *cdata), void *cdata);
+    void *data;
+} drift_backend;
+
+/* The kube_watch backend; `uc` is borrowed and must outlive the watcher. */
+drift_backend drift_backend_kube(kube_uvcurl *uc);
+
+typedef struct drift_callbacks {
+    /* Reconcile `extension` after delay_ms.  Required. */
+    void (*enqueue_after)(const char *extension, uint64_t delay_ms, void *data);
+    /* The apiserver rejected `token` of ns/sa (401).  Optional. */
+    void (*token_rejected)(const char *ns, const char *sa, const char *token, void *data);
+    /* One log line (no newline) about `extension`.  Optional: olm_log. */
+    void (*log)(const char *extension, const char *line, void *data);
+    void *data;
+} drift_callbacks;
+
+typedef struct drift_watcher_options {
+    uint64_t coalesce_ms;       /* delay before the reconcile an event asks for; 0: 1000 */
+    uint64_t min_refresh_ms;    /* earliest refresh reconcile after a post; 0: 1000 */
+} drift_watcher_options;
+
+typedef struct drift_watcher drift_watcher;
+
+/* `base` gives the server and CA (its credentials are replaced by each token);
+ * borrowed, like `backend->data`, for the watcher's life.  opts may be NULL. */
+drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const drift_backend *backend,
+                                       const drift_callbacks *cb, const drift_watcher_options *opts,
+                                       olm_error *err);
+
+/* Any thread.  Takes over *spec (zeroed on return, also on failure).  A later post
+ * for the same extension replaces one not yet applied. */
+int drift_watcher_post(drift_watcher *d, drift_spec *spec, olm_error *err);
+/* Any thread.  Stops watching `extension`. */
+int drift_watcher_forget(drift_watcher *d, const char *extension, olm_error *err);
+/* Loop thread.  Applies what was posted now (otherwise the uv_async does it). */
+void drift_watcher_flush(drift_watcher *d);
+
+/* Loop thread.  Watches running (started, not stopped or given up after a 403/401). */
+size_t drift_watcher_active(const drift_watcher *d);
+/* Loop thread.  Extensions with a spec applied. */
+size_t drift_watcher_extensions(const drift_watcher *d);
+
+/* Loop thread.  Stops every watch; frees the watcher, then calls closed (may be NULL). */
+void drift_watcher_stop(drift_watcher *d, void (*closed)(void *data), void *data);
+
+#endif

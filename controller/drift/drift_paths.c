@@ -1,0 +1,196 @@
+/* drift_paths: what the drift watcher watches for one extension (the
+ * collection paths of its recorded objects), the owner-label selector, and the content
+ * hash that tells a real change from status churn.  Pure functions, any thread. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drift.h"
+
+static void wipe(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
+static void path_free(drift_path *p)
+{
+    free(p->path);
+    for (size_t i = 0; i < p->nkeys; i++)
+        free(p->keys[i]);
+    free(p->keys);
+    memset(p, 0, sizeof *p);
+}
+
+static void paths_free(drift_path *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        path_free(&paths[i]);
+    free(paths);
+}
+
+void drift_spec_free(drift_spec *s)
+{
+    if (!s)
+        return;
+    free(s->extension);
+    free(s->ns);
+    free(s->sa);
+    wipe(s->token);
+    paths_free(s->paths, s->npaths);
+    memset(s, 0, sizeof *s);
+}
+
+char *drift_selector(const char *extension)
+{
+    char *sel = NULL;
+    if (asprintf(&sel, "%s=ClusterExtension,%s=%s", OWNER_KIND_LABEL, OWNER_NAME_LABEL, extension) < 0)
+        return NULL;
+    return sel;
+}
+
+/* ------------------------------------------------------------ paths */
+
+/* One resource type while grouping: its cluster-wide path, the namespaces its
+ * objects are in, and their keys. */
+typedef struct group {
+    kube_resource_info ri;
+    char *cluster_path;
+    const char *only_ns; /* the one namespace so far (borrowed from rec); NULL: none yet */
+    bool many_ns;
+    char **keys;
+    size_t nkeys;
+} group;
+
+static int add_key(group *g, const install_object_ref *o)
+{
+    char *key = NULL;
+    if (g->ri.namespaced ? asprintf(&key, "%s/%s", o->namespace_, o->name) < 0 : !(key = strdup(o->name)))
+        return -1;
+    char **k = realloc(g->keys, (g->nkeys + 1) * sizeof *k);
+    if (!k) {
+        free(key);
+        return -1;
+    }
+    g->keys = k;
+    g->keys[g->nkeys++] = key;
+    return 0;
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(((const drift_path *)a)->path, ((const drift_path *)b)->path);
+}
+
+int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_fn resolve, void *rdata,
+                        olm_error *err)
+{
+    group *groups = calloc(rec->nobjects ? rec->nobjects : 1, sizeof *groups);
+    drift_path *paths = NULL;
+    size_t ngroups = 0, npaths = 0;
+    int rc = groups ? 0 : olm_error_set(err, "out of memory");
+    for (size_t i = 0; rc == 0 && i < rec->nobjects; i++) {
+        const install_object_ref *o = &rec->objects[i];
+        kube_resource_info ri;
+        if (resolve(rdata, o->api_version, o->kind, &ri, err) < 0) {
+            rc = olm_error_wrap(err, "drift watch: resolving %s %s", o->api_version, o->kind);
+            break;
+        }
+        char *cluster_path = kube_resource_path(&ri, NULL, NULL, NULL, err);
+        if (!cluster_path) {
+            rc = -1;
+            break;
+        }
+        group *g = NULL;
+        for (size_t j = 0; j < ngroups && !g; j++)
+            if (strcmp(groups[j].cluster_path, cluster_path) == 0)
+                g = &groups[j];
+        if (g) {
+            free(cluster_path);
+        } else {
+            g = &groups[ngroups++];
+            g->ri = ri;
+            g->cluster_path = cluster_path;
+        }
+        const char *ns = o->namespace_ ? o->namespace_ : "";
+        if (ri.namespaced && *ns) {
+            if (!g->only_ns)
+                g->only_ns = ns;
+            else if (strcmp(g->only_ns, ns) != 0)
+                g->many_ns = true;
+        }
+        if (add_key(g, o) != 0)
+            rc = olm_error_set(err, "out of memory");
+    }
+    if (rc == 0 && !(paths = calloc(ngroups ? ngroups : 1, sizeof *paths)))
+        rc = olm_error_set(err, "out of memory");
+    for (size_t j = 0; rc == 0 && j < ngroups; j++) {
+        group *g = &groups[j];
+        drift_path *p = &paths[npaths++];
+        /* One namespace: watch there, which a namespace-scoped ServiceAccount may do. */
+        if (g->ri.namespaced && g->only_ns && !g->many_ns) {
+            p->path = kube_resource_path(&g->ri, g->only_ns, NULL, NULL, err);
+            if (!p->path)
+                rc = -1;
+        } else {
+            p->path = g->cluster_path;
+            g->cluster_path = NULL;
+        }
+        p->keys = g->keys;
+        p->nkeys = g->nkeys;
+        g->keys = NULL;
+        g->nkeys = 0;
+    }
+    for (size_t j = 0; j < ngroups; j++) {
+        free(groups[j].cluster_path);
+        for (size_t k = 0; k < groups[j].nkeys; k++)
+            free(groups[j].keys[k]);
+        free(groups[j].keys);
+    }
+    free(groups);
+    if (rc != 0) {
+        paths_free(paths, npaths);
+        return -1;
+    }
+    qsort(paths, npaths, sizeof *paths, cmp_path);
+    paths_free(spec->paths, spec->npaths);
+    spec->paths = paths;
+    spec->npaths = npaths;
+    return 0;
+}
+
+/* ------------------------------------------------------------ content hash */
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t drift_content_hash(const json_t *obj)
+{
+    /* Shallow copies: only the two top levels are edited, the rest is shared. */
+    json_t *top = json_copy((json_t *)obj);
+    json_t *md = top ? json_copy(json_object_get(top, "metadata")) : NULL;
+    uint64_t h = 1469598103934665603ULL;
+    if (!top)
+        return h;
+    json_object_del(top, "status");
+    if (md) {
+        json_object_del(md, "resourceVersion");
+        json_object_del(md, "managedFields");
+        json_object_del(md, "generation");
+        json_object_set_new(top, "metadata", md);
+    }
+    char *text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(top);
+    if (!text)
+        return h;
+    h = fnv1a(text, h);
+    free(text);
+    return h;
+}

@@ -1,0 +1,555 @@
+/* drift: which kinds are watched and where, the owner selector,
+ * the content hash, and the watcher's bookkeeping driven through a fake backend on a
+ * private libuv loop: no enqueue during the initial list, enqueue on delete / real
+ * modification after it, a missing expected object, re-creation on new kinds or a new
+ * token, 403 and 401 handling, the refresh timer, posts from another thread, forget
+ * and stop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drift.h"
+
+/* ------------------------------------------------------------ the fake backend */
+
+#define MAXW 32
+
+typedef struct fake_watch {
+    char path[256], selector[256], token[64];
+    drift_watch *w;
+    bool running;
+    void (*closed)(void *);
+    void *cdata;
+} fake_watch;
+
+typedef struct world {
+    uv_loop_t loop;
+    kube_config base;
+    fake_watch fw[MAXW];
+    int nfw;
+    bool defer_close;
+    /* callbacks seen */
+    char enq[64][64];
+    uint64_t enq_delay[64];
+    int nenq;
+    char rejected[128];
+    char logs[8][1024];
+    int nlogs;
+    bool stopped;
+    drift_watcher *d;
+} world;
+
+static void *fake_start(void *data, const kube_config *cfg, const char *path, const char *selector, drift_watch *w,
+                        olm_error *err)
+{
+    world *wd = data;
+    if (wd->nfw >= MAXW) {
+        olm_error_set(err, "too many");
+        return NULL;
+    }
+    fake_watch *f = &wd->fw[wd->nfw++];
+    snprintf(f->path, sizeof f->path, "%s", path);
+    snprintf(f->selector, sizeof f->selector, "%s", selector);
+    snprintf(f->token, sizeof f->token, "%s", cfg->token);
+    f->w = w;
+    f->running = true;
+    return f;
+}
+
+static void fake_stop(void *data, void *handle, void (*closed)(void *), void *cdata)
+{
+    world *wd = data;
+    fake_watch *f = handle;
+    f->running = false;
+    if (wd->defer_close) {
+        f->closed = closed;
+        f->cdata = cdata;
+    } else {
+        closed(cdata);
+    }
+}
+
+static void run_deferred_closes(world *wd)
+{
+    for (int i = 0; i < wd->nfw; i++) {
+        if (wd->fw[i].closed) {
+            void (*c)(void *) = wd->fw[i].closed;
+            wd->fw[i].closed = NULL;
+            c(wd->fw[i].cdata);
+        }
+    }
+}
+
+static void on_enqueue(const char *ext, uint64_t delay_ms, void *data)
+{
+    world *wd = data;
+    snprintf(wd->enq[wd->nenq], sizeof wd->enq[0], "%s", ext);
+    wd->enq_delay[wd->nenq++] = delay_ms;
+}
+
+static void on_rejected(const char *ns, const char *sa, const char *token, void *data)
+{
+    world *wd = data;
+    snprintf(wd->rejected, sizeof wd->rejected, "%s/%s:%s", ns, sa, token);
+}
+
+static void on_log(const char *extension, const char *line, void *data)
+{
+    world *wd = data;
+    if (wd->nlogs < 8)
+        snprintf(wd->logs[wd->nlogs++], sizeof wd->logs[0], "%s: %s", extension, line);
+}
+
+static fake_watch *running(world *wd, const char *path)
+{
+    for (int i = wd->nfw - 1; i >= 0; i--)
+        if (wd->fw[i].running && strcmp(wd->fw[i].path, path) == 0)
+            return &wd->fw[i];
+    return NULL;
+}
+
+static int nrunning(world *wd)
+{
+    int n = 0;
+    for (int i = 0; i < wd->nfw; i++)
+        n += wd->fw[i].running;
+    return n;
+}
+
+static int setup(void **state)
+{
+    world *wd = calloc(1, sizeof *wd);
+    assert_int_equal(uv_loop_init(&wd->loop), 0);
+    wd->base.server = "https://127.0.0.1:6443";
+    drift_backend be = {fake_start, fake_stop, wd};
+    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
+    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5};
+    olm_error err;
+    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
+    assert_non_null(wd->d);
+    *state = wd;
+    return 0;
+}
+
+static void on_stopped(void *data)
+{
+    ((world *)data)->stopped = true;
+}
+
+static int teardown(void **state)
+{
+    world *wd = *state;
+    if (wd->d) {
+        drift_watcher_stop(wd->d, on_stopped, wd);
+        run_deferred_closes(wd);
+        uv_run(&wd->loop, UV_RUN_DEFAULT);
+        assert_true(wd->stopped);
+    }
+    assert_int_equal(uv_loop_close(&wd->loop), 0);
+    free(wd);
+    return 0;
+}
+
+/* ------------------------------------------------------------ specs */
+
+static int builtin(void *data, const char *av, const char *kind, kube_resource_info *out, olm_error *err)
+{
+    if (!kube_builtin_kind(av, kind, out))
+        return olm_error_set(err, "no kind %s %s", av, kind);
+    return 0;
+}
+
+static install_object_ref one_ns_refs[] = {
+    {"apps/v1", "Deployment", "ops", "mgr"},
+    {"v1", "ConfigMap", "ops", "cfg"},
+    {"v1", "ServiceAccount", "ops", "mgr"},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "mgr-role"},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "mgr-role"},
+    {"v1", "ConfigMap", "ops", "cfg2"},
+};
+
+static drift_spec make_spec(const char *ext, const char *token, install_object_ref *refs, size_t n)
+{
+    install_record rec = {.objects = refs, .nobjects = n};
+    drift_spec s = {.extension = strdup(ext), .ns = strdup("ops"), .sa = strdup("installer"),
+                       .token = token ? strdup(token) : NULL};
+    olm_error err;
+    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), 0);
+    return s;
+}
+
+static void test_paths_one_namespace_and_cluster_scoped(void **state)
+{
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
+    assert_int_equal(s.npaths, 5);
+    /* Sorted by path; namespaced kinds in their one namespace. */
+    assert_string_equal(s.paths[0].path, "/api/v1/namespaces/ops/configmaps");
+    assert_int_equal(s.paths[0].nkeys, 2);
+    assert_string_equal(s.paths[0].keys[0], "ops/cfg");
+    assert_string_equal(s.paths[0].keys[1], "ops/cfg2");
+    assert_string_equal(s.paths[1].path, "/api/v1/namespaces/ops/serviceaccounts");
+    assert_string_equal(s.paths[2].path, "/apis/apps/v1/namespaces/ops/deployments");
+    assert_string_equal(s.paths[2].keys[0], "ops/mgr");
+    assert_string_equal(s.paths[3].path, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
+    assert_string_equal(s.paths[4].path, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
+    assert_string_equal(s.paths[4].keys[0], "mgr-role");
+    drift_spec_free(&s);
+}
+
+static void test_paths_many_namespaces_watch_cluster_wide(void **state)
+{
+    install_object_ref refs[] = {
+        {"rbac.authorization.k8s.io/v1", "Role", "ops", "r"},
+        {"rbac.authorization.k8s.io/v1", "Role", "watched", "r"},
+        {"v1", "ConfigMap", "ops", "c"},
+    };
+    drift_spec s = make_spec("ext", "t", refs, 3);
+    assert_int_equal(s.npaths, 2);
+    assert_string_equal(s.paths[0].path, "/api/v1/namespaces/ops/configmaps");
+    assert_string_equal(s.paths[1].path, "/apis/rbac.authorization.k8s.io/v1/roles");
+    assert_int_equal(s.paths[1].nkeys, 2);
+    assert_string_equal(s.paths[1].keys[1], "watched/r");
+    drift_spec_free(&s);
+}
+
+static void test_paths_unknown_kind_fails(void **state)
+{
+    install_object_ref refs[] = {{"example.com/v1", "Widget", "ops", "w"}};
+    install_record rec = {.objects = refs, .nobjects = 1};
+    drift_spec s = {0};
+    olm_error err;
+    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "drift watch: resolving example.com/v1 Widget"));
+    assert_int_equal(s.npaths, 0);
+}
+
+static void test_selector(void **state)
+{
+    char *sel = drift_selector("my-ext");
+    assert_string_equal(sel, "olm.operatorframework.io/owner-kind=ClusterExtension,"
+                             "olm.operatorframework.io/owner-name=my-ext");
+    free(sel);
+}
+
+static json_t *cm(const char *name, const char *value, const char *rv)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:I, s:[{s:s}]}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                     "metadata", "name", name, "namespace", "ops", "resourceVersion", rv, "generation", (json_int_t)1,
+                     "managedFields", "manager", "x", "data", "k", value);
+}
+
+static void test_content_hash_ignores_server_bookkeeping(void **state)
+{
+    json_t *a = cm("c", "v", "1"), *b = cm("c", "v", "2"), *c = cm("c", "changed", "3");
+    json_object_set_new(b, "status", json_pack("{s:i}", "replicas", 3));
+    json_object_set_new(json_object_get(b, "metadata"), "generation", json_integer(7));
+    json_object_set_new(json_object_get(b, "metadata"), "managedFields", json_array());
+    assert_true(drift_content_hash(a) == drift_content_hash(b));
+    assert_true(drift_content_hash(a) != drift_content_hash(c));
+    json_t *labelled = cm("c", "v", "4");
+    json_object_set_new(json_object_get(labelled, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
+    assert_true(drift_content_hash(a) != drift_content_hash(labelled));
+    /* The input is not modified. */
+    assert_non_null(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
+    assert_non_null(json_object_get(b, "status"));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(labelled);
+}
+
+/* ------------------------------------------------------------ the watcher */
+
+static void post(world *wd, drift_spec *s)
+{
+    olm_error err;
+    assert_int_equal(drift_watcher_post(wd->d, s, &err), 0);
+    assert_null(s->extension); /* taken over */
+    drift_watcher_flush(wd->d);
+}
+
+static void list_and_sync(fake_watch *f, json_t **objs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        drift_watch_event(f->w, KUBE_WATCH_ADDED, objs[i]);
+    drift_watch_synced(f->w);
+}
+
+static const char *CM_PATH = "/api/v1/namespaces/ops/configmaps";
+
+static void test_watches_started_with_token_and_selector(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "token-1", one_ns_refs, 6);
+    post(wd, &s);
+    assert_int_equal(drift_watcher_active(wd->d), 5);
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
+    fake_watch *f = running(wd, "/apis/apps/v1/namespaces/ops/deployments");
+    assert_non_null(f);
+    assert_string_equal(f->token, "token-1");
+    assert_string_equal(f->selector,
+                        "olm.operatorframework.io/owner-kind=ClusterExtension,olm.operatorframework.io/owner-name=ext");
+    /* The same spec again changes nothing. */
+    s = make_spec("ext", "token-1", one_ns_refs, 6);
+    post(wd, &s);
+    assert_int_equal(wd->nfw, 5);
+    assert_int_equal(nrunning(wd), 5);
+}
+
+static void test_enqueue_only_after_the_initial_list(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 2); /* Deployment, ConfigMap cfg */
+    post(wd, &s);
+    fake_watch *f = running(wd, CM_PATH);
+    json_t *c1 = cm("cfg", "v", "1");
+    /* Initial list: ADDED and even MODIFIED/DELETED before the sync enqueue nothing. */
+    drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    assert_int_equal(wd->nenq, 0);
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 0);
+
+    /* Status-only churn: nothing. */
+    json_t *c1s = cm("cfg", "v", "2");
+    json_object_set_new(c1s, "status", json_pack("{s:b}", "x", 1));
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1s);
+    assert_int_equal(wd->nenq, 0);
+
+    /* A real change: enqueued with the coalescing delay. */
+    json_t *c2 = cm("cfg", "edited", "3");
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c2);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "ext");
+    assert_int_equal(wd->enq_delay[0], 1000);
+
+    /* Our repair puts it back: that MODIFIED changes content again (one more, harmless,
+     * reconcile); the re-apply after it is a no-op and raises no event at all. */
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    assert_int_equal(wd->nenq, 2);
+    drift_watch_event(f->w, KUBE_WATCH_MODIFIED, c1);
+    assert_int_equal(wd->nenq, 2); /* same content: nothing */
+
+    /* Deleted: enqueued; re-created by us (ADDED): nothing. */
+    drift_watch_event(f->w, KUBE_WATCH_DELETED, c1);
+    assert_int_equal(wd->nenq, 3);
+    drift_watch_event(f->w, KUBE_WATCH_ADDED, c1);
+    assert_int_equal(wd->nenq, 3);
+    json_decref(c1);
+    json_decref(c1s);
+    json_decref(c2);
+}
+
+static void test_expected_object_missing_from_initial_list(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
+    post(wd, &s);
+    fake_watch *f = running(wd, CM_PATH);
+    json_t *objs[] = {cm("cfg", "v", "1")}; /* cfg2 is missing */
+    list_and_sync(f, objs, 1);
+    assert_int_equal(wd->nenq, 1);
+    /* A relist later does not repeat it (its differences come as events). */
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 1);
+    json_decref(objs[0]);
+}
+
+static void test_new_kinds_and_new_token(void **state)
+{
+    world *wd = *state;
+    wd->defer_close = true;
+    drift_spec s = make_spec("ext", "t1", one_ns_refs, 3); /* deployments, configmaps, serviceaccounts */
+    post(wd, &s);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
+    fake_watch *dep = running(wd, "/apis/apps/v1/namespaces/ops/deployments");
+
+    /* An upgrade drops the ServiceAccount and adds a ClusterRole: only those change. */
+    install_object_ref up[] = {one_ns_refs[0], one_ns_refs[1], one_ns_refs[3]};
+    s = make_spec("ext", "t1", up, 3);
+    post(wd, &s);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
+    assert_null(running(wd, "/api/v1/namespaces/ops/serviceaccounts"));
+    assert_non_null(running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles"));
+    assert_ptr_equal(running(wd, "/apis/apps/v1/namespaces/ops/deployments"), dep);
+    assert_int_equal(wd->nfw, 4);
+
+    /* A new token: every watch is opened again with it. */
+    s = make_spec("ext", "t2", up, 3);
+    post(wd, &s);
+    assert_int_equal(wd->nfw, 7);
+    assert_int_equal(nrunning(wd), 3);
+    assert_string_equal(running(wd, "/apis/apps/v1/namespaces/ops/deployments")->token, "t2");
+    /* The old watches close later (their config stays alive until then). */
+    run_deferred_closes(wd);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
+}
+
+static void test_forget_stops_everything(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("a", "t", one_ns_refs, 6);
+    post(wd, &s);
+    s = make_spec("b", "t", one_ns_refs, 1);
+    post(wd, &s);
+    assert_int_equal(drift_watcher_active(wd->d), 6);
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_active(wd->d), 1);
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
+    assert_int_equal(nrunning(wd), 1);
+    assert_int_equal(drift_watcher_forget(wd->d, "b", &err), 0);
+    assert_int_equal(drift_watcher_forget(wd->d, "never-seen", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_active(wd->d), 0);
+    assert_int_equal(drift_watcher_extensions(wd->d), 0);
+    assert_int_equal(nrunning(wd), 0);
+}
+
+static void test_forbidden_logs_once_and_falls_back(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 4);
+    post(wd, &s);
+    fake_watch *f = running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
+    drift_watch_error(f->w, 403, "LIST returned HTTP 403: ...");
+    assert_int_equal(wd->nlogs, 1);
+    assert_string_equal(wd->logs[0],
+                        "ext: drift watch: ServiceAccount ops/installer may not list "
+                        "/apis/rbac.authorization.k8s.io/v1/clusterroles (HTTP 403); drift of those objects is "
+                        "repaired only by the periodic check (--drift-repair-interval)");
+    assert_false(f->running);
+    assert_int_equal(drift_watcher_active(wd->d), 3);
+    assert_int_equal(wd->nenq, 0);
+    /* A new token tries again; a second 403 is not logged again. */
+    s = make_spec("ext", "t2", one_ns_refs, 4);
+    post(wd, &s);
+    f = running(wd, "/apis/rbac.authorization.k8s.io/v1/clusterroles");
+    assert_non_null(f);
+    drift_watch_error(f->w, 403, "again");
+    assert_int_equal(wd->nlogs, 1);
+    /* Other errors are the watch's own business (retried); each distinct one logged once. */
+    fake_watch *g = running(wd, CM_PATH);
+    drift_watch_error(g->w, 0, "connection refused");
+    drift_watch_error(g->w, 0, "connection refused");
+    assert_int_equal(wd->nlogs, 2);
+    assert_true(g->running);
+}
+
+static void test_unauthorized_drops_the_token(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "old-token", one_ns_refs, 3);
+    post(wd, &s);
+    fake_watch *f = running(wd, CM_PATH);
+    drift_watch_error(f->w, 401, "Unauthorized");
+    assert_string_equal(wd->rejected, "ops/installer:old-token");
+    assert_int_equal(wd->nenq, 1);
+    assert_int_equal(nrunning(wd), 0);
+    assert_int_equal(drift_watcher_active(wd->d), 0);
+    /* No token in the log line. */
+    assert_int_equal(wd->nlogs, 1);
+    assert_null(strstr(wd->logs[0], "old-token"));
+    /* A reconcile that had taken the old token before the 401 posts it again: nothing is
+     * started with it, another reconcile is asked for. */
+    s = make_spec("ext", "old-token", one_ns_refs, 3);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 0);
+    assert_int_equal(wd->nenq, 2);
+    /* The reconcile posts a fresh token: the watches come back. */
+    s = make_spec("ext", "new-token", one_ns_refs, 3);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 3);
+}
+
+static void test_refresh_timer_asks_for_a_reconcile(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 1);
+    s.refresh_at = time(NULL) - 1; /* already due: after min_refresh_ms */
+    post(wd, &s);
+    /* The first turns may only deliver the post's uv_async; the timer follows. */
+    for (int i = 0; i < 100 && wd->nenq == 0; i++)
+        uv_run(&wd->loop, UV_RUN_ONCE);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "ext");
+    assert_int_equal(wd->enq_delay[0], 0);
+}
+
+typedef struct poster {
+    drift_watcher *d;
+    int rc;
+} poster;
+
+static void *post_from_thread(void *data)
+{
+    poster *p = data;
+    olm_error err;
+    for (int i = 0; i < 50 && p->rc == 0; i++) {
+        drift_spec s = make_spec("threaded", i % 2 ? "t-odd" : "t-even", one_ns_refs, 2);
+        p->rc = drift_watcher_post(p->d, &s, &err);
+    }
+    return NULL;
+}
+
+static void test_posts_from_another_thread_reach_the_loop(void **state)
+{
+    world *wd = *state;
+    poster p = {wd->d, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, post_from_thread, &p), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(p.rc, 0);
+    uv_run(&wd->loop, UV_RUN_NOWAIT); /* the uv_async wakes the loop */
+    assert_int_equal(drift_watcher_extensions(wd->d), 1);
+    assert_int_equal(drift_watcher_active(wd->d), 2);
+    /* Posts not yet applied were replaced by later ones: the last token wins. */
+    assert_string_equal(running(wd, CM_PATH)->token, "t-odd");
+}
+
+static void test_stop_with_pending_posts_and_closes(void **state)
+{
+    world *wd = *state;
+    wd->defer_close = true;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 3);
+    post(wd, &s);
+    s = make_spec("later", "t", one_ns_refs, 3);
+    olm_error err;
+    assert_int_equal(drift_watcher_post(wd->d, &s, &err), 0); /* never applied */
+    drift_watcher_stop(wd->d, on_stopped, wd);
+    uv_run(&wd->loop, UV_RUN_NOWAIT);
+    assert_false(wd->stopped); /* watches still closing */
+    run_deferred_closes(wd);
+    uv_run(&wd->loop, UV_RUN_DEFAULT);
+    assert_true(wd->stopped);
+    wd->d = NULL;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paths_one_namespace_and_cluster_scoped),
+        cmocka_unit_test(test_paths_many_namespaces_watch_cluster_wide),
+        cmocka_unit_test(test_paths_unknown_kind_fails),
+        cmocka_unit_test(test_selector),
+        cmocka_unit_test(test_content_hash_ignores_server_bookkeeping),
+        cmocka_unit_test_setup_teardown(test_watches_started_with_token_and_selector, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_enqueue_only_after_the_initial_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expected_object_missing_from_initial_list, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_kinds_and_new_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_stops_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forbidden_logs_once_and_falls_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unauthorized_drops_the_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_timer_asks_for_a_reconcile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_posts_from_another_thread_reach_the_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_with_pending_posts_and_closes, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

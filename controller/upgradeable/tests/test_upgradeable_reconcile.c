@@ -1,0 +1,228 @@
+/* The pure parts of the upgradeable reconciler: merging conditions into
+ * ClusterOperator "olm" (lastTransitionTime kept while the status holds, other
+ * conditions untouched), decoding install record Secrets, and the fail-closed
+ * conditions for reads that failed (openshift-upgradeable.md §5). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "olm_time.h"
+#include "upgradeable_reconciler.h"
+
+#define T0 "2026-01-01T00:00:00Z"
+#define T1 "2026-02-02T00:00:00Z"
+
+static json_t *load(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad fixture JSON: %s", e.text);
+    return j;
+}
+
+static const char *cond_field(const json_t *arr, const char *type, const char *field)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach (arr, i, c) {
+        if (strcmp(json_string_value(json_object_get(c, "type")), type) == 0)
+            return json_string_value(json_object_get(c, field));
+    }
+    return NULL;
+}
+
+static upgradeable_condition cond(const char *type, const char *status, const char *reason, const char *message)
+{
+    return (upgradeable_condition){type, status, (char *)reason, (char *)message};
+}
+
+static void test_merge_into_empty(void **state)
+{
+    upgradeable_condition want[2] = {cond("Upgradeable", "True", "AsExpected", "All is well"),
+                                     cond(UPGRADEABLE_DEGRADED_TYPE, "False", "AsExpected", "")};
+    bool changed = false;
+    json_t *out = upgradeable_conditions_merge(NULL, want, 2, T1, &changed);
+    assert_non_null(out);
+    assert_true(changed);
+    assert_int_equal(json_array_size(out), 2);
+    assert_string_equal(cond_field(out, "Upgradeable", "status"), "True");
+    assert_string_equal(cond_field(out, "Upgradeable", "reason"), "AsExpected");
+    assert_string_equal(cond_field(out, "Upgradeable", "message"), "All is well");
+    assert_string_equal(cond_field(out, "Upgradeable", "lastTransitionTime"), T1);
+    assert_string_equal(cond_field(out, UPGRADEABLE_DEGRADED_TYPE, "message"), "");
+    json_decref(out);
+}
+
+static void test_merge_keeps_time_and_others(void **state)
+{
+    json_t *old = load("[{\"type\":\"Available\",\"status\":\"True\",\"lastTransitionTime\":\"" T0 "\",\"reason\":\"X\"},"
+                       " {\"type\":\"Upgradeable\",\"status\":\"False\",\"lastTransitionTime\":\"" T0 "\","
+                       "  \"reason\":\"InstalledOLMOperators_IncompatibleOperatorsInstalled\",\"message\":\"old\"},"
+                       " {\"type\":\"Degraded\",\"status\":\"False\",\"lastTransitionTime\":\"" T0 "\"}]");
+    json_t *copy = json_deep_copy(old);
+    /* Same status, new message: the time stays, the message changes. */
+    upgradeable_condition want = cond("Upgradeable", "False", "InstalledOLMOperators_IncompatibleOperatorsInstalled",
+                                      "new");
+    bool changed = false;
+    json_t *out = upgradeable_conditions_merge(old, &want, 1, T1, &changed);
+    assert_true(changed);
+    assert_true(json_equal(old, copy)); /* input untouched */
+    assert_int_equal(json_array_size(out), 3);
+    assert_string_equal(cond_field(out, "Upgradeable", "lastTransitionTime"), T0);
+    assert_string_equal(cond_field(out, "Upgradeable", "message"), "new");
+    /* Others: same objects, same order. */
+    assert_true(json_equal(json_array_get(out, 0), json_array_get(old, 0)));
+    assert_true(json_equal(json_array_get(out, 2), json_array_get(old, 2)));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(out, 1), "type")), "Upgradeable");
+    json_decref(out);
+
+    /* Status flips: the time moves. */
+    want = cond("Upgradeable", "True", "AsExpected", "All is well");
+    out = upgradeable_conditions_merge(old, &want, 1, T1, &changed);
+    assert_true(changed);
+    assert_string_equal(cond_field(out, "Upgradeable", "lastTransitionTime"), T1);
+    assert_string_equal(cond_field(out, "Upgradeable", "reason"), "AsExpected");
+    assert_true(json_equal(json_array_get(out, 0), json_array_get(old, 0)));
+    json_decref(out);
+    json_decref(copy);
+    json_decref(old);
+}
+
+static void test_merge_unchanged(void **state)
+{
+    json_t *old = load("[{\"type\":\"Upgradeable\",\"status\":\"True\",\"lastTransitionTime\":\"" T0 "\","
+                       "  \"reason\":\"AsExpected\",\"message\":\"All is well\"}]");
+    upgradeable_condition want = cond("Upgradeable", "True", "AsExpected", "All is well");
+    bool changed = true;
+    json_t *out = upgradeable_conditions_merge(old, &want, 1, T1, &changed);
+    assert_false(changed);
+    assert_true(json_equal(out, old));
+    json_decref(out);
+    /* A condition without lastTransitionTime gets one even when the status holds. */
+    json_t *no_time = load("[{\"type\":\"Upgradeable\",\"status\":\"True\",\"reason\":\"AsExpected\","
+                           "\"message\":\"All is well\"}]");
+    out = upgradeable_conditions_merge(no_time, &want, 1, T1, &changed);
+    assert_true(changed);
+    assert_string_equal(cond_field(out, "Upgradeable", "lastTransitionTime"), T1);
+    json_decref(out);
+    json_decref(no_time);
+    json_decref(old);
+}
+
+static void test_rfc3339(void **state)
+{
+    char buf[21];
+    olm_time_rfc3339(0, buf);
+    assert_string_equal(buf, "1970-01-01T00:00:00Z");
+    olm_time_rfc3339(1767225600, buf);
+    assert_string_equal(buf, T0);
+}
+
+/* ---- install record Secrets ---- */
+
+static json_t *secret(const char *record_b64, const char *owner)
+{
+    return json_pack("{s:{s:s, s:{s:s}}, s:{s:s}}", "metadata", "name", "olmv1-install-x", "labels",
+                     "olm.operatorframework.io/owner-name", owner, "data", "record.json", record_b64);
+}
+
+static void test_record_decode(void **state)
+{
+    /* {"extension":"foo","bundle":{"name":"foo.v1.0.0"},
+     *  "properties":"[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":4.10}]"} */
+    const char *b64 = "eyJleHRlbnNpb24iOiJmb28iLCJidW5kbGUiOnsibmFtZSI6ImZvby52MS4wLjAifSwicHJvcGVydGllcyI6Ilt7XCJ0eXBl"
+                      "XCI6XCJvbG0ubWF4T3BlblNoaWZ0VmVyc2lvblwiLFwidmFsdWVcIjo0LjEwfV0ifQ==";
+    json_t *s = secret(b64, "foo");
+    char *ext, *bundle, *props;
+    olm_error err;
+    assert_int_equal(upgradeable_record_from_secret(s, &ext, &bundle, &props, &err), 0);
+    assert_string_equal(ext, "foo");
+    assert_string_equal(bundle, "foo.v1.0.0");
+    assert_string_equal(props, "[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":4.10}]"); /* 4.10 kept */
+    free(ext);
+    free(bundle);
+    free(props);
+    json_decref(s);
+
+    /* No properties field: NULL (compatible); extension from the owner label. */
+    s = secret("eyJidW5kbGUiOnsibmFtZSI6ImIifX0", "bar"); /* {"bundle":{"name":"b"}}, unpadded */
+    assert_int_equal(upgradeable_record_from_secret(s, &ext, &bundle, &props, &err), 0);
+    assert_string_equal(ext, "bar");
+    assert_string_equal(bundle, "b");
+    assert_null(props);
+    free(ext);
+    free(bundle);
+    json_decref(s);
+
+    s = secret("!!!", "bar");
+    assert_int_equal(upgradeable_record_from_secret(s, &ext, &bundle, &props, &err), -1);
+    assert_non_null(strstr(err.msg, "base64"));
+    json_decref(s);
+    s = secret("bm90IGpzb24=", "bar"); /* "not json" */
+    assert_int_equal(upgradeable_record_from_secret(s, &ext, &bundle, &props, &err), -1);
+    assert_non_null(strstr(err.msg, "record.json"));
+    json_decref(s);
+}
+
+/* ---- fail-closed conditions ---- */
+
+static void test_missing_cluster_version(void **state)
+{
+    upgradeable_inputs in = {0};
+    in.version_error = "ClusterVersion \"version\" not found";
+    upgradeable_result r;
+    olm_error err;
+    assert_int_equal(upgradeable_inputs_check(&in, NULL, &r, &err), 0);
+    assert_string_equal(r.upgradeable.status, "False");
+    assert_string_equal(r.upgradeable.reason, "InstalledOLMOperators_ErrorCheckingOperatorCompatibility");
+    assert_string_equal(r.upgradeable.message,
+                        "InstalledOLMOperatorsUpgradeable: Encountered errors while checking compatibility with the "
+                        "next minor version of OpenShift: ClusterVersion \"version\" not found");
+    assert_string_equal(r.degraded.status, "True");
+    assert_string_equal(r.degraded.reason, "SyncError");
+    upgradeable_result_free(&r);
+    /* --to does not need it. */
+    assert_int_equal(upgradeable_inputs_check(&in, "4.19", &r, &err), 0);
+    assert_string_equal(r.upgradeable.status, "True");
+    upgradeable_result_free(&r);
+}
+
+static void test_list_error_and_lookup(void **state)
+{
+    upgradeable_extension ext[2] = {
+        {.name = "foo", .bundle = "foo.v1", .properties = "[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":\"4.18\"}]"},
+        {.name = "bar", .bundle = "", .lookup_failed = true},
+    };
+    upgradeable_inputs in = {.exts = ext, .n = 2, .cluster_version = "4.18.3"};
+    upgradeable_result r;
+    olm_error err;
+    assert_int_equal(upgradeable_inputs_check(&in, NULL, &r, &err), 0);
+    assert_string_equal(r.upgradeable.reason, "InstalledOLMOperators_IncompatibleOperatorsInstalled");
+    assert_non_null(strstr(r.upgradeable.message, "bundle \"foo.v1\" for ClusterExtension \"foo\""));
+    assert_non_null(strstr(r.upgradeable.message, "error returning the last deployed release for bar"));
+    upgradeable_result_free(&r);
+
+    upgradeable_inputs bad = {.cluster_version = "4.18.3", .list_error = "cannot list ClusterExtensions: boom\nline2"};
+    assert_int_equal(upgradeable_inputs_check(&bad, NULL, &r, &err), 0);
+    assert_string_equal(r.upgradeable.reason, "InstalledOLMOperators_FailureGettingExtensionMetadata");
+    assert_string_equal(r.upgradeable.message, "InstalledOLMOperatorsUpgradeable: cannot list ClusterExtensions: boom\n"
+                                               "InstalledOLMOperatorsUpgradeable: line2");
+    upgradeable_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_into_empty),       cmocka_unit_test(test_merge_keeps_time_and_others),
+        cmocka_unit_test(test_merge_unchanged),        cmocka_unit_test(test_rfc3339),
+        cmocka_unit_test(test_record_decode),          cmocka_unit_test(test_missing_cluster_version),
+        cmocka_unit_test(test_list_error_and_lookup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,327 @@
+/* upgradeable_reconcile_inputs: what the upgrade check reads from the cluster — the
+ * cluster version, the ClusterExtensions and their install record Secrets — turned into
+ * upgradeable_extension rows, plus the fail-closed conditions for a read that failed.
+ *
+ * The record is decoded here (base64 + jansson) rather than through install_record.h so
+ * that this check only depends on the three fields it needs and keeps working while the
+ * record grows other fields. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "install_record.h"
+#include "olm_base64.h"
+#include "strbuf.h"
+#include "upgradeable_reconciler.h"
+
+#define PAGE_SIZE 500
+
+/* ------------------------------------------------------------ record decoding */
+
+int upgradeable_record_from_secret(const json_t *secret, char **extension, char **bundle, char **properties,
+                                   olm_error *err)
+{
+    *extension = *bundle = *properties = NULL;
+    const char *b64 = json_string_value(json_object_get(json_object_get(secret, "data"), "record.json"));
+    if (!b64)
+        return olm_error_set(err, "no data[\"record.json\"]");
+    /* Padding optional: this check reads what it can rather than judging the writer. */
+    size_t len = 0;
+    char *text = olm_base64_decode(b64, strlen(b64), OLM_BASE64_UNPADDED, &len, err);
+    if (!text)
+        return olm_error_set(err, errno == ENOMEM ? "out of memory" : "data[\"record.json\"] is not valid base64");
+    json_error_t jerr;
+    json_t *rec = json_loadb(text, len, 0, &jerr);
+    free(text);
+    if (!json_is_object(rec)) {
+        json_decref(rec);
+        return olm_error_set(err, "record.json is not a JSON object: %s", rec ? "wrong type" : jerr.text);
+    }
+    const char *ext = json_string_value(json_object_get(rec, "extension"));
+    if (!ext) /* fall back to the owner label every record carries */
+        ext = json_string_value(
+            json_object_get(json_object_get(json_object_get(secret, "metadata"), "labels"), OWNER_NAME_LABEL));
+    const char *bname = json_string_value(json_object_get(json_object_get(rec, "bundle"), "name"));
+    json_t *props = json_object_get(rec, "properties");
+    int rc = 0;
+    if (!ext || !*ext)
+        rc = olm_error_set(err, "record.json names no extension");
+    else if (!bname)
+        rc = olm_error_set(err, "record.json has no bundle.name");
+    else if (props && !json_is_null(props) && !json_is_string(props) && !json_is_array(props))
+        rc = olm_error_set(err, "record.json \"properties\" is neither text nor an array");
+    if (rc == 0) {
+        *extension = strdup(ext);
+        *bundle = strdup(bname);
+        if (json_is_string(props)) /* the verbatim olm.properties text (install_record.h) */
+            *properties = strndup(json_string_value(props), json_string_length(props));
+        else if (json_is_array(props)) /* tolerated; number texts may be normalised */
+            *properties = upgradeable_properties_from_json(props);
+        if (!*extension || !*bundle || (props && (json_is_string(props) || json_is_array(props)) && !*properties)) {
+            free(*extension);
+            free(*bundle);
+            free(*properties);
+            *extension = *bundle = *properties = NULL;
+            rc = olm_error_set(err, "out of memory");
+        }
+    }
+    json_decref(rec);
+    return rc;
+}
+
+/* ------------------------------------------------------------ reading the cluster */
+
+/* Takes ownership of s (NULL allowed: out of memory). */
+static const char *keep(upgradeable_inputs *in, char *s)
+{
+    if (!s)
+        return NULL;
+    char **grown = realloc(in->strings, (in->nstrings + 1) * sizeof *grown);
+    if (!grown) {
+        free(s);
+        return NULL;
+    }
+    in->strings = grown;
+    in->strings[in->nstrings++] = s;
+    return s;
+}
+
+/* Every page of a list, items appended to *items (created here). */
+static int list_all(kube_client *c, const char *api_version, const char *kind, const char *ns, const char *selector,
+                    json_t **items, olm_error *err)
+{
+    *items = json_array();
+    if (!*items)
+        return olm_error_set(err, "out of memory");
+    char *cont = NULL;
+    int rc;
+    do {
+        kube_list_options lo = {.label_selector = selector, .limit = PAGE_SIZE, .continue_token = cont};
+        json_t *page = NULL;
+        rc = kube_list(c, api_version, kind, ns, &lo, &page, err);
+        free(cont);
+        cont = NULL;
+        if (rc < 0)
+            break;
+        if (json_array_extend(*items, json_object_get(page, "items")) < 0)
+            rc = olm_error_set(err, "out of memory");
+        const char *next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
+        if (rc == 0 && next && *next && !(cont = strdup(next)))
+            rc = olm_error_set(err, "out of memory");
+        json_decref(page);
+    } while (rc == 0 && cont);
+    free(cont);
+    if (rc < 0) {
+        json_decref(*items);
+        *items = NULL;
+    }
+    return rc;
+}
+
+static int read_version(kube_client *c, const upgradeable_reconcile_opts *o, upgradeable_inputs *out)
+{
+    if (o && o->skip_cluster_version)
+        return 0;
+    if (o && o->cluster_version_override && *o->cluster_version_override)
+        return (out->cluster_version = strdup(o->cluster_version_override)) ? 0 : -1;
+    json_t *cv = NULL;
+    olm_error kerr;
+    int rc = kube_get(c, UPGRADEABLE_OPENSHIFT_API, "ClusterVersion", NULL, "version", &cv, &kerr);
+    const char *v = json_string_value(json_object_get(json_object_get(json_object_get(cv, "status"), "desired"),
+                                                      "version"));
+    strbuf why = STRBUF_INIT;
+    int wr = 0;
+    if (rc == KUBE_NOT_FOUND)
+        wr = strbuf_puts(&why, "ClusterVersion \"version\" not found");
+    else if (rc < 0)
+        wr = strbuf_printf(&why, "cannot read ClusterVersion \"version\": %s", kerr.msg);
+    else if (!v || !*v)
+        wr = strbuf_puts(&why, "ClusterVersion \"version\" has no status.desired.version");
+    else if (!(out->cluster_version = strdup(v)))
+        wr = -1;
+    json_decref(cv);
+    if (wr == 0 && why.len && !(out->version_error = strbuf_detach(&why)))
+        wr = -1;
+    strbuf_free(&why);
+    return wr;
+}
+
+/* The record Secret of extension `name` among `secrets`: *found set; *bad set (with
+ * err) when a Secret owned by it cannot be read. */
+static int find_record(upgradeable_inputs *out, const json_t *secrets, const char *name, upgradeable_extension *e,
+                       bool *found)
+{
+    size_t i;
+    json_t *s;
+    *found = false;
+    json_array_foreach (secrets, i, s) {
+        char *ext, *bundle, *props;
+        olm_error rerr;
+        if (upgradeable_record_from_secret(s, &ext, &bundle, &props, &rerr) < 0) {
+            if (strcmp(rerr.msg, "out of memory") == 0)
+                return -1;
+            const char *owner = json_string_value(
+                json_object_get(json_object_get(json_object_get(s, "metadata"), "labels"), OWNER_NAME_LABEL));
+            if (owner && strcmp(owner, name) == 0) {
+                *found = true;
+                e->lookup_failed = true;
+                e->bundle = "";
+                return 0;
+            }
+            continue;
+        }
+        bool mine = strcmp(ext, name) == 0;
+        free(ext);
+        if (!mine) {
+            free(bundle);
+            free(props);
+            continue;
+        }
+        *found = true;
+        if (!(e->bundle = keep(out, bundle))) { /* keep() freed bundle */
+            free(props);
+            return -1;
+        }
+        e->properties = props ? keep(out, props) : NULL;
+        return props && !e->properties ? -1 : 0;
+    }
+    return 0;
+}
+
+int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o, upgradeable_inputs *out,
+                            olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *ns = o && o->system_namespace && *o->system_namespace ? o->system_namespace
+                                                                       : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;
+    json_t *ces = NULL, *secrets = NULL;
+    olm_error kerr;
+    int rc = read_version(c, o, out);
+    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, &ces, &kerr) < 0) {
+        strbuf why = STRBUF_INIT;
+        if (strbuf_printf(&why, "cannot list ClusterExtensions: %s", kerr.msg) < 0 ||
+            !(out->list_error = strbuf_detach(&why)))
+            rc = -1;
+        strbuf_free(&why);
+    }
+    /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
+    bool secrets_ok = rc == 0 && ces &&
+                      list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", &secrets, &kerr) == 0;
+    size_t nces = json_array_size(ces);
+    if (rc == 0 && nces && !(out->exts = calloc(nces, sizeof *out->exts)))
+        rc = -1;
+    size_t i;
+    json_t *ce;
+    json_array_foreach (ces, i, ce) {
+        if (rc < 0)
+            break;
+        const char *name = json_string_value(json_object_get(json_object_get(ce, "metadata"), "name"));
+        if (!name)
+            continue;
+        upgradeable_extension *e = &out->exts[out->n];
+        memset(e, 0, sizeof *e);
+        bool found = !secrets_ok;
+        if (!secrets_ok) {
+            e->lookup_failed = true;
+            e->bundle = "";
+        } else if (find_record(out, secrets, name, e, &found) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!found) /* not installed yet: upstream skips it silently */
+            continue;
+        if (!(e->name = keep(out, strdup(name))))
+            rc = -1;
+        else
+            out->n++;
+    }
+    json_decref(ces);
+    json_decref(secrets);
+    if (rc < 0) {
+        upgradeable_inputs_free(out);
+        return olm_error_set(err, "upgradeable: out of memory");
+    }
+    return 0;
+}
+
+void upgradeable_inputs_free(upgradeable_inputs *in)
+{
+    for (size_t i = 0; i < in->nstrings; i++)
+        free(in->strings[i]);
+    free(in->strings);
+    free(in->exts);
+    free(in->cluster_version);
+    free(in->version_error);
+    free(in->list_error);
+    memset(in, 0, sizeof *in);
+}
+
+/* ------------------------------------------------------------ fail-closed conditions */
+
+static int set_cond(upgradeable_condition *c, const char *type, const char *status, const char *reason,
+                    const char *message)
+{
+    free(c->reason);
+    free(c->message);
+    c->type = type;
+    c->status = status;
+    c->reason = strdup(reason);
+    c->message = strdup(message);
+    return c->reason && c->message ? 0 : -1;
+}
+
+/* The read failed before the check could run: all three conditions fail closed, the
+ * same shape upgradeable_check gives a bad cluster version (library-go's merge:
+ * reason "InstalledOLMOperators_<reason>", message lines prefixed with the type). */
+static int fail_closed(upgradeable_result *r, const char *reason, const char *message)
+{
+    strbuf co_reason = STRBUF_INIT, co_msg = STRBUF_INIT;
+    int rc = strbuf_printf(&co_reason, "InstalledOLMOperators_%s", reason);
+    for (const char *line = message; rc == 0 && line;) {
+        const char *nl = strchr(line, '\n');
+        int n = nl ? (int)(nl - line) : (int)strlen(line);
+        rc = strbuf_printf(&co_msg, "%s%s: %.*s", co_msg.len ? "\n" : "", UPGRADEABLE_INTERMEDIATE_TYPE, n, line);
+        line = nl ? nl + 1 : NULL;
+    }
+    if (rc == 0)
+        rc = set_cond(&r->intermediate, UPGRADEABLE_INTERMEDIATE_TYPE, "False", reason, message);
+    if (rc == 0)
+        rc = set_cond(&r->degraded, UPGRADEABLE_DEGRADED_TYPE, "True", "SyncError", message);
+    if (rc == 0)
+        rc = set_cond(&r->upgradeable, "Upgradeable", "False", strbuf_str(&co_reason), strbuf_str(&co_msg));
+    if (rc == 0) {
+        free(r->errors);
+        rc = (r->errors = strdup(message)) ? 0 : -1;
+    }
+    strbuf_free(&co_reason);
+    strbuf_free(&co_msg);
+    return rc;
+}
+
+int upgradeable_inputs_check(const upgradeable_inputs *in, const char *target, upgradeable_result *out,
+                             olm_error *err)
+{
+    /* --to does not need the cluster version; the reconciler always does. */
+    bool need_version = !target;
+    int rc = target ? upgradeable_check_target(in->exts, in->n, target, out, err)
+                    : upgradeable_check(in->exts, in->n, in->cluster_version ? in->cluster_version : "", out, err);
+    if (rc < 0)
+        return -1;
+    strbuf msg = STRBUF_INIT;
+    int wr = 0;
+    if (need_version && !in->cluster_version) {
+        wr = strbuf_printf(&msg, "Encountered errors while checking compatibility with the next minor version of "
+                                 "OpenShift: %s", in->version_error ? in->version_error : "no cluster version");
+        if (wr == 0)
+            wr = fail_closed(out, "ErrorCheckingOperatorCompatibility", strbuf_str(&msg));
+    } else if (in->list_error) {
+        wr = fail_closed(out, "FailureGettingExtensionMetadata", in->list_error);
+    }
+    strbuf_free(&msg);
+    if (wr < 0) {
+        upgradeable_result_free(out);
+        return olm_error_set(err, "upgradeable: out of memory");
+    }
+    return 0;
+}

@@ -1,0 +1,203 @@
+/* upgradeable_reconcile_watch: the event-driven form of the upgrade check.  Three
+ * informers (ClusterExtensions, install record Secrets, ClusterVersion "version") only
+ * serve as triggers: every event queues the one key "olm", and the pass itself reads the
+ * cluster through REST (upgradeable_reconcile_once), so it never works from a cache that
+ * is still filling.  The work queue deduplicates a burst of events into one pass and
+ * never runs two passes at once.
+ *
+ * Thread affinity: everything here runs on the loop thread except reconcile_cb, which
+ * runs on a threadpool thread and touches only the borrowed client, the copied options
+ * and the atomic counter. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "install_record.h"
+#include "kube_informer.h"
+#include "kube_uvcurl.h"
+#include "kube_workqueue.h"
+#include "upgradeable_reconciler.h"
+#include "olm_log.h"
+
+#define KEY "olm"
+#define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
+#define NINFORMERS 3
+
+struct upgradeable_reconciler {
+    uv_loop_t *loop;
+    kube_client *client; /* borrowed */
+    char *system_namespace, *version_override; /* owned copies */
+    upgradeable_reconcile_opts opts;           /* points at the copies */
+    kube_uvcurl *uc;
+    kube_informer *inf[NINFORMERS];
+    kube_workqueue *wq;
+    bool stopping;
+    int closing; /* informer/uvcurl closes still pending */
+    void (*done_cb)(void *data);
+    void *done_data;
+    atomic_uint passes;
+};
+
+static kube_wq_result reconcile_cb(const char *key, void *data)
+{
+    upgradeable_reconciler *r = data;
+    olm_error err;
+    int rc = upgradeable_reconcile_once(r->client, &r->opts, &err);
+    atomic_fetch_add(&r->passes, 1);
+    if (rc < 0) {
+        olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: %s (will retry)", err.msg);
+        return (kube_wq_result){KUBE_WQ_ERROR, 0};
+    }
+    return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, RESYNC_MS};
+}
+
+static void enqueue(upgradeable_reconciler *r)
+{
+    olm_error err;
+    if (r->wq && !r->stopping && kube_workqueue_add(r->wq, KEY, &err) != 0)
+        olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: could not queue a pass: %s",
+                err.msg);
+}
+
+static void on_add(json_t *obj, void *data) { enqueue(data); }
+static void on_update(json_t *old_obj, json_t *new_obj, void *data) { enqueue(data); }
+static void on_delete(json_t *obj, void *data) { enqueue(data); }
+static void on_synced(void *data) { enqueue(data); }
+static void on_error(const char *msg, void *data)
+{
+    olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+}
+
+static void free_reconciler(upgradeable_reconciler *r)
+{
+    void (*cb)(void *) = r->done_cb;
+    void *cb_data = r->done_data;
+    free(r->system_namespace);
+    free(r->version_override);
+    free(r);
+    if (cb)
+        cb(cb_data);
+}
+
+static void uvcurl_closed(void *data)
+{
+    free_reconciler(data);
+}
+
+static void one_closed(void *data)
+{
+    upgradeable_reconciler *r = data;
+    if (--r->closing > 0)
+        return;
+    if (r->uc)
+        kube_uvcurl_close(r->uc, uvcurl_closed, r);
+    else
+        free_reconciler(r);
+}
+
+static void informer_closed(void *data)
+{
+    one_closed(data);
+}
+
+/* Phase 2, once no pass runs: the informers, then the multi handle they share. */
+static void stop_watches(upgradeable_reconciler *r)
+{
+    r->closing = 1; /* held until every stop was issued */
+    for (int i = 0; i < NINFORMERS; i++) {
+        if (r->inf[i]) {
+            r->closing++;
+            kube_informer_stop(r->inf[i], informer_closed, r);
+            r->inf[i] = NULL;
+        }
+    }
+    one_closed(r);
+}
+
+static void wq_done(void *data)
+{
+    upgradeable_reconciler *r = data;
+    r->wq = NULL;
+    stop_watches(r);
+}
+
+void upgradeable_reconciler_stop(upgradeable_reconciler *r, void (*done_cb)(void *data), void *data)
+{
+    if (!r || r->stopping)
+        return;
+    r->stopping = true;
+    r->done_cb = done_cb;
+    r->done_data = data;
+    if (r->wq)
+        kube_workqueue_shutdown(r->wq, false, wq_done, r); /* waits for a running pass */
+    else
+        stop_watches(r);
+}
+
+unsigned upgradeable_reconciler_passes(const upgradeable_reconciler *r)
+{
+    return atomic_load(&((upgradeable_reconciler *)r)->passes);
+}
+
+static int start_informer(upgradeable_reconciler *r, int i, const char *path, const char *label,
+                          const char *field, olm_error *err)
+{
+    kube_watch_options wo = {.path = path, .label_selector = label, .field_selector = field};
+    kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_error};
+    r->inf[i] = kube_informer_new(r->uc, kube_client_config(r->client), &wo, &h, r, err);
+    return r->inf[i] ? kube_informer_start(r->inf[i], err) : -1;
+}
+
+int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upgradeable_reconcile_opts *opts,
+                                 upgradeable_reconciler **out, olm_error *err)
+{
+    *out = NULL;
+    bool served = false;
+    if (kube_group_version_served(client, UPGRADEABLE_OPENSHIFT_API, &served, err) < 0)
+        return -1;
+    if (!served)
+        return UPGRADEABLE_NOT_OPENSHIFT;
+    upgradeable_reconciler *r = calloc(1, sizeof *r);
+    if (!r)
+        return olm_error_set(err, "out of memory");
+    r->loop = loop;
+    r->client = client;
+    atomic_init(&r->passes, 0);
+    const char *ns = opts && opts->system_namespace && *opts->system_namespace
+                         ? opts->system_namespace
+                         : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;
+    r->system_namespace = strdup(ns);
+    if (opts && opts->cluster_version_override && *opts->cluster_version_override)
+        r->version_override = strdup(opts->cluster_version_override);
+    r->opts = (upgradeable_reconcile_opts){.system_namespace = r->system_namespace,
+                                           .cluster_version_override = r->version_override};
+    char *secrets_path = NULL;
+    int rc = 0;
+    if (!r->system_namespace || (opts && opts->cluster_version_override && *opts->cluster_version_override &&
+                                 !r->version_override) ||
+        asprintf(&secrets_path, "/api/v1/namespaces/%s/secrets", ns) < 0) {
+        secrets_path = NULL;
+        rc = olm_error_set(err, "out of memory");
+    }
+    if (rc == 0 && !(r->uc = kube_uvcurl_new(loop, err)))
+        rc = -1;
+    kube_workqueue_options qo = {.concurrency = 1};
+    if (rc == 0 && !(r->wq = kube_workqueue_new(loop, &qo, reconcile_cb, r, err)))
+        rc = -1;
+    if (rc == 0)
+        rc = start_informer(r, 0, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL, NULL, err);
+    if (rc == 0)
+        rc = start_informer(r, 1, secrets_path, INSTALL_RECORD_LABEL "=true", NULL, err);
+    if (rc == 0)
+        rc = start_informer(r, 2, "/apis/config.openshift.io/v1/clusterversions", NULL, "metadata.name=version", err);
+    free(secrets_path);
+    if (rc < 0) {
+        /* Tear down asynchronously like a stop; the caller gets no handle. */
+        upgradeable_reconciler_stop(r, NULL, NULL);
+        return -1;
+    }
+    enqueue(r); /* writes the condition even when no watched object exists */
+    *out = r;
+    return 0;
+}

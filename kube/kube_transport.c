@@ -1,0 +1,286 @@
+/* kube_transport: the blocking REST client object and its HTTP requests (see
+ * kube_transport.h for the threading and ownership rules).  One CURL easy handle per
+ * call keeps calls independent; pooling idle handles keeps their keep-alive
+ * connections for the next call. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_client_internal.h"
+#include "strbuf.h"
+
+#define KUBE_MAX_BODY ((size_t)512 * 1024 * 1024) /* a runaway response must not eat the heap */
+
+/* ------------------------------------------------------------ lifecycle */
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *userp)
+{
+    (void)h;
+    (void)access;
+    kube_client *c = userp;
+    pthread_mutex_lock(&c->share_locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *userp)
+{
+    (void)h;
+    kube_client *c = userp;
+    pthread_mutex_unlock(&c->share_locks[data]);
+}
+
+kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, olm_error *err)
+{
+    if (!cfg || !cfg->server) {
+        olm_error_set(err, "kube client: the configuration has no server");
+        return NULL;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        olm_error_set(err, "kube client: libcurl initialisation failed");
+        return NULL;
+    }
+    kube_client *c = calloc(1, sizeof *c);
+    if (!c)
+        goto oom;
+    c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+    c->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
+    c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "olmv1");
+    c->disc = json_object();
+    if (!c->user_agent || !c->disc)
+        goto oom_free;
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&c->share_locks[i], NULL);
+    pthread_mutex_init(&c->disc_lock, NULL);
+    pthread_mutex_init(&c->pool_lock, NULL);
+    c->share = curl_share_init();
+    if (!c->share) {
+        kube_client_free(c);
+        goto oom;
+    }
+    curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    c->cfg = *cfg; /* take ownership only once nothing can fail */
+    memset(cfg, 0, sizeof *cfg);
+    return c;
+oom_free:
+    json_decref(c->disc);
+    free(c->user_agent);
+    free(c);
+    curl_global_cleanup();
+oom:
+    olm_error_set(err, "out of memory");
+    return NULL;
+}
+
+void kube_client_free(kube_client *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->npool; i++) /* before the share they point at */
+        curl_easy_cleanup(c->pool[i]);
+    pthread_mutex_destroy(&c->pool_lock);
+    if (c->share)
+        curl_share_cleanup(c->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&c->share_locks[i]);
+    pthread_mutex_destroy(&c->disc_lock);
+    json_decref(c->disc);
+    free(c->user_agent);
+    kube_config_free(&c->cfg);
+    free(c);
+    curl_global_cleanup();
+}
+
+const kube_config *kube_client_config(const kube_client *c)
+{
+    return &c->cfg;
+}
+
+unsigned kube_client_unauthorized_count(kube_client *c)
+{
+    return atomic_load(&c->unauthorized);
+}
+
+void kube_response_free(kube_response *r)
+{
+    if (!r)
+        return;
+    free(r->body);
+    free(r->content_type);
+    memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------ raw request */
+
+/* An easy handle for one call: a pooled idle one (reset to defaults, which
+ * keeps its live connections) or a new one. */
+static CURL *handle_acquire(kube_client *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_lock);
+    if (c->npool > 0)
+        h = c->pool[--c->npool];
+    pthread_mutex_unlock(&c->pool_lock);
+    if (h) {
+        curl_easy_reset(h);
+        return h;
+    }
+    return curl_easy_init();
+}
+
+static void handle_release(kube_client *c, CURL *h, bool reusable)
+{
+    if (reusable) {
+        /* Drop per-call pointers (headers, error buffer, sink) before pooling. */
+        curl_easy_reset(h);
+        pthread_mutex_lock(&c->pool_lock);
+        if (c->npool < KUBE_CLIENT_POOL) {
+            c->pool[c->npool++] = h;
+            h = NULL;
+        }
+        pthread_mutex_unlock(&c->pool_lock);
+    }
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+struct sink {
+    strbuf sb;
+    bool too_big;
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
+{
+    struct sink *s = userp;
+    size_t n = size * nmemb;
+    if (s->sb.len + n > KUBE_MAX_BODY) {
+        s->too_big = true;
+        return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+    }
+    return strbuf_append(&s->sb, data, n) < 0 ? 0 : n;
+}
+
+#define TRY_SETOPT(opt, val)                                                                     \
+    do {                                                                                         \
+        if ((cc = curl_easy_setopt(h, (opt), (val))) != CURLE_OK) {                              \
+            olm_error_set(err, "libcurl: setting " #opt ": %s", curl_easy_strerror(cc));         \
+            goto done;                                                                           \
+        }                                                                                        \
+    } while (0)
+
+long kube_request(kube_client *c, const char *method, const char *path, const char *query,
+                  const char *content_type, const char *body, size_t body_len,
+                  kube_response *resp, olm_error *err)
+{
+    memset(resp, 0, sizeof *resp);
+    long result = -1;
+    CURLcode cc = CURLE_OK;
+    struct curl_slist *headers = NULL;
+    struct sink sink = {STRBUF_INIT, false};
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char *url = NULL;
+    CURL *h = handle_acquire(c);
+    if (!h) {
+        olm_error_set(err, "out of memory");
+        return -1;
+    }
+    if (asprintf(&url, "%s%s%s%s", c->cfg.server, path, query && *query ? "?" : "", query ? query : "") < 0) {
+        url = NULL;
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    if (kube_curl_apply(h, &c->cfg, &headers, err) < 0)
+        goto done;
+    struct curl_slist *nl = curl_slist_append(headers, "Accept: application/json");
+    if (nl)
+        nl = curl_slist_append(headers = nl, "Expect:"); /* no 100-continue round trip */
+    if (nl && content_type) {
+        char ct[256];
+        snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
+        nl = curl_slist_append(headers = nl, ct);
+    }
+    if (!nl) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    headers = nl;
+    TRY_SETOPT(CURLOPT_URL, url);
+    TRY_SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+    TRY_SETOPT(CURLOPT_HTTPHEADER, headers);
+    TRY_SETOPT(CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM-based DNS timeouts */
+    TRY_SETOPT(CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    TRY_SETOPT(CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    TRY_SETOPT(CURLOPT_USERAGENT, c->user_agent);
+    TRY_SETOPT(CURLOPT_SHARE, c->share);
+    TRY_SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+    TRY_SETOPT(CURLOPT_WRITEFUNCTION, on_body);
+    TRY_SETOPT(CURLOPT_WRITEDATA, &sink);
+    TRY_SETOPT(CURLOPT_ACCEPT_ENCODING, ""); /* lists compress well */
+    if (strcmp(method, "GET") != 0)
+        TRY_SETOPT(CURLOPT_CUSTOMREQUEST, method);
+    if (body) {
+        TRY_SETOPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+        TRY_SETOPT(CURLOPT_POSTFIELDS, body);
+    }
+    cc = curl_easy_perform(h);
+    if (cc != CURLE_OK) {
+        if (sink.too_big)
+            olm_error_set(err, "%s %s%s: response larger than %zu bytes", method, c->cfg.server, path, KUBE_MAX_BODY);
+        else
+            olm_error_set(err, "cannot reach the Kubernetes API server %s (%s %s): %s", c->cfg.server, method, path,
+                          errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        goto done;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+    char *ctype = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype &&
+        !(resp->content_type = strdup(ctype))) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    resp->body_len = sink.sb.len;
+    resp->body = strbuf_detach(&sink.sb);
+    if (!resp->body) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
+    result = resp->status;
+    if (result == 401)
+        atomic_fetch_add(&c->unauthorized, 1);
+done:
+    if (result < 0)
+        kube_response_free(resp);
+    strbuf_free(&sink.sb);
+    curl_slist_free_all(headers); /* holds the bearer token: free promptly */
+    handle_release(c, h, result >= 0);
+    free(url);
+    return result;
+}
+
+/* ------------------------------------------------------------ JSON calls */
+
+int kube_request_json(kube_client *c, const char *method, const char *path, const char *query,
+                      const char *ctype, const char *body, json_t **out, olm_error *err)
+{
+    if (out)
+        *out = NULL;
+    kube_response resp;
+    long st = kube_request(c, method, path, query, ctype, body, body ? strlen(body) : 0, &resp, err);
+    if (st < 0)
+        return KUBE_ERROR;
+    int rc = KUBE_OK;
+    if (st < 200 || st >= 300) {
+        rc = kube_status_error(st, resp.body, resp.body_len, method, path, err);
+    } else if (out) {
+        json_error_t je;
+        *out = json_loadb(resp.body, resp.body_len, 0, &je);
+        if (!*out)
+            rc = olm_error_set(err, "%s %s: invalid JSON in the response (HTTP %ld): %s", method, path, st, je.text);
+    }
+    kube_response_free(&resp);
+    return rc;
+}
+

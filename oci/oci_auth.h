@@ -1,0 +1,35 @@
+/* oci_auth: registry authentication inputs: WWW-Authenticate challenges and
+ * credentials from a docker config JSON. */
+#ifndef OLM_OCI_AUTH_H
+#define OLM_OCI_AUTH_H
+
+#include "olm_error.h"
+
+/* One authentication challenge from a WWW-Authenticate header. */
+typedef struct oci_auth_challenge {
+    char scheme[16]; /* lowercased: "bearer", "basic" */
+    char *realm;     /* owned, may be NULL */
+    char *service;
+    char *scope;
+} oci_auth_challenge;
+
+/* Parses a WWW-Authenticate value (which may list several challenges) and keeps
+ * the most useful one: Bearer, else Basic, else the first. */
+int oci_auth_parse_challenge(const char *header, oci_auth_challenge *out, olm_error *err);
+void oci_auth_challenge_free(oci_auth_challenge *c);
+
+typedef struct oci_credentials {
+    char *username; /* owned; both NULL when there are none */
+    char *password;
+} oci_credentials;
+
+/* Looks up `registry` in a docker config JSON ({"auths":{"host":{"auth":
+ * base64(user:pass)} or {"username","password"}}}).  Keys match as "host",
+ * "http(s)://host" or "http(s)://host/v1/..."; docker.io also matches
+ * index.docker.io.  No entry is not an error (*out stays empty); an unreadable
+ * or malformed file is. */
+int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
+                              olm_error *err);
+void oci_credentials_free(oci_credentials *c);
+
+#endif

@@ -1,0 +1,97 @@
+/* oci_image: building images: blobs, a reproducible tar+gzip layer from a directory,
+ * the image config and manifest, and registry+v1 bundle labels. */
+#ifndef OLM_OCI_IMAGE_H
+#define OLM_OCI_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "oci_digest.h"
+#include "olm_error.h"
+
+/* ---------------------------------------------------------------- blobs and layers (oci_layer.c) */
+
+/* Content to upload.  Exactly one of `data` or `file` is set.  A blob does not
+ * own `data` unless built by this library (see oci_image_free); `file` must be
+ * seekable because an upload may be retried after an auth challenge. */
+typedef struct oci_blob {
+    const char *media_type; /* static string, one of OCI_MT_* */
+    char digest[OCI_DIGEST_BUFSZ];
+    uint64_t size;
+    const unsigned char *data;
+    FILE *file;
+} oci_blob;
+
+typedef struct oci_layer {
+    oci_blob blob;                  /* blob.file is a tmpfile() owned by the layer */
+    char diff_id[OCI_DIGEST_BUFSZ]; /* sha256 of the uncompressed tar */
+    uint64_t tar_size;              /* bytes of the uncompressed tar */
+    size_t entries;                 /* tar entries written */
+} oci_layer;
+
+/* Builds a gzip-compressed tar of the tree under `dir`, reproducibly: entries in
+ * byte order, parents before children, directories included, mtime 0, uid/gid 0,
+ * no user/group names, no xattrs, modes normalised (dirs and executables 0755,
+ * other files 0644) so that the same content gives the same digest whatever the
+ * umask of the checkout.  Only directories, regular files and symlinks are
+ * allowed.  With `prefix` (e.g. "configs"), the tree goes under "<prefix>/" and
+ * the prefix directories get entries of their own.  On success *out owns a
+ * temporary file (freed by oci_layer_free). */
+int oci_layer_from_dir(const char *dir, const char *prefix, oci_layer *out, olm_error *err);
+void oci_layer_free(oci_layer *layer);
+
+/* ---------------------------------------------------------------- images (oci_image.c) */
+
+typedef struct oci_label {
+    const char *key;
+    const char *value;
+} oci_label;
+
+/* A one-layer image ready to push.  Everything is owned by the struct. */
+typedef struct oci_image {
+    oci_layer layer;
+    oci_blob config;   /* config.data is the JSON below */
+    char *config_json; /* compact, keys sorted */
+    char *manifest_json;
+    size_t manifest_len;
+    char manifest_digest[OCI_DIGEST_BUFSZ];
+} oci_image;
+
+/* The image config JSON: architecture amd64, os linux, config.Labels (later
+ * labels with the same key win), rootfs.diff_ids, one history entry with
+ * `created_by`, created at the epoch (so builds are reproducible).  Keys sorted,
+ * compact.  Caller frees. */
+char *oci_image_config_json(const oci_label *labels, size_t nlabels, const char *diff_id,
+                            const char *created_by, olm_error *err);
+/* The OCI image manifest for one config and n layers.  Caller frees. */
+char *oci_image_manifest_json(const oci_blob *config, const oci_blob *const *layers,
+                              size_t nlayers, olm_error *err);
+/* Layer from `dir` (under `prefix` if not NULL), config with `labels`, manifest. */
+int oci_image_build(const char *dir, const char *prefix, const oci_label *labels, size_t nlabels,
+                    const char *created_by, oci_image *out, olm_error *err);
+void oci_image_free(oci_image *img);
+
+/* ---------------------------------------------------------------- bundles (oci_bundle.c) */
+
+/* A label list whose strings it owns. */
+typedef struct oci_labels {
+    oci_label *items; /* keys and values are malloc'd and owned */
+    size_t len;
+    size_t cap;
+} oci_labels;
+
+/* Adds or replaces key=value (copies both). */
+int oci_labels_set(oci_labels *l, const char *key, const char *value, olm_error *err);
+/* Parses "K=V" (K non-empty) and adds it. */
+int oci_labels_set_kv(oci_labels *l, const char *kv, olm_error *err);
+const char *oci_labels_get(const oci_labels *l, const char *key);
+void oci_labels_free(oci_labels *l);
+
+/* Checks that `dir` is a registry+v1 bundle (manifests/ and
+ * metadata/annotations.yaml exist) and adds the bundle labels: the three
+ * standard ones, then every entry of the `annotations:` map of annotations.yaml
+ * (package, channels, ...), which is how operator-sdk builds bundle images. */
+int oci_bundle_labels(const char *dir, oci_labels *labels, olm_error *err);
+
+#endif

@@ -1,0 +1,28 @@
+/* Private to the pull side (oci_pull.c, oci_pull_cache.c) and its tests: one pull into
+ * a directory, shared by oci_pull and the cache. */
+#ifndef OLM_OCI_PULL_INTERNAL_H
+#define OLM_OCI_PULL_INTERNAL_H
+
+#include "oci_pull.h"
+
+/* What the manifest and config said about an image being pulled. */
+typedef struct oci_image_meta {
+    char top_digest[OCI_DIGEST_BUFSZ]; /* what the reference names (index or manifest) */
+    oci_manifest manifest;
+    char *labels_json; /* owned */
+    char *prefix;      /* owned: the catalog label (raw) or a copy of opts->prefix; may be NULL */
+} oci_image_meta;
+void oci_image_meta_free(oci_image_meta *m);
+
+/* Pulls `ref` (by `digest` when not NULL, else its tag or digest) into `dest`
+ * through a temp dir beside it; fills m (caller frees with oci_image_meta_free). */
+int oci_pull_to(oci_registry *reg, const oci_ref *ref, const char *digest, const char *dest,
+                const oci_pull_opts *opts, oci_image_meta *m, olm_error *err);
+int oci_pull_fill_result(const oci_ref *ref, const char *digest, const char *dest,
+                         const char *labels_json, const char *prefix, const oci_pull_opts *opts,
+                         oci_pull_result *r, olm_error *err);
+const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts);
+/* Best-effort recursive removal of a path (no symlinks followed). */
+void oci_remove_path(const char *path);
+
+#endif
