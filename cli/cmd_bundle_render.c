@@ -151,7 +151,7 @@ static int write_json(json_t *objects, FILE *out)
 {
     json_t *list = json_pack("{s:s,s:s,s:O}", "apiVersion", "v1", "kind", "List", "items", objects);
     strbuf sb = STRBUF_INIT;
-    int rc = list && gojson_encode(list, GOJSON_SORT_KEYS, &sb) == 0 ? 0 : -1;
+    int rc = list && gocompat_json_encode(&sb, list, GOCOMPAT_JSON_SORT_KEYS) == 0 ? 0 : -1;
     if (rc == 0)
         fprintf(out, "%s\n", strbuf_str(&sb));
     strbuf_free(&sb);
