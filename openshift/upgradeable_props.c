@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "fbc_yaml.h"
+#include "gocompat.h"
 #include "olm_read_file.h"
 #include "upgradeable.h"
 #include "upgradeable_internal.h"
@@ -23,85 +24,20 @@
 #define MAX_DEPTH 256
 #define MAX_JSON (16u << 20) /* aliases can multiply a small file (billion laughs) */
 
-/* json.Marshal of a Go string (HTML-safe escaping; the input is valid UTF-8 or
- * gets U+FFFD per bad byte, as Go does). */
+/* The flavour of json.Marshal this text has always had: HTML escaping, and \b
+ * and \f written as \u0008 and \u000c (Go before 1.22). */
+#define PROPS_JSON (GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML | GOCOMPAT_JSON_LEGACY_BF)
+
 static int go_json_string(strbuf *sb, const char *s, size_t len)
 {
-    int rc = strbuf_putc(sb, '"');
-    for (size_t i = 0; rc == 0 && i < len;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t n;
-        long r = upgradeable_utf8_decode((const unsigned char *)s + i, len - i, &n);
-        if (r < 0)
-            rc = strbuf_puts(sb, "\\ufffd");
-        else if (c == '"' || c == '\\')
-            rc = strbuf_printf(sb, "\\%c", c);
-        else if (c == '\n')
-            rc = strbuf_puts(sb, "\\n");
-        else if (c == '\r')
-            rc = strbuf_puts(sb, "\\r");
-        else if (c == '\t')
-            rc = strbuf_puts(sb, "\\t");
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-            rc = strbuf_printf(sb, "\\u00%02x", c);
-        else if (r == 0x2028 || r == 0x2029)
-            rc = strbuf_printf(sb, "\\u%04lx", r);
-        else
-            rc = strbuf_append(sb, s + i, n);
-        i += n;
-    }
-    return rc < 0 ? -1 : strbuf_putc(sb, '"');
+    return gocompat_json_string(sb, s, len, PROPS_JSON);
 }
 
-/* json.Marshal of a float64: shortest round-trip digits, %f style between 1e-6
- * and 1e21, else %e style with a one-digit negative exponent cleaned up. */
 static int go_json_float(strbuf *sb, double d)
 {
-    char e[40];
-    for (int p = 1; p <= 17; p++) {
-        snprintf(e, sizeof e, "%.*e", p - 1, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
-    /* e is "[-]D[.DDD]e[+-]XX": collect sign, digits and exponent. */
-    const char *s = e;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    char digits[24];
-    size_t nd = 0;
-    for (; *s != 'e'; s++)
-        if (*s != '.')
-            digits[nd++] = *s;
-    long exp = strtol(s + 1, NULL, 10);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    int rc = neg ? strbuf_putc(sb, '-') : 0;
-    double a = fabs(d);
-    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-        rc = rc ? rc : strbuf_putc(sb, digits[0]);
-        if (!rc && nd > 1)
-            rc = strbuf_putc(sb, '.') < 0 || strbuf_append(sb, digits + 1, nd - 1) < 0 ? -1 : 0;
-        if (!rc)
-            rc = exp < 0 && exp > -10 ? strbuf_printf(sb, "e-%ld", -exp) : strbuf_printf(sb, "e%c%02ld", exp < 0 ? '-' : '+', labs(exp));
-        return rc;
-    }
-    if (a == 0)
-        return rc ? rc : strbuf_putc(sb, '0');
-    /* Fixed notation: the point goes after digit exp+1. */
-    if (exp < 0) {
-        rc = rc ? rc : strbuf_puts(sb, "0.");
-        for (long i = -1; !rc && i > exp; i--)
-            rc = strbuf_putc(sb, '0');
-        return rc ? rc : strbuf_append(sb, digits, nd);
-    }
-    for (long i = 0; !rc && (i <= exp || (size_t)i < nd); i++) {
-        if (i == exp + 1)
-            rc = strbuf_putc(sb, '.');
-        if (!rc)
-            rc = strbuf_putc(sb, (size_t)i < nd ? digits[i] : '0');
-    }
-    return rc;
+    char buf[GOCOMPAT_FLOAT_BUF];
+    gocompat_json_float(d, buf);
+    return strbuf_puts(sb, buf);
 }
 
 typedef struct conv {
@@ -381,7 +317,7 @@ static int append_props(strbuf *sb, const upgradeable_prop_list *l)
             go_json_string(sb, p->type, p->type_len) < 0 || strbuf_puts(sb, ",\"value\":") < 0)
             return -1;
         /* json.Marshal writes a nil RawMessage as null. */
-        if ((p->value ? upgradeable_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
+        if ((p->value ? gocompat_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
             strbuf_putc(sb, '}') < 0)
             return -1;
     }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "gocompat.h"
@@ -71,12 +72,33 @@ static void test_quote_ascii_only(void **state)
     QA("\xc2\xa0\xff\xe2\x80\xa8", "\"\xc2\xa0\xff\xe2\x80\xa8\"");
 }
 
+/* Moved from openshift/tests/test_upgradeable.c (upstream quotes bundle and
+ * ClusterExtension names with %q). */
+static void test_go_quote_upgradeable(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"abc", "\"abc\""},          {"a\"b\\", "\"a\\\"b\\\\\""},   {"\t\x01\x7f", "\"\\t\\x01\\x7f\""},
+        {"\xc3\xa9", "\"\xc3\xa9\""}, {"\xff", "\"\\xff\""},         {"\xc2\xa0", "\"\\u00a0\""},
+        {"\xe2\x80\xa8", "\"\\u2028\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        strbuf sb = STRBUF_INIT;
+        assert_int_equal(gocompat_quote(&sb, cases[i].in, strlen(cases[i].in), 0), 0);
+        assert_string_equal(strbuf_str(&sb), cases[i].out);
+        strbuf_free(&sb);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_utf8_decode),
         cmocka_unit_test(test_quote),
         cmocka_unit_test(test_quote_ascii_only),
+        cmocka_unit_test(test_go_quote_upgradeable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
