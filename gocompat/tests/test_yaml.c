@@ -256,6 +256,30 @@ static void test_to_json_limits(void **state)
     strbuf_free(&out);
 }
 
+/* go-yaml parses a whole document before decoding it: its syntax errors and
+ * unknown anchors come before any key or value problem. */
+static void test_to_json_error_order(void **state)
+{
+    (void)state;
+    gocompat_yaml_error e;
+    strbuf out = STRBUF_INIT;
+    const char *y = "~: x\nb: .nan\nc: *nope\nd: [unclosed\n";
+    assert_int_equal(gocompat_yaml_to_json(y, strlen(y), NULL, 0, 0, &out, &e), -1);
+    assert_int_equal(e.code, GOCOMPAT_YAML_EANCHOR);
+    assert_int_equal(e.line, 3);
+    const char *z = "~: x\nb: .nan\nd: [unclosed\n";
+    assert_int_equal(gocompat_yaml_to_json(z, strlen(z), NULL, 0, 0, &out, &e), -1);
+    assert_int_equal(e.code, GOCOMPAT_YAML_ESYNTAX);
+    const char *k = "~: x\nb: .nan\n";
+    assert_int_equal(gocompat_yaml_to_json(k, strlen(k), NULL, 0, 0, &out, &e), -1);
+    assert_int_equal(e.code, GOCOMPAT_YAML_EKEY);
+    /* Only the first document counts. */
+    const char *two = "a: 1\n---\nb: *nope\n";
+    assert_int_equal(gocompat_yaml_to_json(two, strlen(two), NULL, 0, 0, &out, &e), 0);
+    assert_string_equal(strbuf_str(&out), "{\"a\":1}");
+    strbuf_free(&out);
+}
+
 /* The FBC loader's wording. */
 static void test_strerror(void **state)
 {
@@ -286,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_strings_mode),
         cmocka_unit_test(test_to_json),
         cmocka_unit_test(test_to_json_limits),
+        cmocka_unit_test(test_to_json_error_order),
         cmocka_unit_test(test_strerror),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
