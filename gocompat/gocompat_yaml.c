@@ -320,6 +320,25 @@ static char *string_key(ydec *d, yaml_event_t *kev, int depth, int line)
     return s;
 }
 
+/* An anchor on a scalar key names that scalar, as a value, for later aliases
+ * (go-yaml keeps it like any other node).  A .nan or .inf key is fine as a key
+ * but has no JSON value: it is left unnamed. */
+static int remember_key_anchor(ydec *d, const yaml_event_t *kev)
+{
+    if (!kev->data.scalar.anchor)
+        return 0;
+    json_t *v = scalar_to_json(d, kev);
+    if (!v) {
+        if (d->e->code != GOCOMPAT_YAML_ENONFINITE)
+            return -1;
+        d->e->code = GOCOMPAT_YAML_OK;
+        return 0;
+    }
+    int rc = remember_anchor(d, kev->data.scalar.anchor, v, 1);
+    json_decref(v);
+    return rc;
+}
+
 /* The key that starts with `kev` (consumed); NULL with the error set. */
 static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge)
 {
@@ -330,6 +349,10 @@ static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge)
         return string_key(d, kev, depth, kline);
     if (kev->type == YAML_SCALAR_EVENT) {
         key = scalar_key(d, kev, merge);
+        if (key && remember_key_anchor(d, kev) < 0) {
+            free(key);
+            key = NULL;
+        }
     } else if (kev->type == YAML_ALIAS_EVENT) {
         const anchor *a = resolve_alias(d, kev);
         if (a)

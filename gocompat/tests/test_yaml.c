@@ -93,6 +93,9 @@ static void test_decode(void **state)
     expect_decode("s: \"q\\\" \\b\\f\\n\\t \\x01 \\u2028 <>& \\u00e9\"\ne: !!str 12\ni: !!int \"12\"\n", 0,
                   "{\"e\":\"12\",\"i\":12,\"s\":\"q\\\" \\b\\f\\n\\t \\u0001 \\u2028 <>& \xc3\xa9\"}\n");
     expect_decode("c: &x 5\nd: {*x : c}\n", 0, "{\"c\":5,\"d\":{\"5\":\"c\"}}\n");
+    /* An anchor on a key names the key's scalar. */
+    expect_decode("&k 1: a\n*k : b\nc: *k\n&s key: d\ne: [*s]\n", 0,
+                  "{\"1\":\"b\",\"c\":1,\"e\":[\"key\"],\"key\":\"d\"}\n");
     /* Every document, an empty one as null. */
     expect_decode("a: 1\n---\n---\n# comment\n---\n- 2\n", 0, "{\"a\":1}\nnull\nnull\n[2]\n");
     expect_decode("", 0, "");
