@@ -50,8 +50,7 @@ int gocompat_quote(strbuf *sb, const char *s, size_t len, unsigned flags);
 
 /* strconv.FormatFloat(f, 'g', -1, bits) for bits 32 or 64, which is what %v
  * prints: "NaN", "+Inf", "-Inf", "-0", exponent form below 1e-4 and from 1e21
- * (1e+21, 1e-05).  With bits 32 the digits are the fewest that read back as
- * the same float32. */
+ * (1e+21, 1e-05).  With bits 32 the value is first rounded to a float32. */
 void gocompat_format_float_g(double f, int bits, char buf[GOCOMPAT_FLOAT_BUF]);
 
 /* encoding/json's text for a float64 (f finite): plain notation for

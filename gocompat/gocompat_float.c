@@ -73,6 +73,10 @@ static void fmt_f(char *out, bool neg, const char *d, int nd, int exp10)
 
 void gocompat_format_float_g(double f, int bits, char buf[GOCOMPAT_FLOAT_BUF])
 {
+    /* FormatFloat(x, 'g', -1, 32) formats float32(x): round first, so that the
+     * digits are the float's own (and 1e39 is +Inf). */
+    if (bits == 32)
+        f = (float)f;
     if (isnan(f)) {
         snprintf(buf, GOCOMPAT_FLOAT_BUF, "NaN");
         return;
@@ -82,7 +86,7 @@ void gocompat_format_float_g(double f, int bits, char buf[GOCOMPAT_FLOAT_BUF])
         return;
     }
     bool neg = signbit(f) != 0;
-    if ((bits == 32 ? (float)f : f) == 0) {
+    if (f == 0) {
         snprintf(buf, GOCOMPAT_FLOAT_BUF, "%s0", neg ? "-" : "");
         return;
     }

@@ -199,18 +199,16 @@ static json_t *scalar_to_json(ydec *d, const yaml_event_t *ev)
 }
 
 /* sigs.k8s.io/yaml's text for a float map key: FormatFloat 'g' at 32 bits, with
- * go-yaml's spellings of the specials. */
+ * go-yaml's spellings of the specials (1e39 is +Inf as a float32: ".inf"). */
 static void float_key(double f, char buf[GOCOMPAT_FLOAT_BUF])
 {
-    if (isnan(f)) {
-        snprintf(buf, GOCOMPAT_FLOAT_BUF, ".nan");
-        return;
-    }
-    if (isinf(f)) {
-        snprintf(buf, GOCOMPAT_FLOAT_BUF, f > 0 ? ".inf" : "-.inf");
-        return;
-    }
     gocompat_format_float_g(f, 32, buf);
+    if (strcmp(buf, "+Inf") == 0)
+        snprintf(buf, GOCOMPAT_FLOAT_BUF, ".inf");
+    else if (strcmp(buf, "-Inf") == 0)
+        snprintf(buf, GOCOMPAT_FLOAT_BUF, "-.inf");
+    else if (strcmp(buf, "NaN") == 0)
+        snprintf(buf, GOCOMPAT_FLOAT_BUF, ".nan");
 }
 
 /* The string form of a map key that was a scalar event.  Caller frees. */

@@ -76,6 +76,9 @@ static void test_g32(void **state)
         {1.5, "1.5"}, {1e6, "1e+06"}, {0.0001, "0.0001"}, {1e-5, "1e-05"},
         {123456789, "1.2345679e+08"}, {-0.0, "-0"},
         {1e-50, "0"}, {-2.5e-3, "-0.0025"},
+        /* The float32's own digits, not the double's. */
+        {16777217, "1.6777216e+07"}, {0.053598975, "0.053598974"}, {769812.04150115093, "769812.06"},
+        {1e39, "+Inf"}, {-1e39, "-Inf"},
     };
     char buf[GOCOMPAT_FLOAT_BUF];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
