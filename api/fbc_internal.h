@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "fbc.h"
@@ -85,15 +84,6 @@ typedef gocompat_json_marks fbc_span_marks;
  * numbers), without the trailing newline.  -1 on out of memory.  `marks` may
  * be NULL. */
 int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
-
-/* Until controller/ calls gocompat itself: its render_hash.c still asks for
- * Go's float64 text by this name. */
-static inline void fbc_format_float64(double f, char *buf, size_t size)
-{
-    char num[GOCOMPAT_FLOAT_BUF];
-    gocompat_json_float(f, num);
-    snprintf(buf, size, "%s", num);
-}
 
 /* Extracts schema/package/name case-insensitively (values borrowed from obj; "" when
  * absent).  Fails on two keys that fold to the same one of those names, or on a
