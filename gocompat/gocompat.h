@@ -247,7 +247,9 @@ int gocompat_yaml_decode(const char *data, size_t len, const gocompat_yaml_opts 
  * the encoder flags (json.Marshal: SORT_KEYS | ESCAPE_HTML).  The text may not
  * grow past `max_len` bytes (0: no limit; aliases can make a small file
  * expand, "billion laughs"), and opts->max_depth also bounds the depth once
- * aliases are expanded.  0, or -1 with `e` filled. */
+ * aliases are expanded.  As in go-yaml, a syntax error or an unknown anchor
+ * anywhere in the document is reported before a bad key, merge or value.  0,
+ * or -1 with `e` filled (`out` may then hold part of the text). */
 int gocompat_yaml_to_json(const char *data, size_t len, const gocompat_yaml_opts *opts,
                           unsigned json_flags, size_t max_len, strbuf *out,
                           gocompat_yaml_error *e);
