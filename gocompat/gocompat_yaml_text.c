@@ -15,20 +15,6 @@
 
 #include "gocompat_internal.h"
 
-int gocompat_yaml_bigs_add(gocompat_yaml_bigs *b, const json_t *node, uint64_t u)
-{
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 8;
-        gocompat_yaml_big *items = realloc(b->items, cap * sizeof *items);
-        if (!items)
-            return -1;
-        b->items = items;
-        b->cap = cap;
-    }
-    b->items[b->n++] = (gocompat_yaml_big){node, u};
-    return 0;
-}
-
 /* The encoder's number hook: writes the listed uint64 values exactly. */
 static int big_number(void *ud, const json_t *v, strbuf *out)
 {
