@@ -3,7 +3,8 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down run up down
+.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down run up down \
+        images manifests certs deploy undeploy
 
 all: build
 
@@ -58,6 +59,26 @@ cluster-up:
 
 cluster-down:
 	bash e2e/cluster/down.sh
+
+# Daemon images without a container engine, pushed to $IMAGE_REGISTRY (default: the local
+# cluster's registry); refs with digests go to dist/images.env.
+images: build
+	bash scripts/images.sh
+
+# dist/olmv1-install.yaml with the image digests of the last `make images`.
+manifests:
+	bash scripts/manifests.sh
+
+# TLS Secrets for clusters with neither cert-manager nor OpenShift's service-ca.
+certs:
+	bash scripts/certs.sh
+
+# images + manifests + apply + certs + wait for both Deployments (KUBECONFIG, else the local cluster).
+deploy: build
+	bash scripts/deploy.sh
+
+undeploy:
+	bash scripts/deploy.sh --undeploy
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)

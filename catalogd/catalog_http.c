@@ -405,7 +405,11 @@ static int serve_metas(h2o_req_t *req, catalog_server *s, store_view *view, cons
 static int serve_metrics(h2o_req_t *req, catalog_server *s)
 {
     strbuf sb = STRBUF_INIT;
-    if (catalog_metrics_render(s->metrics, s->ncats, &sb) < 0) {
+    if (s->metrics_cb && s->metrics_cb(&sb, s->metrics_arg) < 0) {
+        strbuf_free(&sb);
+        return send_error(req, 503, "Service Unavailable", "503 Service Unavailable");
+    }
+    if (!s->metrics_cb && catalog_server_render_metrics(s, &sb) < 0) {
         strbuf_free(&sb);
         return send_error(req, 500, "Internal Server Error", "500 Internal Server Error");
     }

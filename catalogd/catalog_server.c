@@ -129,6 +129,8 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     }
     s->loop = loop;
     s->access_log = o->access_log;
+    s->metrics_cb = o->metrics;
+    s->metrics_arg = o->metrics_arg;
     if (o->tls_cert && *o->tls_cert && !(s->ssl = tls_setup(o, err))) {
         catalog_metrics_free(s->metrics);
         free(s);
@@ -201,6 +203,11 @@ void catalog_server_remove_catalog(catalog_server *s, const char *name)
 size_t catalog_server_catalog_count(const catalog_server *s) { return s->ncats; }
 
 catalog_metrics *catalog_server_metrics(catalog_server *s) { return s->metrics; }
+
+int catalog_server_render_metrics(const catalog_server *s, strbuf *out)
+{
+    return catalog_metrics_render(s->metrics, s->ncats, out);
+}
 
 static bool conns_open(catalog_server *s)
 {

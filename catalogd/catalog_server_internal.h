@@ -31,6 +31,8 @@ struct catalog_server {
     SSL_CTX *ssl;             /* owned; NULL without TLS */
     catalog_metrics *metrics; /* owned */
     FILE *access_log;         /* borrowed */
+    int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
+    void *metrics_arg;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     int port;

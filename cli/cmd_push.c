@@ -13,8 +13,15 @@
 
 enum push_kind { PUSH_IMAGE, PUSH_CATALOG, PUSH_BUNDLE };
 
+#define MAX_RUN_ARGS 32 /* --entrypoint words, --env entries */
+
 struct push_args {
     const char *dir;
+    const char *user;                    /* --user */
+    const char *entrypoint[MAX_RUN_ARGS]; /* --entrypoint, in order */
+    size_t nentrypoint;
+    const char *env[MAX_RUN_ARGS];       /* --env KEY=VALUE */
+    size_t nenv;
     const char *ref;
     oci_labels labels; /* from --label, applied last */
     const char *auth_file;
@@ -50,6 +57,9 @@ static void usage(FILE *out, const char *cmd, enum push_kind kind)
             "registry/repository@sha256:<digest>.\n\n"
             "Options:\n"
             "  --label KEY=VALUE   add a label to the image config (repeatable)\n"
+            "  --entrypoint ARG    the image's Entrypoint; repeat for each word\n"
+            "  --user UID[:GID]    the user the image runs as (numeric, e.g. 65532:65532)\n"
+            "  --env KEY=VALUE     an environment variable of the image (repeatable)\n"
             "  --authfile PATH     docker config JSON with an \"auths\" entry for the registry\n"
             "                      (default: $REGISTRY_AUTH_FILE)\n"
             "  --insecure          talk plain HTTP to the registry; loopback registries\n"
@@ -60,12 +70,59 @@ static void usage(FILE *out, const char *cmd, enum push_kind kind)
             "  -h, --help          show this help\n");
 }
 
+/* When `s` is option `name` ("--name VALUE" or "--name=VALUE"), sets *val (NULL when the
+ * value is missing), steps *i past a separate value and returns 1; else returns 0. */
+static int option_value(const char *s, const char *name, int argc, char **argv, int *i, const char **val)
+{
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) != 0 || (s[n] != '\0' && s[n] != '='))
+        return 0;
+    *val = s[n] == '=' ? s + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    return 1;
+}
+
+/* --entrypoint, --user and --env; 1 when `s` was one of them, -1 after a usage error. */
+static int parse_run_option(const char *s, int argc, char **argv, int *i, struct push_args *a)
+{
+    const char *val = NULL;
+    const char **list = NULL;
+    size_t *n = NULL;
+    if (option_value(s, "--entrypoint", argc, argv, i, &val)) {
+        list = a->entrypoint, n = &a->nentrypoint;
+    } else if (option_value(s, "--env", argc, argv, i, &val)) {
+        list = a->env, n = &a->nenv;
+        if (val && (val[0] == '=' || !strchr(val, '='))) {
+            fprintf(stderr, "olmv1 %s: --env needs KEY=VALUE, got \"%s\"\n", argv[0], val);
+            return -1;
+        }
+    } else if (option_value(s, "--user", argc, argv, i, &val)) {
+        if (!val || !*val) {
+            fprintf(stderr, "olmv1 %s: --user needs UID[:GID]\n", argv[0]);
+            return -1;
+        }
+        a->user = val;
+        return 1;
+    } else {
+        return 0;
+    }
+    if (!val || !*val) {
+        fprintf(stderr, "olmv1 %s: %.*s needs a value\n", argv[0], (int)strcspn(s, "="), s);
+        return -1;
+    }
+    if (*n == MAX_RUN_ARGS) {
+        fprintf(stderr, "olmv1 %s: at most %d %.*s values\n", argv[0], MAX_RUN_ARGS, (int)strcspn(s, "="), s);
+        return -1;
+    }
+    list[(*n)++] = val;
+    return 1;
+}
+
 /* Returns 0 to go on, 1 for a usage error, 2 after --help. */
 static int parse_args(int argc, char **argv, enum push_kind kind, struct push_args *a)
 {
     olm_error err;
     const char *pos[2];
-    int npos = 0, only_pos = 0;
+    int npos = 0, only_pos = 0, run;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         const char *val = NULL;
@@ -106,6 +163,9 @@ static int parse_args(int argc, char **argv, enum push_kind kind, struct push_ar
                 return 1;
             }
             a->chunk_size = v;
+        } else if (!only_pos && (run = parse_run_option(s, argc, argv, &i, a)) != 0) {
+            if (run < 0)
+                return 1;
         } else if (!only_pos && s[0] == '-' && s[1]) {
             fprintf(stderr, "olmv1 %s: unknown option %s (see --help)\n", argv[0], s);
             return 1;
@@ -202,7 +262,9 @@ static int run_push(int argc, char **argv, enum push_kind kind)
         if (oci_labels_set(&labels, a.labels.items[i].key, a.labels.items[i].value, &err) != 0)
             goto fail;
 
-    if (oci_image_build(a.dir, prefix, labels.items, labels.len, created_by[kind], &img, &err) != 0)
+    oci_run_config run = {.user = a.user, .entrypoint = a.entrypoint, .nentrypoint = a.nentrypoint,
+                          .env = a.env, .nenv = a.nenv};
+    if (oci_image_build(a.dir, prefix, labels.items, labels.len, &run, created_by[kind], &img, &err) != 0)
         goto fail;
 
     oci_registry_opts opts = {

@@ -22,7 +22,7 @@ die() { echo "rootfs.sh: $*" >&2; exit 1; }
 bin=$1
 root=$2
 here=$(cd "$(dirname "$0")" && pwd)
-list=$here/runtime-packages.txt
+list=${OLMV1_RUNTIME_PACKAGES:-$here/runtime-packages.txt} # a test may narrow it
 [ -x "$bin" ] || die "$bin is not an executable (run make build first)"
 name=$(basename "$bin")
 

@@ -19,8 +19,31 @@ static char *dump(json_t *root, olm_error *err, const char *what)
     return s;
 }
 
-char *oci_image_config_json(const oci_label *labels, size_t nlabels, const char *diff_id,
-                            const char *created_by, olm_error *err)
+/* Adds User, Entrypoint and Env to `config`; 0, or -1 on bad UTF-8 / out of memory. */
+static int set_run_config(json_t *config, const oci_run_config *run)
+{
+    if (!run)
+        return 0;
+    if (run->user && *run->user && json_object_set_new(config, "User", json_string(run->user)) != 0)
+        return -1;
+    const char *const *lists[2] = {run->entrypoint, run->env};
+    size_t lens[2] = {run->nentrypoint, run->nenv};
+    const char *keys[2] = {"Entrypoint", "Env"};
+    for (int k = 0; k < 2; k++) {
+        if (lens[k] == 0)
+            continue;
+        json_t *a = json_array();
+        if (!a || json_object_set_new(config, keys[k], a) != 0)
+            return -1;
+        for (size_t i = 0; i < lens[k]; i++)
+            if (json_array_append_new(a, json_string(lists[k][i])) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+char *oci_image_config_json(const oci_label *labels, size_t nlabels, const oci_run_config *run,
+                            const char *diff_id, const char *created_by, olm_error *err)
 {
     json_t *root = json_object();
     json_t *config = json_object();
@@ -33,6 +56,8 @@ char *oci_image_config_json(const oci_label *labels, size_t nlabels, const char 
     int bad = !root || !config || !lbls || !rootfs || !diff_ids || !history || !hist;
     for (size_t i = 0; !bad && i < nlabels; i++)
         bad = json_object_set_new(lbls, labels[i].key, json_string(labels[i].value)) != 0;
+    if (!bad)
+        bad = set_run_config(config, run) != 0;
     if (!bad)
         bad = json_array_append_new(diff_ids, json_string(diff_id)) != 0 ||
               json_object_set_new(rootfs, "type", json_string("layers")) != 0 ||
@@ -49,7 +74,8 @@ char *oci_image_config_json(const oci_label *labels, size_t nlabels, const char 
               json_object_set(root, "rootfs", rootfs) != 0 ||
               json_object_set(root, "history", history) != 0;
     if (bad)
-        olm_error_set(err, "building the image config failed (bad UTF-8 in a label, or out of memory)");
+        olm_error_set(err, "building the image config failed (bad UTF-8 in a label, user, entrypoint "
+                           "or env, or out of memory)");
     else
         out = dump(root, err, "image config");
     json_decref(root);
@@ -110,12 +136,12 @@ void oci_image_free(oci_image *img)
 }
 
 int oci_image_build(const char *dir, const char *prefix, const oci_label *labels, size_t nlabels,
-                    const char *created_by, oci_image *out, olm_error *err)
+                    const oci_run_config *run, const char *created_by, oci_image *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
     if (oci_layer_from_dir(dir, prefix, &out->layer, err) != 0)
         return -1;
-    out->config_json = oci_image_config_json(labels, nlabels, out->layer.diff_id, created_by, err);
+    out->config_json = oci_image_config_json(labels, nlabels, run, out->layer.diff_id, created_by, err);
     if (!out->config_json)
         goto fail;
     out->config.media_type = OCI_MT_CONFIG;

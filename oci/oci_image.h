@@ -58,18 +58,29 @@ typedef struct oci_image {
     char manifest_digest[OCI_DIGEST_BUFSZ];
 } oci_image;
 
+/* How a container runs the image: the OCI config's User, Entrypoint and Env.  Every
+ * field may be empty; strings are borrowed. */
+typedef struct oci_run_config {
+    const char *user;              /* "65532:65532" (numeric, so no /etc/passwd lookup is needed) */
+    const char *const *entrypoint; /* the argv prefix, e.g. {"/usr/local/bin/catalogd"} */
+    size_t nentrypoint;
+    const char *const *env;        /* "KEY=VALUE" */
+    size_t nenv;
+} oci_run_config;
+
 /* The image config JSON: architecture amd64, os linux, config.Labels (later
- * labels with the same key win), rootfs.diff_ids, one history entry with
- * `created_by`, created at the epoch (so builds are reproducible).  Keys sorted,
- * compact.  Caller frees. */
-char *oci_image_config_json(const oci_label *labels, size_t nlabels, const char *diff_id,
-                            const char *created_by, olm_error *err);
+ * labels with the same key win), config.User/Entrypoint/Env from `run` (NULL or
+ * empty fields: absent), rootfs.diff_ids, one history entry with `created_by`,
+ * created at the epoch (so builds are reproducible).  Keys sorted, compact.
+ * Caller frees. */
+char *oci_image_config_json(const oci_label *labels, size_t nlabels, const oci_run_config *run,
+                            const char *diff_id, const char *created_by, olm_error *err);
 /* The OCI image manifest for one config and n layers.  Caller frees. */
 char *oci_image_manifest_json(const oci_blob *config, const oci_blob *const *layers,
                               size_t nlayers, olm_error *err);
 /* Layer from `dir` (under `prefix` if not NULL), config with `labels`, manifest. */
 int oci_image_build(const char *dir, const char *prefix, const oci_label *labels, size_t nlabels,
-                    const char *created_by, oci_image *out, olm_error *err);
+                    const oci_run_config *run, const char *created_by, oci_image *out, olm_error *err);
 void oci_image_free(oci_image *img);
 
 /* ---------------------------------------------------------------- bundles (oci_bundle.c) */

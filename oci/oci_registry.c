@@ -32,6 +32,7 @@ struct oci_registry {
     const char *scheme;
     char *auth_file;
     char *ca_path;
+    const olm_ca_set *extra_cas;
     long timeout;
     long deadline_seconds;
     uint64_t deadline_ms; /* CLOCK_MONOTONIC milliseconds; 0 = none */
@@ -99,6 +100,7 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
     reg->host = strdup(registry);
     reg->auth_file = opts->auth_file ? strdup(opts->auth_file) : NULL;
     reg->ca_path = opts->ca_path ? strdup(opts->ca_path) : NULL;
+    reg->extra_cas = opts->extra_cas;
     reg->timeout = opts->timeout_seconds;
     reg->deadline_seconds = opts->deadline_seconds > 0 ? opts->deadline_seconds : 0;
     reg->deadline_ms = reg->deadline_seconds ? now_ms() + (uint64_t)reg->deadline_seconds * 1000 : 0;
@@ -317,6 +319,12 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
+/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into. */
+static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
+{
+    return olm_ca_set_add_to_ssl_ctx(cas, ssl_ctx) == 0 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+}
+
 #define SETOPT(opt, val)                                                                      \
     do {                                                                                      \
         CURLcode c_ = curl_easy_setopt(reg->curl, opt, val);                                  \
@@ -371,6 +379,10 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
         SETOPT(CURLOPT_TIMEOUT_MS, timeout_ms);
     if (reg->ca_path)
         SETOPT(CURLOPT_CAPATH, reg->ca_path);
+    if (reg->extra_cas) {
+        SETOPT(CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
+        SETOPT(CURLOPT_SSL_CTX_DATA, (void *)reg->extra_cas);
+    }
     SETOPT(CURLOPT_HEADERFUNCTION, on_header);
     SETOPT(CURLOPT_HEADERDATA, &x);
     SETOPT(CURLOPT_WRITEFUNCTION, write_body);

@@ -10,6 +10,7 @@
 #include "oci_image.h"
 #include "oci_ref.h"
 #include "olm_error.h"
+#include "olm_tls.h"
 
 /* ---------------------------------------------------------------- registry (oci_registry.c) */
 
@@ -19,6 +20,8 @@ typedef struct oci_registry_opts {
                                     (OLMV1_INSECURE_REGISTRIES); may be NULL */
     const char *auth_file;       /* docker config JSON with "auths", or NULL */
     const char *ca_path;         /* extra CA directory for TLS, or NULL */
+    const olm_ca_set *extra_cas; /* trusted in addition to the system store (--pull-cas-dir),
+                                    or NULL; borrowed: it must outlive the registry */
     long timeout_seconds;        /* whole-request limit; 0 = none */
     long deadline_seconds;       /* everything done through the handle (a pull: resolve,
                                     manifests, config, layers, tokens) must end within this

@@ -8,8 +8,9 @@
 # Apply it with:  kubectl apply --server-side -f dist/olmv1-install.yaml
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$repo/dist/olmv1-install.yaml}
-images_env=$repo/dist/images.env
+dist=${OLMV1_DIST_DIR:-$repo/dist}
+out=${1:-$dist/olmv1-install.yaml}
+images_env=$dist/images.env
 
 if [ -z "${CATALOGD_IMAGE:-}" ] || [ -z "${OPERATOR_CONTROLLER_IMAGE:-}" ]; then
   if [ -f "$images_env" ]; then

@@ -247,7 +247,7 @@ def test_network_policy_ports():
         sel = d["spec"]["podSelector"].get("matchLabels", {}).get("control-plane", "*")
         ports[sel] = sorted(p["port"] for rule in d["spec"].get("ingress", [])
                             for p in rule.get("ports", []))
-    assert ports == {"*": [], "catalogd-controller-manager": [7443, 8443, 9443],
+    assert ports == {"*": [], "catalogd-controller-manager": [7443, 8443],
                      "operator-controller-controller-manager": [8443]}
 
 

@@ -127,7 +127,7 @@ static void test_cache_and_handlers(void **state)
 typedef struct reader_arg {
     kube_informer *inf;
     atomic_bool stop;
-    long reads;
+    atomic_long reads; /* three threads count here */
 } reader_arg;
 
 static void reader(void *p)
@@ -142,7 +142,7 @@ static void reader(void *p)
         }
         json_t *all = kube_informer_list(a->inf);
         json_decref(all);
-        a->reads++;
+        atomic_fetch_add(&a->reads, 1);
     }
 }
 
@@ -162,6 +162,10 @@ static void test_concurrent_readers(void **state)
     uv_thread_t th[3];
     for (int i = 0; i < 3; i++)
         assert_int_equal(uv_thread_create(&th[i], reader, &ra), 0);
+    /* The writes below must overlap reads: on a busy machine the readers may not have
+     * been scheduled yet, so wait (at most 10 s) until they are reading. */
+    for (int waited = 0; atomic_load(&ra.reads) == 0 && waited < 10000; waited++)
+        uv_sleep(1);
     char name[16], rvs[16];
     for (int i = 0; i < 3000; i++) {
         snprintf(name, sizeof name, "k%d", i % 10);
@@ -171,7 +175,7 @@ static void test_concurrent_readers(void **state)
     atomic_store(&ra.stop, true);
     for (int i = 0; i < 3; i++)
         uv_thread_join(&th[i]);
-    assert_true(ra.reads > 0);
+    assert_true(atomic_load(&ra.reads) > 0);
     kube_informer_stop(inf, on_closed_uc, uc);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);

@@ -412,7 +412,7 @@ static void test_config_json(void **state)
     (void)state;
     oci_label labels[] = {{"b", "2"}, {"a", "1"}, {"b", "3"}};
     olm_error err;
-    char *s = oci_image_config_json(labels, 3, "sha256:" D64, "olmv1 test", &err);
+    char *s = oci_image_config_json(labels, 3, NULL, "sha256:" D64, "olmv1 test", &err);
     assert_non_null(s);
     json_t *j = json_loads(s, 0, NULL);
     assert_non_null(j);
@@ -431,10 +431,36 @@ static void test_config_json(void **state)
     /* compact, sorted keys: stable bytes */
     const char *head = "{\"architecture\":\"amd64\",\"config\":{\"Labels\":{\"a\":\"1\",\"b\":\"3\"}}";
     assert_int_equal(strncmp(s, head, strlen(head)), 0);
-    char *s2 = oci_image_config_json(labels, 3, "sha256:" D64, "olmv1 test", &err);
+    char *s2 = oci_image_config_json(labels, 3, NULL, "sha256:" D64, "olmv1 test", &err);
     assert_string_equal(s, s2);
     free(s);
     free(s2);
+}
+
+/* User, Entrypoint and Env land in config.config; without them the bytes are as before. */
+static void test_config_json_run(void **state)
+{
+    (void)state;
+    oci_label label = {"a", "1"};
+    const char *ep[] = {"/usr/local/bin/catalogd", "--x"};
+    const char *env[] = {"PATH=/usr/local/bin"};
+    oci_run_config run = {.user = "65532:65532", .entrypoint = ep, .nentrypoint = 2, .env = env, .nenv = 1};
+    olm_error err;
+    char *s = oci_image_config_json(&label, 1, &run, "sha256:" D64, "t", &err);
+    assert_non_null(s);
+    const char *head = "{\"architecture\":\"amd64\",\"config\":{\"Entrypoint\":[\"/usr/local/bin/catalogd\","
+                       "\"--x\"],\"Env\":[\"PATH=/usr/local/bin\"],\"Labels\":{\"a\":\"1\"},\"User\":\"65532:65532\"}";
+    assert_int_equal(strncmp(s, head, strlen(head)), 0);
+    oci_run_config empty = {0};
+    char *a = oci_image_config_json(&label, 1, &empty, "sha256:" D64, "t", &err);
+    char *b = oci_image_config_json(&label, 1, NULL, "sha256:" D64, "t", &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    assert_non_null(strstr(b, "\"config\":{\"Labels\":{\"a\":\"1\"}}"));
+    free(s);
+    free(a);
+    free(b);
 }
 
 static void test_manifest_json(void **state)
@@ -472,8 +498,8 @@ static void test_image_build(void **state)
     oci_label labels[] = {{OCI_LABEL_CATALOG_CONFIGS, "/configs"}};
     oci_image img, img2;
     olm_error err;
-    assert_int_equal(oci_image_build(t->root, "configs", labels, 1, "x", &img, &err), 0);
-    assert_int_equal(oci_image_build(t->root, "configs", labels, 1, "x", &img2, &err), 0);
+    assert_int_equal(oci_image_build(t->root, "configs", labels, 1, NULL, "x", &img, &err), 0);
+    assert_int_equal(oci_image_build(t->root, "configs", labels, 1, NULL, "x", &img2, &err), 0);
     assert_string_equal(img.manifest_digest, img2.manifest_digest);
     char d[OCI_DIGEST_BUFSZ];
     assert_int_equal(oci_sha256_buf(img.config.data, img.config.size, d), 0);
@@ -750,6 +776,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_layer_prefix, make_tree, remove_tree),
         cmocka_unit_test_setup_teardown(test_layer_errors, make_tree, remove_tree),
         cmocka_unit_test(test_config_json),
+        cmocka_unit_test(test_config_json_run),
         cmocka_unit_test(test_manifest_json),
         cmocka_unit_test_setup_teardown(test_image_build, make_tree, remove_tree),
         cmocka_unit_test_setup_teardown(test_bundle_labels, make_tree, remove_tree),

@@ -144,7 +144,7 @@ static void push_dir(const char *dir, const char *prefix, const char *label_key,
     olm_error err;
     oci_label label = {label_key, label_value};
     oci_image img;
-    if (oci_image_build(dir, prefix, &label, label_key ? 1 : 0, "test", &img, &err) != 0)
+    if (oci_image_build(dir, prefix, &label, label_key ? 1 : 0, NULL, "test", &img, &err) != 0)
         fail_msg("%s", err.msg);
     oci_ref ref;
     assert_int_equal(oci_ref_parse(ref_s, &ref, &err), 0);

@@ -3,7 +3,7 @@
 # a silent death.  A reader of stdout that goes away (`olmv1 catalog render DIR | head`)
 # still ends the command quietly with 141, what a shell shows for SIGPIPE, but by exit(),
 # not by the signal.  Python starts olmv1 with SIGPIPE at its default disposition.
-# Usage: sigpipe_cli.sh /path/to/olmv1   (run from cli/tests; OLMV1_SHARED = shared/)
+# Usage: sigpipe.sh /path/to/olmv1   (run from cli/tests; OLMV1_SHARED = shared/)
 set -u
 bin=${1:?usage: $0 /path/to/olmv1}
 shared=${OLMV1_SHARED:-../../../shared}
@@ -30,6 +30,6 @@ for args in (["catalog", "render", sample], ["semver", "match", "--batch"]):
         fails += 1
         print(f"FAIL olmv1 {' '.join(args[:2])} into a closed pipe: exit {p.returncode} "
               f"(-13 is death by SIGPIPE), stderr {err!r}; want exit 141 and nothing on stderr")
-print("sigpipe_cli:", "ok" if not fails else f"{fails} failed")
+print("sigpipe:", "ok" if not fails else f"{fails} failed")
 sys.exit(1 if fails else 0)
 PY

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# deploy.sh [--undeploy]: installs OLM v1 on the cluster KUBECONFIG points at (make deploy),
+# or removes it (make undeploy). Without KUBECONFIG, the local cluster of .dev/env.
+#
+# deploy:   make images (unless SKIP_IMAGES=1) -> make manifests -> kubectl apply --server-side
+#           -> certificates (OLMV1_CERTS: openssl = make certs, the default; cert-manager;
+#           service-ca; none) -> wait until both Deployments are Available.
+# undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
+#           installed while it still runs), then every ClusterCatalog, then the install file.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+KUBECTL=${KUBECTL:-kubectl}
+NS=olmv1-system
+if [ -z "${KUBECONFIG:-}" ] && [ -f "${OLMV1_LOCAL_STATE:-$repo/.dev}/env" ]; then
+  # shellcheck disable=SC1090
+  . "${OLMV1_LOCAL_STATE:-$repo/.dev}/env"
+fi
+install=${OLMV1_DIST_DIR:-$repo/dist}/olmv1-install.yaml
+timeout=${OLMV1_DEPLOY_TIMEOUT:-300s}
+
+if [ "${1:-}" = "--undeploy" ]; then
+  [ -f "$install" ] || { echo "deploy.sh: $install is missing (make manifests)" >&2; exit 1; }
+  if "$KUBECTL" get crd clusterextensions.olm.operatorframework.io >/dev/null 2>&1; then
+    "$KUBECTL" delete clusterextensions --all --wait --timeout="$timeout"
+  fi
+  if "$KUBECTL" get crd clustercatalogs.olm.operatorframework.io >/dev/null 2>&1; then
+    "$KUBECTL" delete clustercatalogs --all --wait --timeout="$timeout"
+  fi
+  "$KUBECTL" delete -f "$install" --ignore-not-found --wait --timeout="$timeout"
+  exit 0
+fi
+
+[ "${SKIP_IMAGES:-0}" = 1 ] || bash "$repo/scripts/images.sh"
+bash "$repo/scripts/manifests.sh"
+"$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$install"
+case ${OLMV1_CERTS:-openssl} in
+  openssl) bash "$repo/scripts/certs.sh" ;;
+  cert-manager) "$KUBECTL" apply --server-side -f "$repo/config/certs/cert-manager.yaml" ;;
+  service-ca) "$KUBECTL" apply --server-side -f "$repo/config/certs/openshift-service-ca.yaml" ;;
+  none) ;;
+  *) echo "deploy.sh: OLMV1_CERTS must be openssl, cert-manager, service-ca or none" >&2; exit 2 ;;
+esac
+for d in catalogd-controller-manager operator-controller-controller-manager; do
+  "$KUBECTL" -n "$NS" wait --for=condition=Available --timeout="$timeout" "deployment/$d"
+done
+echo "deploy: OLM v1 is running in $NS" >&2
