@@ -43,7 +43,9 @@ int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn 
                     olm_error *err)
 {
     ydoc d = {name, fn, ud, err};
-    gocompat_yaml_opts opts = {0, 0, 0}; /* typed scalars, depth 1000, 5M expanded nodes */
+    /* typed scalars, depth 1000; aliases expand to at most 5M nodes and max(64 MiB, 4 x the
+     * file) bytes */
+    gocompat_yaml_opts opts = {0, 0, 0, 0};
     gocompat_yaml_error e;
     if (gocompat_yaml_decode(data, len, &opts, on_document, &d, &e) < 0)
         return gocompat_yaml_strerror(&e, name, err); /* keeps a callback's own message */

@@ -187,7 +187,7 @@ typedef enum gocompat_yaml_errcode {
     GOCOMPAT_YAML_ENOMEM,
     GOCOMPAT_YAML_ESYNTAX,         /* libyaml's problem (and context) */
     GOCOMPAT_YAML_EDEPTH,          /* nested deeper than opts.max_depth */
-    GOCOMPAT_YAML_EALIASING,       /* aliases expand past opts.max_nodes */
+    GOCOMPAT_YAML_EALIASING,       /* aliases expand past opts.max_nodes or max_bytes */
     GOCOMPAT_YAML_ETOOBIG,         /* the JSON text would pass max_len bytes */
     GOCOMPAT_YAML_EANCHOR,         /* alias to an unknown anchor (text: its name) */
     GOCOMPAT_YAML_EALIAS,          /* an alias, with GOCOMPAT_YAML_NO_ALIASES */
@@ -225,6 +225,10 @@ typedef struct gocompat_yaml_opts {
     unsigned flags;
     int max_depth;    /* deepest node (the root is 0); 0 means 1000 */
     size_t max_nodes; /* nodes once aliases are expanded; 0 means 5,000,000 */
+    size_t max_bytes; /* bytes of the document's text once aliases are expanded (scalars
+                         plus a little per node, about its JSON text); 0 means
+                         max(64 MiB, 4 x the input).  A document without aliases stays
+                         under 2 x its input. */
 } gocompat_yaml_opts;
 
 /* Receives each document's root (owned; JSON null for an empty document) and

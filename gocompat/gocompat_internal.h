@@ -31,6 +31,7 @@ int gocompat_json_encode_limited(strbuf *out, const json_t *v, unsigned flags,
 
 #define GOCOMPAT_YAML_DEFAULT_MAX_DEPTH 1000
 #define GOCOMPAT_YAML_DEFAULT_MAX_NODES 5000000u
+#define GOCOMPAT_YAML_DEFAULT_MAX_BYTES ((size_t)64 * 1024 * 1024) /* or 4 x the input */
 
 
 /* A jansson integer is an int64, so the text API keeps each uint64 value above

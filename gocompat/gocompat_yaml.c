@@ -12,8 +12,9 @@
  * does it (ints in decimal, booleans as true/false, floats with strconv 'g' at
  * 32 bits; a null or huge unsigned key is an error).  Anchors are per document
  * and aliases share the anchored jansson value by reference; a budget on
- * expanded nodes stops "billion laughs" documents from blowing up an encoder
- * later.  `<<` merge keys copy the merged mappings' keys in place, later keys
+ * expanded nodes and bytes stops "billion laughs" documents from blowing up an
+ * encoder later (nodes alone let one 1 MiB scalar aliased 10 x 10 x 10 times
+ * through: 31 nodes, 1 GiB of JSON).  `<<` merge keys copy the merged mappings' keys in place, later keys
  * overriding earlier ones (go-yaml v2 order); in a sequence of merges the first
  * mapping wins.  Problems are reported as codes (gocompat.h) so that every
  * caller keeps its own wording. */
@@ -25,17 +26,23 @@
 
 #include "gocompat_internal.h"
 
+/* What a value stands for once aliases are expanded: its nodes, and its bytes (the scalars'
+ * and keys' text plus a few per node, about the size of its JSON text).  Sums saturate. */
+typedef struct ycost {
+    size_t nodes, bytes;
+} ycost;
+
 typedef struct anchor {
     char *name;  /* owned */
     json_t *val; /* owned reference */
-    size_t cost; /* nodes the value stands for once aliases are expanded */
+    ycost cost;
 } anchor;
 
 typedef struct ydec {
     yaml_parser_t p;
     unsigned flags;
     int max_depth;
-    size_t max_nodes;
+    size_t max_nodes, max_bytes;
     anchor *anchors;
     size_t nanch, cap;
     gocompat_yaml_bigs *bigs; /* non-NULL: integers stay integers (YAMLToJSON text) */
@@ -54,6 +61,14 @@ static int fail(ydec *d, gocompat_yaml_errcode code, int line, const char *text)
 static int oom(ydec *d) { return fail(d, GOCOMPAT_YAML_ENOMEM, 0, NULL); }
 
 static int line_of(const yaml_event_t *ev) { return (int)ev->start_mark.line + 1; }
+
+static size_t sat_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+
+static void cost_add(ycost *to, ycost c)
+{
+    to->nodes = sat_add(to->nodes, c.nodes);
+    to->bytes = sat_add(to->bytes, c.bytes);
+}
 
 static void anchors_clear(ydec *d)
 {
@@ -76,7 +91,7 @@ static int next_event(ydec *d, yaml_event_t *ev)
     return -1;
 }
 
-static int remember_anchor(ydec *d, const yaml_char_t *name, json_t *val, size_t cost)
+static int remember_anchor(ydec *d, const yaml_char_t *name, json_t *val, ycost cost)
 {
     if (!name || (d->flags & GOCOMPAT_YAML_NO_ALIASES))
         return 0;
@@ -296,13 +311,13 @@ bad:
     return fail(d, GOCOMPAT_YAML_EMERGE, line, NULL);
 }
 
-static json_t *build(ydec *d, yaml_event_t *ev, int depth, size_t *cost);
+static json_t *build(ydec *d, yaml_event_t *ev, int depth, ycost *cost);
 
 /* GOCOMPAT_YAML_STRINGS: a key is built like any node (a collection too, so
  * that problems inside it come first) and must then be a string. */
 static char *string_key(ydec *d, yaml_event_t *kev, int depth, int line)
 {
-    size_t cost = 0;
+    ycost cost = {0, 0};
     json_t *k = build(d, kev, depth + 1, &cost);
     if (!k)
         return NULL;
@@ -332,7 +347,7 @@ static int remember_key_anchor(ydec *d, const yaml_event_t *kev)
         d->e->code = GOCOMPAT_YAML_OK;
         return 0;
     }
-    int rc = remember_anchor(d, kev->data.scalar.anchor, v, 1);
+    int rc = remember_anchor(d, kev->data.scalar.anchor, v, (ycost){1, kev->data.scalar.length + 2});
     json_decref(v);
     return rc;
 }
@@ -362,7 +377,7 @@ static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge)
     return key;
 }
 
-static json_t *build_mapping(ydec *d, int depth, size_t *cost)
+static json_t *build_mapping(ydec *d, int depth, ycost *cost)
 {
     json_t *obj = json_object();
     if (!obj) {
@@ -386,13 +401,14 @@ static json_t *build_mapping(ydec *d, int depth, size_t *cost)
             free(key);
             goto fail;
         }
-        size_t vcost = 0;
+        ycost vcost = {0, 0};
         json_t *val = build(d, &vev, depth + 1, &vcost);
         if (!val) {
             free(key);
             goto fail;
         }
-        *cost += vcost;
+        vcost.bytes = sat_add(vcost.bytes, strlen(key) + 4); /* "key": and a comma */
+        cost_add(cost, vcost);
         int rc;
         if (merge)
             rc = merge_into(d, obj, val, kline);
@@ -408,7 +424,7 @@ fail:
     return NULL;
 }
 
-static json_t *build_sequence(ydec *d, int depth, size_t *cost)
+static json_t *build_sequence(ydec *d, int depth, ycost *cost)
 {
     json_t *arr = json_array();
     if (!arr) {
@@ -423,11 +439,12 @@ static json_t *build_sequence(ydec *d, int depth, size_t *cost)
             yaml_event_delete(&ev);
             return arr;
         }
-        size_t c = 0;
+        ycost c = {0, 0};
         json_t *v = build(d, &ev, depth + 1, &c);
         if (!v)
             break;
-        *cost += c;
+        c.bytes = sat_add(c.bytes, 1); /* a comma */
+        cost_add(cost, c);
         if (json_array_append_new(arr, v) < 0) {
             oom(d);
             break;
@@ -438,12 +455,12 @@ static json_t *build_sequence(ydec *d, int depth, size_t *cost)
 }
 
 /* Builds the node that starts with `ev` (consumed).  NULL on error. */
-static json_t *build(ydec *d, yaml_event_t *ev, int depth, size_t *cost)
+static json_t *build(ydec *d, yaml_event_t *ev, int depth, ycost *cost)
 {
     json_t *v = NULL;
     const yaml_char_t *anchor_name = NULL;
     int line = line_of(ev);
-    *cost = 1;
+    *cost = (ycost){1, 2}; /* the node, and its quotes or brackets */
     if (depth > d->max_depth) {
         fail(d, GOCOMPAT_YAML_EDEPTH, line, NULL);
         d->e->value = d->max_depth;
@@ -454,6 +471,7 @@ static json_t *build(ydec *d, yaml_event_t *ev, int depth, size_t *cost)
     case YAML_SCALAR_EVENT:
         anchor_name = ev->data.scalar.anchor;
         v = scalar_to_json(d, ev);
+        cost->bytes = sat_add(cost->bytes, ev->data.scalar.length);
         break;
     case YAML_SEQUENCE_START_EVENT:
         anchor_name = ev->data.sequence_start.anchor;
@@ -476,7 +494,7 @@ static json_t *build(ydec *d, yaml_event_t *ev, int depth, size_t *cost)
         d->e->value = ev->type;
         break;
     }
-    if (v && *cost > d->max_nodes) {
+    if (v && (cost->nodes > d->max_nodes || cost->bytes > d->max_bytes)) {
         fail(d, GOCOMPAT_YAML_EALIASING, line, NULL);
         json_decref(v);
         v = NULL;
@@ -497,7 +515,7 @@ static int decode_document(ydec *d, gocompat_yaml_doc_fn fn, void *ud)
     if (next_event(d, &ev) < 0)
         return -1;
     int line = line_of(&ev);
-    size_t cost = 0;
+    ycost cost = {0, 0};
     json_t *root = build(d, &ev, 0, &cost);
     if (!root)
         return -1;
@@ -515,6 +533,13 @@ static int decode_document(ydec *d, gocompat_yaml_doc_fn fn, void *ud)
     return rc < 0 ? fail(d, GOCOMPAT_YAML_ECALLBACK, line, NULL) : rc;
 }
 
+/* max(64 MiB, 4 x the input): a document without aliases stays under 2 x its input. */
+static size_t default_max_bytes(size_t len)
+{
+    size_t four = len > SIZE_MAX / 4 ? SIZE_MAX : len * 4;
+    return four > GOCOMPAT_YAML_DEFAULT_MAX_BYTES ? four : GOCOMPAT_YAML_DEFAULT_MAX_BYTES;
+}
+
 int gocompat_yaml_decode_ex(const char *data, size_t len, const gocompat_yaml_opts *opts,
                             gocompat_yaml_bigs *bigs, gocompat_yaml_doc_fn fn, void *ud,
                             gocompat_yaml_error *e)
@@ -524,6 +549,7 @@ int gocompat_yaml_decode_ex(const char *data, size_t len, const gocompat_yaml_op
         .flags = opts ? opts->flags : 0,
         .max_depth = opts && opts->max_depth ? opts->max_depth : GOCOMPAT_YAML_DEFAULT_MAX_DEPTH,
         .max_nodes = opts && opts->max_nodes ? opts->max_nodes : GOCOMPAT_YAML_DEFAULT_MAX_NODES,
+        .max_bytes = opts && opts->max_bytes ? opts->max_bytes : default_max_bytes(len),
         .bigs = bigs,
         .e = e,
     };

@@ -61,7 +61,7 @@ static int collect(void *ud, json_t *root, int line)
 /* The catalogd pipeline: every document decoded and encoded. */
 static void expect_decode(const char *yaml, unsigned flags, const char *want)
 {
-    gocompat_yaml_opts opts = {flags, 0, 0};
+    gocompat_yaml_opts opts = {flags, 0, 0, 0};
     gocompat_yaml_error e;
     docs d = {STRBUF_INIT, {0}, 0, 0};
     if (gocompat_yaml_decode(yaml, strlen(yaml), &opts, collect, &d, &e) < 0)
@@ -154,7 +154,7 @@ static void test_errors(void **state)
     e = expect_error("a: b\n\tc: tab\n", NULL, GOCOMPAT_YAML_ESYNTAX, 2);
     assert_non_null(e.problem);
 
-    gocompat_yaml_opts shallow = {0, 2, 0};
+    gocompat_yaml_opts shallow = {0, 2, 0, 0};
     expect_decode("a: {b: 1}\n", 0, "{\"a\":{\"b\":1}}\n");
     e = expect_error("a: {b: [1]}\n", &shallow, GOCOMPAT_YAML_EDEPTH, 1);
     assert_true(e.value == 2);
@@ -163,8 +163,35 @@ static void test_errors(void **state)
                          "l1: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
                          "l2: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
                          "l3: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n";
-    gocompat_yaml_opts budget = {0, 0, 5000};
+    gocompat_yaml_opts budget = {0, 0, 5000, 0};
     expect_error(laughs, &budget, GOCOMPAT_YAML_EALIASING, 4);
+}
+
+/* The budget counts bytes too: a 1 MiB scalar anchored and aliased through lists of 10 is
+ * a few dozen nodes, yet 10 MiB, 100 MiB, 1 GiB of JSON (1.1 GB RSS for a 1 MB file).
+ * Past max(64 MiB, 4 x the input) of expanded text it is refused at the node that passes
+ * it.  10 MiB of expansion still decodes. */
+static void test_alias_bytes_budget(void **state)
+{
+    (void)state;
+    size_t n = 1024 * 1024;
+    strbuf y = STRBUF_INIT;
+    assert_int_equal(strbuf_puts(&y, "s: &s "), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(strbuf_append(&y, "x", 1), 0);
+    assert_int_equal(strbuf_puts(&y, "\nl1: &a [*s, *s, *s, *s, *s, *s, *s, *s, *s, *s]\n"), 0);
+    docs d = {STRBUF_INIT, {0}, 0, 0};
+    gocompat_yaml_error e;
+    assert_int_equal(gocompat_yaml_decode(y.data, y.len, NULL, collect, &d, &e), 0);
+    strbuf_free(&d.text);
+    assert_int_equal(strbuf_puts(&y, "l2: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                     "l3: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"),
+                     0);
+    expect_error(y.data, NULL, GOCOMPAT_YAML_EALIASING, 3);
+    /* An explicit budget replaces the default. */
+    gocompat_yaml_opts tight = {.max_bytes = 5 * n};
+    expect_error(strbuf_str(&y), &tight, GOCOMPAT_YAML_EALIASING, 2);
+    strbuf_free(&y);
 }
 
 /* A callback's failure stops the stream and says so. */
@@ -195,7 +222,7 @@ static void test_strings_mode(void **state)
     /* Nothing after the first root is parsed. */
     expect_decode("a: 1\n---\nb: [unclosed\n", kube, "{\"a\":\"1\"}\n");
     expect_decode("&x a: 1\n", kube, "{\"a\":\"1\"}\n"); /* an anchor alone is fine */
-    gocompat_yaml_opts opts = {kube, 64, SIZE_MAX};
+    gocompat_yaml_opts opts = {kube, 64, SIZE_MAX, SIZE_MAX};
     expect_error("a: &x 1\nb: *x\n", &opts, GOCOMPAT_YAML_EALIAS, 2);
     expect_error("~: 1\n", &opts, GOCOMPAT_YAML_EKEY, 1);
     expect_error("? {a: 1}\n: 1\n", &opts, GOCOMPAT_YAML_EKEY_COLLECTION, 1);
@@ -205,7 +232,7 @@ static void test_strings_mode(void **state)
 
 static void expect_text(const char *yaml, unsigned json_flags, const char *want)
 {
-    gocompat_yaml_opts opts = {0, 0, 0};
+    gocompat_yaml_opts opts = {0, 0, 0, 0};
     gocompat_yaml_error e;
     strbuf out = STRBUF_INIT;
     if (gocompat_yaml_to_json(yaml, strlen(yaml), &opts, json_flags, 0, &out, &e) < 0)
@@ -241,7 +268,7 @@ static void test_to_json(void **state)
 static void test_to_json_limits(void **state)
 {
     (void)state;
-    gocompat_yaml_opts opts = {0, 3, SIZE_MAX};
+    gocompat_yaml_opts opts = {0, 3, SIZE_MAX, SIZE_MAX};
     gocompat_yaml_error e;
     strbuf out = STRBUF_INIT;
     /* Deeper than 3 once the alias is expanded, though no node is built deeper. */
@@ -311,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_document_lines),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_alias_bytes_budget),
         cmocka_unit_test(test_callback_error),
         cmocka_unit_test(test_strings_mode),
         cmocka_unit_test(test_to_json),
