@@ -22,7 +22,8 @@
  * for the entry; a parent directory made implicitly counts as an entry, and the data
  * of entries that are not extracted counts against max_skipped_bytes before libarchive
  * decompresses it to skip it.  Errors read "<layer>: entry "<path>": <rule>". */
-#include "oci_unpack_internal.h"
+#include "oci_unpack.h"
+#include "oci_unpack_rules.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -6,23 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "oci_unpack_limits.h"
 #include "olm_error.h"
-
-#define OCI_UNPACK_DEFAULT_MAX_BYTES ((uint64_t)2 * 1024 * 1024 * 1024)
-#define OCI_UNPACK_DEFAULT_MAX_FILES ((uint64_t)200000)
-#define OCI_UNPACK_DEFAULT_MAX_PATH ((size_t)4096)
-#define OCI_UNPACK_DEFAULT_MAX_SKIPPED_BYTES ((uint64_t)4 * 1024 * 1024 * 1024)
-
-/* Zero fields mean the defaults above. */
-typedef struct oci_unpack_limits {
-    uint64_t max_bytes; /* regular-file bytes written, all layers together;
-                           also bounds each compressed layer download */
-    uint64_t max_files; /* tar entries read plus the parent directories they make
-                           implicitly, all layers together */
-    size_t max_path;    /* bytes of an entry path (or link target) */
-    uint64_t max_skipped_bytes; /* data bytes of entries read but not extracted (outside
-                           the prefix, devices...): decompressed only to be skipped */
-} oci_unpack_limits;
 
 /* State of one image unpack (several layers into one root).  Owned by the
  * caller; oci_unpacker_free closes the root fd but leaves the tree. */

@@ -1,7 +1,7 @@
 /* Entry paths of untrusted layers: lexical checks, the prefix filter, a set of
  * the paths a layer touched (for whiteouts), and printable names for errors.
  * Nothing here touches the file system. */
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #include <stdlib.h>
 #include <string.h>

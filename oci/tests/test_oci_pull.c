@@ -26,7 +26,7 @@
 
 #include "oci_internal.h"
 #include "oci_pull_internal.h"
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #define LABEL "layer sha256:ab12cd34ef56"
 

@@ -1,13 +1,13 @@
 /* Private to the unpacker (oci_unpack.c, oci_unpack_path.c, oci_fsutil.c) and its
  * tests: entry path rules and fd-relative tree helpers.  Low level: it includes
  * nothing of oci/ but the public unpack limits. */
-#ifndef OLM_OCI_UNPACK_INTERNAL_H
-#define OLM_OCI_UNPACK_INTERNAL_H
+#ifndef OLM_OCI_UNPACK_RULES_H
+#define OLM_OCI_UNPACK_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oci_unpack.h"
+#include "oci_unpack_limits.h"
 #include "olm_error.h"
 
 #define OCI_UNPACK_MAX_NAME 255  /* NAME_MAX */
