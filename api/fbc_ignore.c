@@ -139,27 +139,49 @@ int fbc_ignore_add(fbc_ignore *ig, const char *domain, const char *text, size_t 
     return 0;
 }
 
-/* Does pattern component list pc[pi..] match path components pp[ri..]?  Reaching
- * the end of the pattern with path left over means it matched an ancestor
- * directory of the file, which ignores the file too. */
-static bool match_anchored(const ign_pattern *p, size_t pi, char **pp, size_t np, size_t ri)
+/* Does the anchored pattern p match path components pp[0..np)?  Reaching the end of the
+ * pattern with path left over means it matched an ancestor directory of the file, which
+ * ignores the file too.
+ *
+ * m(pi, ri) = "pattern components pi.. match path components ri..":
+ *   m(end, ri)  = ri < np || !dir_only
+ *   "**" last   = ri < np                     (everything inside)
+ *   "**"        = m(pi+1, k) for some k >= ri (zero or more directories)
+ *   otherwise   = ri < np && fnmatch(p[pi], pp[ri]) && m(pi+1, ri+1)
+ * computed one pattern component at a time from the end, in two rows of np+1: at most
+ * ncomps * np fnmatch calls.  (Trying every split recursively was C(np, k) calls for k
+ * "**" components: "**" x8 against a 60-deep path never finished.)
+ * Returns 1, 0, or -1 when out of memory. */
+static int match_anchored(const ign_pattern *p, char **pp, size_t np)
 {
-    if (pi == p->ncomps)
-        return ri < np || !p->dir_only;
-    if (strcmp(p->comps[pi], "**") == 0) {
-        if (pi + 1 == p->ncomps) /* trailing "**": everything inside */
-            return ri < np;
-        for (size_t k = ri; k <= np; k++)
-            if (match_anchored(p, pi + 1, pp, np, k))
-                return true;
-        return false;
+    bool *rows = malloc(2 * (np + 1) * sizeof *rows);
+    if (!rows)
+        return -1;
+    bool *next = rows, *cur = rows + np + 1; /* m(pi+1, .) and m(pi, .) */
+    for (size_t ri = 0; ri <= np; ri++)
+        next[ri] = ri < np || !p->dir_only;
+    for (size_t pi = p->ncomps; pi-- > 0;) {
+        if (strcmp(p->comps[pi], "**") == 0) {
+            bool any = false;
+            for (size_t ri = np + 1; ri-- > 0;) {
+                any = any || next[ri];
+                cur[ri] = pi + 1 == p->ncomps ? ri < np : any;
+            }
+        } else {
+            for (size_t ri = 0; ri <= np; ri++)
+                cur[ri] = ri < np && next[ri + 1] && fnmatch(p->comps[pi], pp[ri], 0) == 0;
+        }
+        bool *t = next;
+        next = cur;
+        cur = t;
     }
-    if (ri == np || fnmatch(p->comps[pi], pp[ri], 0) != 0)
-        return false;
-    return match_anchored(p, pi + 1, pp, np, ri + 1);
+    int matched = next[0];
+    free(rows);
+    return matched;
 }
 
-static bool pattern_matches(const ign_pattern *p, char **comps, size_t ncomps)
+/* 1 when p matches, 0 when not, -1 when out of memory. */
+static int pattern_matches(const ign_pattern *p, char **comps, size_t ncomps)
 {
     /* Skip the domain's own components; the path must be inside the domain. */
     size_t d = 0;
@@ -169,25 +191,25 @@ static bool pattern_matches(const ign_pattern *p, char **comps, size_t ncomps)
             const char *slash = strchr(s, '/');
             size_t l = slash ? (size_t)(slash - s) : strlen(s);
             if (d >= ncomps || strlen(comps[d]) != l || strncmp(comps[d], s, l) != 0)
-                return false;
+                return 0;
             d++;
             s += l + (slash ? 1 : 0);
         }
         if (d >= ncomps)
-            return false;
+            return 0;
     }
     if (p->anchored)
-        return match_anchored(p, 0, comps + d, ncomps - d, 0);
+        return match_anchored(p, comps + d, ncomps - d);
     /* A name pattern matches any component; the last one is the file itself,
      * which a directory-only pattern cannot match. */
     for (size_t i = d; i < ncomps; i++) {
         if (fnmatch(p->comps[0], comps[i], 0) != 0)
             continue;
         if (p->dir_only && i == ncomps - 1)
-            return false;
-        return true;
+            return 0;
+        return 1;
     }
-    return false;
+    return 0;
 }
 
 int fbc_ignore_match(const fbc_ignore *ig, const char *path)
@@ -200,8 +222,9 @@ int fbc_ignore_match(const fbc_ignore *ig, const char *path)
         return -1;
     int ignored = 0;
     for (size_t i = ig->n; i-- > 0;) {
-        if (pattern_matches(&ig->pats[i], comps, ncomps)) {
-            ignored = ig->pats[i].negate ? 0 : 1;
+        int m = pattern_matches(&ig->pats[i], comps, ncomps);
+        if (m) {
+            ignored = m < 0 ? -1 : ig->pats[i].negate ? 0 : 1;
             break;
         }
     }

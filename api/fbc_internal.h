@@ -11,6 +11,7 @@
 
 #include "fbc.h"
 #include "fbc_stream.h"
+#include "gocompat.h"
 #include "olm_error.h"
 #include "strbuf.h"
 
@@ -73,61 +74,16 @@ json_t *fbc_json_fast_object(const char *data, size_t len, strbuf *scratch, size
 
 /* ---- fbc_normalise.c ---- */
 
-/* Asks the encoder where it wrote given nodes: a property's value is kept as a slice
- * of the bundle's normalised line instead of a DOM.  Nodes are matched in the order
- * listed (one pointer comparison per encoded value); a node YAML aliases elsewhere may
- * be matched at another place, which encodes to the very same bytes. */
-typedef struct fbc_span_mark {
-    const json_t *node;
-    size_t start, len; /* offsets into the output strbuf; start == SIZE_MAX: not seen */
-} fbc_span_mark;
+/* Where the encoder wrote a property's value: its line keeps the value as a
+ * slice instead of a DOM (see gocompat_json_marks). */
+typedef gocompat_json_mark fbc_span_mark;
+typedef gocompat_json_marks fbc_span_marks;
 
-typedef struct fbc_span_marks {
-    fbc_span_mark *items; /* owned */
-    size_t n, cap, next;
-} fbc_span_marks;
-
-/* Appends `v` encoded as Go's encoding/json would (sorted keys, compact, no HTML
- * escaping, float64 numbers), without the trailing newline.  -1 on out of memory
- * or on a value JSON cannot hold (NaN/Inf).  `marks` may be NULL. */
+/* Appends `v` encoded as catalogd writes a blob (Go's encoding/json on a
+ * map[string]interface{}: sorted keys, compact, no HTML escaping, float64
+ * numbers), without the trailing newline.  -1 on out of memory.  `marks` may
+ * be NULL. */
 int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
-
-/* Length of a valid UTF-8 sequence at s (n bytes available) and its code point;
- * 0 when invalid (overlong, surrogate, > U+10FFFF, truncated): the same rules as
- * jansson's input check. */
-size_t fbc_utf8_decode(const unsigned char *s, size_t n, unsigned *cp);
-
-/* Length of the run at s[0..n) of bytes that both the JSON scanner and the Go-style
- * encoder copy as they are: printable ASCII other than '"' and '\\'.  Catalog blobs
- * are mostly long such runs (base64 manifests, descriptions), so this looks at eight
- * bytes per step. */
-static inline size_t fbc_plain_run(const unsigned char *s, size_t n)
-{
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-        /* "Has a byte < k": (w - k*ones) & ~w & highs, with no false negative; a
-         * false positive can only sit above a true one, and either way the byte
-         * loop below settles the word. */
-        uint64_t special = w & highs;                  /* >= 0x80 */
-        special |= (w - ones * 0x20) & ~w & highs;     /* < 0x20 */
-        special |= (q - ones) & ~q & highs;            /* == '"' */
-        special |= (b - ones) & ~b & highs;            /* == '\\' */
-        if (special)
-            break;
-    }
-    while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-        i++;
-    return i;
-}
-
-/* Formats a double the way Go's encoding/json does (bits 64).  `buf` >= 32 bytes. */
-void fbc_format_float64(double f, char *buf, size_t size);
-/* strconv.FormatFloat(f, 'g', -1, 32): sigs.k8s.io/yaml's text for float map keys. */
-void fbc_format_float32_g(double f, char *buf, size_t size);
 
 /* Extracts schema/package/name case-insensitively (values borrowed from obj; "" when
  * absent).  Fails on two keys that fold to the same one of those names, or on a

@@ -125,7 +125,7 @@ static int scan_string(fast_parser *p, const char **text, size_t *n, bool *in_pl
     size_t start = ++p->pos, copied = start; /* input up to `copied` is in scratch */
     bool escaped = false;
     while (p->pos < p->len) {
-        p->pos += fbc_plain_run(p->s + p->pos, p->len - p->pos);
+        p->pos += gocompat_json_plain_run(p->s + p->pos, p->len - p->pos);
         if (p->pos >= p->len)
             break;
         unsigned char c = p->s[p->pos];
@@ -159,8 +159,8 @@ static int scan_string(fast_parser *p, const char **text, size_t *n, bool *in_pl
         }
         if (c < 0x20)
             return -1; /* raw control byte: jansson's error */
-        unsigned cp;
-        size_t l = fbc_utf8_decode(p->s + p->pos, p->len - p->pos, &cp);
+        uint32_t cp;
+        size_t l = gocompat_utf8_decode(p->s + p->pos, p->len - p->pos, &cp);
         if (l == 0)
             return -1; /* invalid UTF-8: jansson's error */
         p->pos += l;

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "catalog_http_util.h"
 #include "catalog_name.h"
@@ -20,6 +21,7 @@
 /* A response body made of slices of a store view (and, for multipart, pool strings). */
 typedef struct body_gen {
     h2o_generator_t super;
+    catalog_server *srv;
     store_view *view; /* one reference, dropped when the request's pool is cleared */
     h2o_iovec_t *segs; /* pool memory */
     size_t nsegs, seg, seg_off;
@@ -117,10 +119,13 @@ static void gen_proceed(h2o_generator_t *g, h2o_req_t *req)
     h2o_send(req, out, n, b->seg == b->nsegs ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
+/* h2o stops a generator only when the request ends before its last byte was sent: the
+ * client closed the connection (or it failed) mid-response.  h2o_dispose_request stops the
+ * generator and then calls the loggers, so the access log of this very request is next. */
 static void gen_stop(h2o_generator_t *g, h2o_req_t *req)
 {
-    (void)g;
-    (void)req; /* the view reference goes with the pool (gen_dispose) */
+    body_gen *b = (body_gen *)g;
+    b->srv->aborted_req = req; /* the view reference goes with the pool (gen_dispose) */
 }
 
 static void gen_dispose(void *p)
@@ -131,12 +136,13 @@ static void gen_dispose(void *p)
 
 /* Starts a streamed 200/206 response over `nsegs` slices (pool array) of `view`.  The
  * status, headers and content_length must already be set. */
-static int send_body(h2o_req_t *req, store_view *view, h2o_iovec_t *segs, size_t nsegs)
+static int send_body(h2o_req_t *req, catalog_server *s, store_view *view, h2o_iovec_t *segs, size_t nsegs)
 {
     body_gen *b = h2o_mem_alloc_shared(&req->pool, sizeof *b, gen_dispose);
     memset(b, 0, sizeof *b);
     b->super.proceed = gen_proceed;
     b->super.stop = gen_stop;
+    b->srv = s;
     b->view = store_view_retain(view);
     b->segs = segs;
     b->nsegs = is_head(req) ? 0 : nsegs; /* HEAD: headers only */
@@ -199,7 +205,7 @@ static void set_last_modified(h2o_req_t *req, time_t mtime)
 }
 
 /* multipart/byteranges in the exact shape of net/http (mime/multipart writer). */
-static int send_multipart(h2o_req_t *req, store_view *view, const catalog_http_range *r, size_t n)
+static int send_multipart(h2o_req_t *req, catalog_server *s, store_view *view, const catalog_http_range *r, size_t n)
 {
     unsigned char rnd[30];
     char boundary[61];
@@ -228,7 +234,28 @@ static int send_multipart(h2o_req_t *req, store_view *view, const catalog_http_r
     req->res.status = 206;
     req->res.reason = "Partial Content";
     req->res.content_length = total;
-    return send_body(req, view, segs, 2 * n + 1);
+    return send_body(req, s, view, segs, 2 * n + 1);
+}
+
+/* For a response that is the whole catalog: the gzip form stored beside it when h2o's
+ * compress filter would have compressed this response (a GET over HTTP/1.1 or later, a
+ * client that accepts gzip, a body of at least GZIP_MIN_SIZE), with the headers the filter
+ * set (Content-Encoding: gzip, Accept-Ranges: none).  NULL to send the plain bytes.  The
+ * filter is turned off either way: the loop never compresses a catalog (0.39 s of loop
+ * per request for certified-operators), and a store without the gzip form (written by an
+ * older catalogd) is sent plain until its next write. */
+static const char *precompressed(h2o_req_t *req, store_view *view, size_t *len)
+{
+    req->compress_hint = H2O_COMPRESS_HINT_DISABLE;
+    if (is_head(req) || req->version < 0x101 || store_view_size(view) < GZIP_MIN_SIZE ||
+        !(h2o_get_compressible_types(&req->headers) & H2O_COMPRESSIBLE_GZIP))
+        return NULL;
+    const char *gz = store_view_gzip(view, len);
+    if (!gz)
+        return NULL;
+    set_hdr(req, H2O_TOKEN_CONTENT_ENCODING, H2O_STRLIT("gzip"));
+    set_hdr(req, H2O_TOKEN_ACCEPT_RANGES, H2O_STRLIT("none"));
+    return gz;
 }
 
 /* If-Range with no ETag: only a date equal to the modtime keeps the Range. */
@@ -245,7 +272,7 @@ static int range_applies(h2o_req_t *req, time_t mtime)
 }
 
 /* GET|HEAD /catalogs/{name}/api/v1/all: http.ServeContent over catalog.jsonl. */
-static int serve_all(h2o_req_t *req, store_view *view)
+static int serve_all(h2o_req_t *req, catalog_server *s, store_view *view)
 {
     time_t mtime = store_view_mtime(view);
     uint64_t size = store_view_size(view);
@@ -278,7 +305,7 @@ static int serve_all(h2o_req_t *req, store_view *view)
     }
     ADD_HDR(req, H2O_TOKEN_ACCEPT_RANGES, "bytes");
     if (n > 1)
-        return send_multipart(req, view, r, n);
+        return send_multipart(req, s, view, r, n);
     h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
     if (n == 1) {
         char *cr = h2o_mem_alloc_pool(&req->pool, 80);
@@ -291,11 +318,15 @@ static int serve_all(h2o_req_t *req, store_view *view)
     } else {
         req->res.status = 200;
         req->res.reason = "OK";
-        *seg = h2o_iovec_init(store_view_data(view), size);
+        size_t gzlen;
+        const char *gz = precompressed(req, view, &gzlen);
+        *seg = gz ? h2o_iovec_init(gz, gzlen) : h2o_iovec_init(store_view_data(view), size);
+        req->res.content_length = seg->len;
+        return send_body(req, s, view, seg, 1);
     }
     req->res.content_length = seg->len;
     set_compress(req, seg->len);
-    return send_body(req, view, seg, 1);
+    return send_body(req, s, view, seg, 1);
 }
 
 typedef struct metas_query {
@@ -340,7 +371,7 @@ static void parse_query(h2o_req_t *req, const char *q, size_t len, metas_query *
 }
 
 /* GET|HEAD /catalogs/{name}/api/v1/metas: the index selection, streamed, no Content-Length. */
-static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
+static int serve_metas(h2o_req_t *req, catalog_server *s, store_view *view, const metas_query *q)
 {
     time_t mtime = store_view_mtime(view);
     set_last_modified(req, mtime);
@@ -351,11 +382,12 @@ static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
     req->res.reason = "OK";
     const char *schema = q->param[0], *package = q->param[1], *name = q->param[2];
     int filtered = (schema && *schema) || (package && *package) || (name && *name);
-    if (!filtered) {
+    if (!filtered) { /* the whole catalog, streamed without a Content-Length like any /metas */
         h2o_iovec_t *seg = h2o_mem_alloc_pool(&req->pool, sizeof *seg);
-        *seg = h2o_iovec_init(store_view_data(view), store_view_size(view));
-        set_compress(req, seg->len);
-        return send_body(req, view, seg, 1);
+        size_t gzlen;
+        const char *gz = precompressed(req, view, &gzlen);
+        *seg = gz ? h2o_iovec_init(gz, gzlen) : h2o_iovec_init(store_view_data(view), store_view_size(view));
+        return send_body(req, s, view, seg, 1);
     }
     store_range *r;
     size_t n;
@@ -367,13 +399,17 @@ static int serve_metas(h2o_req_t *req, store_view *view, const metas_query *q)
         segs[i] = h2o_iovec_init(store_view_data(view) + r[i].off, r[i].len);
     free(r);
     set_compress(req, total);
-    return send_body(req, view, segs, n);
+    return send_body(req, s, view, segs, n);
 }
 
 static int serve_metrics(h2o_req_t *req, catalog_server *s)
 {
     strbuf sb = STRBUF_INIT;
-    if (catalog_metrics_render(s->metrics, s->ncats, &sb) < 0) {
+    if (s->metrics_cb && s->metrics_cb(&sb, s->metrics_arg) < 0) {
+        strbuf_free(&sb);
+        return send_error(req, 503, "Service Unavailable", "503 Service Unavailable");
+    }
+    if (!s->metrics_cb && catalog_server_render_metrics(s, &sb) < 0) {
         strbuf_free(&sb);
         return send_error(req, 500, "Internal Server Error", "500 Internal Server Error");
     }
@@ -417,6 +453,12 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     /* gzhttp sets Vary on every response it wraps, compressed or not. */
     ADD_HDR(req, H2O_TOKEN_VARY, "Accept-Encoding");
 
+    /* net/http refuses an HTTP/1.1 request that names no Host (RFC 7230 §5.4), and closes.
+     * h2o fills a missing Host in with the host context's own authority: that very buffer. */
+    if (req->version >= 0x101 && req->input.authority.base == req->hostconf->authority.hostport.base) {
+        req->http1_is_persistent = 0;
+        return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request: missing required Host header"));
+    }
     h2o_iovec_t seg[6];
     int n = split_path(req, req->path.base, plen, seg, 6);
     if (n == -1) /* Go rejects such a request line before routing */
@@ -450,16 +492,38 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     store_view *view = catalog_server_find(s, seg[1].base);
     if (!view)
         return send_error(req, 404, "Not Found", "404 Not Found");
-    return all ? serve_all(req, view) : serve_metas(req, view, &q);
+    return all ? serve_all(req, s, view) : serve_metas(req, s, view, &q);
+}
+
+/* A request's bytes as the access log shows them: printable ASCII as is, a backslash as
+ * "\\", anything else (control bytes, non-ASCII, bytes that are not UTF-8) as "\xNN", so a
+ * log line is one line of ASCII whatever the client sent. */
+static void log_bytes(FILE *out, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\\')
+            fputs("\\\\", out);
+        else if (c > 0x20 && c < 0x7f)
+            fputc(c, out);
+        else
+            fprintf(out, "\\x%02x", c);
+    }
 }
 
 void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
 {
     catalog_server *s = ((server_logger *)self)->srv;
+    bool aborted = s->aborted_req == req;
+    s->aborted_req = NULL;
+    /* From the request's start to now: h2o calls the loggers when the response is done (sent,
+     * or cut off).  Not response_end_at: h2o's timestamps are the loop's cached time, equal to
+     * request_begin_at for a response sent within one loop turn (every small /metas). */
     double secs = 0;
-    if (!h2o_timeval_is_null(&req->timestamps.request_begin_at) &&
-        !h2o_timeval_is_null(&req->timestamps.response_end_at))
-        secs = (double)h2o_timeval_subtract(&req->timestamps.request_begin_at, &req->timestamps.response_end_at) / 1e6;
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    if (!h2o_timeval_is_null(&req->timestamps.request_begin_at))
+        secs = (double)h2o_timeval_subtract(&req->timestamps.request_begin_at, &now) / 1e6;
     if (secs < 0)
         secs = 0;
     catalog_metrics_observe_http(s->metrics, req->res.status, secs); /* a lost sample is harmless */
@@ -470,7 +534,14 @@ void catalog_http_on_log(h2o_logger_t *self, h2o_req_t *req)
     socklen_t sl = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
     if (sl == 0 || h2o_socket_getnumerichost((struct sockaddr *)&ss, sl, host) == SIZE_MAX)
         strcpy(host, "-");
-    fprintf(s->access_log, "access host=%s user=- method=%.*s uri=%.*s proto=HTTP/%d.%d status=%d size=%zu duration=%.6f\n",
-            host, (int)req->method.len, req->method.base, (int)req->path.len, req->path.base, req->version >> 8,
-            req->version & 0xff, req->res.status, req->bytes_sent, secs);
+    /* One line in several calls: held under the stream's lock, so that a log line another
+     * thread writes to the same stream (stderr) cannot land inside it. */
+    flockfile(s->access_log);
+    fprintf(s->access_log, "access host=%s user=- method=", host);
+    log_bytes(s->access_log, req->method.base, req->method.len);
+    fputs(" uri=", s->access_log);
+    log_bytes(s->access_log, req->path.base, req->path.len);
+    fprintf(s->access_log, " proto=HTTP/%d.%d status=%d size=%zu duration=%.6f%s\n", req->version >> 8,
+            req->version & 0xff, req->res.status, req->bytes_sent, secs, aborted ? " aborted=true" : "");
+    funlockfile(s->access_log);
 }

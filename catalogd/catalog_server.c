@@ -16,6 +16,10 @@ static const h2o_iovec_t alpn_http11[] = {{H2O_STRLIT("http/1.1")}, {NULL, 0}};
  * compress_hint (it knows the body size, even for /metas which has no Content-Length). */
 #define GZIP_QUALITY 6 /* zlib's default level, as Go's gzip.DefaultCompression */
 
+/* Only GET and HEAD are served, and neither has a body worth reading; h2o reads a request
+ * body into memory before the handler runs (1 GiB by default).  Past this it answers 413. */
+#define MAX_REQUEST_BODY 4096
+
 static void free_handle(uv_handle_t *h) { free(h); }
 
 static void on_connection(uv_stream_t *listener, int status)
@@ -98,6 +102,7 @@ static void configure(catalog_server *s)
     s->config.server_name = h2o_iovec_init(NULL, 0); /* Go sends no Server header */
     s->config.http1.upgrade_to_http2 = 0;           /* HTTP/1.1 only, like upstream */
     s->config.http1.req_timeout = 5000;             /* upstream ReadTimeout 5s */
+    s->config.max_request_entity_size = MAX_REQUEST_BODY;
     h2o_hostconf_t *host = h2o_config_register_host(&s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
     server_handler *h = (server_handler *)h2o_create_handler(path, sizeof *h);
@@ -124,6 +129,8 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     }
     s->loop = loop;
     s->access_log = o->access_log;
+    s->metrics_cb = o->metrics;
+    s->metrics_arg = o->metrics_arg;
     if (o->tls_cert && *o->tls_cert && !(s->ssl = tls_setup(o, err))) {
         catalog_metrics_free(s->metrics);
         free(s);
@@ -196,6 +203,11 @@ void catalog_server_remove_catalog(catalog_server *s, const char *name)
 size_t catalog_server_catalog_count(const catalog_server *s) { return s->ncats; }
 
 catalog_metrics *catalog_server_metrics(catalog_server *s) { return s->metrics; }
+
+int catalog_server_render_metrics(const catalog_server *s, strbuf *out)
+{
+    return catalog_metrics_render(s->metrics, s->ncats, out);
+}
 
 static bool conns_open(catalog_server *s)
 {

@@ -5,8 +5,11 @@
  *   GET|HEAD /catalogs/{name}/api/v1/metas   ?schema=&package=&name= selection from the index
  *   /healthz, /readyz                         "ok"
  *   /metrics                                  Prometheus text (catalog_metrics.h)
- * Bodies are sent straight from the store view's mmap (no per-request copy); gzip is applied
- * by h2o's compress filter when the client accepts it and the body is large enough.
+ * A request body over 4 KiB is refused with 413 (nothing served takes one).
+ * Bodies are sent straight from the store view's mmap (no per-request copy).  When the client
+ * accepts gzip and the body is large enough, the whole catalog (/all, unfiltered /metas) is
+ * sent from the gzip form the store wrote beside it (never compressed here), and a /metas
+ * selection is compressed by h2o's compress filter.
  *
  * The server keeps a registry name -> store_view.  Each request takes its own reference to
  * the view it serves, so replacing a catalog never disturbs a response in flight.
@@ -23,6 +26,7 @@
 #include "catalog_metrics.h"
 #include "catalog_store.h"
 #include "olm_error.h"
+#include "strbuf.h"
 
 typedef struct catalog_server catalog_server;
 
@@ -32,6 +36,10 @@ typedef struct catalog_server_opts {
     const char *tls_cert; /* PEM certificate chain; TLS iff both cert and key are set */
     const char *tls_key;  /* PEM private key */
     FILE *access_log;     /* one line per request; NULL for none.  Borrowed. */
+    /* What /metrics shows: NULL for this server's own metrics, else this callback's text
+     * (a second listener that shows the catalog server's; return -1 for a 503). */
+    int (*metrics)(strbuf *out, void *arg);
+    void *metrics_arg;
 } catalog_server_opts;
 
 /* Binds, listens and starts serving on `loop`.  NULL with err set on failure (bad address,
@@ -46,6 +54,9 @@ int catalog_server_port(const catalog_server *s); /* the bound port */
 int catalog_server_set_catalog(catalog_server *s, const char *name, store_view *view);
 void catalog_server_remove_catalog(catalog_server *s, const char *name);
 size_t catalog_server_catalog_count(const catalog_server *s);
+
+/* Appends this server's /metrics text to `out`; -1 on out of memory. */
+int catalog_server_render_metrics(const catalog_server *s, strbuf *out);
 
 /* For the reconciler: unpack results shown on /metrics.  Borrowed; lives with the server. */
 catalog_metrics *catalog_server_metrics(catalog_server *s);

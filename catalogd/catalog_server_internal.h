@@ -31,10 +31,13 @@ struct catalog_server {
     SSL_CTX *ssl;             /* owned; NULL without TLS */
     catalog_metrics *metrics; /* owned */
     FILE *access_log;         /* borrowed */
+    int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
+    void *metrics_arg;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     int port;
     uint64_t drain_deadline;
+    h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */
     void (*on_stopped)(void *arg, bool clean);
     void *stop_arg;
 };

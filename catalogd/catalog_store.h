@@ -2,6 +2,8 @@
  *
  * Layout (shared/spec/olmv1-behaviour.md §4.3):
  *   <root>/catalogs/<name>/catalog.jsonl   every normalised meta blob, one per line
+ *   <root>/catalogs/<name>/catalog.jsonl.gz the same bytes gzipped once, at write time, so
+ *                                          that the server never compresses a catalog
  *   <root>/catalogs/<name>/index.json      {"by_schema":{..},"by_package":{..},"by_name":{..}}
  *                                          each key -> [[offset,len],...] into catalog.jsonl
  *
@@ -56,6 +58,9 @@ const char *store_view_name(const store_view *v);
 const char *store_view_data(const store_view *v); /* the jsonl bytes; NULL when empty */
 size_t store_view_size(const store_view *v);
 time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, seconds */
+/* The gzip form of the jsonl (a complete gzip member), or NULL when the store has none
+ * (written by an older catalogd: the next write adds it) or it does not match the jsonl. */
+const char *store_view_gzip(const store_view *v, size_t *len);
 
 /* The ranges indexed under `key` in map `which`, sorted by offset; NULL/0 when absent.
  * Borrowed from the view. */

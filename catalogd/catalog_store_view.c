@@ -30,6 +30,8 @@ struct store_view {
     char *name;         /* owned */
     char *data;         /* mmap of catalog.jsonl; NULL when the file is empty */
     size_t size;
+    char *gz;           /* mmap of catalog.jsonl.gz; NULL when absent or not matching */
+    size_t gz_size;
     time_t mtime;
     index_map maps[3];
     store_range *all;   /* owned: union of by_schema, sorted (the "every schema" set) */
@@ -60,6 +62,8 @@ static void view_free(store_view *v)
 {
     if (v->data)
         munmap(v->data, v->size);
+    if (v->gz)
+        munmap(v->gz, v->gz_size);
     for (int k = 0; k < 3; k++)
         map_free(&v->maps[k]);
     free(v->all);
@@ -172,6 +176,31 @@ static int load_jsonl(store_view *v, int dfd, olm_error *err)
     return rc;
 }
 
+/* Maps catalog.jsonl.gz when it is there and is the gzip of catalog.jsonl: a gzip member
+ * of at least header + trailer whose trailer (ISIZE) is the jsonl's size mod 2^32.  A store
+ * without it (an older catalogd wrote it) is served without the precompressed form. */
+static void load_gzip(store_view *v, int dfd)
+{
+    int fd = openat(dfd, "catalog.jsonl.gz", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size >= 18) {
+        unsigned char *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            const unsigned char *t = p + st.st_size - 4;
+            uint32_t isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+            if (p[0] == 0x1f && p[1] == 0x8b && isize == (uint32_t)v->size) {
+                v->gz = (char *)p;
+                v->gz_size = (size_t)st.st_size;
+            } else {
+                munmap(p, (size_t)st.st_size);
+            }
+        }
+    }
+    close(fd);
+}
+
 /* One attempt.  Both files are opened relative to one directory fd so they come from the
  * same store even if a swap happens meanwhile; a swap that already removed the old files
  * gives ENOENT and store_open retries on the new directory. */
@@ -201,6 +230,7 @@ static store_view *open_once(const char *dir, const char *name, olm_error *err)
         errno = e;
         return NULL;
     }
+    load_gzip(v, dfd);
     close(dfd);
     return v;
 }
@@ -243,6 +273,12 @@ const char *store_view_name(const store_view *v) { return v->name; }
 const char *store_view_data(const store_view *v) { return v->data; }
 size_t store_view_size(const store_view *v) { return v->size; }
 time_t store_view_mtime(const store_view *v) { return v->mtime; }
+
+const char *store_view_gzip(const store_view *v, size_t *len)
+{
+    *len = v->gz_size;
+    return v->gz;
+}
 
 const store_range *store_view_lookup(const store_view *v, store_key which, const char *key, size_t *n)
 {

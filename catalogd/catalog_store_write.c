@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "catalog_name.h"
 #include "strbuf.h"
 #include "olm_fs.h"
@@ -123,6 +125,55 @@ static int write_file(const char *dir, const char *file, const char *data, size_
     return 0;
 }
 
+/* <dir>/<file>: `data` gzipped (zlib level 6, Go's gzip.DefaultCompression), fsynced.
+ * Done once per content on the threadpool, so no request ever compresses a catalog. */
+static int write_gzip_file(const char *dir, const char *file, const char *data, size_t len, olm_error *err)
+{
+    char p[4096];
+    if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
+        return olm_error_set(err, "path too long: %s/%s", dir, file);
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return olm_error_set(err, "create %s: %s", p, strerror(errno));
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    /* windowBits 15 + 16: a gzip header and trailer around the deflate stream */
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        close(fd);
+        return olm_error_set(err, "gzip %s: out of memory", p);
+    }
+    static const size_t chunk = 256 * 1024;
+    unsigned char *out = malloc(chunk);
+    int rc = out ? 0 : olm_error_set(err, "gzip %s: out of memory", p);
+    size_t off = 0;
+    int zr = Z_OK;
+    while (rc == 0 && zr != Z_STREAM_END) {
+        size_t in = len - off > chunk ? chunk : len - off;
+        z.next_in = (Bytef *)(data ? data + off : "");
+        z.avail_in = (uInt)in;
+        int flush = off + in == len ? Z_FINISH : Z_NO_FLUSH;
+        do {
+            z.next_out = out;
+            z.avail_out = (uInt)chunk;
+            zr = deflate(&z, flush);
+            if (zr == Z_STREAM_ERROR) {
+                rc = olm_error_set(err, "gzip %s: deflate failed", p);
+                break;
+            }
+            if (write_all(fd, (const char *)out, chunk - z.avail_out) < 0)
+                rc = olm_error_set(err, "write %s: %s", p, strerror(errno));
+        } while (rc == 0 && zr != Z_STREAM_END && z.avail_out == 0);
+        off += in;
+    }
+    deflateEnd(&z);
+    free(out);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = olm_error_set(err, "write %s: %s", p, strerror(errno));
+    if (close(fd) < 0 && rc == 0)
+        rc = olm_error_set(err, "close %s: %s", p, strerror(errno));
+    return rc;
+}
+
 /* Appends [off,len] to map[key], creating the array on first use. */
 static int index_add(json_t *map, const char *key, size_t off, size_t len)
 {
@@ -223,6 +274,7 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_
         goto fail;
     }
     if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, err) < 0 ||
+        write_gzip_file(tmp, "catalog.jsonl.gz", cat->jsonl, cat->jsonl_len, err) < 0 ||
         write_file(tmp, "index.json", idx.data, idx.len, err) < 0)
         goto fail;
     if (fsync_path(tmp) < 0) {

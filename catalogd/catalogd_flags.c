@@ -7,81 +7,119 @@
 #include "olm_flags.h"
 #include "olm_parse.h"
 
+/* Feature gates that change what catalogd does: none.  Upstream's APIV1MetasHandler is
+ * always on here and GraphQLCatalogQueries is not implemented, so neither is accepted. */
+#define CATALOGD_GATES NULL, 0
+
 void catalogd_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: catalogd [options]\n"
+            "Usage: catalogd [flags]\n"
+            "       catalogd version\n"
             "\n"
             "Reconciles ClusterCatalogs: pulls each catalog image, validates its File-Based Catalog,\n"
             "stores it under --cache-dir and serves it on /catalogs/<name>/api/v1/{all,metas}.\n"
             "\n"
-            "Options (--flag VALUE or --flag=VALUE):\n"
+            "Flags (--flag VALUE or --flag=VALUE; addresses are :PORT for every address, or IP:PORT):\n"
             "  --kubeconfig PATH              default: $KUBECONFIG, in-cluster, ~/.kube/config\n"
             "  --cache-dir DIR                stores and image cache (default /var/cache/catalogd)\n"
-            "  --catalogs-server-addr H:P     catalog HTTP(S) server (default 127.0.0.1:8443)\n"
+            "  --catalogs-server-addr ADDR    catalog HTTP(S) server (default 127.0.0.1:8443)\n"
             "  --external-address HOST[:PORT] used in status.urls.base (default: the server address);\n"
             "                                 the scheme is https with --tls-cert/--tls-key, else http\n"
-            "  --tls-cert PATH --tls-key PATH serve HTTPS\n"
-            "  --health-addr H:P              a separate listener for /healthz and /readyz\n"
-            "                                 (they are always served on the catalog server too)\n"
+            "  --tls-cert PATH --tls-key PATH serve the catalogs and metrics over HTTPS\n"
+            "  --health-probe-bind-address ADDR\n"
+            "                                 a separate listener for /healthz and /readyz (default:\n"
+            "                                 none; they are always served on the catalog server too);\n"
+            "                                 --health-addr is the same flag\n"
+            "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert\n"
+            "                                 (default \"0\": none; /metrics is also on the catalog server)\n"
             "  --leader-elect                 run the reconciler only while holding the Lease\n"
             "                                 catalogd-operator-lock\n"
-            "  --leader-election-namespace NS default: the kubeconfig namespace, else olmv1-system\n"
+            "  --leader-election-namespace NS the Lease's namespace (default: --system-namespace)\n"
+            "  --system-namespace NS          default: the pod's namespace, else olmv1-system\n"
             "  --gc-interval DURATION         store garbage collection period (default 12h)\n"
             "  --insecure-registries LIST     comma-separated registries reached over plain HTTP\n"
             "                                 (default $OLMV1_INSECURE_REGISTRIES; loopback always)\n"
             "  --authfile PATH                registry credentials (docker config JSON)\n"
+            "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to\n"
+            "                                 the system store\n"
+            "  --global-pull-secret NS/NAME   accepted and checked; not applied yet (use --authfile)\n"
             "  --max-concurrent-reconciles N  default 2\n"
+            "  --pull-timeout DURATION        deadline of a whole catalog image pull (default 10m)\n"
             "  --no-access-log                do not log each HTTP request\n"
+            "  --feature-gates LIST           Name=true|false,... Known gates:\n");
+    olm_feature_gates_usage(out, CATALOGD_GATES, "                                   ");
+    fprintf(out,
+            "  --check-flags                  parse and check the command line only (no files, network\n"
+            "                                 or API server): exit 0 when valid, else 2 with the error\n"
+            "  --version                      print \"catalogd <version>\" and exit\n"
             "  -h, --help\n"
             "\n"
             "Test-only: --poll-interval-override-seconds N makes every catalog that sets\n"
             "pollIntervalMinutes poll every N seconds instead.\n"
             "\n"
-            "SIGTERM or SIGINT stops it gracefully (exit 0).\n");
+            "Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a start-up or runtime failure (a bad\n"
+            "--tls-cert, a CA directory, a port in use, a lost Lease); 2 a bad command line.\n");
+}
+
+/* The value checks beyond what the table does; no I/O. */
+static int check(catalogd_flags *f, char *msg, size_t msgsz)
+{
+    olm_flag_empty_is_unset(&f->external_addr);
+    olm_flag_empty_is_unset(&f->lease_namespace);
+    char host[256];
+    int port;
+    if (olm_parse_listen_addr(f->server_addr, host, sizeof host, &port) != 0) {
+        snprintf(msg, msgsz, "--catalogs-server-addr: want :PORT, IP:PORT or [IPv6]:PORT, got \"%s\"",
+                 f->server_addr);
+        return -1;
+    }
+    if (f->lease_namespace && !olm_is_dns1123_label(f->lease_namespace, strlen(f->lease_namespace))) {
+        snprintf(msg, msgsz, "--leader-election-namespace: \"%s\" is not a namespace name", f->lease_namespace);
+        return -1;
+    }
+    return olm_daemon_flags_check(&f->common, CATALOGD_GATES, msg, msgsz);
 }
 
 int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, size_t msgsz)
 {
     memset(f, 0, sizeof *f);
+    olm_daemon_flags *c = &f->common;
+    /* An alias is a second row with the same destination and the same default. */
     const olm_flag flags[] = {
         OLM_FLAG_STRING("--kubeconfig", &f->kubeconfig, NULL),
         OLM_FLAG_STRING("--cache-dir", &f->cache_dir, "/var/cache/catalogd"),
         OLM_FLAG_STRING("--catalogs-server-addr", &f->server_addr, "127.0.0.1:8443"),
         OLM_FLAG_STRING("--external-address", &f->external_addr, NULL),
-        OLM_FLAG_STRING("--tls-cert", &f->tls_cert, NULL),
-        OLM_FLAG_STRING("--tls-key", &f->tls_key, NULL),
-        OLM_FLAG_STRING("--health-addr", &f->health_addr, NULL),
+        OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
+        OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
+        OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, NULL),
+        OLM_FLAG_STRING("--health-addr", &c->health_addr, NULL),
+        OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--leader-election-namespace", &f->lease_namespace, NULL),
+        OLM_FLAG_STRING("--system-namespace", &c->system_namespace, NULL),
         OLM_FLAG_DURATION("--gc-interval", &f->gc_interval_ms, "12h", 1,
                           "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
+        OLM_FLAG_STRING("--pull-cas-dir", &c->pull_cas_dir, NULL),
+        OLM_FLAG_STRING("--global-pull-secret", &c->global_pull_secret, NULL),
+        OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
         OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
                           "--poll-interval-override-seconds: bad value \"%s\""),
         OLM_FLAG_NO("--no-access-log", &f->access_log),
         OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "2", 1, 64,
                       "--max-concurrent-reconciles: want 1..64, got \"%s\""),
+        OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
+                          "--pull-timeout: want a duration of at least 1s (e.g. 10m), got \"%s\""),
+        OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),
+        OLM_FLAG_BOOL("--version", &c->version, "false"),
     };
-    int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown option %s", argc, argv, msg, msgsz);
+    int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, msgsz);
     if (rc == 1)
         catalogd_usage(stdout);
     if (rc != 0)
         return rc;
-    if ((f->tls_cert == NULL) != (f->tls_key == NULL)) {
-        snprintf(msg, msgsz, "--tls-cert and --tls-key go together");
-        return -1;
-    }
-    char host[256];
-    int port;
-    if (olm_parse_host_port(f->server_addr, CATALOGD_ANY_HOST, host, sizeof host, &port) != 0) {
-        snprintf(msg, msgsz, "--catalogs-server-addr: want HOST:PORT, got \"%s\"", f->server_addr);
-        return -1;
-    }
-    if (f->health_addr && olm_parse_host_port(f->health_addr, CATALOGD_ANY_HOST, host, sizeof host, &port) != 0) {
-        snprintf(msg, msgsz, "--health-addr: want HOST:PORT, got \"%s\"", f->health_addr);
-        return -1;
-    }
-    return 0;
+    return check(f, msg, msgsz);
 }

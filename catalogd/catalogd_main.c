@@ -1,6 +1,6 @@
 /* catalogd: the ClusterCatalog controller and catalog server on one libuv loop.
  *
- *   loop thread:  h2o catalog server (+ optional health listener), the ClusterCatalog
+ *   loop thread:  h2o catalog server (+ optional health and metrics listeners), the ClusterCatalog
  *                 informer (watch over kube_uvcurl), the work queue's bookkeeping, the
  *                 Lease election, the GC timer, signals, and the publish queue (below).
  *   threadpool:   reconciles (clustercatalog_reconcile: REST calls, pull, load, validate, store) and GC.
@@ -16,10 +16,15 @@
  * every replica.  Losing the Lease stops the process (exit 1) so a fresh start campaigns
  * again, as controller-runtime does.
  *
- * /healthz and /readyz are answered by the catalog server; --health-addr adds a second
- * listener (a catalog_server with no catalogs) for probes that must not share the port. */
+ * /healthz, /readyz and /metrics are answered by the catalog server;
+ * --health-probe-bind-address and --metrics-bind-address add listeners of their own (each a
+ * catalog_server with no catalogs; the metrics one shows the catalog server's metrics), for
+ * probes and scrapers that must not share the catalogs' port.  Every listener is bound
+ * before the loop runs, and the files the flags name are read before that: a bad start is
+ * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,7 @@
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
+#include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
 
@@ -60,7 +66,10 @@ typedef struct app {
     kube_workqueue *wq;
     kube_leader *leader;
     clustercatalog_reconciler *rec;
-    catalog_server *srv, *health;
+    catalog_server *srv, *health, *metrics;
+    olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
+    const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
+    char ns_buf[64];
     uv_signal_t sigterm, sigint;
     uv_timer_t gc_timer;
     uv_work_t gc_work;
@@ -162,9 +171,25 @@ static void serve_stored(app *a)
     closedir(d);
 }
 
+/* Pulls killed with a previous process left temp dirs in the image cache that nothing
+ * else removes (the cache and GC leave dot-names alone).  Before any pull can run. */
+static void sweep_interrupted_pulls(app *a)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/unpack", a->f.cache_dir);
+    olm_error err;
+    int n = oci_pull_cache_sweep(dir, &err);
+    if (n < 0)
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "sweeping interrupted pulls: %s", err.msg);
+    else if (n > 0)
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "removed %d temp dir%s of interrupted pulls from %s", n,
+                     n == 1 ? "" : "s", dir);
+}
+
 /* ------------------------------------------------------------ garbage collection */
 
 static void begin_shutdown_phase2(app *a);
+static void stop_servers(app *a);
 
 static void gc_work_cb(uv_work_t *w)
 {
@@ -256,7 +281,8 @@ static int start_controllers(app *a, olm_error *err)
         .informer = a->inf,
         .cache_dir = a->f.cache_dir,
         .url_root = a->url_root,
-        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .timeout_seconds = 900}},
+        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
+                              .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .poll_override_ms = a->f.poll_override_ms,
         .publish = publish,
         .publish_data = a,
@@ -328,10 +354,7 @@ static void begin_shutdown_phase2(app *a)
         kube_leader_stop(a->leader, leader_closed, a); /* releases the Lease */
     }
     one_closed(a);
-    if (a->srv)
-        catalog_server_stop(a->srv, 5000, server_stopped, &a->srv);
-    if (a->health)
-        catalog_server_stop(a->health, 5000, server_stopped, &a->health);
+    stop_servers(a);
 }
 
 static void wq_done(void *data)
@@ -400,8 +423,7 @@ static void on_leader_error(const char *msg, void *data)
 static int start_leader_election(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->client);
-    const char *ns = a->f.lease_namespace ? a->f.lease_namespace
-                                          : (cfg->namespace && *cfg->namespace ? cfg->namespace : "olmv1-system");
+    const char *ns = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns;
     char host[128] = "catalogd", identity[256];
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = '\0';
@@ -418,35 +440,116 @@ static int start_leader_election(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ main */
 
-static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, olm_error *err)
+/* /metrics of the --metrics-bind-address listener: the catalog server's, while it exists. */
+static int catalog_metrics_text(strbuf *out, void *data)
+{
+    app *a = data;
+    return a->srv ? catalog_server_render_metrics(a->srv, out) : -1;
+}
+
+static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, bool own_metrics,
+                                    olm_error *err)
 {
     char host[256];
     int port;
-    olm_parse_host_port(addr, CATALOGD_ANY_HOST, host, sizeof host, &port); /* checked by the flag parser */
-    catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.tls_cert : NULL,
-                             .tls_key = tls ? a->f.tls_key : NULL, .access_log = access_log};
+    olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
+    catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.common.tls_cert : NULL,
+                             .tls_key = tls ? a->f.common.tls_key : NULL, .access_log = access_log,
+                             .metrics = own_metrics ? NULL : catalog_metrics_text, .metrics_arg = a};
     return catalog_server_start(a->loop, &o, err);
+}
+
+static void stop_servers(app *a)
+{
+    if (a->srv)
+        catalog_server_stop(a->srv, 5000, server_stopped, &a->srv);
+    if (a->health)
+        catalog_server_stop(a->health, 5000, server_stopped, &a->health);
+    if (a->metrics)
+        catalog_server_stop(a->metrics, 5000, server_stopped, &a->metrics);
+}
+
+/* Binds every listener before anything else runs, so that a port in use is one line and
+ * exit 1 with nothing started.  On failure the listeners already up are closed (the loop
+ * runs until they are) and msg names the flag and the address. */
+static int start_listeners(app *a, char *msg, size_t msgsz)
+{
+    const olm_daemon_flags *c = &a->f.common;
+    bool tls = c->tls_cert != NULL;
+    olm_error err;
+    const char *flag = "--catalogs-server-addr", *addr = a->f.server_addr;
+    a->srv = start_server(a, addr, tls, a->f.access_log ? stderr : NULL, true, &err);
+    if (a->srv && !olm_listen_off(c->health_addr)) {
+        flag = "--health-probe-bind-address", addr = c->health_addr;
+        a->health = start_server(a, addr, false, NULL, false, &err);
+        if (!a->health)
+            goto fail;
+    }
+    if (a->srv && !olm_listen_off(c->metrics_addr)) {
+        flag = "--metrics-bind-address", addr = c->metrics_addr;
+        a->metrics = start_server(a, addr, tls, NULL, false, &err);
+        if (!a->metrics)
+            goto fail;
+    }
+    if (a->srv)
+        return 0;
+fail:
+    snprintf(msg, msgsz, "%s %s: %s", flag, addr, err.msg);
+    stop_servers(a);
+    uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
+    return -1;
 }
 
 /* status.urls.base = <scheme>://<external address>/catalogs/<name>. */
 static void build_url_root(app *a)
 {
-    const char *scheme = a->f.tls_cert ? "https" : "http";
+    const char *scheme = a->f.common.tls_cert ? "https" : "http";
     if (a->f.external_addr) {
         snprintf(a->url_root, sizeof a->url_root, "%s://%s/catalogs", scheme, a->f.external_addr);
         return;
     }
     char host[256];
     int port;
-    olm_parse_host_port(a->f.server_addr, CATALOGD_ANY_HOST, host, sizeof host, &port);
-    if (strcmp(host, "0.0.0.0") == 0)
+    olm_parse_listen_addr(a->f.server_addr, host, sizeof host, &port);
+    if (strcmp(host, OLM_ANY_HOST) == 0)
         snprintf(host, sizeof host, "localhost");
     bool v6 = strchr(host, ':') != NULL;
     snprintf(a->url_root, sizeof a->url_root, "%s://%s%s%s:%d/catalogs", scheme, v6 ? "[" : "", host, v6 ? "]" : "",
              catalog_server_port(a->srv));
 }
 
-static int run(app *a)
+static void init_loop_handles(app *a)
+{
+    uv_mutex_init(&a->pub_lock);
+    uv_async_init(a->loop, &a->pub_async, on_publish);
+    a->pub_async.data = a;
+    uv_timer_init(a->loop, &a->gc_timer);
+    a->gc_timer.data = a;
+    uv_signal_init(a->loop, &a->sigterm);
+    uv_signal_init(a->loop, &a->sigint);
+    a->sigterm.data = a->sigint.data = a;
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+}
+
+static void log_started(app *a)
+{
+    const olm_daemon_flags *c = &a->f.common;
+    catalogd_log(CATALOGD_LOG_INFO, NULL,
+                 "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s, health %s, metrics %s, "
+                 "system namespace %s",
+                 c->tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
+                 a->f.cache_dir, a->health ? c->health_addr : "(catalog server only)",
+                 a->metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
+    if (c->global_pull_secret)
+        catalogd_log(CATALOGD_LOG_WARN, NULL,
+                     "--global-pull-secret %s is accepted but not applied yet; give registry credentials with "
+                     "--authfile",
+                     c->global_pull_secret);
+}
+
+/* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
+static int run(app *a, bool *started)
 {
     olm_error err;
     kube_config cfg;
@@ -462,35 +565,22 @@ static int run(app *a)
         return 1;
     }
     if (olm_mkdir_p(a->f.cache_dir) != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "creating %s: %s", a->f.cache_dir, strerror(errno));
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "--cache-dir %s: cannot create it: %s", a->f.cache_dir,
+                     strerror(errno));
         return 1;
     }
+    sweep_interrupted_pulls(a);
     a->loop = uv_default_loop();
-    a->srv = start_server(a, a->f.server_addr, a->f.tls_cert != NULL, a->f.access_log ? stderr : NULL, &err);
-    if (!a->srv) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "catalog server on %s: %s", a->f.server_addr, err.msg);
-        uv_run(a->loop, UV_RUN_DEFAULT); /* lets the failed listener close */
+    char msg[OLM_ERROR_MAX + 256];
+    if (start_listeners(a, msg, sizeof msg) != 0) {
+        fprintf(stderr, "catalogd: %s\n", msg);
+        uv_loop_close(a->loop);
         return 1;
     }
     serve_stored(a);
     build_url_root(a);
-    if (a->f.health_addr) {
-        a->health = start_server(a, a->f.health_addr, false, NULL, &err);
-        if (!a->health) {
-            catalogd_log(CATALOGD_LOG_ERROR, NULL, "health server on %s: %s", a->f.health_addr, err.msg);
-            return 1;
-        }
-    }
-    uv_mutex_init(&a->pub_lock);
-    uv_async_init(a->loop, &a->pub_async, on_publish);
-    a->pub_async.data = a;
-    uv_timer_init(a->loop, &a->gc_timer);
-    a->gc_timer.data = a;
-    uv_signal_init(a->loop, &a->sigterm);
-    uv_signal_init(a->loop, &a->sigint);
-    a->sigterm.data = a->sigint.data = a;
-    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&a->sigint, on_signal, SIGINT);
+    init_loop_handles(a);
+    *started = true;
 
     a->uc = kube_uvcurl_new(a->loop, &err);
     int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
@@ -498,41 +588,72 @@ static int run(app *a)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting: %s", err.msg);
         begin_shutdown(a, 1);
     } else {
-        catalogd_log(CATALOGD_LOG_INFO, NULL, "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s",
-                     a->f.tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
-                     a->f.cache_dir);
+        log_started(a);
     }
     uv_run(a->loop, UV_RUN_DEFAULT);
-    if (a->srv || a->health)
+    if (a->srv || a->health || a->metrics)
         return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
     uv_loop_close(a->loop);
     uv_mutex_destroy(&a->pub_lock);
     return a->exit_code;
 }
 
+/* Everything before the loop that needs no API server: the command line (exit 2 with one
+ * line), `version`, --help, --version, --check-flags (exit 0), then the files the flags name
+ * (exit 1 with one line).  Returns -1 to go on. */
+static int prepare(app *a, int argc, char **argv)
+{
+    char msg[OLM_ERROR_MAX + 256];
+    int rc = olm_daemon_version_command("catalogd", argc, argv, msg, sizeof msg);
+    if (rc < 0) {
+        rc = catalogd_flags_parse(argc, argv, &a->f, msg, sizeof msg);
+        if (rc == 0 && a->f.common.version)
+            olm_daemon_print_version("catalogd");
+        if (rc == 0 && !a->f.common.version && !a->f.common.check_flags)
+            rc = -1; /* a daemon to start */
+        else
+            rc = rc < 0 ? 2 : 0;
+    }
+    if (rc == 2)
+        fprintf(stderr, "catalogd: %s\n", msg); /* like a Go flag error; --help has the usage */
+    if (rc >= 0)
+        return rc;
+    if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, sizeof msg) != 0) {
+        fprintf(stderr, "catalogd: %s\n", msg);
+        return 1;
+    }
+    a->system_ns = a->f.common.system_namespace
+                       ? a->f.common.system_namespace
+                       : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, a->ns_buf, sizeof a->ns_buf);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
+    /* A client that hangs up mid-response must cost one connection, not the process: the
+     * write then fails with EPIPE (h2o closes the connection and the access log says
+     * aborted=true) instead of SIGPIPE killing catalogd without a word. */
+    signal(SIGPIPE, SIG_IGN);
     app a = {0};
-    char msg[512];
-    int prc = catalogd_flags_parse(argc, argv, &a.f, msg, sizeof msg);
-    if (prc != 0) {
-        /* One line, like a Go flag error; --help has the whole usage. */
-        if (prc < 0)
-            fprintf(stderr, "catalogd: %s\n", msg);
-        return prc < 0 ? 2 : 0;
-    }
+    int prc = prepare(&a, argc, argv);
+    if (prc >= 0)
+        return prc;
     /* Reconciles, GC and store I/O share libuv's threadpool (4 threads by default); size it
      * before its first use so a slow pull cannot starve the others. */
     setenv("UV_THREADPOOL_SIZE", "8", 0);
     /* libcurl's global state must be set up before any thread may use it. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         fprintf(stderr, "catalogd: curl_global_init failed\n");
+        olm_ca_set_free(a.pull_cas);
         return 1;
     }
-    int rc = run(&a);
+    bool started = false;
+    int rc = run(&a, &started);
     if (a.client)
         kube_client_free(a.client);
+    olm_ca_set_free(a.pull_cas);
     curl_global_cleanup();
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);
+    if (started)
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);
     return rc;
 }

@@ -9,6 +9,7 @@
  * prints "serving on <url>" on stdout (scripts wait for that line). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,7 @@ static void on_signal(uv_signal_t *h, int signum)
 
 int main(int argc, char **argv)
 {
+    signal(SIGPIPE, SIG_IGN); /* a client hanging up is EPIPE on its connection, as in catalogd */
     const char *cache = NULL, *addr = NULL, *cert = NULL, *key = NULL;
     const char **loads = calloc((size_t)argc, sizeof *loads);
     size_t nloads = 0;

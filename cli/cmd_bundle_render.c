@@ -14,8 +14,8 @@
 
 #include "bundle.h"
 #include "commands.h"
-#include "fbc_internal.h"
-#include "fbc_yaml.h"
+#include "fbc_stream.h"
+#include "gocompat.h"
 #include "render.h"
 
 static void bundle_render_usage(FILE *out)
@@ -61,10 +61,10 @@ static int emit_scalar(yaml_emitter_t *em, const char *s, size_t n, yaml_scalar_
 
 static int emit_string(yaml_emitter_t *em, const char *s, size_t n)
 {
-    fbc_yaml_scalar sc;
+    gocompat_yaml_scalar sc;
     if (memchr(s, '\n', n))
         return emit_scalar(em, s, n, YAML_LITERAL_SCALAR_STYLE, 1);
-    if (n == 0 || fbc_yaml_resolve_plain(s, n, &sc) < 0 || sc.kind != FBC_Y_STRING)
+    if (n == 0 || gocompat_yaml_resolve_plain(s, n, &sc) < 0 || sc.kind != GOCOMPAT_YAML_STRING)
         return emit_scalar(em, s, n, YAML_DOUBLE_QUOTED_SCALAR_STYLE, 1);
     return emit_scalar(em, s, n, YAML_PLAIN_SCALAR_STYLE, 1);
 }
@@ -77,7 +77,7 @@ static int cmp_keys(const void *a, const void *b)
 static int emit_value(yaml_emitter_t *em, const json_t *v)
 {
     yaml_event_t ev;
-    char num[64];
+    char num[GOCOMPAT_FLOAT_BUF];
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         size_t n = json_object_size(v), k = 0;
@@ -115,7 +115,7 @@ static int emit_value(yaml_emitter_t *em, const json_t *v)
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_REAL:
-        fbc_format_float64(json_real_value(v), num, sizeof num);
+        gocompat_json_float(json_real_value(v), num);
         return emit_scalar(em, num, strlen(num), YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_TRUE: return emit_scalar(em, "true", 4, YAML_PLAIN_SCALAR_STYLE, 0);
     case JSON_FALSE: return emit_scalar(em, "false", 5, YAML_PLAIN_SCALAR_STYLE, 0);
@@ -151,7 +151,7 @@ static int write_json(json_t *objects, FILE *out)
 {
     json_t *list = json_pack("{s:s,s:s,s:O}", "apiVersion", "v1", "kind", "List", "items", objects);
     strbuf sb = STRBUF_INIT;
-    int rc = list && gojson_encode(list, GOJSON_SORT_KEYS, &sb) == 0 ? 0 : -1;
+    int rc = list && gocompat_json_encode(&sb, list, GOCOMPAT_JSON_SORT_KEYS) == 0 ? 0 : -1;
     if (rc == 0)
         fprintf(out, "%s\n", strbuf_str(&sb));
     strbuf_free(&sb);
@@ -259,10 +259,13 @@ int cmd_bundle_render(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         goto done;
     }
-    if (render_sort_objects(objects) < 0 ||
-        (strcmp(format, "json") == 0 ? write_json(objects, stdout) : write_yaml(objects, stdout)) < 0 ||
+    if (render_sort_objects(objects) < 0) {
+        fprintf(stderr, "olmv1 bundle render: out of memory sorting the objects\n");
+        goto done;
+    }
+    if ((strcmp(format, "json") == 0 ? write_json(objects, stdout) : write_yaml(objects, stdout)) < 0 ||
         fflush(stdout) != 0) {
-        fprintf(stderr, "olmv1 bundle render: writing output failed\n");
+        rc = cli_stdout_failed("bundle render");
         goto done;
     }
     rc = 0;

@@ -98,7 +98,7 @@ int cmd_catalog_validate(int argc, char **argv)
     fbc_problems_free(&probs);
     fbc_catalog_free(c);
     if (fflush(stdout) != 0)
-        return 1;
+        return cli_stdout_failed(argv[0]);
     return n == 0 ? 0 : 1;
 }
 
@@ -118,10 +118,11 @@ int cmd_catalog_render(int argc, char **argv)
     for (size_t i = 0; i < c->nmetas && rc == 0; i++)
         if (fwrite(c->metas[i].line, 1, c->metas[i].line_len, stdout) != c->metas[i].line_len)
             rc = 1;
-    fbc_catalog_free(c);
-    if (fflush(stdout) != 0 || rc) {
-        fprintf(stderr, "olmv1 %s: write error\n", argv[0]);
-        return 1;
+    if (rc || fflush(stdout) != 0) {
+        rc = cli_stdout_failed(argv[0]); /* before anything else can touch errno */
+        fbc_catalog_free(c);
+        return rc;
     }
+    fbc_catalog_free(c);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "oci_pull.h"
+#include "olm_parse.h"
 
 static void usage(FILE *out)
 {
@@ -32,7 +33,13 @@ static void usage(FILE *out)
             "  --insecure          talk plain HTTP to the registry; loopback registries and\n"
             "                      those in $OLMV1_INSECURE_REGISTRIES always do\n"
             "  --max-bytes N       refuse images whose files add up to more (default 2 GiB)\n"
-            "  --max-files N       refuse images with more entries (default 200000)\n"
+            "  --max-files N       refuse images with more entries, counting the parent\n"
+            "                      directories they imply (default 200000)\n"
+            "  --max-skipped-bytes N  refuse images whose entries outside the extracted\n"
+            "                      directory (decompressed only to be skipped) add up to more\n"
+            "                      (default 4 GiB)\n"
+            "  --pull-timeout DURATION  give up when the whole pull takes longer\n"
+            "                      (default 10m; e.g. 90s, 30m)\n"
             "  -q, --quiet         no progress messages on stderr\n"
             "  -h, --help          show this help\n",
             OCI_LABEL_CATALOG_CONFIGS);
@@ -75,7 +82,7 @@ static int parse_count(const char *v, uint64_t *out)
 
 int cmd_image_pull(int argc, char **argv)
 {
-    oci_pull_opts opts = {0};
+    oci_pull_opts opts = {.registry = {.deadline_seconds = OCI_DEFAULT_PULL_TIMEOUT_SECONDS}};
     const char *pos[2];
     int npos = 0, only_pos = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
@@ -118,6 +125,20 @@ int cmd_image_pull(int argc, char **argv)
                 fprintf(stderr, "olmv1 %s: --max-files needs a positive number\n", argv[0]);
                 return 1;
             }
+        } else if (!only_pos && ((v = opt_value("--max-skipped-bytes", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || parse_count(v, &opts.limits.max_skipped_bytes) != 0) {
+                fprintf(stderr, "olmv1 %s: --max-skipped-bytes needs a positive number\n", argv[0]);
+                return 1;
+            }
+        } else if (!only_pos && ((v = opt_value("--pull-timeout", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            uint64_t ms;
+            if (!v || olm_parse_duration(v, &ms) != 0 || ms < 1000) {
+                fprintf(stderr, "olmv1 %s: --pull-timeout needs a duration of at least 1s (e.g. 10m)\n", argv[0]);
+                return 1;
+            }
+            opts.registry.deadline_seconds = (long)(ms / 1000);
         } else if (!only_pos && s[0] == '-' && s[1]) {
             fprintf(stderr, "olmv1 %s: unknown option %s (see --help)\n", argv[0], s);
             return 1;
@@ -149,10 +170,8 @@ int cmd_image_pull(int argc, char **argv)
     }
     int rc = 0;
     if (printf("%s\n", res.digest_ref) < 0 || (res.fbc_root && printf("%s\n", res.fbc_root) < 0) ||
-        fflush(stdout) != 0) {
-        fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv[0], strerror(errno));
-        rc = 1;
-    }
+        fflush(stdout) != 0)
+        rc = cli_stdout_failed(argv[0]);
     oci_pull_result_free(&res);
     return rc;
 }

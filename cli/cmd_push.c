@@ -283,11 +283,7 @@ static int run_push(int argc, char **argv, enum push_kind kind)
         goto fail;
     }
     printf("%s\n", out_ref);
-    if (fflush(stdout) != 0) {
-        olm_error_set(&err, "writing to stdout: %s", strerror(errno));
-        goto fail;
-    }
-    rc = 0;
+    rc = fflush(stdout) != 0 ? cli_stdout_failed(argv[0]) : 0;
     goto out;
 fail:
     fprintf(stderr, "olmv1 %s: %s\n", argv[0], err.msg);

@@ -229,10 +229,8 @@ static int run_batch(const char *argv0, enum syntax syntax,
         fprintf(stderr, "olmv1 %s: reading stdin failed\n", argv0);
         return 1;
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "olmv1 %s: writing stdout failed\n", argv0);
-        return 1;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_stdout_failed(argv0);
     return 0;
 }
 

@@ -1,8 +1,26 @@
 /* olmv1: the offline companion of catalogd and operator-controller. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "olm_version.h"
+
+/* `olmv1 version`: the same text as `catalogd version` and `operator-controller version`. */
+static int cmd_version(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("Usage: olmv1 version\n\nPrints \"olmv1 <version>\": git describe --tags --always --dirty of the build.\n");
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "olmv1 version: takes no arguments, got \"%s\"\n", argv[1]);
+        return 2;
+    }
+    printf("olmv1 %s\n", OLMV1_VERSION);
+    return 0;
+}
 
 struct command {
     const char *path;    /* one or two words */
@@ -22,6 +40,7 @@ static const struct command commands[] = {
     {"image push", cmd_image_push, "build a one-layer OCI image from a directory and push it"},
     {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
     {"upgradeable", cmd_upgradeable, "check which extensions block an OpenShift minor upgrade"},
+    {"version", cmd_version, "print the version (git describe of the build)"},
 };
 
 static void usage(FILE *out)
@@ -46,8 +65,22 @@ static int match_path(const char *path, int argc, char **argv)
     return 0;
 }
 
+/* See commands.h.  errno is stdio's, from the write that failed. */
+int cli_stdout_failed(const char *argv0)
+{
+    if (errno == EPIPE)
+        return CLI_EXIT_BROKEN_PIPE;
+    fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv0, strerror(errno ? errno : EIO));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    /* A peer that hangs up (registry, catalogd, apiserver, or the reader of our stdout) is
+     * an EPIPE to handle, not a silent death; see cli_stdout_failed for stdout. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc == 2 && strcmp(argv[1], "--version") == 0)
+        return cmd_version(1, argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);

@@ -2,7 +2,7 @@
  *
  *   loop thread:  the ClusterExtension and ClusterCatalog informers (watches over
  *                 kube_uvcurl), the work queue's bookkeeping, the Lease election, the
- *                 health/metrics responder, signals.
+ *                 health/metrics responders, signals.
  *   threadpool:   reconciles (clusterextension_reconcile: REST calls, catalog fetches, bundle pulls,
  *                 render, apply) and nothing else.
  *
@@ -17,10 +17,15 @@
  * ServiceAccount tokens are cached between reconciles (clusterextension.h).
  *
  * With --leader-elect the informers and the queue run only while the Lease is held;
- * losing it exits 1 so a fresh start campaigns again (as controller-runtime does). */
+ * losing it exits 1 so a fresh start campaigns again (as controller-runtime does).
+ *
+ * Start-up: the command line (exit 2), then the files it names (TLS pair, CA directories)
+ * and the listeners (--health-probe-bind-address, --metrics-bind-address), each failure one
+ * line and exit 1 before the loop runs, so nothing is left half-started. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,7 @@
 #include "kube_informer.h"
 #include "kube_leader.h"
 #include "kube_workqueue.h"
+#include "oci_pull.h"
 #include "operator_flags.h"
 #include "operator_health.h"
 #include "strbuf.h"
@@ -61,7 +67,10 @@ typedef struct app {
     clusterextension_reconciler *rec;
     clusterextension_token_cache *tokens;
     drift_watcher *drift;
-    operator_health *health;
+    operator_health *health, *metrics;
+    olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
+    const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
+    char ns_buf[64];
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_signal_t sigterm, sigint;
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
@@ -277,6 +286,29 @@ static int on_health(const char *path, strbuf *body, const char **ctype, void *d
     return 404;
 }
 
+/* Bundle pulls killed with a previous process left temp dirs in the bundle cache that
+ * nothing else removes.  Before any pull can run. */
+static void sweep_interrupted_pulls(app *a)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/bundles", a->f.cache_path);
+    olm_error err;
+    int n = oci_pull_cache_sweep(dir, &err);
+    if (n < 0)
+        logf_(OLM_LOG_WARN, "sweeping interrupted pulls: %s", err.msg);
+    else if (n > 0)
+        logf_(OLM_LOG_INFO, "removed %d temp dir%s of interrupted pulls from %s", n, n == 1 ? "" : "s", dir);
+}
+
+/* The --metrics-bind-address listener: /metrics only. */
+static int on_metrics(const char *path, strbuf *body, const char **ctype, void *data)
+{
+    if (strcmp(path, "/metrics") == 0)
+        return on_health(path, body, ctype, data);
+    strbuf_puts(body, "not found\n");
+    return 404;
+}
+
 /* ------------------------------------------------------------ controllers */
 
 static void drift_enqueue(const char *extension, uint64_t delay_ms, void *data)
@@ -310,7 +342,7 @@ static int start_controllers(app *a, olm_error *err)
     a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
     if (!a->clusterextension_inf)
         return -1;
-    catalog_client_options co = {.ca_file = a->f.catalogd_ca_file};
+    catalog_client_options co = {.cas = a->catalogd_cas};
     a->cc = catalog_client_new(&co, err);
     if (!a->cc)
         return -1;
@@ -329,9 +361,10 @@ static int start_controllers(app *a, olm_error *err)
         .admin = a->client,
         .catalogs = a->clustercatalog_inf,
         .catalog_client = a->cc,
-        .system_namespace = a->f.system_namespace,
+        .system_namespace = a->system_ns,
         .cache_dir = a->f.cache_path,
-        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .timeout_seconds = 900}},
+        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
+                              .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
         .tokens = a->tokens,
         .drift = a->drift,
@@ -349,7 +382,7 @@ static int start_controllers(app *a, olm_error *err)
         return -1;
     /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure
      * to start it is logged, it must not take the ClusterExtension controller down. */
-    upgradeable_reconcile_opts uo = {.system_namespace = a->f.system_namespace};
+    upgradeable_reconcile_opts uo = {.system_namespace = a->system_ns};
     olm_error uerr;
     if (upgradeable_reconciler_start(a->loop, a->client, &uo, &a->upg, &uerr) < 0)
         logf_(OLM_LOG_ERROR, "OpenShift upgradeable check not started: %s", uerr.msg);
@@ -405,6 +438,19 @@ static void health_closed(void *data)
     ((app *)data)->health = NULL;
 }
 
+static void metrics_closed(void *data)
+{
+    ((app *)data)->metrics = NULL;
+}
+
+static void stop_listeners(app *a)
+{
+    if (a->health)
+        operator_health_stop(a->health, health_closed, a);
+    if (a->metrics)
+        operator_health_stop(a->metrics, metrics_closed, a);
+}
+
 /* Phase 2, once no reconcile runs: stop the watches, the election and the responder. */
 static void shutdown_phase2(app *a)
 {
@@ -432,8 +478,7 @@ static void shutdown_phase2(app *a)
         drift_watcher_stop(a->drift, drift_closed, a);
     }
     one_closed(a);
-    if (a->health)
-        operator_health_stop(a->health, health_closed, a);
+    stop_listeners(a);
 }
 
 static void wq_done(void *data)
@@ -509,18 +554,81 @@ static int start_leader_election(app *a, olm_error *err)
     host[sizeof host - 1] = '\0';
     unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
     snprintf(identity, sizeof identity, "%s_%d_%08x", host, (int)getpid(), (unsigned)rand_r(&seed));
-    kube_leader_options o = {.lease_namespace = a->f.system_namespace, .lease_name = LEASE_NAME, .identity = identity};
+    kube_leader_options o = {.lease_namespace = a->system_ns, .lease_name = LEASE_NAME, .identity = identity};
     kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, on_leader_error};
     a->leader = kube_leader_new(a->uc, kube_client_config(a->client), &o, &cb, a, err);
     if (!a->leader)
         return -1;
-    logf_(OLM_LOG_INFO, "campaigning for Lease %s/%s as %s", a->f.system_namespace, LEASE_NAME, identity);
+    logf_(OLM_LOG_INFO, "campaigning for Lease %s/%s as %s", a->system_ns, LEASE_NAME, identity);
     return kube_leader_start(a->leader, err);
 }
 
 /* ------------------------------------------------------------ main */
 
-static int run(app *a)
+/* Binds one listener for `flag`; NULL with msg naming the flag and address on failure. */
+static operator_health *listen_for(app *a, const char *flag, const char *addr, bool tls,
+                                   operator_health_handler handler, char *msg, size_t msgsz)
+{
+    char host[256];
+    int port;
+    olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
+    const olm_daemon_flags *c = &a->f.common;
+    operator_health_opts o = {.host = host, .port = port, .tls_cert = tls ? c->tls_cert : NULL,
+                              .tls_key = tls ? c->tls_key : NULL, .handler = handler, .data = a};
+    olm_error err;
+    operator_health *h = operator_health_start(a->loop, &o, &err);
+    if (!h)
+        snprintf(msg, msgsz, "%s %s: %s", flag, addr, err.msg);
+    return h;
+}
+
+/* Binds every listener before anything else runs, so that a port in use is one line and
+ * exit 1 with nothing started; on failure the listeners already up are closed again. */
+static int start_listeners(app *a, char *msg, size_t msgsz)
+{
+    const olm_daemon_flags *c = &a->f.common;
+    bool ok = true;
+    if (!olm_listen_off(c->health_addr))
+        ok = (a->health = listen_for(a, "--health-probe-bind-address", c->health_addr, false, on_health, msg,
+                                     msgsz)) != NULL;
+    if (ok && !olm_listen_off(c->metrics_addr))
+        ok = (a->metrics = listen_for(a, "--metrics-bind-address", c->metrics_addr, c->tls_cert != NULL,
+                                      on_metrics, msg, msgsz)) != NULL;
+    if (ok)
+        return 0;
+    stop_listeners(a);
+    uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
+    return -1;
+}
+
+static void init_loop_handles(app *a)
+{
+    uv_signal_init(a->loop, &a->sigterm);
+    uv_signal_init(a->loop, &a->sigint);
+    a->sigterm.data = a->sigint.data = a;
+    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&a->sigint, on_signal, SIGINT);
+    uv_timer_init(a->loop, &a->trim);
+    uv_timer_start(&a->trim, on_trim, TRIM_INTERVAL_MS, TRIM_INTERVAL_MS);
+    uv_unref((uv_handle_t *)&a->trim); /* never what keeps the loop alive */
+}
+
+static void log_started(app *a)
+{
+    const olm_daemon_flags *c = &a->f.common;
+    logf_(OLM_LOG_INFO,
+          "running: system namespace %s, cache %s, health %s, metrics %s%s, %u concurrent reconciles, drift repair "
+          "every %llu ms",
+          a->system_ns, a->f.cache_path, a->health ? c->health_addr : "off", a->metrics ? c->metrics_addr : "off",
+          a->metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
+    if (c->global_pull_secret)
+        logf_(OLM_LOG_WARN,
+              "--global-pull-secret %s is accepted but not applied yet; give registry credentials with --authfile",
+              c->global_pull_secret);
+}
+
+/* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
+static int run(app *a, bool *started)
 {
     olm_error err;
     kube_config cfg;
@@ -536,29 +644,19 @@ static int run(app *a)
         return 1;
     }
     if (olm_mkdir_p(a->f.cache_path) != 0) {
-        logf_(OLM_LOG_ERROR, "creating %s: %s", a->f.cache_path, strerror(errno));
+        logf_(OLM_LOG_ERROR, "--cache-path %s: cannot create it: %s", a->f.cache_path, strerror(errno));
         return 1;
     }
+    sweep_interrupted_pulls(a);
     a->loop = uv_default_loop();
-    if (a->f.health_addr && *a->f.health_addr && strcmp(a->f.health_addr, "0") != 0) {
-        char host[256];
-        int port;
-        olm_parse_host_port(a->f.health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port); /* checked by the parser */
-        a->health = operator_health_start(a->loop, host, port, on_health, a, &err);
-        if (!a->health) {
-            logf_(OLM_LOG_ERROR, "health server on %s: %s", a->f.health_addr, err.msg);
-            uv_run(a->loop, UV_RUN_DEFAULT);
-            return 1;
-        }
+    char msg[OLM_ERROR_MAX + 256];
+    if (start_listeners(a, msg, sizeof msg) != 0) {
+        fprintf(stderr, "operator-controller: %s\n", msg);
+        uv_loop_close(a->loop);
+        return 1;
     }
-    uv_signal_init(a->loop, &a->sigterm);
-    uv_signal_init(a->loop, &a->sigint);
-    a->sigterm.data = a->sigint.data = a;
-    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&a->sigint, on_signal, SIGINT);
-    uv_timer_init(a->loop, &a->trim);
-    uv_timer_start(&a->trim, on_trim, TRIM_INTERVAL_MS, TRIM_INTERVAL_MS);
-    uv_unref((uv_handle_t *)&a->trim); /* never what keeps the loop alive */
+    init_loop_handles(a);
+    *started = true;
 
     a->uc = kube_uvcurl_new(a->loop, &err);
     int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
@@ -566,39 +664,92 @@ static int run(app *a)
         logf_(OLM_LOG_ERROR, "starting: %s", err.msg);
         begin_shutdown(a, 1);
     } else {
-        logf_(OLM_LOG_INFO, "running: system namespace %s, cache %s, health %s, %u concurrent reconciles, drift repair every %llu ms",
-              a->f.system_namespace, a->f.cache_path, a->health ? a->f.health_addr : "off", a->f.concurrency,
-              (unsigned long long)a->f.repair_interval_ms);
+        log_started(a);
     }
     uv_run(a->loop, UV_RUN_DEFAULT);
     uv_loop_close(a->loop);
     return a->exit_code;
 }
 
+/* The files the flags name, read before anything starts: the TLS pair, --pull-cas-dir,
+ * --catalogd-cas-dir and --catalogd-ca-file.  0, or -1 with a one-line msg. */
+static int preflight(app *a, char *msg, size_t msgsz)
+{
+    if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, msgsz) != 0)
+        return -1;
+    if (a->f.catalogd_cas_dir &&
+        olm_daemon_load_cas("--catalogd-cas-dir", a->f.catalogd_cas_dir, true, &a->catalogd_cas, msg, msgsz) != 0)
+        return -1;
+    if (a->f.catalogd_ca_file &&
+        olm_daemon_load_cas("--catalogd-ca-file", a->f.catalogd_ca_file, false, &a->catalogd_cas, msg, msgsz) != 0)
+        return -1;
+    return 0;
+}
+
+/* Everything before the loop that needs no API server: the command line (exit 2 with one
+ * line), `version`, --help, --version, --check-flags (exit 0), then preflight() (exit 1 with
+ * one line).  Returns -1 to go on. */
+static int prepare(app *a, int argc, char **argv)
+{
+    char msg[OLM_ERROR_MAX + 256];
+    int rc = olm_daemon_version_command("operator-controller", argc, argv, msg, sizeof msg);
+    if (rc < 0) {
+        rc = operator_flags_parse(argc, argv, &a->f, msg, sizeof msg);
+        if (rc == 0 && a->f.common.version)
+            olm_daemon_print_version("operator-controller");
+        if (rc == 0 && !a->f.common.version && !a->f.common.check_flags)
+            rc = -1; /* a daemon to start */
+        else
+            rc = rc < 0 ? 2 : 0;
+    }
+    if (rc == 2)
+        fprintf(stderr, "operator-controller: %s\n", msg); /* like a Go flag error; --help has the usage */
+    if (rc >= 0)
+        return rc;
+    if (preflight(a, msg, sizeof msg) != 0) {
+        fprintf(stderr, "operator-controller: %s\n", msg);
+        return 1;
+    }
+    a->system_ns = a->f.common.system_namespace
+                       ? a->f.common.system_namespace
+                       : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, a->ns_buf, sizeof a->ns_buf);
+    return -1;
+}
+
+static void free_cas(app *a)
+{
+    olm_ca_set_free(a->catalogd_cas);
+    olm_ca_set_free(a->pull_cas);
+}
+
 int main(int argc, char **argv)
 {
+    /* A peer that hangs up (a health probe, catalogd, the apiserver) is an EPIPE on that
+     * connection, never a silent SIGPIPE death of the process. */
+    signal(SIGPIPE, SIG_IGN);
     app a = {0};
-    char msg[512];
-    int prc = operator_flags_parse(argc, argv, &a.f, msg, sizeof msg);
-    if (prc != 0) {
-        /* One line, like a Go flag error; --help has the whole usage. */
-        if (prc < 0)
-            fprintf(stderr, "operator-controller: %s\n", msg);
-        return prc < 0 ? 2 : 0;
+    int prc = prepare(&a, argc, argv);
+    if (prc >= 0) {
+        free_cas(&a);
+        return prc;
     }
     /* Reconciles block on HTTP and pulls; give them room before the pool first starts. */
     setenv("UV_THREADPOOL_SIZE", "8", 0);
     /* libcurl's global state must be set up before any thread may use it. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         fprintf(stderr, "operator-controller: curl_global_init failed\n");
+        free_cas(&a);
         return 1;
     }
-    int rc = run(&a);
+    bool started = false;
+    int rc = run(&a, &started);
     catalog_client_free(a.cc);
     clusterextension_token_cache_free(a.tokens);
     if (a.client)
         kube_client_free(a.client);
+    free_cas(&a);
     curl_global_cleanup();
-    logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);
+    if (started)
+        logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);
     return rc;
 }

@@ -5,55 +5,90 @@
 #include "olm_parse.h"
 #include "operator_flags.h"
 
+/* Feature gates that change what operator-controller does: none.  Upstream's
+ * SingleOwnNamespaceInstallSupport and DeploymentConfig are always on here, and
+ * BoxcutterRuntime and BundleReleaseSupport are not implemented, so none is accepted. */
+#define OPERATOR_GATES NULL, 0
+
 void operator_usage(FILE *out)
 {
-    fputs("usage: operator-controller [flags]\n"
+    fputs("Usage: operator-controller [flags]\n"
+          "       operator-controller version\n"
+          "\n"
+          "Flags (--flag VALUE or --flag=VALUE; addresses are :PORT for every address, or IP:PORT):\n"
           "  --kubeconfig PATH              kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-          "  --system-namespace NS          where install records live (default olmv1-system)\n"
+          "  --system-namespace NS          where install records and the Lease live (default: the pod's\n"
+          "                                 namespace, else olmv1-system)\n"
           "  --cache-path DIR               bundle image cache (default /var/cache/operator-controller)\n"
-          "  --catalogd-ca-file PEM         CA bundle for https catalog URLs\n"
-          "  --health-addr HOST:PORT        /healthz /readyz /metrics (default 127.0.0.1:8081; \"0\" disables)\n"
+          "  --catalogd-cas-dir DIR         *.crt/*.pem files trusted for https catalog URLs, in addition\n"
+          "                                 to the system store\n"
+          "  --catalogd-ca-file PEM         the same for one file\n"
+          "  --health-probe-bind-address ADDR\n"
+          "                                 /healthz /readyz /metrics (default 127.0.0.1:8081; \"0\" disables);\n"
+          "                                 --health-addr is the same flag\n"
+          "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert\n"
+          "                                 (default \"0\": none)\n"
+          "  --tls-cert PATH --tls-key PATH the metrics listener's certificate and key\n"
           "  --leader-elect                 reconcile only while holding the Lease\n"
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
+          "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to the\n"
+          "                                 system store\n"
+          "  --global-pull-secret NS/NAME   accepted and checked; not applied yet (use --authfile)\n"
           "  --max-concurrent-reconciles N  (default 4)\n"
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
-          "                                 drift watches (default 5m; 0 disables)\n",
+          "                                 drift watches (default 5m; 0 disables)\n"
+          "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n"
+          "  --feature-gates LIST           Name=true|false,... Known gates:\n",
+          out);
+    olm_feature_gates_usage(out, OPERATOR_GATES, "                                   ");
+    fputs("  --check-flags                  parse and check the command line only (no files, network\n"
+          "                                 or API server): exit 0 when valid, else 2 with the error\n"
+          "  --version                      print \"operator-controller <version>\" and exit\n"
+          "  -h, --help\n"
+          "\n"
+          "Exit codes: 0 stopped by SIGTERM/SIGINT; 1 a start-up or runtime failure (a bad\n"
+          "--tls-cert, a CA directory, a port in use, a lost Lease); 2 a bad command line.\n",
           out);
 }
 
 int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, size_t msgsz)
 {
     memset(f, 0, sizeof *f);
+    olm_daemon_flags *c = &f->common;
+    /* An alias is a second row with the same destination and the same default. */
     const olm_flag flags[] = {
         OLM_FLAG_STRING("--kubeconfig", &f->kubeconfig, NULL),
-        OLM_FLAG_STRING("--system-namespace", &f->system_namespace, "olmv1-system"),
+        OLM_FLAG_STRING("--system-namespace", &c->system_namespace, NULL),
         OLM_FLAG_STRING("--cache-path", &f->cache_path, "/var/cache/operator-controller"),
+        OLM_FLAG_STRING("--catalogd-cas-dir", &f->catalogd_cas_dir, NULL),
         OLM_FLAG_STRING("--catalogd-ca-file", &f->catalogd_ca_file, NULL),
-        OLM_FLAG_STRING("--health-addr", &f->health_addr, "127.0.0.1:8081"),
+        OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, "127.0.0.1:8081"),
+        OLM_FLAG_STRING("--health-addr", &c->health_addr, "127.0.0.1:8081"),
+        OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),
+        OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
+        OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
+        OLM_FLAG_STRING("--pull-cas-dir", &c->pull_cas_dir, NULL),
+        OLM_FLAG_STRING("--global-pull-secret", &c->global_pull_secret, NULL),
+        OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
         OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "4", 1, 64,
                       "--max-concurrent-reconciles must be 1..64, not %s"),
         OLM_FLAG_DURATION("--drift-repair-interval", &f->repair_interval_ms, "5m", 0,
                           "--drift-repair-interval: bad duration %s"),
+        OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
+                          "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
+        OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),
+        OLM_FLAG_BOOL("--version", &c->version, "false"),
     };
     int rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, msgsz);
     if (rc == 1)
         operator_usage(stdout);
     if (rc != 0)
         return rc;
-    if (!*f->system_namespace) {
-        snprintf(msg, msgsz, "--system-namespace must not be empty");
-        return -1;
-    }
-    char host[256];
-    int port;
-    if (f->health_addr && *f->health_addr && strcmp(f->health_addr, "0") != 0 &&
-        olm_parse_host_port(f->health_addr, OPERATOR_EMPTY_HOST, host, sizeof host, &port) != 0) {
-        snprintf(msg, msgsz, "--health-addr: expected host:port, not %s", f->health_addr);
-        return -1;
-    }
-    return 0;
+    olm_flag_empty_is_unset(&f->catalogd_cas_dir);
+    olm_flag_empty_is_unset(&f->catalogd_ca_file);
+    return olm_daemon_flags_check(c, OPERATOR_GATES, msg, msgsz);
 }

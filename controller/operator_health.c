@@ -1,8 +1,12 @@
 /* operator_health: see the header. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "operator_health.h"
 
@@ -12,33 +16,45 @@
 typedef struct conn {
     uv_tcp_t tcp;
     uv_timer_t timer;
-    uv_write_t wr;
     struct conn *prev, *next;
     struct operator_health *srv;
-    char buf[REQ_MAX];
+    SSL *ssl;            /* NULL on a plain listener */
+    char raw[4096];      /* TLS: ciphertext as read, before it goes into the SSL's read BIO */
+    char buf[REQ_MAX];   /* the request, in plain text */
     size_t len;
-    char *out; /* the response, freed after the write */
-    int closing; /* handles still to close */
+    bool responded;
+    int closing;         /* handles still to close */
 } conn;
+
+/* One uv_write with its bytes; freed by its callback. */
+typedef struct out_write {
+    uv_write_t req;
+    bool close_after;
+    char data[];
+} out_write;
 
 struct operator_health {
     uv_tcp_t listener;
+    SSL_CTX *tls; /* NULL: plain HTTP */
     operator_health_handler handler;
     void *data;
-    conn *conns;
+    conn *conns;     /* open connections */
+    size_t live;     /* connections not freed yet, open or closing */
+    bool listener_closed;
     int port;
-    int pending; /* handles still closing at stop */
     bool stopping;
     void (*stop_cb)(void *);
     void *stop_data;
 };
 
+/* Frees h once it is stopping and its last handle has closed. */
 static void maybe_done(operator_health *h)
 {
-    if (h->pending > 0)
+    if (!h->stopping || !h->listener_closed || h->live > 0)
         return;
     void (*cb)(void *) = h->stop_cb;
     void *d = h->stop_data;
+    SSL_CTX_free(h->tls);
     free(h);
     if (cb)
         cb(d);
@@ -50,12 +66,10 @@ static void conn_handle_closed(uv_handle_t *hd)
     if (--c->closing > 0)
         return;
     operator_health *h = c->srv;
-    free(c->out);
+    SSL_free(c->ssl);
     free(c);
-    if (h->stopping) {
-        h->pending--;
-        maybe_done(h);
-    }
+    h->live--;
+    maybe_done(h);
 }
 
 static void conn_close(conn *c)
@@ -74,9 +88,61 @@ static void conn_close(conn *c)
     uv_close((uv_handle_t *)&c->tcp, conn_handle_closed);
 }
 
-static void on_written(uv_write_t *w, int status)
+/* Also called with UV_ECANCELED for writes pending when the connection closes; those
+ * callbacks run before the close callbacks, so c is still allocated. */
+static void on_written(uv_write_t *req, int status)
 {
-    conn_close(w->data);
+    out_write *w = (out_write *)((char *)req - offsetof(out_write, req));
+    conn *c = req->data;
+    bool close = w->close_after || status < 0;
+    free(w);
+    if (close)
+        conn_close(c);
+}
+
+/* Queues `len` bytes (copied); closes the connection after them when close_after. */
+static int send_bytes(conn *c, const char *data, size_t len, bool close_after)
+{
+    out_write *w = malloc(sizeof *w + len);
+    if (!w)
+        return -1;
+    memcpy(w->data, data, len);
+    w->close_after = close_after;
+    w->req.data = c;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
+/* TLS: sends what OpenSSL has written to its write BIO (handshake records, the response,
+ * alerts, close_notify).  With close_after and nothing to send, closes at once. */
+static int tls_flush(conn *c, bool close_after)
+{
+    BIO *wbio = SSL_get_wbio(c->ssl);
+    size_t n = BIO_ctrl_pending(wbio);
+    if (n == 0) {
+        if (close_after)
+            conn_close(c);
+        return 0;
+    }
+    out_write *w = malloc(sizeof *w + n);
+    if (!w)
+        return -1;
+    if (BIO_read(wbio, w->data, (int)n) != (int)n) {
+        free(w);
+        return -1;
+    }
+    w->close_after = close_after;
+    w->req.data = c;
+    uv_buf_t b = uv_buf_init(w->data, (unsigned)n);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
 }
 
 static const char *reason_of(int status)
@@ -95,7 +161,8 @@ static const char *reason_of(int status)
     }
 }
 
-static void respond(conn *c)
+/* The whole response for the request in c->buf; NULL on out of memory. */
+static char *build_response(conn *c, int *len)
 {
     char method[8] = "", path[1024] = "";
     int status = 400;
@@ -112,28 +179,68 @@ static void respond(conn *c)
     }
     bool head = strcmp(method, "HEAD") == 0;
     char *resp = NULL;
-    int n = asprintf(&resp,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                     status, reason_of(status), ctype ? ctype : "text/plain; charset=utf-8", body.len,
-                     head ? "" : strbuf_str(&body));
+    *len = asprintf(&resp,
+                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                    status, reason_of(status), ctype ? ctype : "text/plain; charset=utf-8", body.len,
+                    head ? "" : strbuf_str(&body));
     strbuf_free(&body);
-    if (n < 0) {
-        conn_close(c);
-        return;
-    }
-    c->out = resp;
-    uv_buf_t b = uv_buf_init(resp, (unsigned)n);
-    c->wr.data = c;
+    return *len < 0 ? NULL : resp;
+}
+
+static void respond(conn *c)
+{
+    c->responded = true;
     uv_read_stop((uv_stream_t *)&c->tcp);
-    if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0)
+    int n;
+    char *resp = build_response(c, &n);
+    int rc = -1;
+    if (resp && !c->ssl)
+        rc = send_bytes(c, resp, (size_t)n, true);
+    else if (resp && SSL_write(c->ssl, resp, n) == n) {
+        SSL_shutdown(c->ssl); /* queues close_notify behind the response */
+        rc = tls_flush(c, true);
+    }
+    ERR_clear_error();
+    free(resp);
+    if (rc != 0)
         conn_close(c);
 }
 
 static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf)
 {
     conn *c = hd->data;
-    size_t room = sizeof c->buf - 1 - c->len;
-    *buf = uv_buf_init(c->buf + c->len, (unsigned)room);
+    if (c->ssl)
+        *buf = uv_buf_init(c->raw, sizeof c->raw);
+    else
+        *buf = uv_buf_init(c->buf + c->len, (unsigned)(sizeof c->buf - 1 - c->len));
+}
+
+/* TLS: feeds `n` bytes of ciphertext to OpenSSL and appends the plain text it yields to
+ * c->buf.  Returns 0 to go on, -1 when the connection is done (closed or closing). */
+static int tls_input(conn *c, size_t n)
+{
+    if (BIO_write(SSL_get_rbio(c->ssl), c->raw, (int)n) != (int)n) {
+        conn_close(c);
+        return -1;
+    }
+    for (;;) {
+        size_t room = sizeof c->buf - 1 - c->len;
+        int got = room ? SSL_read(c->ssl, c->buf + c->len, (int)room) : -1;
+        if (got > 0) {
+            c->len += (size_t)got;
+            continue;
+        }
+        int e = room ? SSL_get_error(c->ssl, got) : SSL_ERROR_SSL;
+        ERR_clear_error();
+        int rc = e == SSL_ERROR_WANT_READ /* handshake records to send, or half a record */
+                     ? tls_flush(c, false)
+                     /* close_notify, a failed handshake (plain HTTP on this port), a request
+                      * too large: send whatever alert OpenSSL wrote, then close */
+                     : tls_flush(c, true);
+        if (rc != 0)
+            conn_close(c);
+        return rc != 0 || e != SSL_ERROR_WANT_READ ? -1 : 0;
+    }
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -143,7 +250,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         conn_close(c);
         return;
     }
-    c->len += (size_t)nread;
+    if (nread == 0 || c->responded)
+        return;
+    if (!c->ssl)
+        c->len += (size_t)nread;
+    else if (tls_input(c, (size_t)nread) != 0)
+        return;
     c->buf[c->len] = '\0';
     if (strstr(c->buf, "\r\n\r\n") || strstr(c->buf, "\n\n"))
         respond(c);
@@ -154,6 +266,22 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 static void on_idle(uv_timer_t *t)
 {
     conn_close(t->data);
+}
+
+/* A server-side SSL on memory BIOs: OpenSSL never touches the socket, libuv does. */
+static int tls_attach(conn *c, SSL_CTX *ctx)
+{
+    BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
+    c->ssl = rbio && wbio ? SSL_new(ctx) : NULL;
+    if (!c->ssl) {
+        BIO_free(rbio);
+        BIO_free(wbio);
+        ERR_clear_error();
+        return -1;
+    }
+    SSL_set_bio(c->ssl, rbio, wbio); /* the SSL owns both now */
+    SSL_set_accept_state(c->ssl);
+    return 0;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -172,7 +300,8 @@ static void on_connection(uv_stream_t *server, int status)
     if (h->conns)
         h->conns->prev = c;
     h->conns = c;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+    h->live++;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 || (h->tls && tls_attach(c, h->tls) != 0) ||
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
         conn_close(c);
         return;
@@ -183,17 +312,38 @@ static void on_connection(uv_stream_t *server, int status)
 static void listener_closed(uv_handle_t *hd)
 {
     operator_health *h = hd->data;
-    h->pending--;
+    h->listener_closed = true;
     maybe_done(h);
 }
 
-operator_health *operator_health_start(uv_loop_t *loop, const char *host, int port, operator_health_handler handler, void *data,
-                           olm_error *err)
+/* Why each step can fail is the user's to fix (a path, a key that is not the cert's). */
+static SSL_CTX *tls_setup(const operator_health_opts *o, olm_error *err)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    const char *what = !ctx                                                                     ? "out of memory"
+                       : SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) != 1               ? o->tls_cert
+                       : SSL_CTX_use_PrivateKey_file(ctx, o->tls_key, SSL_FILETYPE_PEM) != 1     ? o->tls_key
+                       : SSL_CTX_check_private_key(ctx) != 1 ? "the certificate and key do not match"
+                                                              : NULL;
+    if (what) {
+        char why[256];
+        ERR_error_string_n(ERR_get_error(), why, sizeof why);
+        ERR_clear_error();
+        olm_error_set(err, "TLS: %s: %s", what, why);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+    return ctx;
+}
+
+operator_health *operator_health_start(uv_loop_t *loop, const operator_health_opts *o, olm_error *err)
 {
     struct sockaddr_storage ss;
-    if (uv_ip4_addr(host, port, (struct sockaddr_in *)&ss) != 0 &&
-        uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss) != 0) {
-        olm_error_set(err, "invalid listen address %s", host);
+    if (uv_ip4_addr(o->host, o->port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(o->host, o->port, (struct sockaddr_in6 *)&ss) != 0) {
+        olm_error_set(err, "invalid listen address %s", o->host);
         return NULL;
     }
     operator_health *h = calloc(1, sizeof *h);
@@ -201,18 +351,21 @@ operator_health *operator_health_start(uv_loop_t *loop, const char *host, int po
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    h->handler = handler;
-    h->data = data;
+    if (o->tls_cert && o->tls_key && !(h->tls = tls_setup(o, err))) {
+        free(h);
+        return NULL;
+    }
+    h->handler = o->handler;
+    h->data = o->data;
     uv_tcp_init(loop, &h->listener);
     h->listener.data = h;
     int rc = uv_tcp_bind(&h->listener, (const struct sockaddr *)&ss, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&h->listener, 64, on_connection);
     if (rc != 0) {
-        olm_error_set(err, "listening on %s:%d: %s", host, port, uv_strerror(rc));
+        olm_error_set(err, "listening on %s:%d: %s", o->host, o->port, uv_strerror(rc));
         /* The handle must outlive its close: listener_closed frees h. */
         h->stopping = true;
-        h->pending = 1;
         uv_close((uv_handle_t *)&h->listener, listener_closed);
         return NULL;
     }
@@ -234,10 +387,6 @@ void operator_health_stop(operator_health *h, void (*cb)(void *data), void *data
     h->stop_cb = cb;
     h->stop_data = data;
     h->stopping = true;
-    int n = 1;
-    for (conn *c = h->conns; c; c = c->next)
-        n++;
-    h->pending = n;
     while (h->conns)
         conn_close(h->conns);
     uv_close((uv_handle_t *)&h->listener, listener_closed);

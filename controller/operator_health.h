@@ -1,10 +1,11 @@
 /* operator_health: a tiny HTTP/1.x responder on libuv for /healthz, /readyz and
- * /metrics of operator-controller.
+ * /metrics of operator-controller, over plain TCP or TLS.
  *
  * Why not h2o (as catalogd): the olm_operator target links only the kube/oci/controller
- * libraries, and probes need nothing more than "read one GET, answer, close".  Each
- * connection serves one request (Connection: close); requests larger than 8 KiB or
- * idle for 10 s are dropped.
+ * libraries, and probes and scrapers need nothing more than "read one GET, answer, close".
+ * Each connection serves one request (Connection: close); requests larger than 8 KiB or
+ * idle for 10 s are dropped.  TLS (--metrics-bind-address with --tls-cert/--tls-key) runs
+ * OpenSSL over memory BIOs, so libuv still does all the I/O: TLS 1.2 or later, HTTP/1.1.
  *
  * Thread affinity: loop thread only; the handler runs on the loop thread. */
 #ifndef OLM_OPERATOR_HEALTH_H
@@ -21,9 +22,17 @@ typedef int (*operator_health_handler)(const char *path, strbuf *body, const cha
 
 typedef struct operator_health operator_health;
 
-/* Listens on host:port (port 0 picks a free one).  NULL with err on failure. */
-operator_health *operator_health_start(uv_loop_t *loop, const char *host, int port, operator_health_handler handler, void *data,
-                           olm_error *err);
+typedef struct operator_health_opts {
+    const char *host;               /* an IPv4 or IPv6 literal */
+    int port;                       /* 0 picks a free one: see operator_health_port */
+    const char *tls_cert, *tls_key; /* PEM files: HTTPS when both are set */
+    operator_health_handler handler;
+    void *data;
+} operator_health_opts;
+
+/* Binds and listens.  NULL with err on failure (a bad certificate, the port in use); the
+ * loop must then run once more to close the failed listener. */
+operator_health *operator_health_start(uv_loop_t *loop, const operator_health_opts *opts, olm_error *err);
 int operator_health_port(const operator_health *h);
 /* Closes the listener and every open connection; frees h, then calls cb (may be NULL). */
 void operator_health_stop(operator_health *h, void (*cb)(void *data), void *data);

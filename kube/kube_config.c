@@ -1,4 +1,4 @@
-/* kube_config: kubeconfig files (libyaml), the in-cluster ServiceAccount mount,
+/* kube_config: kubeconfig files (YAML read by gocompat), the in-cluster ServiceAccount mount,
  * and the one place where TLS and bearer-token options are applied to libcurl.
  *
  * The kubeconfig is converted to a jansson tree first (every scalar a string)
@@ -9,13 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
+#include "gocompat.h"
 #include "olm_base64.h"
 #include "olm_read_file.h"
 
@@ -63,146 +64,56 @@ static int write_private_file(const char *path, const unsigned char *data, size_
 
 /* ------------------------------------------------------------------ YAML -> JSON */
 
-/* Builds one JSON value from the events of a YAML node.  Every scalar becomes a
- * string except plain `null`/`~`, which is all a kubeconfig needs. */
-static json_t *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path, olm_error *err, int depth);
-
-static json_t *yaml_next(yaml_parser_t *p, const char *path, olm_error *err, int depth, bool *end)
+/* Keeps the first document's root. */
+static int take_root(void *ud, json_t *root, int line)
 {
-    yaml_event_t ev;
-    if (!yaml_parser_parse(p, &ev)) {
-        olm_error_set(err, "%s: YAML error at line %zu: %s", path, p->problem_mark.line + 1,
-                      p->problem ? p->problem : "unknown");
-        return NULL;
-    }
-    if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
-        yaml_event_delete(&ev);
-        *end = true;
-        return NULL;
-    }
-    json_t *v = yaml_node(p, &ev, path, err, depth);
-    yaml_event_delete(&ev);
-    return v;
+    (void)line;
+    *(json_t **)ud = root;
+    return 1;
 }
 
-static json_t *yaml_node(yaml_parser_t *p, yaml_event_t *ev, const char *path, olm_error *err, int depth)
-{
-    if (depth > 64) {
-        olm_error_set(err, "%s: YAML nested too deeply", path);
-        return NULL;
-    }
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT: {
-        const char *s = (const char *)ev->data.scalar.value;
-        size_t len = ev->data.scalar.length;
-        if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-            (strcmp(s, "null") == 0 || strcmp(s, "~") == 0 || strcmp(s, "Null") == 0 ||
-             strcmp(s, "NULL") == 0))
-            return json_null();
-        json_t *j = json_stringn(s, len);
-        if (!j)
-            olm_error_set(err, "%s: invalid UTF-8 or out of memory in a YAML scalar", path);
-        return j;
-    }
-    case YAML_SEQUENCE_START_EVENT: {
-        json_t *arr = json_array();
-        if (!arr) {
-            olm_error_set(err, "out of memory");
-            return NULL;
-        }
-        for (;;) {
-            bool end = false;
-            json_t *item = yaml_next(p, path, err, depth + 1, &end);
-            if (end)
-                return arr;
-            if (!item || json_array_append_new(arr, item) < 0) {
-                json_decref(arr);
-                return NULL;
-            }
-        }
-    }
-    case YAML_MAPPING_START_EVENT: {
-        json_t *obj = json_object();
-        if (!obj) {
-            olm_error_set(err, "out of memory");
-            return NULL;
-        }
-        for (;;) {
-            bool end = false;
-            json_t *key = yaml_next(p, path, err, depth + 1, &end);
-            if (end)
-                return obj;
-            if (!key)
-                goto map_fail;
-            if (!json_is_string(key)) {
-                json_decref(key);
-                olm_error_set(err, "%s: mapping keys must be strings", path);
-                goto map_fail;
-            }
-            json_t *val = yaml_next(p, path, err, depth + 1, &end);
-            if (end) {
-                json_decref(key);
-                olm_error_set(err, "%s: mapping key without value", path);
-                goto map_fail;
-            }
-            if (!val) {
-                json_decref(key);
-                goto map_fail;
-            }
-            int rc = json_object_set_new(obj, json_string_value(key), val);
-            json_decref(key);
-            if (rc < 0) {
-                olm_error_set(err, "out of memory");
-                goto map_fail;
-            }
-        }
-    map_fail:
-        json_decref(obj);
-        return NULL;
-    }
-    case YAML_ALIAS_EVENT:
-        olm_error_set(err, "%s: YAML aliases are not supported in a kubeconfig", path);
-        return NULL;
-    default:
-        olm_error_set(err, "%s: unexpected YAML event %d", path, (int)ev->type);
-        return NULL;
-    }
-}
-
-/* Parses the first YAML document of `text` (kubeconfigs hold exactly one). */
+/* Parses the first YAML document of `text` (kubeconfigs hold exactly one).  Every
+ * scalar becomes a string except plain `null`/`~`, which is all a kubeconfig
+ * needs; aliases are refused.  Nothing after the root node is parsed. */
 static json_t *yaml_to_json(const char *text, size_t len, const char *path, olm_error *err)
 {
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p)) {
-        olm_error_set(err, "out of memory");
+    gocompat_yaml_opts opts = {
+        .flags = GOCOMPAT_YAML_STRINGS | GOCOMPAT_YAML_NO_ALIASES | GOCOMPAT_YAML_FIRST_ROOT,
+        .max_depth = 64,
+        .max_nodes = SIZE_MAX, /* no aliases, so no expansion to bound */
+    };
+    gocompat_yaml_error e;
+    json_t *root = NULL;
+    if (gocompat_yaml_decode(text, len, &opts, take_root, &root, &e) < 0) {
+        switch (e.code) {
+        case GOCOMPAT_YAML_ESYNTAX:
+            olm_error_set(err, "%s: YAML error at line %d: %s", path, e.line,
+                          e.problem ? e.problem : "unknown");
+            break;
+        case GOCOMPAT_YAML_EDEPTH: olm_error_set(err, "%s: YAML nested too deeply", path); break;
+        case GOCOMPAT_YAML_ESCALAR:
+            olm_error_set(err, "%s: invalid UTF-8 or out of memory in a YAML scalar", path);
+            break;
+        case GOCOMPAT_YAML_EKEY:
+        case GOCOMPAT_YAML_EKEY_COLLECTION:
+            olm_error_set(err, "%s: mapping keys must be strings", path);
+            break;
+        case GOCOMPAT_YAML_EALIAS:
+            olm_error_set(err, "%s: YAML aliases are not supported in a kubeconfig", path);
+            break;
+        case GOCOMPAT_YAML_EEVENT:
+            olm_error_set(err, "%s: unexpected YAML event %d", path, (int)e.value);
+            break;
+        case GOCOMPAT_YAML_ENOMEM: olm_error_set(err, "out of memory"); break;
+        default: gocompat_yaml_strerror(&e, path, err); break; /* none other in this mode */
+        }
         return NULL;
     }
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-    json_t *root = NULL;
-    for (;;) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(&p, &ev)) {
-            olm_error_set(err, "%s: YAML error at line %zu: %s", path, p.problem_mark.line + 1,
-                          p.problem ? p.problem : "unknown");
-            break;
-        }
-        yaml_event_type_t t = ev.type;
-        if (t == YAML_STREAM_END_EVENT) {
-            yaml_event_delete(&ev);
-            if (!root)
-                olm_error_set(err, "%s: empty kubeconfig", path);
-            break;
-        }
-        if (t == YAML_SCALAR_EVENT || t == YAML_SEQUENCE_START_EVENT ||
-            t == YAML_MAPPING_START_EVENT || t == YAML_ALIAS_EVENT) {
-            root = yaml_node(&p, &ev, path, err, 0);
-            yaml_event_delete(&ev);
-            break;
-        }
-        yaml_event_delete(&ev);
+    if (!root) {
+        olm_error_set(err, "%s: empty kubeconfig", path);
+        return NULL;
     }
-    yaml_parser_delete(&p);
-    if (root && !json_is_object(root)) {
+    if (!json_is_object(root)) {
         json_decref(root);
         olm_error_set(err, "%s: a kubeconfig must be a YAML mapping", path);
         return NULL;
@@ -219,16 +130,12 @@ static const char *jstr(const json_t *obj, const char *key)
     return (s && *s) ? s : NULL;
 }
 
+/* A boolean field: sigs.k8s.io/yaml reads YAML 1.1 booleans (yes, on, y...). */
 static bool yaml_true(const char *s)
 {
-    /* sigs.k8s.io/yaml follows YAML 1.1 booleans. */
-    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
-    if (!s)
-        return false;
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-        if (strcmp(s, yes[i]) == 0)
-            return true;
-    return false;
+    gocompat_yaml_scalar v;
+    return s && gocompat_yaml_resolve_plain(s, strlen(s), &v) == 0 && v.kind == GOCOMPAT_YAML_BOOL &&
+           v.b;
 }
 
 /* Finds `{name: <name>, <field>: {...}}` in the list `list_key` of the kubeconfig. */

@@ -6,7 +6,7 @@
  * body when both exist; on its own it is only used to resolve a tag, and the
  * manifest fetched by that digest is then checked against it. */
 #include "oci_internal.h"
-#include "oci_pull.h"
+#include "oci_fetch.h"
 
 #include <errno.h>
 #include <stdlib.h>

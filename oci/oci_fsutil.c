@@ -3,7 +3,7 @@
  * Used when a later layer replaces a directory, for whiteouts, and to drop old
  * cache entries and failed pulls.  Recursion holds one fd per level; unpacked
  * trees are at most OCI_UNPACK_MAX_DEPTH deep, far below the fd limit. */
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #include <dirent.h>
 #include <errno.h>

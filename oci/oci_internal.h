@@ -8,8 +8,11 @@
 #include <stdio.h>
 
 #include "oci_digest.h"
-#include "oci_registry.h"
 #include "olm_error.h"
+
+/* Declared here without oci_registry.h, so that this private header sits below the
+ * registry code that implements these accessors. */
+typedef struct oci_registry oci_registry;
 
 /* Effective chunk size for uploads (opts.chunk_size or the default). */
 uint64_t oci_registry_chunk_size(const oci_registry *reg);

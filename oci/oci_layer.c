@@ -6,7 +6,7 @@
  * filter, whose output is hashed (the blob digest) and written to a tmpfile.
  * Nothing from the host leaks into the bytes: no timestamps (the gzip header's
  * too), owners, xattrs or umask-dependent modes, and entries come in byte order. */
-#include "oci_image.h"
+#include "oci_layer.h"
 #include "oci_media.h"
 
 #include <archive.h>

@@ -197,6 +197,11 @@ int oci_manifest_parse(const char *json, size_t len, oci_manifest *out, olm_erro
         goto out;
     }
     size_t n = json_array_size(layers);
+    if (n > OCI_MAX_LAYERS) {
+        olm_error_set(err, "manifest has %zu layers; images of more than %d layers are refused (the limit)", n,
+                      OCI_MAX_LAYERS);
+        goto out;
+    }
     if (n && !(out->layers = calloc(n, sizeof *out->layers))) {
         olm_error_set(err, "out of memory");
         goto out;

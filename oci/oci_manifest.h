@@ -18,6 +18,9 @@
 /* Manifests and configs are small; a bigger one is refused rather than buffered. */
 #define OCI_MAX_MANIFEST_SIZE ((size_t)4 * 1024 * 1024)
 #define OCI_MAX_CONFIG_SIZE ((size_t)8 * 1024 * 1024)
+/* An image with more layers is refused (overlayfs stacks at most 128 lower layers, Docker
+ * builds at most 127); a 3,000-layer manifest meant 3,000 requests. */
+#define OCI_MAX_LAYERS 128
 
 typedef struct oci_platform {
     char os[32];      /* "linux" */
@@ -52,8 +55,9 @@ typedef enum { OCI_KIND_MANIFEST = 1, OCI_KIND_INDEX = 2 } oci_manifest_kind;
  * Docker schema 1 and unknown types are errors. */
 int oci_manifest_kind_of(const char *json, size_t len, const char *content_type,
                          oci_manifest_kind *out, olm_error *err);
-/* Parses an image manifest; every digest is validated and every layer media
- * type must be a tar layer (plain, gzip, zstd; OCI or Docker). */
+/* Parses an image manifest; every digest is validated, every layer media type
+ * must be a tar layer (plain, gzip, zstd; OCI or Docker), and there are at most
+ * OCI_MAX_LAYERS layers. */
 int oci_manifest_parse(const char *json, size_t len, oci_manifest *out, olm_error *err);
 void oci_manifest_free(oci_manifest *m);
 

@@ -7,7 +7,7 @@
  * dir is removed on every path out. */
 #include "oci_internal.h"
 #include "oci_pull_internal.h"
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #include <dirent.h>
 #include <errno.h>

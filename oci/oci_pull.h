@@ -3,9 +3,9 @@
  *
  * Layout (one job per file):
  *   oci_manifest.c  manifest / index JSON parsing, platform selection (oci_manifest.h)
- *   oci_fetch.c     digest resolution, verified manifest and blob downloads (here)
+ *   oci_fetch.c     digest resolution, verified manifest and blob downloads (oci_fetch.h)
  *   oci_unpack.c    applying tar layers under a root dir fd (oci_unpack.h)
- *   oci_unpack_path.c  entry path rules (private: oci_unpack_internal.h)
+ *   oci_unpack_path.c  entry path rules (private: oci_unpack_rules.h)
  *   oci_fsutil.c    fd-relative helpers: walk parents without symlinks, remove trees
  *   oci_pull.c      oci_pull / oci_pull_cached / oci_pull_catalog (temp dir + rename)
  *
@@ -21,37 +21,9 @@
 #include <stdio.h>
 
 #include "oci.h"
+#include "oci_fetch.h"
 #include "oci_manifest.h"
 #include "oci_unpack.h"
-
-/* ---------------------------------------------------------------- fetching (oci_fetch.c) */
-
-/* Resolves `ref` to the digest of its manifest (or index): a digest reference as
- * is (no request); a tag with HEAD (Docker-Content-Digest), or GET and the
- * sha256 of the body when HEAD gives no digest.  Every call asks the registry. */
-int oci_resolve_digest(oci_registry *reg, const oci_ref *ref, char digest[OCI_DIGEST_BUFSZ],
-                       olm_error *err);
-/* Convenience for one-shot callers: parses `ref`, opens the registry with
- * `opts` (may be NULL) and returns "registry/repository@sha256:..." (caller
- * frees), or NULL with err set. */
-char *oci_resolve(const char *ref, const oci_registry_opts *opts, olm_error *err);
-
-/* GETs the manifest `reference` (tag or digest) of `repository`.  The body's
- * sha256 goes to digest_out; it must equal a sha256 Docker-Content-Digest header
- * and, when `reference` is a digest, the reference itself.  *body (NUL-terminated)
- * and *content_type (may be NULL) are owned by the caller. */
-int oci_manifest_fetch(oci_registry *reg, const char *repository, const char *reference,
-                       char **body, size_t *len, char **content_type,
-                       char digest_out[OCI_DIGEST_BUFSZ], olm_error *err);
-
-/* GETs blob `desc` and writes it to `out` (a file positioned where the blob should
- * go), hashing while it streams; fails if more than desc->size or max_size bytes
- * arrive, fewer than desc->size arrive, or the sha256 differs from desc->digest. */
-int oci_blob_fetch_file(oci_registry *reg, const char *repository, const oci_descriptor *desc,
-                        uint64_t max_size, FILE *out, olm_error *err);
-/* The same into memory (NUL-terminated, caller frees) for configs. */
-int oci_blob_fetch_mem(oci_registry *reg, const char *repository, const oci_descriptor *desc,
-                       size_t max_size, char **data, size_t *len, olm_error *err);
 
 /* ---------------------------------------------------------------- pulling (oci_pull.c) */
 
@@ -88,6 +60,13 @@ int oci_pull(const char *ref, const char *dest, const oci_pull_opts *opts,
  * labels are kept beside the tree in <base>/<owner>/<digest>.json. */
 int oci_pull_cached(const char *base, const char *owner, const char *ref,
                     const oci_pull_opts *opts, oci_pull_result *result, olm_error *err);
+
+/* Removes what interrupted pulls left in the cache at `base`: every temp dir
+ * ".<digest>.pull-XXXXXX" in <base>/<owner>/ (a pull killed with its process
+ * leaves one; oci_pull_cached never touches dot-names, which may be pulls in
+ * progress).  Call it only while nothing pulls into `base`, e.g. at start-up.
+ * Returns how many it removed, or -1 with err set (a missing base is 0). */
+int oci_pull_cache_sweep(const char *base, olm_error *err);
 
 /* oci_pull_cached for catalog images (opts->catalog forced on): only the dir the
  * configs label names is extracted, and result->fbc_root points at it. */

@@ -178,6 +178,61 @@ out:
     return rc;
 }
 
+/* ".<name>.pull-XXXXXX", as oci_pull_to names its temp dirs (mkdtemp's six characters). */
+static int is_pull_temp(const char *name)
+{
+    const char *p = strstr(name, ".pull-");
+    return name[0] == '.' && p && p > name + 1 && strlen(p) == strlen(".pull-") + 6 && !strstr(p + 1, ".pull-");
+}
+
+int oci_pull_cache_sweep(const char *base, olm_error *err)
+{
+    int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (bfd < 0)
+        return errno == ENOENT ? 0 : olm_error_set(err, "opening %s: %s", base, strerror(errno));
+    int rfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (rfd >= 0)
+            close(rfd);
+        close(bfd);
+        return olm_error_set(err, "reading %s: %s", base, strerror(e));
+    }
+    int removed = 0, rc = 0;
+    struct dirent *owner;
+    while ((owner = readdir(d)) != NULL && rc == 0) {
+        if (owner->d_name[0] == '.')
+            continue;
+        int ofd = openat(bfd, owner->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (ofd < 0)
+            continue; /* a file, a symlink: not an owner dir */
+        int lfd = openat(ofd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *od = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (!od) {
+            if (lfd >= 0)
+                close(lfd);
+            close(ofd);
+            continue;
+        }
+        struct dirent *e;
+        while ((e = readdir(od)) != NULL && rc == 0) {
+            if (!is_pull_temp(e->d_name))
+                continue;
+            olm_error sub;
+            if (oci_remove_tree_at(ofd, e->d_name, &sub) != 0)
+                rc = olm_error_set(err, "removing %s/%s/%s: %s", base, owner->d_name, e->d_name, sub.msg);
+            else
+                removed++;
+        }
+        closedir(od);
+        close(ofd);
+    }
+    closedir(d);
+    close(bfd);
+    return rc ? -1 : removed;
+}
+
 int oci_pull_catalog(const char *base, const char *owner, const char *ref,
                      const oci_pull_opts *opts, oci_pull_result *result, olm_error *err)
 {

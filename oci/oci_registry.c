@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define MAX_TOKENS 8
 #define MAX_BUFFERED_BODY ((size_t)32 * 1024 * 1024) /* manifests, errors, tokens */
@@ -31,7 +32,11 @@ struct oci_registry {
     const char *scheme;
     char *auth_file;
     char *ca_path;
+    const olm_ca_set *extra_cas;
     long timeout;
+    long deadline_seconds;
+    uint64_t deadline_ms; /* CLOCK_MONOTONIC milliseconds; 0 = none */
+    long min_speed, stall_seconds;
     uint64_t chunk_size;
     void (*progress)(void *, const char *);
     void *progress_ctx;
@@ -46,6 +51,13 @@ struct oci_registry {
 };
 
 /* ---------------------------------------------------------------- setup */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 static int host_in_list(const char *host, const char *list)
 {
@@ -88,7 +100,12 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
     reg->host = strdup(registry);
     reg->auth_file = opts->auth_file ? strdup(opts->auth_file) : NULL;
     reg->ca_path = opts->ca_path ? strdup(opts->ca_path) : NULL;
+    reg->extra_cas = opts->extra_cas;
     reg->timeout = opts->timeout_seconds;
+    reg->deadline_seconds = opts->deadline_seconds > 0 ? opts->deadline_seconds : 0;
+    reg->deadline_ms = reg->deadline_seconds ? now_ms() + (uint64_t)reg->deadline_seconds * 1000 : 0;
+    reg->min_speed = opts->min_bytes_per_second > 0 ? opts->min_bytes_per_second : OCI_DEFAULT_MIN_BYTES_PER_SECOND;
+    reg->stall_seconds = opts->stall_seconds > 0 ? opts->stall_seconds : OCI_DEFAULT_STALL_SECONDS;
     reg->chunk_size = opts->chunk_size ? opts->chunk_size : OCI_DEFAULT_CHUNK_SIZE;
     reg->progress = opts->progress;
     reg->progress_ctx = opts->progress_ctx;
@@ -302,6 +319,12 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
+/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into. */
+static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
+{
+    return olm_ca_set_add_to_ssl_ctx(cas, ssl_ctx) == 0 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+}
+
 #define SETOPT(opt, val)                                                                      \
     do {                                                                                      \
         CURLcode c_ = curl_easy_setopt(reg->curl, opt, val);                                  \
@@ -336,13 +359,30 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
     SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
     SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SETOPT(CURLOPT_CONNECTTIMEOUT, 30L);
-    /* a stalled transfer (under 1 byte/s for 60 s) fails instead of hanging */
-    SETOPT(CURLOPT_LOW_SPEED_LIMIT, 1L);
-    SETOPT(CURLOPT_LOW_SPEED_TIME, 60L);
-    if (reg->timeout > 0)
-        SETOPT(CURLOPT_TIMEOUT, reg->timeout);
+    /* a stalled or dripping transfer (under 1 KiB/s for 60 s by default) fails instead of
+     * hanging; the deadline bounds one that stays just above that */
+    SETOPT(CURLOPT_LOW_SPEED_LIMIT, reg->min_speed);
+    SETOPT(CURLOPT_LOW_SPEED_TIME, reg->stall_seconds);
+    long timeout_ms = reg->timeout > 0 ? reg->timeout * 1000 : 0;
+    int deadline_binds = 0;
+    if (reg->deadline_ms) {
+        uint64_t now = now_ms();
+        if (now >= reg->deadline_ms)
+            goto deadline;
+        long left = (long)(reg->deadline_ms - now);
+        if (!timeout_ms || left < timeout_ms) {
+            timeout_ms = left;
+            deadline_binds = 1;
+        }
+    }
+    if (timeout_ms > 0)
+        SETOPT(CURLOPT_TIMEOUT_MS, timeout_ms);
     if (reg->ca_path)
         SETOPT(CURLOPT_CAPATH, reg->ca_path);
+    if (reg->extra_cas) {
+        SETOPT(CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
+        SETOPT(CURLOPT_SSL_CTX_DATA, (void *)reg->extra_cas);
+    }
     SETOPT(CURLOPT_HEADERFUNCTION, on_header);
     SETOPT(CURLOPT_HEADERDATA, &x);
     SETOPT(CURLOPT_WRITEFUNCTION, write_body);
@@ -403,6 +443,12 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
             olm_error_set(err, "%s %s: writing the response failed", m, url);
         else if (x.too_big)
             olm_error_set(err, "%s %s: response larger than %zu bytes", m, url, MAX_BUFFERED_BODY);
+        else if (cc == CURLE_OPERATION_TIMEDOUT && deadline_binds && now_ms() + 50 >= reg->deadline_ms)
+            goto deadline;
+        else if (cc == CURLE_OPERATION_TIMEDOUT && strstr(errbuf, "too slow"))
+            olm_error_set(err, "%s %s: the registry sent less than %ld bytes/s for %ld s: giving up on a stalled "
+                               "transfer",
+                          m, url, reg->min_speed, reg->stall_seconds);
         else
             olm_error_set(err, "%s %s: %s", m, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
         goto out;
@@ -411,6 +457,10 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
     *www_auth = x.www_authenticate;
     x.www_authenticate = NULL;
     rc = 0;
+    goto out;
+deadline:
+    olm_error_set(err, "%s %s: the pull did not finish within %ld s (its deadline; --pull-timeout)", req->method,
+                  url, reg->deadline_seconds);
 out:
     curl_slist_free_all(hdrs);
     free(x.www_authenticate);
@@ -488,6 +538,15 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
                              reg->host, reg->realm);
     if (load_creds(reg, err) != 0)
         return -1;
+    /* The realm is whatever the registry's challenge names.  Over https the credentials are
+     * safe on the way to the registry; they must not then travel in clear text to a realm
+     * it names over plain http (a hostile or misconfigured registry, or a proxy rewriting
+     * the challenge).  Anonymous token requests carry no secret and may go. */
+    if (reg->creds.username && strcmp(reg->scheme, "https") == 0 && strncmp(reg->realm, "http://", 7) == 0)
+        return olm_error_set(err,
+                             "registry %s (https) sent a token realm over plain http (\"%s\"): refusing to send "
+                             "the credentials for %s there in clear text; the registry's auth service must use https",
+                             reg->host, reg->realm, reg->host);
     char *url = strdup(reg->realm);
     if (!url)
         return olm_error_set(err, "out of memory");

@@ -10,6 +10,7 @@
 #include "oci_image.h"
 #include "oci_ref.h"
 #include "olm_error.h"
+#include "olm_tls.h"
 
 /* ---------------------------------------------------------------- registry (oci_registry.c) */
 
@@ -19,7 +20,14 @@ typedef struct oci_registry_opts {
                                     (OLMV1_INSECURE_REGISTRIES); may be NULL */
     const char *auth_file;       /* docker config JSON with "auths", or NULL */
     const char *ca_path;         /* extra CA directory for TLS, or NULL */
+    const olm_ca_set *extra_cas; /* trusted in addition to the system store (--pull-cas-dir),
+                                    or NULL; borrowed: it must outlive the registry */
     long timeout_seconds;        /* whole-request limit; 0 = none */
+    long deadline_seconds;       /* everything done through the handle (a pull: resolve,
+                                    manifests, config, layers, tokens) must end within this
+                                    many seconds of oci_registry_new; 0 = none */
+    long min_bytes_per_second;   /* a transfer slower than this ... */
+    long stall_seconds;          /* ... for this long fails (0: 1024 B/s for 60 s) */
     uint64_t chunk_size;         /* blobs above this go up in PATCH chunks of this
                                     size; 0 = OCI_DEFAULT_CHUNK_SIZE */
     void (*progress)(void *ctx, const char *msg); /* optional human progress */
@@ -27,6 +35,11 @@ typedef struct oci_registry_opts {
 } oci_registry_opts;
 
 #define OCI_DEFAULT_CHUNK_SIZE ((uint64_t)64 * 1024 * 1024)
+/* The stall guard: a 1 B/s drip passes "under 1 B/s for 60 s" for ever. */
+#define OCI_DEFAULT_MIN_BYTES_PER_SECOND 1024L
+#define OCI_DEFAULT_STALL_SECONDS 60L
+/* The default pull deadline of the daemons and the CLI (--pull-timeout). */
+#define OCI_DEFAULT_PULL_TIMEOUT_SECONDS 600L
 
 /* One registry host and its connection, credentials and cached bearer tokens. */
 typedef struct oci_registry oci_registry;

@@ -10,12 +10,20 @@
  *     there (a later layer replaces), symlinks with symlinkat (never followed
  *     afterwards), hard links only to regular files already in the tree;
  *   - devices, fifos and sockets are skipped; owners are never set (files
- *     belong to the process); modes are dirs (m & 0777) | 0700, files
- *     (m & 0777) | 0600, so no setuid bits and the tree stays removable;
+ *     belong to the process); modes are dirs (m & 0755) | 0700, files
+ *     (m & 0755) | 0600: no setuid bits, nothing group- or world-writable
+ *     whatever the layer says, and the tree stays removable;
+ *   - a header libarchive could only partly apply (ARCHIVE_WARN: e.g. a pax
+ *     path over 1 MB dropped for the ustar name) is refused, as Go's
+ *     archive/tar refuses it, rather than unpacked under another name; only
+ *     the warning that a name is not valid in the C locale is accepted;
  *   - OCI whiteouts delete lower-layer content (".wh.<name>", ".wh..wh..opq").
  * Limits (bytes, entries, path length) are checked before anything is written
- * for the entry.  Errors read "<layer>: entry "<path>": <rule>". */
-#include "oci_unpack_internal.h"
+ * for the entry; a parent directory made implicitly counts as an entry, and the data
+ * of entries that are not extracted counts against max_skipped_bytes before libarchive
+ * decompresses it to skip it.  Errors read "<layer>: entry "<path>": <rule>". */
+#include "oci_unpack.h"
+#include "oci_unpack_rules.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -36,7 +44,8 @@ struct oci_unpacker {
     char *prefix; /* normalised, "" for none */
     int strip;
     oci_unpack_limits lim;
-    uint64_t bytes, entries, skipped;
+    uint64_t bytes, entries, skipped, skipped_bytes;
+    int consumed;            /* the current entry's data was read (a regular file) */
     oci_pathset layer_paths; /* what the current layer created (whiteouts spare it) */
     char *path, *tpath;      /* scratch buffers of OCI_UNPACK_PATH_BUFSZ */
 };
@@ -81,6 +90,8 @@ oci_unpacker *oci_unpacker_new(const char *root_dir, const char *prefix, int str
         u->lim.max_files = OCI_UNPACK_DEFAULT_MAX_FILES;
     if (!u->lim.max_path)
         u->lim.max_path = OCI_UNPACK_DEFAULT_MAX_PATH;
+    if (!u->lim.max_skipped_bytes)
+        u->lim.max_skipped_bytes = OCI_UNPACK_DEFAULT_MAX_SKIPPED_BYTES;
     if (u->lim.max_path >= OCI_UNPACK_PATH_BUFSZ)
         u->lim.max_path = OCI_UNPACK_PATH_BUFSZ - 1;
     u->prefix = malloc(OCI_UNPACK_PATH_BUFSZ);
@@ -122,12 +133,15 @@ void oci_unpacker_free(oci_unpacker *u)
 uint64_t oci_unpacker_bytes(const oci_unpacker *u) { return u->bytes; }
 uint64_t oci_unpacker_entries(const oci_unpacker *u) { return u->entries; }
 uint64_t oci_unpacker_skipped(const oci_unpacker *u) { return u->skipped; }
+uint64_t oci_unpacker_skipped_bytes(const oci_unpacker *u) { return u->skipped_bytes; }
 
 /* ---------------------------------------------------------------- walking */
 
 /* Opens the directory holding the last component of `path` (normalised,
  * non-empty) and points *name at that component.  With `create`, missing
- * parents are made (0755 before the umask).  Returns an fd, -1 on error, or
+ * parents are made (0755 before the umask), each one counted as an entry: a
+ * 20 KB layer of 1,000 files 254 directories deep would otherwise make 256,000
+ * directories under a limit of 200,000 entries.  Returns an fd, -1 on error, or
  * -2 when a parent is missing and !create. */
 static int open_parent(const struct ectx *c, const char *path, int create, const char *what,
                        const char **name)
@@ -148,6 +162,13 @@ static int open_parent(const struct ectx *c, const char *path, int create, const
         comp[len] = '\0';
         int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0 && errno == ENOENT && create) {
+            if (c->u->entries >= c->u->lim.max_files) {
+                close(fd);
+                return efail(c, "creating its parent directory \"%.*s\": more than %llu entries in the image "
+                                "(the limit; parent directories an entry implies count too)",
+                             (int)(slash - path), path, (unsigned long long)c->u->lim.max_files);
+            }
+            c->u->entries++;
             if (mkdirat(fd, comp, 0755) != 0 && errno != EEXIST) {
                 int e = errno;
                 close(fd);
@@ -212,7 +233,7 @@ static int put_dir(const struct ectx *c, int pfd, const char *name, mode_t mode)
     int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return efail(c, "opening the directory: %s", strerror(errno));
-    int rc = fchmod(fd, (mode & 0777) | 0700) == 0 ? 0 : efail(c, "chmod: %s", strerror(errno));
+    int rc = fchmod(fd, (mode & 0755) | 0700) == 0 ? 0 : efail(c, "chmod: %s", strerror(errno));
     close(fd);
     return rc;
 }
@@ -250,6 +271,7 @@ static int put_file(const struct ectx *c, struct archive *a, struct archive_entr
     int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return efail(c, "creating the file: %s", strerror(errno));
+    u->consumed = 1;
     int rc = -1;
     for (;;) {
         const void *buf;
@@ -276,7 +298,7 @@ static int put_file(const struct ectx *c, struct archive *a, struct archive_entr
         efail(c, "truncate: %s", strerror(errno));
         goto out;
     }
-    if (fchmod(fd, (archive_entry_perm(e) & 0777) | 0600) != 0) {
+    if (fchmod(fd, (archive_entry_perm(e) & 0755) | 0600) != 0) {
         efail(c, "chmod: %s", strerror(errno));
         goto out;
     }
@@ -549,6 +571,34 @@ static struct archive *reader(const char *label, olm_error *err)
     return a;
 }
 
+/* libarchive warns "Pathname can't be converted from UTF-8 to current locale." (and the
+ * same for link, user and group names) for non-ASCII names in the C locale; the name is
+ * then kept as its UTF-8 bytes, which is what the layer says. */
+static int name_charset_warning(struct archive *a)
+{
+    const char *m = archive_error_string(a);
+    return m && strstr(m, "can't be converted") != NULL;
+}
+
+/* The data of an entry that was not extracted is still decompressed, to be skipped, by the
+ * next archive_read_next_header: count it first (a 363 KB zstd layer can hold 10 GiB). */
+static int count_skipped(oci_unpacker *u, struct archive_entry *e, const char *label, olm_error *err)
+{
+    int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
+    if (u->consumed || size <= 0)
+        return 0;
+    if ((uint64_t)size > u->lim.max_skipped_bytes - u->skipped_bytes) {
+        struct ectx c = {.u = u, .label = label, .err = err, .raw = archive_entry_pathname(e)};
+        return efail(&c,
+                     "%lld bytes that are not extracted%s%s%s would pass the limit of %llu bytes read only to be "
+                     "skipped (%llu so far)",
+                     (long long)size, *u->prefix ? " (outside \"" : "", u->prefix, *u->prefix ? "\")" : "",
+                     (unsigned long long)u->lim.max_skipped_bytes, (unsigned long long)u->skipped_bytes);
+    }
+    u->skipped_bytes += (uint64_t)size;
+    return 0;
+}
+
 static int apply_archive(oci_unpacker *u, struct archive *a, const char *label, olm_error *err)
 {
     oci_pathset_clear(&u->layer_paths);
@@ -563,12 +613,22 @@ static int apply_archive(oci_unpacker *u, struct archive *a, const char *label, 
                                archive_error_string(a) ? archive_error_string(a) : "corrupt");
             break;
         }
+        if (r == ARCHIVE_WARN && !name_charset_warning(a)) {
+            struct ectx c = {.u = u, .label = label, .err = err, .raw = archive_entry_pathname(e)};
+            rc = efail(&c, "its header could only be read in part (%s): refused rather than unpacked as something "
+                           "the layer did not say",
+                       archive_error_string(a) ? archive_error_string(a) : "libarchive warning");
+            break;
+        }
         if (++u->entries > u->lim.max_files) {
             rc = olm_error_set(err, "%s: more than %llu entries in the image (the limit)", label,
                                (unsigned long long)u->lim.max_files);
             break;
         }
+        u->consumed = 0;
         if ((rc = apply_entry(u, a, e, label, err)) != 0)
+            break;
+        if ((rc = count_skipped(u, e, label, err)) != 0)
             break;
     }
     oci_pathset_clear(&u->layer_paths);

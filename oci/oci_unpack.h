@@ -6,19 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "oci_unpack_limits.h"
 #include "olm_error.h"
-
-#define OCI_UNPACK_DEFAULT_MAX_BYTES ((uint64_t)2 * 1024 * 1024 * 1024)
-#define OCI_UNPACK_DEFAULT_MAX_FILES ((uint64_t)200000)
-#define OCI_UNPACK_DEFAULT_MAX_PATH ((size_t)4096)
-
-/* Zero fields mean the defaults above. */
-typedef struct oci_unpack_limits {
-    uint64_t max_bytes; /* regular-file bytes written, all layers together;
-                           also bounds each compressed layer download */
-    uint64_t max_files; /* tar entries read, all layers together */
-    size_t max_path;    /* bytes of an entry path (or link target) */
-} oci_unpack_limits;
 
 /* State of one image unpack (several layers into one root).  Owned by the
  * caller; oci_unpacker_free closes the root fd but leaves the tree. */
@@ -41,6 +30,7 @@ int oci_unpacker_apply_mem(oci_unpacker *u, const void *data, size_t len, const 
 uint64_t oci_unpacker_bytes(const oci_unpacker *u);
 uint64_t oci_unpacker_entries(const oci_unpacker *u);
 uint64_t oci_unpacker_skipped(const oci_unpacker *u); /* devices, fifos, sockets */
+uint64_t oci_unpacker_skipped_bytes(const oci_unpacker *u); /* see max_skipped_bytes */
 void oci_unpacker_free(oci_unpacker *u);
 
 /* Removes `name` (a file, symlink or whole tree) under the directory fd

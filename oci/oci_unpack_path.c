@@ -1,7 +1,7 @@
 /* Entry paths of untrusted layers: lexical checks, the prefix filter, a set of
  * the paths a layer touched (for whiteouts), and printable names for errors.
  * Nothing here touches the file system. */
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,86 +134,130 @@ oci_prefix_match oci_prefix_map(const char *prefix, int strip, const char *path,
 
 /* ---------------------------------------------------------------- path set */
 
-static uint64_t hash(const char *s)
+static uint64_t node_hash(uint32_t parent, const char *name, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the parent index, then the name */
+    for (int i = 0; i < 4; i++)
+        h = (h ^ ((parent >> (8 * i)) & 0xff)) * 1099511628211ULL;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
     return h;
+}
+
+/* The node (index + 1) for component name[0..len) under `parent`, or 0; *slot is where it
+ * is or would go. */
+static uint32_t find_node(const oci_pathset *set, uint32_t parent, const char *name, size_t len, size_t *slot)
+{
+    size_t mask = set->nslots - 1;
+    for (size_t i = (size_t)node_hash(parent, name, len) & mask;; i = (i + 1) & mask) {
+        uint32_t id = set->slots[i];
+        if (!id) {
+            *slot = i;
+            return 0;
+        }
+        const oci_pathnode *n = &set->nodes[id - 1];
+        if (n->parent == parent && n->name_len == len && memcmp(set->names + n->name_off, name, len) == 0) {
+            *slot = i;
+            return id;
+        }
+    }
+}
+
+static int grow_slots(oci_pathset *set)
+{
+    size_t n = set->nslots ? set->nslots * 2 : 256;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return -1;
+    free(set->slots);
+    set->slots = slots;
+    set->nslots = n;
+    for (size_t k = 0; k < set->len; k++) {
+        const oci_pathnode *nd = &set->nodes[k];
+        size_t slot;
+        find_node(set, nd->parent, set->names + nd->name_off, nd->name_len, &slot);
+        set->slots[slot] = (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+static uint32_t add_node(oci_pathset *set, uint32_t parent, const char *name, size_t len)
+{
+    size_t slot;
+    uint32_t id = set->nslots ? find_node(set, parent, name, len, &slot) : 0;
+    if (id)
+        return id;
+    if (set->len >= UINT32_MAX - 1 || set->names_len + len >= UINT32_MAX)
+        return 0;
+    if ((set->len + 1) * 2 > set->nslots) {
+        if (grow_slots(set) != 0)
+            return 0;
+        find_node(set, parent, name, len, &slot);
+    }
+    if (set->len == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 64;
+        oci_pathnode *nodes = realloc(set->nodes, cap * sizeof *nodes);
+        if (!nodes)
+            return 0;
+        set->nodes = nodes;
+        set->cap = cap;
+    }
+    if (set->names_len + len > set->names_cap) {
+        size_t cap = set->names_cap ? set->names_cap : 1024;
+        while (cap < set->names_len + len)
+            cap *= 2;
+        char *names = realloc(set->names, cap);
+        if (!names)
+            return 0;
+        set->names = names;
+        set->names_cap = cap;
+    }
+    memcpy(set->names + set->names_len, name, len);
+    set->nodes[set->len] = (oci_pathnode){parent, (uint32_t)set->names_len, (uint32_t)len};
+    set->names_len += len;
+    set->slots[slot] = (uint32_t)++set->len;
+    return (uint32_t)set->len;
 }
 
 int oci_pathset_has(const oci_pathset *set, const char *path)
 {
-    if (!set->cap)
+    if (!set->nslots || !*path)
         return 0;
-    for (size_t i = (size_t)hash(path) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
-        if (!set->slots[i])
+    uint32_t id = 0;
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, "/");
+        size_t slot;
+        if (!(id = find_node(set, id, p, len, &slot)))
             return 0;
-        if (strcmp(set->slots[i], path) == 0)
-            return 1;
+        p += len;
+        p += *p == '/';
     }
-}
-
-static int insert(char **slots, size_t cap, char *s)
-{
-    for (size_t i = (size_t)hash(s) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-        if (!slots[i]) {
-            slots[i] = s;
-            return 1;
-        }
-        if (strcmp(slots[i], s) == 0)
-            return 0;
-    }
-}
-
-int oci_pathset_add(oci_pathset *set, const char *path)
-{
-    if (oci_pathset_has(set, path))
-        return 0;
-    if ((set->len + 1) * 2 > set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 256;
-        char **slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return -1;
-        for (size_t i = 0; i < set->cap; i++)
-            if (set->slots[i])
-                insert(slots, cap, set->slots[i]);
-        free(set->slots);
-        set->slots = slots;
-        set->cap = cap;
-    }
-    char *s = strdup(path);
-    if (!s)
-        return -1;
-    insert(set->slots, set->cap, s);
-    set->len++;
-    return 0;
+    return 1;
 }
 
 int oci_pathset_add_with_parents(oci_pathset *set, const char *path)
 {
-    char buf[OCI_UNPACK_PATH_BUFSZ];
-    size_t n = strlen(path);
-    if (n >= sizeof buf)
-        return -1;
-    memcpy(buf, path, n + 1);
-    if (oci_pathset_add(set, buf) != 0)
-        return -1;
-    for (char *p = buf + n; p > buf; p--) {
-        if (*p == '/') {
-            *p = '\0';
-            if (oci_pathset_add(set, buf) != 0)
-                return -1;
-        }
+    uint32_t id = 0;
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, "/");
+        if (len && !(id = add_node(set, id, p, len)))
+            return -1;
+        p += len;
+        p += *p == '/';
     }
     return 0;
 }
 
+size_t oci_pathset_bytes(const oci_pathset *set)
+{
+    return set->cap * sizeof *set->nodes + set->nslots * sizeof *set->slots + set->names_cap;
+}
+
 void oci_pathset_clear(oci_pathset *set)
 {
-    for (size_t i = 0; i < set->cap; i++)
-        free(set->slots[i]);
+    free(set->nodes);
     free(set->slots);
+    free(set->names);
     memset(set, 0, sizeof *set);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gocompat.h"
 #include "semver.h"
 #include "upgradeable.h"
 #include "upgradeable_internal.h"
@@ -52,8 +53,8 @@ static char *entry_text(const upgradeable_extension *e)
 {
     strbuf sb = STRBUF_INIT;
     const char *b = e->bundle ? e->bundle : "", *n = e->name ? e->name : "";
-    if (strbuf_puts(&sb, "bundle ") < 0 || upgradeable_go_quote(&sb, b, strlen(b)) < 0 ||
-        strbuf_puts(&sb, " for ClusterExtension ") < 0 || upgradeable_go_quote(&sb, n, strlen(n)) < 0) {
+    if (strbuf_puts(&sb, "bundle ") < 0 || gocompat_quote(&sb, b, strlen(b), 0) < 0 ||
+        strbuf_puts(&sb, " for ClusterExtension ") < 0 || gocompat_quote(&sb, n, strlen(n), 0) < 0) {
         strbuf_free(&sb);
         return NULL;
     }

@@ -2,8 +2,9 @@
  * byte for byte (openshift-upgradeable.md §2, §4).  Upstream decodes the
  * olm.properties annotation with encoding/json and parses the value with
  * blang/semver; every error text it produces ends up in a condition message, so
- * the same texts are produced here.  Not a public API: used by upgradeable*.c
- * and their tests. */
+ * the same texts are produced here (with gocompat's encoding/json scanner,
+ * strconv.Quote and sigs.k8s.io/yaml).  Not a public API: used by
+ * upgradeable*.c and their tests. */
 #ifndef OLM_UPGRADEABLE_INTERNAL_H
 #define OLM_UPGRADEABLE_INTERNAL_H
 
@@ -30,11 +31,6 @@ typedef struct upgradeable_prop_list {
 
 void upgradeable_prop_list_free(upgradeable_prop_list *l);
 
-/* Go's encoding/json checkValid: 0 when `text` is one valid JSON value, else -1
- * with Go's SyntaxError text in `msg` (e.g. "invalid character 'a' looking for
- * beginning of value", "unexpected end of JSON input"). */
-int upgradeable_json_check(const char *text, size_t len, strbuf *msg);
-
 /* json.Unmarshal(text, &[]property.Property).  Returns 0 and fills `out`, or -1
  * with Go's error text in `msg`; -2 on out of memory. */
 int upgradeable_json_decode_props(const char *text, size_t len, upgradeable_prop_list *out, strbuf *msg);
@@ -60,19 +56,6 @@ typedef enum upgradeable_json_kind {
  * (syntax errors, a number overflowing float64), -2 on out of memory. */
 int upgradeable_json_decode_any(const char *raw, size_t len, upgradeable_json_kind *kind, char **str, size_t *str_len,
                         strbuf *msg);
-
-/* Go's utf8.DecodeRune: the rune and its byte length (n > 0); an invalid
- * sequence gives -1 with *size 1. */
-long upgradeable_utf8_decode(const unsigned char *p, size_t n, size_t *size);
-
-/* Appends Go's strconv.Quote(s) (what %q prints for a string).  IsPrint is
- * approximated for rare non-ASCII code points (see upgradeable_quote.c). */
-int upgradeable_go_quote(strbuf *sb, const char *s, size_t len);
-
-/* Appends Go's compact JSON form of valid JSON `raw` as json.Marshal writes a
- * json.RawMessage: insignificant whitespace removed, and <, >, &, U+2028 and
- * U+2029 escaped as \u003c and so on. */
-int upgradeable_json_compact(strbuf *sb, const char *raw, size_t len);
 
 /* major.minor of an OpenShift version, with patch, pre-release and build dropped. */
 typedef struct upgradeable_minor {

@@ -5,17 +5,19 @@
  *
  * A minimal reader: the bundle loader (controller/bundle) did not exist when this
  * was written.  properties.yaml goes through the sigs.k8s.io/yaml path upstream
- * uses (YAML -> JSON -> []property.Property), so an unquoted float is re-printed
- * as Go prints a float64: `value: 4.10` becomes 4.1 and `value: 5.0` becomes 5. */
+ * uses (YAML -> JSON -> []property.Property, gocompat_yaml_to_json), so an
+ * unquoted float is re-printed as Go prints a float64: `value: 4.10` becomes 4.1
+ * and `value: 5.0` becomes 5. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "fbc_yaml.h"
+#include "gocompat.h"
 #include "olm_read_file.h"
 #include "upgradeable.h"
 #include "upgradeable_internal.h"
@@ -23,193 +25,9 @@
 #define MAX_DEPTH 256
 #define MAX_JSON (16u << 20) /* aliases can multiply a small file (billion laughs) */
 
-/* json.Marshal of a Go string (HTML-safe escaping; the input is valid UTF-8 or
- * gets U+FFFD per bad byte, as Go does). */
-static int go_json_string(strbuf *sb, const char *s, size_t len)
-{
-    int rc = strbuf_putc(sb, '"');
-    for (size_t i = 0; rc == 0 && i < len;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t n;
-        long r = upgradeable_utf8_decode((const unsigned char *)s + i, len - i, &n);
-        if (r < 0)
-            rc = strbuf_puts(sb, "\\ufffd");
-        else if (c == '"' || c == '\\')
-            rc = strbuf_printf(sb, "\\%c", c);
-        else if (c == '\n')
-            rc = strbuf_puts(sb, "\\n");
-        else if (c == '\r')
-            rc = strbuf_puts(sb, "\\r");
-        else if (c == '\t')
-            rc = strbuf_puts(sb, "\\t");
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-            rc = strbuf_printf(sb, "\\u00%02x", c);
-        else if (r == 0x2028 || r == 0x2029)
-            rc = strbuf_printf(sb, "\\u%04lx", r);
-        else
-            rc = strbuf_append(sb, s + i, n);
-        i += n;
-    }
-    return rc < 0 ? -1 : strbuf_putc(sb, '"');
-}
-
-/* json.Marshal of a float64: shortest round-trip digits, %f style between 1e-6
- * and 1e21, else %e style with a one-digit negative exponent cleaned up. */
-static int go_json_float(strbuf *sb, double d)
-{
-    char e[40];
-    for (int p = 1; p <= 17; p++) {
-        snprintf(e, sizeof e, "%.*e", p - 1, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
-    /* e is "[-]D[.DDD]e[+-]XX": collect sign, digits and exponent. */
-    const char *s = e;
-    bool neg = *s == '-';
-    if (neg)
-        s++;
-    char digits[24];
-    size_t nd = 0;
-    for (; *s != 'e'; s++)
-        if (*s != '.')
-            digits[nd++] = *s;
-    long exp = strtol(s + 1, NULL, 10);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    int rc = neg ? strbuf_putc(sb, '-') : 0;
-    double a = fabs(d);
-    if (a != 0 && (a < 1e-6 || a >= 1e21)) {
-        rc = rc ? rc : strbuf_putc(sb, digits[0]);
-        if (!rc && nd > 1)
-            rc = strbuf_putc(sb, '.') < 0 || strbuf_append(sb, digits + 1, nd - 1) < 0 ? -1 : 0;
-        if (!rc)
-            rc = exp < 0 && exp > -10 ? strbuf_printf(sb, "e-%ld", -exp) : strbuf_printf(sb, "e%c%02ld", exp < 0 ? '-' : '+', labs(exp));
-        return rc;
-    }
-    if (a == 0)
-        return rc ? rc : strbuf_putc(sb, '0');
-    /* Fixed notation: the point goes after digit exp+1. */
-    if (exp < 0) {
-        rc = rc ? rc : strbuf_puts(sb, "0.");
-        for (long i = -1; !rc && i > exp; i--)
-            rc = strbuf_putc(sb, '0');
-        return rc ? rc : strbuf_append(sb, digits, nd);
-    }
-    for (long i = 0; !rc && (i <= exp || (size_t)i < nd); i++) {
-        if (i == exp + 1)
-            rc = strbuf_putc(sb, '.');
-        if (!rc)
-            rc = strbuf_putc(sb, (size_t)i < nd ? digits[i] : '0');
-    }
-    return rc;
-}
-
-typedef struct conv {
-    yaml_document_t *doc;
-    strbuf *out;
-    olm_error *err;
-} conv;
-
-static int node_json(conv *c, yaml_node_t *node, int depth);
-
-static int scalar_json(conv *c, yaml_node_t *node)
-{
-    const char *v = (const char *)node->data.scalar.value;
-    size_t len = node->data.scalar.length;
-    if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return go_json_string(c->out, v, len);
-    fbc_yaml_scalar s;
-    if (fbc_yaml_resolve_plain(v, len, &s) < 0)
-        return -1;
-    switch (s.kind) {
-    case FBC_Y_NULL: return strbuf_puts(c->out, "null");
-    case FBC_Y_BOOL: return strbuf_puts(c->out, s.b ? "true" : "false");
-    case FBC_Y_INT: return strbuf_printf(c->out, "%lld", (long long)s.i);
-    case FBC_Y_UINT: return strbuf_printf(c->out, "%llu", (unsigned long long)s.u);
-    case FBC_Y_FLOAT:
-        if (isnan(s.f) || isinf(s.f))
-            return olm_error_set(c->err, "json: unsupported value: %s", isnan(s.f) ? "NaN" : s.f > 0 ? "+Inf" : "-Inf"), -2;
-        return go_json_float(c->out, s.f);
-    default: return go_json_string(c->out, v, len);
-    }
-}
-
-typedef struct pair {
-    const char *key;
-    size_t key_len;
-    yaml_node_t *value;
-    size_t order;
-} pair;
-
-/* Go sorts map keys byte-wise; among duplicate keys the last one wins. */
-static int pair_cmp(const void *a, const void *b)
-{
-    const pair *x = a, *y = b;
-    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
-    int r = memcmp(x->key, y->key, n);
-    if (r)
-        return r;
-    if (x->key_len != y->key_len)
-        return x->key_len < y->key_len ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int mapping_json(conv *c, yaml_node_t *node, int depth)
-{
-    size_t n = (size_t)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
-    pair *pairs = n ? calloc(n, sizeof *pairs) : NULL;
-    if (n && !pairs)
-        return -1;
-    size_t k = 0;
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *key = yaml_document_get_node(c->doc, p->key);
-        if (!key || key->type != YAML_SCALAR_NODE)
-            continue; /* a non-scalar key cannot become a JSON object key */
-        pairs[k++] = (pair){(const char *)key->data.scalar.value, key->data.scalar.length,
-                            yaml_document_get_node(c->doc, p->value), k};
-    }
-    qsort(pairs, k, sizeof *pairs, pair_cmp);
-    int rc = strbuf_putc(c->out, '{');
-    bool first = true;
-    for (size_t i = 0; rc == 0 && i < k; i++) {
-        if (i + 1 < k && pairs[i + 1].key_len == pairs[i].key_len &&
-            memcmp(pairs[i + 1].key, pairs[i].key, pairs[i].key_len) == 0)
-            continue;
-        if (!first)
-            rc = strbuf_putc(c->out, ',');
-        first = false;
-        if (rc == 0)
-            rc = go_json_string(c->out, pairs[i].key, pairs[i].key_len);
-        if (rc == 0)
-            rc = strbuf_putc(c->out, ':');
-        if (rc == 0)
-            rc = node_json(c, pairs[i].value, depth + 1);
-    }
-    free(pairs);
-    return rc < 0 ? rc : strbuf_putc(c->out, '}');
-}
-
-static int node_json(conv *c, yaml_node_t *node, int depth)
-{
-    if (depth > MAX_DEPTH)
-        return olm_error_set(c->err, "YAML nested deeper than %d levels", MAX_DEPTH), -2;
-    if (c->out->len > MAX_JSON)
-        return olm_error_set(c->err, "YAML expands to more than %u bytes of JSON", MAX_JSON), -2;
-    if (!node)
-        return strbuf_puts(c->out, "null");
-    if (node->type == YAML_SCALAR_NODE)
-        return scalar_json(c, node);
-    if (node->type == YAML_MAPPING_NODE)
-        return mapping_json(c, node, depth);
-    int rc = strbuf_putc(c->out, '[');
-    for (yaml_node_item_t *it = node->data.sequence.items.start; rc == 0 && it < node->data.sequence.items.top; it++) {
-        if (it != node->data.sequence.items.start)
-            rc = strbuf_putc(c->out, ',');
-        if (rc == 0)
-            rc = node_json(c, yaml_document_get_node(c->doc, *it), depth + 1);
-    }
-    return rc < 0 ? rc : strbuf_putc(c->out, ']');
-}
+/* The flavour of json.Marshal this text has always had: HTML escaping, and \b
+ * and \f written as \u0008 and \u000c (Go before 1.22). */
+#define PROPS_JSON (GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML | GOCOMPAT_JSON_LEGACY_BF)
 
 /* Looks up a key of a mapping node; NULL when absent or not a mapping. */
 static yaml_node_t *map_get(yaml_document_t *doc, yaml_node_t *map, const char *key)
@@ -343,32 +161,36 @@ static int properties_yaml_json(const char *bundle_dir, char **json, olm_error *
     char *text = olm_read_file(path, 0, &len, err);
     if (!text)
         return -1;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) {
-        free(text);
-        return olm_error_set(err, "out of memory");
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    /* sigs.k8s.io/yaml.YAMLToJSON of the first document. */
+    gocompat_yaml_opts opts = {.max_depth = MAX_DEPTH, .max_nodes = SIZE_MAX /* MAX_JSON bounds it */};
+    gocompat_yaml_error e;
+    strbuf out = STRBUF_INIT;
     int rc = 0;
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = olm_error_set(err, "%s: YAML error: %s (line %zu)", path, parser.problem ? parser.problem : "unknown",
-                           parser.problem_mark.line + 1);
-    } else {
-        strbuf out = STRBUF_INIT;
-        conv c = {&doc, &out, err};
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        int cr = root ? node_json(&c, root, 0) : strbuf_puts(&out, "null");
-        if (cr == -2)
-            rc = olm_error_wrap(err, "%s", path);
-        else if (cr < 0)
-            rc = olm_error_set(err, "out of memory");
-        else if (!(*json = strbuf_detach(&out)))
-            rc = olm_error_set(err, "out of memory");
-        strbuf_free(&out);
-        yaml_document_delete(&doc);
+    if (gocompat_yaml_to_json(text, len, &opts, PROPS_JSON, MAX_JSON, &out, &e) < 0) {
+        switch (e.code) {
+        case GOCOMPAT_YAML_ESYNTAX:
+            rc = olm_error_set(err, "%s: YAML error: %s (line %d)", path, e.problem ? e.problem : "unknown", e.line);
+            break;
+        case GOCOMPAT_YAML_EANCHOR: /* libyaml's loader words it so */
+            rc = olm_error_set(err, "%s: YAML error: found undefined alias (line %d)", path, e.line);
+            break;
+        case GOCOMPAT_YAML_EDEPTH:
+            rc = olm_error_set(err, "%s: YAML nested deeper than %d levels", path, MAX_DEPTH);
+            break;
+        case GOCOMPAT_YAML_ETOOBIG:
+            rc = olm_error_set(err, "%s: YAML expands to more than %u bytes of JSON", path, MAX_JSON);
+            break;
+        case GOCOMPAT_YAML_ENONFINITE: /* json.Marshal's UnsupportedValueError */
+            rc = olm_error_set(err, "%s: json: unsupported value: %s", path,
+                               isnan(e.value) ? "NaN" : e.value > 0 ? "+Inf" : "-Inf");
+            break;
+        case GOCOMPAT_YAML_ENOMEM: rc = olm_error_set(err, "out of memory"); break;
+        default: rc = gocompat_yaml_strerror(&e, path, err); break; /* map keys, merges */
+        }
+    } else if (!(*json = strbuf_detach(&out))) {
+        rc = olm_error_set(err, "out of memory");
     }
-    yaml_parser_delete(&parser);
+    strbuf_free(&out);
     free(text);
     return rc;
 }
@@ -378,10 +200,10 @@ static int append_props(strbuf *sb, const upgradeable_prop_list *l)
     for (size_t i = 0; i < l->n; i++) {
         const upgradeable_prop *p = &l->items[i];
         if ((sb->len > 1 && strbuf_putc(sb, ',') < 0) || strbuf_puts(sb, "{\"type\":") < 0 ||
-            go_json_string(sb, p->type, p->type_len) < 0 || strbuf_puts(sb, ",\"value\":") < 0)
+            gocompat_json_string(sb, p->type, p->type_len, PROPS_JSON) < 0 || strbuf_puts(sb, ",\"value\":") < 0)
             return -1;
         /* json.Marshal writes a nil RawMessage as null. */
-        if ((p->value ? upgradeable_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
+        if ((p->value ? gocompat_json_compact(sb, p->value, p->value_len) : strbuf_puts(sb, "null")) < 0 ||
             strbuf_putc(sb, '}') < 0)
             return -1;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gocompat.h"
 #include "upgradeable_internal.h"
 
 /* ^[1-9][0-9]*\.(0|[1-9][0-9]*)$ */
@@ -31,7 +32,9 @@ static bool number_is_major_minor(const char *s, size_t len)
 /* unicode.IsSpace for the rune at p (valid UTF-8 assumed); its size in *n. */
 static bool space_at(const char *p, size_t len, size_t *n)
 {
-    long r = upgradeable_utf8_decode((const unsigned char *)p, len, n);
+    uint32_t r = 0xFFFD; /* utf8.RuneError for an invalid byte, which is no space */
+    if ((*n = gocompat_utf8_decode((const unsigned char *)p, len, &r)) == 0)
+        *n = 1;
     return r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || r == ' ' || r == 0x85 ||
            r == 0xA0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200A) || r == 0x2028 || r == 0x2029 ||
            r == 0x202F || r == 0x205F || r == 0x3000;
@@ -43,8 +46,9 @@ static size_t last_rune(const char *p, size_t len)
     size_t start = len - 1;
     while (start > 0 && len - start < 4 && ((unsigned char)p[start] & 0xC0) == 0x80)
         start--;
-    size_t n;
-    if (upgradeable_utf8_decode((const unsigned char *)p + start, len - start, &n) >= 0 && start + n == len)
+    uint32_t r;
+    size_t n = gocompat_utf8_decode((const unsigned char *)p + start, len - start, &r);
+    if (n > 0 && start + n == len)
         return n;
     return 1;
 }
@@ -73,7 +77,7 @@ static int parse_uint(const char *s, size_t len, uint64_t *out, strbuf *msg)
         *out = v;
         return 0;
     }
-    if (strbuf_puts(msg, "strconv.ParseUint: parsing ") < 0 || upgradeable_go_quote(msg, s, len) < 0 ||
+    if (strbuf_puts(msg, "strconv.ParseUint: parsing ") < 0 || gocompat_quote(msg, s, len, 0) < 0 ||
         strbuf_printf(msg, ": %s", why) < 0)
         return -2;
     return -1;
@@ -84,7 +88,7 @@ static int parse_part(const char *s, size_t len, const char *what, uint64_t *out
 {
     if (!all_digits(s, len)) {
         if (strbuf_printf(msg, "Invalid character(s) found in %s number ", what) < 0 ||
-            upgradeable_go_quote(msg, s, len) < 0)
+            gocompat_quote(msg, s, len, 0) < 0)
             return -2;
         return -1;
     }
@@ -93,7 +97,7 @@ static int parse_part(const char *s, size_t len, const char *what, uint64_t *out
         snprintf(cap, sizeof cap, "%s", what);
         cap[0] = (char)(cap[0] - 'a' + 'A');
         if (strbuf_printf(msg, "%s number must not contain leading zeroes ", cap) < 0 ||
-            upgradeable_go_quote(msg, s, len) < 0)
+            gocompat_quote(msg, s, len, 0) < 0)
             return -2;
         return -1;
     }
@@ -170,7 +174,7 @@ int upgradeable_parse_max_version(const char *raw, size_t len, upgradeable_minor
         return rc;
     if (kind == UPG_J_NUMBER) {
         if (!number_is_major_minor(raw, len)) {
-            if (strbuf_puts(msg, "invalid semver format ") < 0 || upgradeable_go_quote(msg, raw, len) < 0 ||
+            if (strbuf_puts(msg, "invalid semver format ") < 0 || gocompat_quote(msg, raw, len, 0) < 0 ||
                 strbuf_puts(msg, ": expected <major>.<minor>") < 0)
                 return -2;
             return -1;

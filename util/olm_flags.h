@@ -12,6 +12,9 @@
  *     };
  *     rc = olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, sizeof msg);
  *
+ * An alias (an older spelling kept working) is a second row with the same destination and
+ * the same default: defaults are set row by row, so a different one would win.
+ *
  * Syntax, as the Go daemons upstream accept it: "--name VALUE" and "--name=VALUE" for
  * flags with a value (the word after the flag is its value even when it starts with "-");
  * "--name", "--name=true" and "--name=false" for booleans; "-h" and "--help" for help.

@@ -301,6 +301,19 @@ static void test_fuzz_truncation_and_garbage(void **state)
                        "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\n";
     assert_null(fbc_load_buffer(bomb, strlen(bomb), "bomb", &err));
     assert_non_null(strstr(err.msg, "excessive aliasing"));
+    /* Few nodes, many bytes: a 1 MiB scalar aliased 10 x 10 x 10 times would be 1 GiB of
+     * JSON.  Refused, naming the file and the line where the expansion passes the budget. */
+    size_t sn = 1024 * 1024;
+    char *big = malloc(sn + 512);
+    assert_non_null(big);
+    int bl = snprintf(big, 64, "schema: olm.package\nname: p\ndescription: &s ");
+    memset(big + bl, 'y', sn);
+    snprintf(big + bl + sn, 512, "\nx1: &a [*s, *s, *s, *s, *s, *s, *s, *s, *s, *s]\n"
+                                 "x2: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                                 "x3: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n");
+    assert_null(fbc_load_buffer(big, strlen(big), "pkg/catalog.yaml", &err));
+    assert_string_equal(err.msg, "pkg/catalog.yaml:5: document contains excessive aliasing");
+    free(big);
     free(buf);
     free(yaml);
     free(json);

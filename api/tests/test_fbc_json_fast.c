@@ -163,28 +163,6 @@ static void test_mutations_agree_with_jansson(void **state)
     assert_true(taken > 1000 && taken < 19000);
 }
 
-/* The word-at-a-time scan against the plain byte rule, for every byte value at every
- * position of a 24-byte run. */
-static void test_plain_run(void **state)
-{
-    (void)state;
-    unsigned char buf[24];
-    for (int v = 0; v < 256; v++) {
-        bool plain = v >= 0x20 && v < 0x80 && v != '"' && v != '\\';
-        for (size_t at = 0; at < sizeof buf; at++) {
-            memset(buf, 'a', sizeof buf);
-            buf[at] = (unsigned char)v;
-            size_t want = plain ? sizeof buf : at;
-            assert_int_equal(fbc_plain_run(buf, sizeof buf), want);
-            /* A special byte after another one: the first still stops the run. */
-            if (at + 1 < sizeof buf) {
-                buf[at + 1] = 0x01;
-                assert_int_equal(fbc_plain_run(buf, sizeof buf), plain ? at + 1 : at);
-            }
-        }
-    }
-}
-
 /* Every normalised line of a real catalog, through both parsers. */
 static void test_real_catalog_lines(void **state)
 {
@@ -209,7 +187,6 @@ int main(void)
         cmocka_unit_test(test_fast_path_declines_odd_or_broken_input),
         cmocka_unit_test(test_deep_nesting_falls_back),
         cmocka_unit_test(test_mutations_agree_with_jansson),
-        cmocka_unit_test(test_plain_run),
         cmocka_unit_test(test_real_catalog_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,6 @@
 
 #include "fbc.h"
 #include "fbc_internal.h"
-#include "fbc_yaml.h"
 
 static const struct vector {
     const char *name, *input, *expected;
@@ -43,47 +42,6 @@ static void test_vectors(void **state)
             fail_msg("%s:\n got      %s\n expected %s", vectors[i].name, got, vectors[i].expected);
         free(got);
     }
-}
-
-static void test_float64_format(void **state)
-{
-    (void)state;
-    static const struct { double f; const char *s; } cases[] = {
-        {0, "0"}, {-0.0, "-0"}, {1, "1"}, {-1.5, "-1.5"}, {0.1, "0.1"}, {1e20, "100000000000000000000"},
-        {1e21, "1e+21"}, {1.5e300, "1.5e+300"}, {1e-6, "0.000001"}, {1e-7, "1e-7"},
-        {1.2345e-10, "1.2345e-10"}, {12345678901234567890.0, "12345678901234567000"},
-        {5e-324, "5e-324"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
-        {0.30000000000000004, "0.30000000000000004"}, {123456.789, "123456.789"},
-    };
-    char buf[64];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fbc_format_float64(cases[i].f, buf, sizeof buf);
-        assert_string_equal(buf, cases[i].s);
-    }
-}
-
-static void test_yaml_scalar_resolution(void **state)
-{
-    (void)state;
-    fbc_yaml_scalar s;
-    assert_int_equal(fbc_yaml_resolve_plain("0x7FFFFFFFFFFFFFFF", 18, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_INT);
-    assert_true(s.i == INT64_MAX);
-    assert_int_equal(fbc_yaml_resolve_plain("-9223372036854775808", 20, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_INT);
-    assert_true(s.i == INT64_MIN);
-    assert_int_equal(fbc_yaml_resolve_plain("18446744073709551615", 20, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_UINT);
-    assert_int_equal(fbc_yaml_resolve_plain("+18446744073709551615", 21, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_FLOAT); /* ParseUint takes no sign: float path */
-    assert_int_equal(fbc_yaml_resolve_plain(".inf", 4, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_FLOAT);
-    assert_int_equal(fbc_yaml_resolve_plain("<<", 2, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_MERGE);
-    assert_int_equal(fbc_yaml_resolve_plain("2025-06-24T14:07:09", 19, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_STRING);
-    assert_int_equal(fbc_yaml_resolve_plain("1.2.3", 5, &s), 0);
-    assert_int_equal(s.kind, FBC_Y_STRING);
 }
 
 static void expect_load_error(const char *input, const char *needle)
@@ -137,8 +95,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors),
-        cmocka_unit_test(test_float64_format),
-        cmocka_unit_test(test_yaml_scalar_resolution),
         cmocka_unit_test(test_meta_key_errors),
         cmocka_unit_test(test_meta_fields),
     };

@@ -14,6 +14,7 @@ struct srv_fixture {
     uv_cond_t cv;
     catalog_server *srv;
     const char *cert, *key;
+    FILE *access_log;
     char err[2048];
     int started; /* 1 ok, -1 failed */
     void (*fn)(catalog_server *, void *);
@@ -42,7 +43,8 @@ static void on_async(uv_async_t *a)
 static void thread_main(void *arg)
 {
     srv_fixture *f = arg;
-    catalog_server_opts o = {.host = "127.0.0.1", .port = 0, .tls_cert = f->cert, .tls_key = f->key};
+    catalog_server_opts o = {.host = "127.0.0.1", .port = 0, .tls_cert = f->cert, .tls_key = f->key,
+                             .access_log = f->access_log};
     olm_error err;
     uv_mutex_lock(&f->mu);
     f->srv = catalog_server_start(&f->loop, &o, &err);
@@ -59,12 +61,13 @@ static void thread_main(void *arg)
     uv_run(&f->loop, UV_RUN_DEFAULT);
 }
 
-srv_fixture *fixture_start(const char *cert, const char *key)
+srv_fixture *fixture_start(const char *cert, const char *key, FILE *access_log)
 {
     srv_fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     f->cert = cert;
     f->key = key;
+    f->access_log = access_log;
     assert_int_equal(uv_loop_init(&f->loop), 0);
     uv_mutex_init(&f->mu);
     uv_cond_init(&f->cv);

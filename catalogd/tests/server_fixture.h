@@ -5,13 +5,15 @@
 #define CATALOGD_SERVER_FIXTURE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "catalog_server.h"
 
 typedef struct srv_fixture srv_fixture;
 
-/* Starts a server on 127.0.0.1:0 (TLS when cert and key are set); fails the test on error. */
-srv_fixture *fixture_start(const char *cert, const char *key);
+/* Starts a server on 127.0.0.1:0 (TLS when cert and key are set), writing its access log to
+ * `access_log` (NULL: none); fails the test on error. */
+srv_fixture *fixture_start(const char *cert, const char *key, FILE *access_log);
 int fixture_port(const srv_fixture *f);
 catalog_server *fixture_server(srv_fixture *f); /* use only inside fixture_call */
 void fixture_call(srv_fixture *f, void (*fn)(catalog_server *srv, void *arg), void *arg);

@@ -142,6 +142,13 @@ static void test_flags(void **state)
     assert_string_equal(f.cache_dir, "/var/cache/catalogd");
     assert_int_equal(f.gc_interval_ms, 12u * 3600u * 1000u);
     assert_false(f.leader_elect);
+    assert_int_equal(f.pull_timeout_ms, 10u * 60u * 1000u);
+    char *a7[] = {"catalogd", "--pull-timeout", "90s", NULL};
+    assert_int_equal(catalogd_flags_parse(3, a7, &f, msg, sizeof msg), 0);
+    assert_int_equal(f.pull_timeout_ms, 90000);
+    char *a8[] = {"catalogd", "--pull-timeout=0", NULL};
+    assert_int_equal(catalogd_flags_parse(2, a8, &f, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "--pull-timeout"));
     char *a2[] = {"catalogd", "--cache-dir=/tmp/x", "--catalogs-server-addr", "127.0.0.1:0", "--leader-elect",
                   "--gc-interval", "90s", "--poll-interval-override-seconds=2", "--external-address", "h:1",
                   "--insecure-registries", "r:5000", "--no-access-log", NULL};

@@ -36,6 +36,7 @@ typedef struct world {
     store_view *sample_view;
     srv_fixture *fx;
     int port;
+    FILE *access_log; /* of fx */
 } world;
 
 static world W;
@@ -200,7 +201,9 @@ static int group_setup(void **state)
     assert_int_equal(store_write(W.root, "sample20", W.sample, &err), 0);
     W.sample_view = store_open(W.root, "sample20", &err);
     assert_non_null(W.sample_view);
-    W.fx = fixture_start(NULL, NULL);
+    W.access_log = tmpfile();
+    assert_non_null(W.access_log);
+    W.fx = fixture_start(NULL, NULL, W.access_log);
     W.port = fixture_port(W.fx);
     fixture_call(W.fx, set_catalog, W.sample_view);
     store_text("small", SMALL);
@@ -211,6 +214,7 @@ static int group_teardown(void **state)
 {
     (void)state;
     fixture_stop(W.fx);
+    fclose(W.access_log);
     store_view_release(W.sample_view);
     fbc_catalog_free(W.sample);
     store_remove_tree(W.root);
@@ -344,6 +348,80 @@ static void test_gzip(void **state)
     request(&r, "GET", "/catalogs/sample20/api/v1/metas?package=" SAMPLE_PKG, NULL);
     assert_header(&r, "content-encoding", NULL);
     resp_free(&r);
+}
+
+static void remove_named(catalog_server *srv, void *arg)
+{
+    catalog_server_remove_catalog(srv, arg);
+}
+
+/* The gzip form of the whole catalog is made once, when the store is written, and served
+ * like the plain file (a Content-Length, bytes straight from the store): the loop never
+ * compresses a catalog (it took 0.39 s of the loop per request and stalled /healthz). */
+static void test_gzip_is_precompressed(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs/sample20/catalog.jsonl.gz", W.root);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    strbuf gz = STRBUF_INIT;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        assert_int_equal(strbuf_append(&gz, buf, n), 0);
+    fclose(f);
+
+    const char *h[] = {"Accept-Encoding: gzip", NULL};
+    resp r;
+    request(&r, "GET", "/catalogs/sample20/api/v1/all", h);
+    expect(&r, 200, NULL);
+    assert_header(&r, "content-encoding", "gzip");
+    assert_header(&r, "accept-ranges", "none");
+    char len[32];
+    snprintf(len, sizeof len, "%zu", gz.len);
+    assert_header(&r, "content-length", len);
+    assert_int_equal(r.body.len, gz.len);
+    assert_memory_equal(r.body.data, gz.data, gz.len);
+    resp_free(&r);
+    /* /metas without a filter is the whole catalog too: the same bytes, streamed. */
+    request(&r, "GET", "/catalogs/sample20/api/v1/metas", h);
+    expect(&r, 200, NULL);
+    assert_header(&r, "content-encoding", "gzip");
+    assert_header(&r, "content-length", NULL);
+    assert_int_equal(r.body.len, gz.len);
+    assert_memory_equal(r.body.data, gz.data, gz.len);
+    resp_free(&r);
+    strbuf_free(&gz);
+    /* HEAD, a Range and HTTP/1.0 stay as they were: the plain representation. */
+    request(&r, "HEAD", "/catalogs/sample20/api/v1/all", h);
+    assert_header(&r, "content-encoding", NULL);
+    snprintf(len, sizeof len, "%zu", store_view_size(W.sample_view));
+    assert_header(&r, "content-length", len);
+    resp_free(&r);
+    const char *hr[] = {"Accept-Encoding: gzip", "Range: bytes=0-9", NULL};
+    request(&r, "GET", "/catalogs/sample20/api/v1/all", hr);
+    expect(&r, 206, NULL);
+    assert_header(&r, "content-encoding", NULL);
+    assert_int_equal(r.body.len, 10);
+    resp_free(&r);
+
+    /* A store without the gzip form (an older catalogd wrote it) is sent plain, never
+     * compressed on the loop. */
+    olm_error err;
+    assert_int_equal(store_write(W.root, "nogz", W.sample, &err), 0);
+    snprintf(p, sizeof p, "%s/catalogs/nogz/catalog.jsonl.gz", W.root);
+    assert_int_equal(unlink(p), 0);
+    store_view *v = store_open(W.root, "nogz", &err);
+    assert_non_null(v);
+    fixture_call(W.fx, set_catalog, v);
+    store_view_release(v);
+    request(&r, "GET", "/catalogs/nogz/api/v1/all", h);
+    expect(&r, 200, NULL);
+    assert_header(&r, "content-encoding", NULL);
+    assert_int_equal(r.body.len, store_view_size(W.sample_view));
+    resp_free(&r);
+    fixture_call(W.fx, remove_named, "nogz");
 }
 
 static void test_range(void **state)
@@ -760,6 +838,101 @@ static void test_hostile(void **state)
     assert_alive();
 }
 
+/* Only GET and HEAD are served, so a request body is refused once past a few KiB (413),
+ * whether it is announced by Content-Length or streamed in chunks; h2o's default was to read
+ * up to 1 GiB into memory first. */
+static void test_request_body_cap(void **state)
+{
+    (void)state;
+    char out[4096];
+    size_t n = 64 * 1024;
+    char *big = malloc(n + 256);
+    int l = snprintf(big, 256, "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 900000000\r\n\r\n");
+    memset(big + l, 'a', n);
+    raw_exchange(big, (size_t)l + n, out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 413", 12) != 0)
+        fail_msg("POST of 900 MB announced: want 413 at once, got \"%.40s\"", out);
+    l = snprintf(big, 256, "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n", n);
+    memset(big + l, 'a', n);
+    raw_exchange(big, (size_t)l + n, out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 413", 12) != 0)
+        fail_msg("chunked POST of 64 KiB: want 413, got \"%.40s\"", out);
+    free(big);
+    /* A small body on a GET is still read and ignored. */
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\n0123456789"),
+                 out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0);
+    assert_alive();
+}
+
+/* The access log's duration of each request: /metas printed duration=0.000000 for every
+ * request, because h2o's timestamps are the loop's cached time and a /metas response is
+ * sent within one loop turn. */
+static void test_access_log_duration(void **state)
+{
+    (void)state;
+    resp r;
+    for (int i = 0; i < 3; i++) {
+        request(&r, "GET", "/catalogs/sample20/api/v1/metas?schema=olm.package", NULL);
+        resp_free(&r);
+    }
+    assert_alive(); /* the log line of the last request is written once its response is done */
+    fflush(W.access_log);
+    rewind(W.access_log);
+    char line[8192];
+    int metas = 0;
+    while (fgets(line, sizeof line, W.access_log)) {
+        if (!strstr(line, "uri=/catalogs/sample20/api/v1/metas?schema=olm.package"))
+            continue;
+        const char *d = strstr(line, " duration=");
+        assert_non_null(d);
+        double secs = strtod(d + 10, NULL);
+        if (!(secs > 0 && secs < 60))
+            fail_msg("duration %f in: %s", secs, line);
+        metas++;
+    }
+    assert_true(metas >= 3);
+}
+
+/* An HTTP/1.1 request without Host is a 400, as net/http answers it (RFC 7230 §5.4);
+ * HTTP/1.0 had no Host and is served, as by net/http. */
+static void test_missing_host(void **state)
+{
+    (void)state;
+    char out[4096];
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\n\r\n"), out, sizeof out);
+    if (strncmp(out, "HTTP/1.1 400", 12) != 0 || !strstr(out, "missing required Host header"))
+        fail_msg("HTTP/1.1 without Host: got \"%.80s\"", out);
+    raw_exchange(LIT("GET /catalogs/sample20/api/v1/all HTTP/1.1\r\nRange: bytes=0-1\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 400", 12) == 0);
+    raw_exchange(LIT("GET /healthz HTTP/1.0\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0 || strncmp(out, "HTTP/1.0 200", 12) == 0);
+    raw_exchange(LIT("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), out, sizeof out);
+    assert_true(strncmp(out, "HTTP/1.1 200", 12) == 0);
+}
+
+/* Bytes a client puts in the request target reach the access log printable: anything but
+ * printable ASCII is written as \xNN (and a backslash as \\), so a log line is one line of
+ * ASCII whatever the request held. */
+static void test_access_log_bytes(void **state)
+{
+    (void)state;
+    char out[4096];
+    raw_exchange(LIT("GET /catalogs/\xff\xfe\xc3/api/v1/all?a=\\b HTTP/1.1\r\nHost: x\r\n\r\n"), out, sizeof out);
+    assert_alive();
+    fflush(W.access_log);
+    rewind(W.access_log);
+    char line[8192];
+    int found = 0;
+    while (fgets(line, sizeof line, W.access_log)) {
+        for (const unsigned char *c = (const unsigned char *)line; *c; c++)
+            if ((*c < 0x20 && *c != '\n') || *c >= 0x7f)
+                fail_msg("byte 0x%02x in the access log: %s", *c, line);
+        found |= strstr(line, "uri=/catalogs/\\xff\\xfe\\xc3/api/v1/all?a=\\\\b ") != NULL;
+    }
+    assert_true(found);
+}
+
 /* ---- TLS ----------------------------------------------------------------------------------- */
 
 static void test_tls(void **state)
@@ -774,7 +947,7 @@ static void test_tls(void **state)
              key, cert);
     if (system(cmd) != 0)
         skip(); /* no openssl CLI: nothing to test with */
-    srv_fixture *fx = fixture_start(cert, key);
+    srv_fixture *fx = fixture_start(cert, key, NULL);
     fixture_call(fx, set_catalog, W.sample_view);
     CURL *c = curl_easy_init();
     char url[128];
@@ -832,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_all_equals_cli_render),
         cmocka_unit_test(test_head_has_no_body),
         cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_gzip_is_precompressed),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_conditionals),
         cmocka_unit_test(test_metas_selection),
@@ -841,6 +1015,10 @@ int main(void)
         cmocka_unit_test(test_unpack_metrics),
         cmocka_unit_test(test_swap_and_remove),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_request_body_cap),
+        cmocka_unit_test(test_access_log_duration),
+        cmocka_unit_test(test_missing_host),
+        cmocka_unit_test(test_access_log_bytes),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_start_errors),
     };

@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "catalog_store.h"
+#include "strbuf.h"
 
 static const char SMALL[] =
     "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n"
@@ -137,6 +139,63 @@ static void test_index_contents(void **state)
     fbc_catalog_free(c);
     free(jsonl);
     free(idx);
+}
+
+/* catalog.jsonl.gz: the gzip of catalog.jsonl, written with it; a view maps it only when
+ * it matches (an older store without it, or a damaged one, is served plain). */
+static void test_gzip_form(void **state)
+{
+    fixture *f = *state;
+    /* big enough to take several deflate rounds */
+    strbuf text = STRBUF_INIT;
+    for (int i = 0; i < 20000; i++)
+        strbuf_printf(&text, "{\"schema\":\"olm.package\",\"name\":\"p%d\"}\n", i);
+    write_catalog(f->root, "big", strbuf_str(&text));
+    strbuf_free(&text);
+    olm_error err;
+    store_view *v = store_open(f->root, "big", &err);
+    assert_non_null(v);
+    size_t gzlen;
+    const char *gz = store_view_gzip(v, &gzlen);
+    assert_non_null(gz);
+    assert_true(gzlen < store_view_size(v) / 4);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    char *out = malloc(store_view_size(v) + 1);
+    z.next_in = (Bytef *)gz;
+    z.avail_in = (uInt)gzlen;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)store_view_size(v) + 1;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    assert_int_equal(z.total_out, store_view_size(v));
+    assert_int_equal(z.avail_in, 0);
+    assert_memory_equal(out, store_view_data(v), store_view_size(v));
+    inflateEnd(&z);
+    free(out);
+    store_view_release(v);
+
+    /* An empty catalog has a gzip form too (an empty member). */
+    write_catalog(f->root, "empty", "");
+    v = store_open(f->root, "empty", &err);
+    assert_non_null(v);
+    assert_non_null(store_view_gzip(v, &gzlen));
+    store_view_release(v);
+
+    /* A store of an older catalogd (no .gz), and a .gz that is not this jsonl's: none. */
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs/big/catalog.jsonl.gz", f->root);
+    assert_int_equal(truncate(p, 100), 0);
+    v = store_open(f->root, "big", &err);
+    assert_non_null(v);
+    assert_null(store_view_gzip(v, &gzlen));
+    store_view_release(v);
+    assert_int_equal(unlink(p), 0);
+    v = store_open(f->root, "big", &err);
+    assert_non_null(v);
+    assert_null(store_view_gzip(v, &gzlen));
+    assert_true(store_view_size(v) > 0);
+    store_view_release(v);
 }
 
 static void test_select(void **state)
@@ -347,6 +406,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_index_contents, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gzip_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_select, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swap_keeps_old_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_after_restart, setup, teardown),

@@ -3,16 +3,31 @@
  * Every recorded object is re-applied with server-side apply: that is idempotent, and
  * with force it takes back exactly the fields we manage (labels included) and nothing
  * else, so there is no diff to compute.  An object counts as repaired when it was
- * missing, or when the apply changed it (its resourceVersion moved: the apiserver does
- * not write a no-op apply).  A concurrent writer between our GET and our apply can make
- * an unchanged object count, which only makes the number an upper bound. */
+ * missing, or when the apply changed one of the fields we apply: they differ between the
+ * object before (our GET) and the one the apply returned.  Not when its resourceVersion
+ * merely moved: a controller writing between our GET and our no-op apply (a Deployment's
+ * status, or its deployment.kubernetes.io/revision annotation, just after an install)
+ * moves it too, and then a repair nobody asked for was logged ("drift repaired (1
+ * objects)" during 100 parallel installs; the apply itself wrote nothing). */
 #include <string.h>
 
 #include "applier_internal.h"
 
-static const char *rv_of(const json_t *obj)
+static bool same(const json_t *a, const json_t *b) { return a == b || (a && b && json_equal(a, b)); }
+
+/* Whether a field of `applied` has another value in `after` than in `before`: objects are
+ * compared by the keys we apply (someone else's labels, annotations and fields are not
+ * ours), anything else (scalars, lists) as a whole. */
+static bool applied_changed(const json_t *applied, const json_t *before, const json_t *after)
 {
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    if (!json_is_object(applied) || !json_is_object(before) || !json_is_object(after))
+        return !same(before, after);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)applied, k, v)
+        if (applied_changed(v, json_object_get(before, k), json_object_get(after, k)))
+            return true;
+    return false;
 }
 
 /* 1 repaired, 0 unchanged, -1 error. */
@@ -33,11 +48,7 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
         json_decref(cur);
         return -1;
     }
-    int changed = !cur;
-    if (cur) {
-        const char *a = rv_of(cur), *b = rv_of(after);
-        changed = !a || !b || strcmp(a, b) != 0;
-    }
+    int changed = !cur || applied_changed(o->obj, cur, after);
     json_decref(cur);
     json_decref(after);
     return changed;

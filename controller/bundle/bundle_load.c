@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "fbc_stream.h" /* the same YAML/JSON rules as FBC */
-#include "render.h"  /* gojson_encode for the rewritten olm.properties */
+#include "gocompat.h"
 
 #define PACKAGE_ANNOTATION "operators.operatorframework.io.bundle.package.v1"
 
@@ -203,7 +203,7 @@ static int merge_properties(const char *dir, bundle *b, olm_error *err)
     strbuf sb = STRBUF_INIT;
     /* Values from properties.yaml pass through sigs.k8s.io/yaml, whose maps come
      * out key-sorted; encoding the whole list sorted is the closest single rule. */
-    if (gojson_encode(all, GOJSON_SORT_KEYS | GOJSON_ESCAPE_HTML, &sb) < 0 ||
+    if (gocompat_json_encode(&sb, all, GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML) < 0 ||
         json_object_set_new(ann, "olm.properties", json_string(strbuf_str(&sb))) < 0)
         rc = olm_error_set(err, "out of memory");
     strbuf_free(&sb);

@@ -11,6 +11,7 @@
 #include "fbc.h"
 #include "kube_label_selector.h"
 #include "olm_error.h"
+#include "olm_tls.h"
 #include "resolve.h"
 
 /* catalog_client: operator-controller's view of the catalogs catalogd serves
@@ -47,11 +48,12 @@ int catalog_selector_parse(const json_t *selector, kube_label_selector **out, ol
 typedef struct catalog_client catalog_client;
 
 typedef struct catalog_client_options {
-    const char *ca_file;   /* PEM bundle for https catalog URLs, or NULL for the system store */
+    const olm_ca_set *cas; /* trusted for https catalog URLs in addition to the system store
+                              (--catalogd-cas-dir), or NULL; borrowed: it must outlive the client */
     long timeout_seconds;  /* whole request; 0: 300 (upstream's 5 minutes) */
 } catalog_client_options;
 
-/* Strings are copied.  NULL with err on out of memory. */
+/* NULL with err on out of memory. */
 catalog_client *catalog_client_new(const catalog_client_options *opts, olm_error *err);
 void catalog_client_free(catalog_client *cc);
 

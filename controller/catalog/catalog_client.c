@@ -20,7 +20,7 @@ struct catalog_package {
 };
 
 struct catalog_client {
-    char *ca_file;
+    const olm_ca_set *cas; /* borrowed */
     long timeout_seconds;
     uv_mutex_t lock;
     catalog_package *head;
@@ -59,14 +59,9 @@ catalog_client *catalog_client_new(const catalog_client_options *opts, olm_error
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    if (opts && opts->ca_file && !(cc->ca_file = strdup(opts->ca_file))) {
-        free(cc);
-        olm_error_set(err, "out of memory");
-        return NULL;
-    }
+    cc->cas = opts ? opts->cas : NULL;
     cc->timeout_seconds = opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : 300;
     if (uv_mutex_init(&cc->lock) != 0) {
-        free(cc->ca_file);
         free(cc);
         olm_error_set(err, "cannot create a mutex");
         return NULL;
@@ -120,7 +115,6 @@ void catalog_client_free(catalog_client *cc)
             package_destroy(p);
     }
     uv_mutex_destroy(&cc->lock);
-    free(cc->ca_file);
     free(cc);
 }
 
@@ -143,6 +137,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
+/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into. */
+static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
+{
+    return olm_ca_set_add_to_ssl_ctx(cas, ssl_ctx) == 0 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+}
+
 /* GETs `url` and appends the body to `sb`.  The error says what failed, never where
  * an ephemeral local port was (messages must be stable across retries). */
 static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *err)
@@ -161,8 +161,10 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* catalogd may serve gzip */
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-    if (cc->ca_file)
-        curl_easy_setopt(h, CURLOPT_CAINFO, cc->ca_file);
+    if (cc->cas) {
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, (void *)cc->cas);
+    }
     CURLcode rc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

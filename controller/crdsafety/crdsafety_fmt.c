@@ -1,15 +1,15 @@
 /* crdsafety_fmt: the Go formatting rules that crdify's messages depend
- * on (%q, %v of float64, encoding/json bytes, kube-aware version order), so our
- * messages match upstream byte for byte. */
+ * on (%q, %v of float64, encoding/json bytes: gocompat's, with this preflight's
+ * flags; kube-aware version order), so our messages match upstream byte for
+ * byte, and the message list. */
 #include <ctype.h>
-#include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crdsafety_internal.h"
+#include "gocompat.h"
 
 int crdsafety_list_take(crdsafety_list *l, char *s)
 {
@@ -69,174 +69,31 @@ void crdsafety_strv_sort(const char **v, size_t n)
         qsort(v, n, sizeof(*v), cmp_str);
 }
 
+/* The Go texts come from gocompat; the flags below are this preflight's own
+ * flavour, kept as its messages have always been. */
+
+/* %q of a string.  Only ASCII is escaped: bytes >= 0x80 are copied as they are
+ * (Go would escape invalid UTF-8 and non-printable runes). */
 int crdsafety_go_quote(strbuf *sb, const char *s)
 {
-    if (strbuf_putc(sb, '"'))
-        return -1;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int r;
-        switch (*p) {
-        case '"': r = strbuf_puts(sb, "\\\""); break;
-        case '\\': r = strbuf_puts(sb, "\\\\"); break;
-        case '\a': r = strbuf_puts(sb, "\\a"); break;
-        case '\b': r = strbuf_puts(sb, "\\b"); break;
-        case '\f': r = strbuf_puts(sb, "\\f"); break;
-        case '\n': r = strbuf_puts(sb, "\\n"); break;
-        case '\r': r = strbuf_puts(sb, "\\r"); break;
-        case '\t': r = strbuf_puts(sb, "\\t"); break;
-        case '\v': r = strbuf_puts(sb, "\\v"); break;
-        default:
-            /* Non-ASCII UTF-8 is printable in practice and Go keeps it as is. */
-            if (*p < 0x20 || *p == 0x7f)
-                r = strbuf_printf(sb, "\\x%02x", *p);
-            else
-                r = strbuf_putc(sb, (char)*p);
-        }
-        if (r)
-            return -1;
-    }
-    return strbuf_putc(sb, '"');
+    return gocompat_quote(sb, s, strlen(s), GOCOMPAT_QUOTE_ASCII_ONLY);
 }
 
-/* Shortest decimal digits that round-trip v (v > 0, finite): digits in d
- * (no dot), and the decimal exponent such that v = 0.d * 10^dp. */
-static void shortest_digits(double v, char *d, size_t dsz, int *dp)
-{
-    char buf[64];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof(buf), "%.*e", prec - 1, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    /* buf is "D.DDDDe[+-]XX" or "De[+-]XX" */
-    size_t n = 0;
-    const char *p = buf;
-    for (; *p && *p != 'e'; p++)
-        if (isdigit((unsigned char)*p) && n + 1 < dsz)
-            d[n++] = *p;
-    while (n > 1 && d[n - 1] == '0')
-        n--;
-    d[n] = '\0';
-    *dp = (*p == 'e' ? atoi(p + 1) : 0) + 1;
-}
-
-/* strconv.FormatFloat(v, fmtc, -1, 64) for fmtc 'g' (%v) or the encoding/json
- * variant ('j': %f unless the exponent is < -6 or >= 21, and "e-07" -> "e-7"). */
-static int go_float(strbuf *sb, double v, char fmtc)
-{
-    if (isnan(v))
-        return strbuf_puts(sb, "NaN");
-    if (isinf(v))
-        return strbuf_puts(sb, v > 0 ? "+Inf" : "-Inf");
-    if (v == 0)
-        return strbuf_puts(sb, signbit(v) && fmtc == 'g' ? "-0" : "0");
-    if (v < 0 && strbuf_putc(sb, '-'))
-        return -1;
-    char d[32];
-    int dp;
-    shortest_digits(fabs(v), d, sizeof(d), &dp);
-    int nd = (int)strlen(d), exp = dp - 1;
-    int use_e = fmtc == 'g' ? (exp < -4 || exp >= 6) : (exp < -6 || exp >= 21);
-    if (use_e) {
-        if (strbuf_putc(sb, d[0]))
-            return -1;
-        if (nd > 1 && (strbuf_putc(sb, '.') || strbuf_puts(sb, d + 1)))
-            return -1;
-        int ax = exp < 0 ? -exp : exp;
-        if (fmtc == 'g' || ax >= 10)
-            return strbuf_printf(sb, "e%c%02d", exp < 0 ? '-' : '+', ax);
-        return strbuf_printf(sb, "e%c%d", exp < 0 ? '-' : '+', ax);
-    }
-    if (dp <= 0) {
-        if (strbuf_puts(sb, "0."))
-            return -1;
-        for (int i = 0; i < -dp; i++)
-            if (strbuf_putc(sb, '0'))
-                return -1;
-        return strbuf_puts(sb, d);
-    }
-    for (int i = 0; i < dp; i++)
-        if (strbuf_putc(sb, i < nd ? d[i] : '0'))
-            return -1;
-    if (nd > dp && (strbuf_putc(sb, '.') || strbuf_puts(sb, d + dp)))
-        return -1;
-    return 0;
-}
-
+/* %v of a float64. */
 int crdsafety_go_float(strbuf *sb, double v)
 {
-    return go_float(sb, v, 'g');
+    char buf[GOCOMPAT_FLOAT_BUF];
+    gocompat_format_float_g(v, 64, buf);
+    return strbuf_puts(sb, buf);
 }
 
-/* encoding/json string escaping (HTML-safe, as json.Marshal does by default). */
-static int json_str(strbuf *sb, const char *s, size_t len)
-{
-    if (strbuf_putc(sb, '"'))
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int r;
-        if (c == '"' || c == '\\')
-            r = strbuf_putc(sb, '\\') || strbuf_putc(sb, (char)c);
-        else if (c == '\n')
-            r = strbuf_puts(sb, "\\n");
-        else if (c == '\r')
-            r = strbuf_puts(sb, "\\r");
-        else if (c == '\t')
-            r = strbuf_puts(sb, "\\t");
-        else if (c == '\b')
-            r = strbuf_puts(sb, "\\b");
-        else if (c == '\f')
-            r = strbuf_puts(sb, "\\f");
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-            r = strbuf_printf(sb, "\\u%04x", c);
-        else if (c == 0xe2 && i + 2 < len && (unsigned char)s[i + 1] == 0x80 &&
-                 ((unsigned char)s[i + 2] == 0xa8 || (unsigned char)s[i + 2] == 0xa9)) {
-            r = strbuf_printf(sb, "\\u%04x", (unsigned char)s[i + 2] == 0xa8 ? 0x2028 : 0x2029);
-            i += 2;
-        } else
-            r = strbuf_putc(sb, (char)c);
-        if (r)
-            return -1;
-    }
-    return strbuf_putc(sb, '"');
-}
-
-static int json_raw(strbuf *sb, const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        size_t n;
-        const char **keys = crdsafety_sorted_keys(v, &n);
-        if (!keys && n)
-            return -1;
-        int r = strbuf_putc(sb, '{');
-        for (size_t i = 0; !r && i < n; i++) {
-            r = (i && strbuf_putc(sb, ',')) || json_str(sb, keys[i], strlen(keys[i])) ||
-                strbuf_putc(sb, ':') || json_raw(sb, json_object_get(v, keys[i]));
-        }
-        free(keys);
-        return r || strbuf_putc(sb, '}');
-    }
-    case JSON_ARRAY: {
-        int r = strbuf_putc(sb, '[');
-        for (size_t i = 0; !r && i < json_array_size(v); i++)
-            r = (i && strbuf_putc(sb, ',')) || json_raw(sb, json_array_get(v, i));
-        return r || strbuf_putc(sb, ']');
-    }
-    case JSON_STRING: return json_str(sb, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER: return strbuf_printf(sb, "%lld", (long long)json_integer_value(v));
-    case JSON_REAL: return go_float(sb, json_real_value(v), 'j');
-    case JSON_TRUE: return strbuf_puts(sb, "true");
-    case JSON_FALSE: return strbuf_puts(sb, "false");
-    default: return strbuf_puts(sb, "null");
-    }
-}
-
+/* json.Marshal's bytes (sorted keys, HTML escaping, integers as written), except
+ * that a zero float is "0" whatever its sign (Go writes -0). */
 char *crdsafety_raw_json(const json_t *v)
 {
     strbuf sb = STRBUF_INIT;
-    if (json_raw(&sb, v)) {
+    if (gocompat_json_encode(&sb, v,
+                             GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML | GOCOMPAT_JSON_LEGACY_ZERO) < 0) {
         strbuf_free(&sb);
         return NULL;
     }

@@ -23,7 +23,7 @@ void crdsafety_list_free(crdsafety_list *l);
 /* Sorts by strcmp (Go's sort of []string is bytewise too). */
 void crdsafety_strv_sort(const char **v, size_t n);
 
-/* --- Go-compatible formatting (crdsafety_fmt.c) --- */
+/* --- Go-compatible formatting (crdsafety_fmt.c, on gocompat) --- */
 /* strconv.Quote / %q of a string. */
 int crdsafety_go_quote(strbuf *sb, const char *s);
 /* fmt's %v of a float64 (strconv 'g', shortest). */

@@ -49,23 +49,13 @@ int render_sort_objects(json_t *objects);
  * json.Encoder writes for the value (fields in struct order, HTML escaping, a
  * trailing newline), printed in base 36.  Names must match upstream byte for
  * byte, or an upgrade from an upstream-rendered install would orphan objects, so
- * the encoder here reproduces Go's output rather than jansson's. */
+ * the bytes come from gocompat's encoder (Go's output), not jansson's. */
 
 /* base36 of a 224-bit number is at most 44 digits. */
 #define RENDER_HASH_MAX 48
 
-enum {
-    GOJSON_SORT_KEYS = 1,   /* map[string]any order; otherwise the object's own order */
-    GOJSON_ESCAPE_HTML = 2, /* json.Encoder/Marshal default: <, >, & as \u003c... */
-};
-
-/* Appends `v` compactly, the way Go's encoding/json writes it: strings escaped as
- * Go does (\b \f \n \r \t short forms, other controls as \u00XX, U+2028/2029
- * always escaped), integers in decimal, reals as float64.  No trailing newline.
- * -1 on out of memory or NaN/Inf. */
-int gojson_encode(const json_t *v, unsigned flags, strbuf *out);
-
-/* DeepHash(v): base36(SHA-224(gojson(v, object order, HTML escaping) + "\n")).
+/* DeepHash(v): base36(SHA-224(json.Encoder(v) + "\n")), the encoder writing
+ * fields in the object's own order with HTML escaping.
  * Writes the NUL-terminated digits into `out`. */
 int render_deep_hash(const json_t *v, char out[RENDER_HASH_MAX], olm_error *err);
 

@@ -1,108 +1,11 @@
-/* render_hash: Go json.Encoder-compatible encoding, DeepHash and object names. */
+/* render_hash: DeepHash over Go json.Encoder bytes (gocompat), and object names. */
 #include "render.h"
 
-#include <math.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fbc_internal.h" /* fbc_format_float64: Go's float64 text */
-
-static int put_string(strbuf *out, const char *s, size_t n, unsigned flags)
-{
-    static const char hex[] = "0123456789abcdef";
-    if (strbuf_putc(out, '"') < 0)
-        return -1;
-    size_t start = 0;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char ubuf[7];
-        size_t width = 1;
-        if (c == '"') esc = "\\\"";
-        else if (c == '\\') esc = "\\\\";
-        else if (c == '\b') esc = "\\b";
-        else if (c == '\f') esc = "\\f";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\t') esc = "\\t";
-        else if (c < 0x20 || ((flags & GOJSON_ESCAPE_HTML) && (c == '<' || c == '>' || c == '&'))) {
-            ubuf[0] = '\\', ubuf[1] = 'u', ubuf[2] = '0', ubuf[3] = '0';
-            ubuf[4] = hex[c >> 4], ubuf[5] = hex[c & 15], ubuf[6] = '\0';
-            esc = ubuf;
-        } else if (c == 0xE2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
-                   ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9)) {
-            /* U+2028/U+2029: Go escapes them whatever the HTML setting (JSONP safety). */
-            esc = (unsigned char)s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029";
-            width = 3;
-        }
-        if (esc) {
-            if (strbuf_append(out, s + start, i - start) < 0 || strbuf_puts(out, esc) < 0)
-                return -1;
-            i += width;
-            start = i;
-        } else {
-            i++;
-        }
-    }
-    if (strbuf_append(out, s + start, n - start) < 0)
-        return -1;
-    return strbuf_putc(out, '"');
-}
-
-static int cmp_keys(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int put_object(const json_t *v, unsigned flags, strbuf *out)
-{
-    size_t n = json_object_size(v), k = 0;
-    const char **keys = calloc(n ? n : 1, sizeof *keys);
-    if (!keys)
-        return -1;
-    const char *key;
-    json_t *val;
-    json_object_foreach((json_t *)v, key, val) keys[k++] = key;
-    if (flags & GOJSON_SORT_KEYS)
-        qsort(keys, n, sizeof *keys, cmp_keys);
-    int rc = strbuf_putc(out, '{');
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if ((i && strbuf_putc(out, ',') < 0) || put_string(out, keys[i], strlen(keys[i]), flags) < 0 ||
-            strbuf_putc(out, ':') < 0 || gojson_encode(json_object_get(v, keys[i]), flags, out) < 0)
-            rc = -1;
-    }
-    free(keys);
-    return rc < 0 ? -1 : strbuf_putc(out, '}');
-}
-
-int gojson_encode(const json_t *v, unsigned flags, strbuf *out)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return put_object(v, flags, out);
-    case JSON_ARRAY: {
-        if (strbuf_putc(out, '[') < 0)
-            return -1;
-        for (size_t i = 0; i < json_array_size(v); i++)
-            if ((i && strbuf_putc(out, ',') < 0) || gojson_encode(json_array_get(v, i), flags, out) < 0)
-                return -1;
-        return strbuf_putc(out, ']');
-    }
-    case JSON_STRING: return put_string(out, json_string_value(v), json_string_length(v), flags);
-    case JSON_INTEGER: return strbuf_printf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    case JSON_REAL: {
-        double f = json_real_value(v);
-        if (!isfinite(f))
-            return -1;
-        char num[64];
-        fbc_format_float64(f, num, sizeof num);
-        return strbuf_puts(out, num);
-    }
-    case JSON_TRUE: return strbuf_puts(out, "true");
-    case JSON_FALSE: return strbuf_puts(out, "false");
-    default: return strbuf_puts(out, "null");
-    }
-}
+#include "gocompat.h"
 
 /* Big-endian bytes to base 36 by repeated long division; the number is small
  * (28 bytes), so this is simpler than pulling in BIGNUM. */
@@ -134,7 +37,8 @@ static void base36(const unsigned char *in, size_t n, char out[RENDER_HASH_MAX])
 int render_deep_hash(const json_t *v, char out[RENDER_HASH_MAX], olm_error *err)
 {
     strbuf sb = STRBUF_INIT;
-    if (gojson_encode(v, GOJSON_ESCAPE_HTML, &sb) < 0 || strbuf_putc(&sb, '\n') < 0) {
+    /* A Go struct: fields in the object's own order, integers as written. */
+    if (gocompat_json_encode(&sb, v, GOCOMPAT_JSON_ESCAPE_HTML) < 0 || strbuf_putc(&sb, '\n') < 0) {
         strbuf_free(&sb);
         return olm_error_set(err, "computing object name hash: out of memory or non-finite number");
     }

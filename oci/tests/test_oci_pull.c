@@ -26,7 +26,7 @@
 
 #include "oci_internal.h"
 #include "oci_pull_internal.h"
-#include "oci_unpack_internal.h"
+#include "oci_unpack_rules.h"
 
 #define LABEL "layer sha256:ab12cd34ef56"
 
@@ -420,6 +420,146 @@ static void test_too_many_files(void **state)
     assert_string_equal(e->err.msg, LABEL ": more than 10 entries in the image (the limit)");
 }
 
+/* Parent directories an entry implies are entries too: 3 files 30 directories deep make
+ * 93 entries, over a limit of 50 (before, 3 entries: a 20 KB layer made 256,000 dirs). */
+static void test_implicit_dirs_counted(void **state)
+{
+    env *e = *state;
+    oci_unpack_limits lim = {.max_files = 50};
+    tarw *t = tw_new(GZIP);
+    for (int i = 0; i < 3; i++) {
+        char p[200];
+        int n = snprintf(p, sizeof p, "u%d", i);
+        for (int d = 0; d < 30; d++)
+            n += snprintf(p + n, sizeof p - (size_t)n, "/d");
+        snprintf(p + n, sizeof p - (size_t)n, "/f");
+        tw_file(t, p, "x");
+    }
+    assert_int_equal(unpack(e, NULL, 0, &lim, &t, 1, NULL), -1);
+    if (!strstr(e->err.msg, "more than 50 entries in the image (the limit; parent directories an entry implies "
+                            "count too)"))
+        fail_msg("unexpected error: %s", e->err.msg);
+    /* The same layer under the default limit unpacks. */
+    t = tw_new(GZIP);
+    tw_file(t, "u/d/d/d/f", "x");
+    assert_int_equal(unpack(e, NULL, 0, NULL, &t, 1, NULL), 0);
+    assert_content(e, "u/d/d/d/f", "x");
+}
+
+/* The path set holds each component once: 100 paths 200 components deep take memory in
+ * proportion to their 20,000 components, not to every parent prefix again (34 MB). */
+static void test_pathset_linear(void **state)
+{
+    (void)state;
+    oci_pathset set = {0};
+    char *p = malloc(200 * 17 + 16);
+    assert_non_null(p);
+    for (int i = 0; i < 100; i++) {
+        int n = sprintf(p, "u%03d", i);
+        for (int d = 1; d < 200; d++)
+            n += sprintf(p + n, "/dddddddddddddddd");
+        assert_int_equal(oci_pathset_add_with_parents(&set, p), 0);
+    }
+    assert_true(oci_pathset_bytes(&set) < 2 * 1024 * 1024);
+    assert_true(oci_pathset_has(&set, p));
+    assert_true(oci_pathset_has(&set, "u042"));
+    assert_true(oci_pathset_has(&set, "u042/dddddddddddddddd/dddddddddddddddd"));
+    assert_false(oci_pathset_has(&set, "u100"));
+    assert_false(oci_pathset_has(&set, "u042/d"));
+    assert_false(oci_pathset_has(&set, "dddddddddddddddd"));
+    strcat(p, "/x");
+    assert_false(oci_pathset_has(&set, p));
+    free(p);
+    oci_pathset_clear(&set);
+    assert_false(oci_pathset_has(&set, "u000"));
+}
+
+/* Entries outside the prefix are decompressed only to be skipped: their bytes count
+ * against max_skipped_bytes before libarchive reads them. */
+static void test_skipped_bytes(void **state)
+{
+    env *e = *state;
+    size_t n = 1024 * 1024;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'z', n);
+    big[n] = '\0';
+    oci_unpack_limits lim = {.max_skipped_bytes = 512 * 1024};
+    tarw *t = tw_new(ZSTD);
+    tw_file(t, "usr/lib/big", big);
+    tw_file(t, "configs/pkg/catalog.json", "{}");
+    assert_int_equal(unpack(e, "/configs", 0, &lim, &t, 1, NULL), -1);
+    if (!strstr(e->err.msg, LABEL ": entry \"usr/lib/big\": 1048576 bytes that are not extracted (outside "
+                            "\"configs\") would pass the limit of 524288 bytes read only to be skipped (0 so far)"))
+        fail_msg("unexpected error: %s", e->err.msg);
+    /* Under the default limit the same layer unpacks and the skipped bytes are counted. */
+    t = tw_new(ZSTD);
+    tw_file(t, "usr/lib/big", big);
+    tw_file(t, "configs/pkg/catalog.json", "{}");
+    tw_close(t);
+    oci_unpacker *u = oci_unpacker_new(e->root, "/configs", 0, NULL, &e->err);
+    assert_non_null(u);
+    assert_int_equal(oci_unpacker_apply_mem(u, t->buf, t->used, LABEL, &e->err), 0);
+    assert_int_equal(oci_unpacker_skipped_bytes(u), n);
+    oci_unpacker_free(u);
+    tw_free(t);
+    assert_content(e, "configs/pkg/catalog.json", "{}");
+    assert_false(exists_in(e, "usr"));
+    free(big);
+}
+
+/* Temp dirs of pulls killed with their process: removed by the start-up sweep, and
+ * nothing else (entries, sidecars, other dot-names). */
+static void test_cache_sweep(void **state)
+{
+    env *e = *state;
+    char p[PATH_MAX * 4];
+    const char *made[] = {"c1/.sha256:aaaa.pull-Ab12Cd/rootfs/configs/x.json", "c1/.sha256:bbbb.pull-zzzzzz/",
+                          "c2/.sha256:cccc.pull-000000/rootfs/", "c1/sha256:dddd/keep.json", "c1/.hidden/keep",
+                          "c1/.sha256:eeee.pull-toolong1/keep", "c1/sha256:dddd.json", NULL};
+    for (size_t i = 0; made[i]; i++) {
+        snprintf(p, sizeof p, "mkdir -p \"$(dirname '%s/%s')\" && touch '%s/%s'", e->root, made[i], e->root, made[i]);
+        if (made[i][strlen(made[i]) - 1] == '/')
+            snprintf(p, sizeof p, "mkdir -p '%s/%s'", e->root, made[i]);
+        assert_int_equal(system(p), 0);
+    }
+    assert_int_equal(oci_pull_cache_sweep(e->root, &e->err), 3);
+    assert_false(exists_in(e, "c1/.sha256:aaaa.pull-Ab12Cd"));
+    assert_false(exists_in(e, "c1/.sha256:bbbb.pull-zzzzzz"));
+    assert_false(exists_in(e, "c2/.sha256:cccc.pull-000000"));
+    assert_true(exists_in(e, "c1/sha256:dddd/keep.json"));
+    assert_true(exists_in(e, "c1/sha256:dddd.json"));
+    assert_true(exists_in(e, "c1/.hidden/keep"));
+    assert_true(exists_in(e, "c1/.sha256:eeee.pull-toolong1/keep"));
+    assert_int_equal(oci_pull_cache_sweep(e->root, &e->err), 0);
+    char missing[PATH_MAX * 2];
+    snprintf(missing, sizeof missing, "%s/nope", e->root);
+    assert_int_equal(oci_pull_cache_sweep(missing, &e->err), 0);
+}
+
+/* A pax path over 1 MB: libarchive drops it with a warning and falls back to the ustar
+ * name, which would unpack the entry under a name the layer did not mean.  Refused, as
+ * Go's archive/tar refuses it.  A non-ASCII name (a charset warning) still unpacks. */
+static void test_pax_header_warning_refused(void **state)
+{
+    env *e = *state;
+    size_t n = 1010000; /* over the attribute limit (1,000,000), under the header limit (1 MiB) */
+    char *p = malloc(n + 16);
+    assert_non_null(p);
+    memcpy(p, "configs/", 8);
+    memset(p + 8, 'c', n);
+    strcpy(p + 8 + n, ".json");
+    tarw *t = tw_new(PLAIN);
+    tw_file(t, p, "{}");
+    free(p);
+    expect_fail(e, t, "its header could only be read in part (Rejecting pax extended attribute > 1MB)");
+    assert_false(exists_in(e, "configs"));
+    t = tw_new(PLAIN);
+    tw_file(t, "configs/\xc3\xa9t\xc3\xa9.json", "{}");
+    assert_int_equal(unpack1(e, t), 0);
+    assert_content(e, "configs/\xc3\xa9t\xc3\xa9.json", "{}");
+}
+
 static void test_long_path(void **state)
 {
     env *e = *state;
@@ -533,12 +673,16 @@ static void test_permissions(void **state)
     tw_entry(t, "f644", AE_IFREG, 0644, "x", NULL, 0);
     tw_entry(t, "f400", AE_IFREG, 0400, "x", NULL, 0);
     tw_entry(t, "implicit/f", AE_IFREG, 0640, "x", NULL, 0);
+    /* nothing group- or world-writable, whatever the layer says */
+    tw_entry(t, "dw", AE_IFDIR, 0777, NULL, NULL, 0);
+    tw_entry(t, "f666", AE_IFREG, 0666, "x", NULL, 0);
+    tw_entry(t, "f777", AE_IFREG, 0777, "x", NULL, 0);
     assert_int_equal(unpack1(e, t), 0);
     struct {
         const char *name;
         mode_t mode;
-    } want[] = {{"d0", 0700}, {"d5", 0755}, {"dsticky", 0777}, {"f0", 0600}, {"fsuid", 0755},
-                {"f644", 0644}, {"f400", 0600}, {"implicit/f", 0640}};
+    } want[] = {{"d0", 0700}, {"d5", 0755}, {"dsticky", 0755}, {"dw", 0755}, {"f0", 0600}, {"fsuid", 0755},
+                {"f644", 0644}, {"f400", 0600}, {"implicit/f", 0640}, {"f666", 0644}, {"f777", 0755}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         int ex;
         struct stat st = lstat_in(e, want[i].name, &ex);
@@ -829,6 +973,11 @@ int main(void)
         T(test_huge_declared_size),
         T(test_total_size_cap),
         T(test_too_many_files),
+        T(test_implicit_dirs_counted),
+        cmocka_unit_test(test_pathset_linear),
+        T(test_skipped_bytes),
+        T(test_cache_sweep),
+        T(test_pax_header_warning_refused),
         T(test_long_path),
         T(test_whiteouts),
         T(test_replace_across_layers),

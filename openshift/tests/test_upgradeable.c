@@ -493,24 +493,6 @@ static void test_properties_from_json(void **state)
     json_decref(a);
 }
 
-static void test_go_quote(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *in, *out;
-    } cases[] = {
-        {"abc", "\"abc\""},          {"a\"b\\", "\"a\\\"b\\\\\""},   {"\t\x01\x7f", "\"\\t\\x01\\x7f\""},
-        {"\xc3\xa9", "\"\xc3\xa9\""}, {"\xff", "\"\\xff\""},         {"\xc2\xa0", "\"\\u00a0\""},
-        {"\xe2\x80\xa8", "\"\\u2028\""},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        strbuf sb = STRBUF_INIT;
-        assert_int_equal(upgradeable_go_quote(&sb, cases[i].in, strlen(cases[i].in)), 0);
-        assert_string_equal(strbuf_str(&sb), cases[i].out);
-        strbuf_free(&sb);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,7 +510,6 @@ int main(void)
         cmocka_unit_test(test_duplicate_lines_dropped),
         cmocka_unit_test(test_target_mode),
         cmocka_unit_test(test_properties_from_json),
-        cmocka_unit_test(test_go_quote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

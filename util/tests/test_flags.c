@@ -93,6 +93,27 @@ static void test_help(void **state)
     assert_string_equal(msg, "unknown flag --bogus");
 }
 
+/* An alias is a second row with the same destination and default (how the daemons keep
+ * --health-addr beside --health-probe-bind-address): either spelling, the later wins. */
+static void test_alias(void **state)
+{
+    (void)state;
+    const char *addr = NULL;
+    const olm_flag flags[] = {
+        OLM_FLAG_STRING("--health-probe-bind-address", &addr, "127.0.0.1:8081"),
+        OLM_FLAG_STRING("--health-addr", &addr, "127.0.0.1:8081"),
+    };
+    char *none[] = {"d", NULL};
+    assert_int_equal(olm_flags_parse(flags, 2, "unknown flag %s", 1, none, msg, sizeof msg), 0);
+    assert_string_equal(addr, "127.0.0.1:8081");
+    char *old[] = {"d", "--health-addr", ":1", NULL};
+    assert_int_equal(olm_flags_parse(flags, 2, "unknown flag %s", 3, old, msg, sizeof msg), 0);
+    assert_string_equal(addr, ":1");
+    char *both[] = {"d", "--health-addr=:1", "--health-probe-bind-address=:2", NULL};
+    assert_int_equal(olm_flags_parse(flags, 2, "unknown flag %s", 3, both, msg, sizeof msg), 0);
+    assert_string_equal(addr, ":2");
+}
+
 static void expect_error(opts *o, char **args, const char *want)
 {
     assert_int_equal(parse_args(o, args), -1);
@@ -138,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_alias),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

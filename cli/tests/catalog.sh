@@ -2,7 +2,7 @@
 # Behaviour of `olmv1 catalog validate` and `olmv1 catalog render`: exit codes, the
 # summary line, problem lines for invalid fixtures, load errors naming file:line, and
 # render of the real sample catalog (one JSON object per line, in load order).
-# Usage: catalog_cli.sh /path/to/olmv1   (run from cli/tests; OLMV1_SHARED = shared/)
+# Usage: catalog.sh /path/to/olmv1   (run from cli/tests; OLMV1_SHARED = shared/)
 set -u
 bin=${1:?usage: $0 /path/to/olmv1}
 shared=${OLMV1_SHARED:-../../../shared}

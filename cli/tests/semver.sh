@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Behaviour of `olmv1 semver match` and `olmv1 semver compare`: outputs, exit codes,
-# usage, batch mode.  Usage: semver_cli.sh /path/to/olmv1
+# usage, batch mode.  Usage: semver.sh /path/to/olmv1
 set -u
 OLMV1=${1:?usage: $0 /path/to/olmv1}
 pass=0

@@ -1,12 +1,13 @@
 /* Private to the unpacker (oci_unpack.c, oci_unpack_path.c, oci_fsutil.c) and its
  * tests: entry path rules and fd-relative tree helpers.  Low level: it includes
  * nothing of oci/ but the public unpack limits. */
-#ifndef OLM_OCI_UNPACK_INTERNAL_H
-#define OLM_OCI_UNPACK_INTERNAL_H
+#ifndef OLM_OCI_UNPACK_RULES_H
+#define OLM_OCI_UNPACK_RULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "oci_unpack.h"
+#include "oci_unpack_limits.h"
 #include "olm_error.h"
 
 #define OCI_UNPACK_MAX_NAME 255  /* NAME_MAX */
@@ -37,16 +38,31 @@ typedef enum {
 oci_prefix_match oci_prefix_map(const char *prefix, int strip, const char *path,
                                 const char **mapped);
 
-/* A set of strings (the paths one layer created), open addressing. */
+/* The paths one layer created, with all their parents, as a tree of path components: a
+ * node is (parent node, component), found through an open-addressing table, and the
+ * component bytes live in one arena.  Memory is linear in the number of distinct
+ * components (at most the entries plus the directories they imply, which the unpacker
+ * counts against max_files), where a set of whole paths kept every parent prefix again:
+ * quadratic in the depth (3,000 entries of 4 KiB paths took 111 MB). */
+typedef struct oci_pathnode {
+    uint32_t parent;   /* node index + 1 of the parent; 0 for a top-level component */
+    uint32_t name_off; /* into names */
+    uint32_t name_len;
+} oci_pathnode;
 typedef struct oci_pathset {
-    char **slots;
-    size_t cap; /* power of two */
-    size_t len;
+    oci_pathnode *nodes;
+    size_t len, cap;
+    uint32_t *slots; /* node index + 1, 0 = empty */
+    size_t nslots;   /* power of two */
+    char *names;
+    size_t names_len, names_cap;
 } oci_pathset;
+/* 1 when `path` (normalised, "a/b/c") or a path below it was added. */
 int oci_pathset_has(const oci_pathset *set, const char *path);
-int oci_pathset_add(oci_pathset *set, const char *path);
-/* Adds "a/b/c", "a/b" and "a". */
+/* Adds "a/b/c", and so "a/b" and "a".  -1 when out of memory. */
 int oci_pathset_add_with_parents(oci_pathset *set, const char *path);
+/* Bytes held by the set (for tests and limits). */
+size_t oci_pathset_bytes(const oci_pathset *set);
 void oci_pathset_clear(oci_pathset *set);
 
 /* A printable, bounded copy of an entry name for error messages. */

@@ -1,7 +1,11 @@
-/* fbc_yaml_scalar: what an untagged plain YAML scalar means under the rules the
- * Kubernetes tooling uses (sigs.k8s.io/yaml on top of go-yaml v2, YAML 1.1-ish).
+/* gocompat_yaml_scalar: what an untagged plain YAML scalar means under the rules
+ * the Kubernetes tooling uses (sigs.k8s.io/yaml on top of go-yaml v2, YAML
+ * 1.1-ish).
  *
- * The decision goes by the first byte, as go-yaml's resolver does:
+ * Hand-written because libyaml only tokenises: it leaves the meaning of `yes`,
+ * `0x1F`, `1_000`, `.inf` or `2025-06-24` to the application, and the meaning
+ * is observable (a normalised catalog, a kubeconfig's booleans, a bundle's
+ * properties).  Go's resolver decides by the first byte:
  *  - a fixed table of spellings for booleans (y/yes/true/on and n/no/false/off in
  *    lower, Title and UPPER case), null (~, null, empty) and the float specials;
  *  - a leading digit or sign: integer (Go's ParseInt base 0 after removing every
@@ -15,34 +19,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fbc_yaml.h"
+#include "gocompat.h"
 
 static const struct {
     const char *text;
-    fbc_yaml_kind kind;
+    gocompat_yaml_kind kind;
     double num;
     bool b;
 } table[] = {
-    {"y", FBC_Y_BOOL, 0, true},      {"Y", FBC_Y_BOOL, 0, true},
-    {"yes", FBC_Y_BOOL, 0, true},    {"Yes", FBC_Y_BOOL, 0, true},
-    {"YES", FBC_Y_BOOL, 0, true},    {"true", FBC_Y_BOOL, 0, true},
-    {"True", FBC_Y_BOOL, 0, true},   {"TRUE", FBC_Y_BOOL, 0, true},
-    {"on", FBC_Y_BOOL, 0, true},     {"On", FBC_Y_BOOL, 0, true},
-    {"ON", FBC_Y_BOOL, 0, true},     {"n", FBC_Y_BOOL, 0, false},
-    {"N", FBC_Y_BOOL, 0, false},     {"no", FBC_Y_BOOL, 0, false},
-    {"No", FBC_Y_BOOL, 0, false},    {"NO", FBC_Y_BOOL, 0, false},
-    {"false", FBC_Y_BOOL, 0, false}, {"False", FBC_Y_BOOL, 0, false},
-    {"FALSE", FBC_Y_BOOL, 0, false}, {"off", FBC_Y_BOOL, 0, false},
-    {"Off", FBC_Y_BOOL, 0, false},   {"OFF", FBC_Y_BOOL, 0, false},
-    {"", FBC_Y_NULL, 0, false},      {"~", FBC_Y_NULL, 0, false},
-    {"null", FBC_Y_NULL, 0, false},  {"Null", FBC_Y_NULL, 0, false},
-    {"NULL", FBC_Y_NULL, 0, false},  {".nan", FBC_Y_FLOAT, NAN, false},
-    {".NaN", FBC_Y_FLOAT, NAN, false}, {".NAN", FBC_Y_FLOAT, NAN, false},
-    {".inf", FBC_Y_FLOAT, INFINITY, false}, {".Inf", FBC_Y_FLOAT, INFINITY, false},
-    {".INF", FBC_Y_FLOAT, INFINITY, false}, {"+.inf", FBC_Y_FLOAT, INFINITY, false},
-    {"+.Inf", FBC_Y_FLOAT, INFINITY, false}, {"+.INF", FBC_Y_FLOAT, INFINITY, false},
-    {"-.inf", FBC_Y_FLOAT, -INFINITY, false}, {"-.Inf", FBC_Y_FLOAT, -INFINITY, false},
-    {"-.INF", FBC_Y_FLOAT, -INFINITY, false}, {"<<", FBC_Y_MERGE, 0, false},
+    {"y", GOCOMPAT_YAML_BOOL, 0, true},            {"Y", GOCOMPAT_YAML_BOOL, 0, true},
+    {"yes", GOCOMPAT_YAML_BOOL, 0, true},          {"Yes", GOCOMPAT_YAML_BOOL, 0, true},
+    {"YES", GOCOMPAT_YAML_BOOL, 0, true},          {"true", GOCOMPAT_YAML_BOOL, 0, true},
+    {"True", GOCOMPAT_YAML_BOOL, 0, true},         {"TRUE", GOCOMPAT_YAML_BOOL, 0, true},
+    {"on", GOCOMPAT_YAML_BOOL, 0, true},           {"On", GOCOMPAT_YAML_BOOL, 0, true},
+    {"ON", GOCOMPAT_YAML_BOOL, 0, true},           {"n", GOCOMPAT_YAML_BOOL, 0, false},
+    {"N", GOCOMPAT_YAML_BOOL, 0, false},           {"no", GOCOMPAT_YAML_BOOL, 0, false},
+    {"No", GOCOMPAT_YAML_BOOL, 0, false},          {"NO", GOCOMPAT_YAML_BOOL, 0, false},
+    {"false", GOCOMPAT_YAML_BOOL, 0, false},       {"False", GOCOMPAT_YAML_BOOL, 0, false},
+    {"FALSE", GOCOMPAT_YAML_BOOL, 0, false},       {"off", GOCOMPAT_YAML_BOOL, 0, false},
+    {"Off", GOCOMPAT_YAML_BOOL, 0, false},         {"OFF", GOCOMPAT_YAML_BOOL, 0, false},
+    {"", GOCOMPAT_YAML_NULL, 0, false},            {"~", GOCOMPAT_YAML_NULL, 0, false},
+    {"null", GOCOMPAT_YAML_NULL, 0, false},        {"Null", GOCOMPAT_YAML_NULL, 0, false},
+    {"NULL", GOCOMPAT_YAML_NULL, 0, false},        {".nan", GOCOMPAT_YAML_FLOAT, NAN, false},
+    {".NaN", GOCOMPAT_YAML_FLOAT, NAN, false},     {".NAN", GOCOMPAT_YAML_FLOAT, NAN, false},
+    {".inf", GOCOMPAT_YAML_FLOAT, INFINITY, false}, {".Inf", GOCOMPAT_YAML_FLOAT, INFINITY, false},
+    {".INF", GOCOMPAT_YAML_FLOAT, INFINITY, false}, {"+.inf", GOCOMPAT_YAML_FLOAT, INFINITY, false},
+    {"+.Inf", GOCOMPAT_YAML_FLOAT, INFINITY, false}, {"+.INF", GOCOMPAT_YAML_FLOAT, INFINITY, false},
+    {"-.inf", GOCOMPAT_YAML_FLOAT, -INFINITY, false}, {"-.Inf", GOCOMPAT_YAML_FLOAT, -INFINITY, false},
+    {"-.INF", GOCOMPAT_YAML_FLOAT, -INFINITY, false}, {"<<", GOCOMPAT_YAML_MERGE, 0, false},
 };
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -136,10 +140,10 @@ static bool parse_float(const char *s, double *out)
     return true;
 }
 
-int fbc_yaml_resolve_plain(const char *v, size_t len, fbc_yaml_scalar *out)
+int gocompat_yaml_resolve_plain(const char *v, size_t len, gocompat_yaml_scalar *out)
 {
     memset(out, 0, sizeof *out);
-    out->kind = FBC_Y_STRING;
+    out->kind = GOCOMPAT_YAML_STRING;
     if (strlen(v) != len) /* an embedded NUL can only be a string */
         return 0;
     char c = v[0];
@@ -158,7 +162,7 @@ int fbc_yaml_resolve_plain(const char *v, size_t len, fbc_yaml_scalar *out)
         /* ParseFloat of the raw text; the table handled the specials. */
         double d;
         if (yaml_style_float(v) && parse_float(v, &d)) {
-            out->kind = FBC_Y_FLOAT;
+            out->kind = GOCOMPAT_YAML_FLOAT;
             out->f = d;
         }
         return 0;
@@ -182,18 +186,18 @@ int fbc_yaml_resolve_plain(const char *v, size_t len, fbc_yaml_scalar *out)
     uint64_t u = 0;
     int rc = *mag ? parse_base0(mag, &u) : 1;
     if (rc == 0 && sign == '-' && u <= (uint64_t)INT64_MAX + 1) {
-        out->kind = FBC_Y_INT;
+        out->kind = GOCOMPAT_YAML_INT;
         out->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
     } else if (rc == 0 && sign != '-' && u <= (uint64_t)INT64_MAX) {
-        out->kind = FBC_Y_INT;
+        out->kind = GOCOMPAT_YAML_INT;
         out->i = (int64_t)u;
     } else if (rc == 0 && sign == 0) {
-        out->kind = FBC_Y_UINT; /* ParseUint takes no sign */
+        out->kind = GOCOMPAT_YAML_UINT; /* ParseUint takes no sign */
         out->u = u;
     } else {
         double d;
         if (yaml_style_float(plain) && parse_float(plain, &d)) {
-            out->kind = FBC_Y_FLOAT;
+            out->kind = GOCOMPAT_YAML_FLOAT;
             out->f = d;
         }
     }

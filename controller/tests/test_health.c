@@ -1,0 +1,180 @@
+/* operator_health: plain and TLS listeners answer one request each; a TLS listener survives
+ * clients that speak plain HTTP or do not trust it; a port in use and a bad key pair are
+ * errors at start; stopping frees everything (ASan checks the leaks). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "operator_health.h"
+
+#define FIX "../../util/tests/fixtures/tls/"
+
+static int handler(const char *path, strbuf *body, const char **ctype, void *data)
+{
+    (void)data;
+    if (strcmp(path, "/metrics") != 0) {
+        strbuf_puts(body, "not found\n");
+        return 404;
+    }
+    *ctype = "text/plain; version=0.0.4";
+    strbuf_puts(body, "up 1\n");
+    return 200;
+}
+
+typedef struct fetch {
+    const char *scheme, *path;
+    char url[128];
+    const char *cafile; /* NULL: the system store (which does not trust the fixture) */
+    CURLcode rc;
+    long status;
+    char body[256];
+    size_t len;
+} fetch;
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    fetch *f = arg;
+    size_t len = size * n, room = sizeof f->body - 1 - f->len;
+    memcpy(f->body + f->len, data, len < room ? len : room);
+    f->len += len < room ? len : room;
+    f->body[f->len] = '\0';
+    return len;
+}
+
+static void do_fetch(fetch *f)
+{
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, f->url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (f->cafile)
+        curl_easy_setopt(h, CURLOPT_CAINFO, f->cafile);
+    f->rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &f->status);
+    curl_easy_cleanup(h);
+}
+
+/* The client side runs on a thread of its own while the loop serves. */
+typedef struct session {
+    uv_loop_t loop;
+    uv_async_t done;
+    uv_thread_t thread;
+    operator_health *h;
+    fetch *fetches;
+    size_t n;
+} session;
+
+static void run_fetches(void *arg)
+{
+    session *s = arg;
+    for (size_t i = 0; i < s->n; i++)
+        do_fetch(&s->fetches[i]);
+    uv_async_send(&s->done);
+}
+
+static void on_done(uv_async_t *a)
+{
+    session *s = a->data;
+    operator_health_stop(s->h, NULL, NULL);
+    uv_close((uv_handle_t *)a, NULL);
+}
+
+/* Serves with `o` until every fetch has run, then stops. */
+static void serve_and_fetch(operator_health_opts *o, fetch *fetches, size_t n)
+{
+    session s = {.fetches = fetches, .n = n};
+    assert_int_equal(uv_loop_init(&s.loop), 0);
+    olm_error err;
+    o->host = "127.0.0.1";
+    o->handler = handler;
+    s.h = operator_health_start(&s.loop, o, &err);
+    assert_non_null(s.h);
+    for (size_t i = 0; i < n; i++)
+        snprintf(fetches[i].url, sizeof fetches[i].url, "%s://127.0.0.1:%d%s", fetches[i].scheme,
+                 operator_health_port(s.h), fetches[i].path);
+    uv_async_init(&s.loop, &s.done, on_done);
+    s.done.data = &s;
+    assert_int_equal(uv_thread_create(&s.thread, run_fetches, &s), 0);
+    assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
+    uv_thread_join(&s.thread);
+    assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
+static void test_plain(void **state)
+{
+    (void)state;
+    operator_health_opts o = {0};
+    fetch f[] = {{.scheme = "http", .path = "/metrics"}, {.scheme = "http", .path = "/healthz"}};
+    serve_and_fetch(&o, f, 2);
+    assert_int_equal(f[0].rc, CURLE_OK);
+    assert_int_equal(f[0].status, 200);
+    assert_string_equal(f[0].body, "up 1\n");
+    assert_int_equal(f[1].status, 404);
+}
+
+static void test_tls(void **state)
+{
+    (void)state;
+    operator_health_opts o = {.tls_cert = FIX "server.crt", .tls_key = FIX "server.key"};
+    fetch f[] = {
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"},
+        {.scheme = "http", .path = "/metrics"},                      /* plain HTTP on the TLS port */
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "other.crt"}, /* not trusted */
+        {.scheme = "https", .path = "/nope", .cafile = FIX "server.crt"},
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"}, /* still serving */
+    };
+    serve_and_fetch(&o, f, 5);
+    assert_int_equal(f[0].rc, CURLE_OK);
+    assert_int_equal(f[0].status, 200);
+    assert_string_equal(f[0].body, "up 1\n");
+    assert_int_not_equal(f[1].rc, CURLE_OK);
+    assert_int_equal(f[2].rc, CURLE_PEER_FAILED_VERIFICATION);
+    assert_int_equal(f[3].status, 404);
+    assert_int_equal(f[4].rc, CURLE_OK);
+    assert_string_equal(f[4].body, "up 1\n");
+}
+
+static void test_start_errors(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    operator_health_opts o = {.host = "127.0.0.1", .handler = handler};
+    operator_health *first = operator_health_start(&loop, &o, &err);
+    assert_non_null(first);
+    o.port = operator_health_port(first);
+    assert_null(operator_health_start(&loop, &o, &err));
+    assert_non_null(strstr(err.msg, "address already in use"));
+    o.port = 0;
+    o.tls_cert = FIX "server.crt";
+    o.tls_key = FIX "other.key";
+    assert_null(operator_health_start(&loop, &o, &err));
+    assert_non_null(strstr(err.msg, "TLS: " FIX "other.key: ")); /* OpenSSL checks the pair as it loads the key */
+    o.host = "localhost";
+    assert_null(operator_health_start(&loop, &o, &err));
+    assert_string_equal(err.msg, "invalid listen address localhost");
+    operator_health_stop(first, NULL, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0); /* closes the failed listener too */
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_start_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}

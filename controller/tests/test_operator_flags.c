@@ -1,0 +1,120 @@
+/* operator_flags: the manifests' arguments, today's spellings kept as aliases, defaults,
+ * and one message per bad value (exit 2 in the binary). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "operator_flags.h"
+
+static char msg[512];
+
+static int parse(operator_flags *f, char **args)
+{
+    char *argv[40] = {"operator-controller"};
+    int argc = 1;
+    while (*args)
+        argv[argc++] = *args++;
+    argv[argc] = NULL;
+    msg[0] = '\0';
+    return operator_flags_parse(argc, argv, f, msg, sizeof msg);
+}
+
+#define PARSE(f, ...) parse((f), (char *[]){__VA_ARGS__, NULL})
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    operator_flags f;
+    assert_int_equal(parse(&f, (char *[]){NULL}), 0);
+    assert_null(f.common.system_namespace); /* the pod's namespace, resolved at start */
+    assert_string_equal(f.cache_path, "/var/cache/operator-controller");
+    assert_string_equal(f.common.health_addr, "127.0.0.1:8081");
+    assert_string_equal(f.common.metrics_addr, "0");
+    assert_null(f.common.tls_cert);
+    assert_null(f.catalogd_cas_dir);
+    assert_false(f.leader_elect);
+    assert_false(f.common.check_flags);
+    assert_int_equal(f.concurrency, 4);
+    assert_int_equal(f.repair_interval_ms, 300000);
+}
+
+static void test_manifest(void **state)
+{
+    (void)state;
+    operator_flags f;
+    assert_int_equal(PARSE(&f, "--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443",
+                           "--system-namespace=olmv1-system", "--cache-path=/var/cache/operator-controller",
+                           "--catalogd-cas-dir=/var/ca-certs", "--tls-cert=/var/certs/tls.crt",
+                           "--tls-key=/var/certs/tls.key", "--check-flags"),
+                     0);
+    assert_true(f.leader_elect);
+    assert_string_equal(f.common.health_addr, ":8081");
+    assert_string_equal(f.common.metrics_addr, ":8443");
+    assert_string_equal(f.common.system_namespace, "olmv1-system");
+    assert_string_equal(f.catalogd_cas_dir, "/var/ca-certs");
+    assert_string_equal(f.common.tls_key, "/var/certs/tls.key");
+    assert_true(f.common.check_flags);
+}
+
+static void test_aliases_and_new(void **state)
+{
+    (void)state;
+    operator_flags f;
+    /* What scripts/run-local.sh, bench/ and e2e/ pass today. */
+    assert_int_equal(PARSE(&f, "--health-addr", "127.0.0.1:9", "--catalogd-ca-file", "/ca.pem", "--pull-cas-dir",
+                           "/cas", "--global-pull-secret", "olmv1-system/pull", "--feature-gates=",
+                           "--drift-repair-interval", "0", "--version"),
+                     0);
+    assert_string_equal(f.common.health_addr, "127.0.0.1:9");
+    assert_string_equal(f.catalogd_ca_file, "/ca.pem");
+    assert_string_equal(f.common.pull_cas_dir, "/cas");
+    assert_string_equal(f.common.global_pull_secret, "olmv1-system/pull");
+    assert_true(f.common.version);
+    assert_int_equal(f.repair_interval_ms, 0);
+    assert_int_equal(PARSE(&f, "--catalogd-cas-dir=", "--tls-cert=", "--tls-key="), 0);
+    assert_null(f.catalogd_cas_dir); /* "" is "not given", as upstream */
+    assert_null(f.common.tls_cert);
+}
+
+static void expect_error(char **args, const char *want)
+{
+    operator_flags f;
+    assert_int_equal(parse(&f, args), -1);
+    assert_string_equal(msg, want);
+}
+
+#define EXPECT_ERROR(want, ...) expect_error((char *[]){__VA_ARGS__, NULL}, (want))
+
+static void test_errors(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("unknown flag --no-such-flag", "--leader-elect", "--no-such-flag");
+    EXPECT_ERROR("unknown flag version", "--leader-elect", "version"); /* a subcommand only as the first word */
+    EXPECT_ERROR("--tls-cert and --tls-key go together (both paths, or neither)", "--tls-cert=/c");
+    EXPECT_ERROR("--metrics-bind-address: want :PORT, IP:PORT or [IPv6]:PORT (\"0\": off), got \"8443\"",
+                 "--metrics-bind-address=8443");
+    EXPECT_ERROR("--health-probe-bind-address: want :PORT, IP:PORT or [IPv6]:PORT (\"0\": off), got \"x:1\"",
+                 "--health-addr", "x:1");
+    EXPECT_ERROR("--feature-gates: unrecognized feature gate \"SingleOwnNamespaceInstallSupport\" (this build has "
+                 "none)",
+                 "--feature-gates=SingleOwnNamespaceInstallSupport=true");
+    EXPECT_ERROR("--global-pull-secret: want NAMESPACE/NAME, got \"olmv1-system\"", "--global-pull-secret",
+                 "olmv1-system");
+    EXPECT_ERROR("--system-namespace: \"Olm\" is not a namespace name (lower-case DNS-1123 label)",
+                 "--system-namespace", "Olm");
+    EXPECT_ERROR("--drift-repair-interval: bad duration 5x", "--drift-repair-interval=5x");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_aliases_and_new),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,435 @@
+/* Pulls against hostile registries (issue 12, items 6 and 7): a fake registry written here,
+ * on 127.0.0.1 and an ephemeral port, served by a thread, over plain HTTP or TLS.
+ *
+ *   - a manifest of 3,000 layers is refused before any layer is requested;
+ *   - a blob dripping one byte at a time trips the stall guard;
+ *   - a blob flowing just fast enough is cut off by the pull deadline;
+ *   - an https registry whose Bearer challenge names a plain-http realm gets no
+ *     credentials sent there.
+ * The https registry is named 127.1:PORT (getaddrinfo's short form of 127.0.0.1), which the
+ * registry client does not take for a loopback registry that always speaks plain HTTP, so
+ * that pull really uses TLS (the certificate names DNS:127.1). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "olm_base64.h"
+#include "oci_pull_internal.h"
+
+/* ---------------------------------------------------------------- a fake registry */
+
+typedef struct fake fake;
+typedef struct conn {
+    int fd;
+    SSL *ssl;
+} conn;
+
+/* Answers one request; returns 0 to keep the connection, -1 to close it. */
+typedef int (*fake_handler)(fake *f, conn *c, const char *method, const char *path, const char *authz);
+
+struct fake {
+    int lfd, port;
+    SSL_CTX *ssl;
+    pthread_t thread;
+    volatile int stop;
+    fake_handler handle;
+    pthread_mutex_t mu;
+    int requests;        /* requests answered */
+    int authz_seen;      /* requests that carried an Authorization header */
+    char realm[256];     /* for the registry: the realm its challenge names */
+    const char *manifest, *config, *blob;
+    size_t manifest_len, config_len, blob_len;
+    char config_digest[OCI_DIGEST_BUFSZ], blob_digest[OCI_DIGEST_BUFSZ];
+    int drip_bytes, drip_ms; /* blob: this many bytes, then a pause, until done */
+};
+
+static int conn_write(conn *c, const void *p, size_t n)
+{
+    while (n) {
+        ssize_t w = c->ssl ? SSL_write(c->ssl, p, (int)n) : send(c->fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return -1;
+        p = (const char *)p + w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int conn_printf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int conn_printf(conn *c, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return conn_write(c, buf, (size_t)n);
+}
+
+static int respond(conn *c, int status, const char *ctype, const char *body, size_t len)
+{
+    if (conn_printf(c, "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", status, ctype, len) != 0)
+        return -1;
+    return conn_write(c, body, len);
+}
+
+/* Reads one request head; 0, or -1 at EOF/error. */
+static int read_head(conn *c, char *buf, size_t sz)
+{
+    size_t n = 0;
+    while (n + 1 < sz) {
+        ssize_t r = c->ssl ? SSL_read(c->ssl, buf + n, 1) : recv(c->fd, buf + n, 1, 0);
+        if (r <= 0)
+            return -1;
+        n++;
+        if (n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0) {
+            buf[n] = '\0';
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void serve_conn(fake *f, int fd)
+{
+    conn c = {.fd = fd};
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (f->ssl) {
+        c.ssl = SSL_new(f->ssl);
+        SSL_set_fd(c.ssl, fd);
+        if (SSL_accept(c.ssl) != 1)
+            goto out;
+    }
+    char head[8192];
+    while (!f->stop && read_head(&c, head, sizeof head) == 0) {
+        char method[16], path[2048];
+        if (sscanf(head, "%15s %2047s", method, path) != 2)
+            break;
+        char *authz = strcasestr(head, "\r\nAuthorization:");
+        pthread_mutex_lock(&f->mu);
+        f->requests++;
+        f->authz_seen += authz != NULL;
+        pthread_mutex_unlock(&f->mu);
+        if (f->handle(f, &c, method, path, authz) != 0)
+            break;
+    }
+out:
+    if (c.ssl)
+        SSL_free(c.ssl);
+    close(fd);
+}
+
+static void *fake_main(void *arg)
+{
+    fake *f = arg;
+    while (!f->stop) {
+        struct pollfd p = {.fd = f->lfd, .events = POLLIN};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int fd = accept(f->lfd, NULL, NULL);
+        if (fd >= 0)
+            serve_conn(f, fd); /* one connection at a time: the client makes one request at a time */
+    }
+    return NULL;
+}
+
+static fake *fake_start(fake_handler h, const char *cert, const char *key)
+{
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->handle = h;
+    pthread_mutex_init(&f->mu, NULL);
+    if (cert) {
+        f->ssl = SSL_CTX_new(TLS_server_method());
+        assert_non_null(f->ssl);
+        assert_int_equal(SSL_CTX_use_certificate_chain_file(f->ssl, cert), 1);
+        assert_int_equal(SSL_CTX_use_PrivateKey_file(f->ssl, key, SSL_FILETYPE_PEM), 1);
+    }
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(f->lfd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(f->lfd, 16), 0);
+    assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &len), 0);
+    f->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+    return f;
+}
+
+static void fake_stop(fake *f)
+{
+    f->stop = 1;
+    pthread_join(f->thread, NULL);
+    close(f->lfd);
+    SSL_CTX_free(f->ssl);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+}
+
+/* ---------------------------------------------------------------- images */
+
+/* A manifest of `nlayers` layers, all the blob; the config is f->config. */
+static char *make_manifest(fake *f, int nlayers)
+{
+    size_t cap = 512 + (size_t)nlayers * 200;
+    char *m = malloc(cap);
+    assert_non_null(m);
+    int n = snprintf(m, cap,
+                     "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\","
+                     "\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\",\"digest\":\"%s\","
+                     "\"size\":%zu},\"layers\":[",
+                     f->config_digest, f->config_len);
+    for (int i = 0; i < nlayers; i++)
+        n += snprintf(m + n, cap - (size_t)n,
+                      "%s{\"mediaType\":\"application/vnd.oci.image.layer.v1.tar\",\"digest\":\"%s\",\"size\":%zu}",
+                      i ? "," : "", f->blob_digest, f->blob_len);
+    snprintf(m + n, cap - (size_t)n, "]}");
+    return m;
+}
+
+static void set_image(fake *f, const char *blob, size_t blob_len, int nlayers)
+{
+    static const char config[] = "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{},\"rootfs\":"
+                                 "{\"type\":\"layers\",\"diff_ids\":[]}}";
+    f->config = config;
+    f->config_len = strlen(config);
+    assert_int_equal(oci_sha256_buf(config, f->config_len, f->config_digest), 0);
+    f->blob = blob;
+    f->blob_len = blob_len;
+    assert_int_equal(oci_sha256_buf(blob, blob_len, f->blob_digest), 0);
+    f->manifest = make_manifest(f, nlayers);
+    f->manifest_len = strlen(f->manifest);
+}
+
+/* /v2/, manifests, the config and the blob (dripped when drip_bytes is set). */
+static int registry_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
+{
+    if (f->realm[0] && !authz) {
+        char hdr[512];
+        snprintf(hdr, sizeof hdr, "Bearer realm=\"%s\",service=\"fake\"", f->realm);
+        conn_printf(c, "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: %s\r\nContent-Length: 0\r\n\r\n", hdr);
+        return 0;
+    }
+    int head = strcmp(method, "HEAD") == 0;
+    if (strstr(path, "/manifests/"))
+        return respond(c, 200, "application/vnd.oci.image.manifest.v1+json", f->manifest, head ? 0 : f->manifest_len);
+    if (strstr(path, "/blobs/") && strstr(path, f->config_digest))
+        return respond(c, 200, "application/octet-stream", f->config, f->config_len);
+    if (strstr(path, "/blobs/") && strstr(path, f->blob_digest)) {
+        if (!f->drip_bytes)
+            return respond(c, 200, "application/octet-stream", f->blob, f->blob_len);
+        if (conn_printf(c, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", f->blob_len) != 0)
+            return -1;
+        for (size_t off = 0; off < f->blob_len && !f->stop;) {
+            size_t n = f->blob_len - off < (size_t)f->drip_bytes ? f->blob_len - off : (size_t)f->drip_bytes;
+            if (conn_write(c, f->blob + off, n) != 0)
+                return -1; /* the client gave up */
+            off += n;
+            struct timespec ts = {f->drip_ms / 1000, (long)(f->drip_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        return 0;
+    }
+    return respond(c, 404, "text/plain", "no", 2);
+}
+
+static int token_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
+{
+    (void)f, (void)method, (void)path, (void)authz;
+    return respond(c, 200, "application/json", "{\"token\":\"t0k3n\"}", 17);
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char tmpdir[64];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    signal(SIGPIPE, SIG_IGN); /* the fake writes to clients that give up */
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/oci-hostile-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    oci_remove_path(tmpdir);
+    return 0;
+}
+
+static int pull(const char *host, const char *dest_name, const oci_pull_opts *opts, olm_error *err)
+{
+    char ref[128], dest[256];
+    snprintf(ref, sizeof ref, "%s/hostile/image:v1", host);
+    snprintf(dest, sizeof dest, "%s/%s", tmpdir, dest_name);
+    oci_pull_result res;
+    int rc = oci_pull(ref, dest, opts, &res, err);
+    if (rc == 0)
+        oci_pull_result_free(&res);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_too_many_layers(void **state)
+{
+    (void)state;
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, "x", 1, 3000);
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    olm_error err;
+    assert_int_equal(pull(host, "layers", NULL, &err), -1);
+    if (!strstr(err.msg, "manifest has 3000 layers; images of more than 128 layers are refused (the limit)"))
+        fail_msg("unexpected error: %s", err.msg);
+    assert_true(f->requests <= 2); /* the manifest; no layer was asked for */
+    free((char *)f->manifest);
+    fake_stop(f);
+}
+
+static void test_drip_trips_the_stall_guard(void **state)
+{
+    (void)state;
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    static char blob[64 * 1024];
+    memset(blob, 'b', sizeof blob);
+    set_image(f, blob, sizeof blob, 1);
+    f->drip_bytes = 1;
+    f->drip_ms = 100; /* 10 B/s: "under 1 B/s" never trips on it */
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    oci_pull_opts o = {.registry = {.stall_seconds = 2}};
+    olm_error err;
+    double t0 = mono();
+    assert_int_equal(pull(host, "drip", &o, &err), -1);
+    double secs = mono() - t0;
+    if (!strstr(err.msg, "the registry sent less than 1024 bytes/s for 2 s: giving up on a stalled transfer"))
+        fail_msg("unexpected error: %s", err.msg);
+    assert_true(secs < 30);
+    free((char *)f->manifest);
+    fake_stop(f);
+}
+
+static void test_pull_deadline(void **state)
+{
+    (void)state;
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    static char blob[4 * 1024 * 1024];
+    memset(blob, 'c', sizeof blob);
+    set_image(f, blob, sizeof blob, 1);
+    f->drip_bytes = 4096;
+    f->drip_ms = 100; /* 40 KiB/s: well above the stall guard, 100 s for the blob */
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    oci_pull_opts o = {.registry = {.deadline_seconds = 2}};
+    olm_error err;
+    double t0 = mono();
+    assert_int_equal(pull(host, "deadline", &o, &err), -1);
+    double secs = mono() - t0;
+    if (!strstr(err.msg, "the pull did not finish within 2 s (its deadline; --pull-timeout)"))
+        fail_msg("unexpected error: %s", err.msg);
+    if (secs > 10)
+        fail_msg("the 2 s deadline took %.1f s", secs);
+    /* Every request of the same handle counts against it: one made after it passed fails
+     * at once. */
+    oci_registry_opts ro = {.deadline_seconds = 1};
+    oci_registry *reg = oci_registry_new(host, &ro, &err);
+    assert_non_null(reg);
+    sleep(1);
+    char digest[OCI_DIGEST_BUFSZ];
+    oci_ref ref;
+    assert_int_equal(oci_ref_parse("127.0.0.1:1/x/y:z", &ref, &err), 0);
+    assert_int_equal(oci_resolve_digest(reg, &ref, digest, &err), -1);
+    assert_non_null(strstr(err.msg, "did not finish within 1 s"));
+    oci_ref_free(&ref);
+    oci_registry_free(reg);
+    free((char *)f->manifest);
+    fake_stop(f);
+}
+
+static void test_no_credentials_to_a_plain_http_realm(void **state)
+{
+    (void)state;
+    char cert[128], key[128], cadir[128], cmd[1024];
+    snprintf(cert, sizeof cert, "%s/tls.crt", tmpdir);
+    snprintf(key, sizeof key, "%s/tls.key", tmpdir);
+    snprintf(cadir, sizeof cadir, "%s/ca", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+             "-addext subjectAltName=DNS:127.1,IP:127.0.0.1 -keyout %s -out %s 2>/dev/null && "
+             "mkdir -p %s && cp %s %s/ && openssl rehash %s 2>/dev/null",
+             key, cert, cadir, cert, cadir, cadir);
+    if (system(cmd) != 0)
+        skip(); /* no openssl CLI */
+    fake *tok = fake_start(token_handler, NULL, NULL);
+    fake *f = fake_start(registry_handler, cert, key);
+    set_image(f, "x", 1, 1);
+    snprintf(f->realm, sizeof f->realm, "http://127.0.0.1:%d/token", tok->port);
+    char host[64], auth[256];
+    snprintf(host, sizeof host, "127.1:%d", f->port);
+    snprintf(auth, sizeof auth, "%s/auth.json", tmpdir);
+    olm_error err;
+    char *b64 = olm_base64_encode("user:secret", 11, NULL, &err);
+    assert_non_null(b64);
+    FILE *af = fopen(auth, "w");
+    assert_non_null(af);
+    fprintf(af, "{\"auths\":{\"%s\":{\"auth\":\"%s\"}}}\n", host, b64);
+    fclose(af);
+    free(b64);
+
+    oci_pull_opts o = {.registry = {.auth_file = auth, .ca_path = cadir}};
+    assert_int_equal(pull(host, "realm", &o, &err), -1);
+    if (!strstr(err.msg, "sent a token realm over plain http") || !strstr(err.msg, "refusing to send the credentials"))
+        fail_msg("unexpected error: %s", err.msg);
+    assert_int_equal(tok->authz_seen, 0); /* nothing reached the plain-http realm with a secret */
+    assert_true(f->requests >= 1);        /* the registry was reached over TLS */
+
+    /* Without credentials the token is fetched anonymously (no secret to leak) and the pull
+     * gets past authentication. */
+    oci_pull_opts anon = {.registry = {.ca_path = cadir}};
+    int rc = pull(host, "realm-anon", &anon, &err);
+    assert_true(tok->requests >= 1);
+    assert_int_equal(tok->authz_seen, 0);
+    (void)rc;
+    free((char *)f->manifest);
+    fake_stop(f);
+    fake_stop(tok);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_too_many_layers),
+        cmocka_unit_test(test_drip_trips_the_stall_guard),
+        cmocka_unit_test(test_pull_deadline),
+        cmocka_unit_test(test_no_credentials_to_a_plain_http_realm),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

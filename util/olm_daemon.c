@@ -1,0 +1,121 @@
+/* olm_daemon: see olm_daemon.h. */
+#include "olm_daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "olm_parse.h"
+#include "olm_read_file.h"
+#include "olm_version.h"
+
+bool olm_listen_off(const char *addr)
+{
+    return !addr || !*addr || strcmp(addr, "0") == 0;
+}
+
+static int check_listen(const char *flag, const char *addr, char *msg, size_t msgsz)
+{
+    char host[256];
+    int port;
+    if (olm_listen_off(addr) || olm_parse_listen_addr(addr, host, sizeof host, &port) == 0)
+        return 0;
+    snprintf(msg, msgsz, "%s: want :PORT, IP:PORT or [IPv6]:PORT (\"0\": off), got \"%s\"", flag, addr);
+    return -1;
+}
+
+void olm_flag_empty_is_unset(const char **value)
+{
+    if (*value && !**value)
+        *value = NULL;
+}
+
+int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
+                           size_t msgsz)
+{
+    const char **paths[] = {&f->tls_cert, &f->tls_key, &f->system_namespace, &f->pull_cas_dir,
+                            &f->global_pull_secret};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        olm_flag_empty_is_unset(paths[i]);
+    if (check_listen("--health-probe-bind-address", f->health_addr, msg, msgsz) != 0 ||
+        check_listen("--metrics-bind-address", f->metrics_addr, msg, msgsz) != 0)
+        return -1;
+    if ((f->tls_cert == NULL) != (f->tls_key == NULL)) {
+        snprintf(msg, msgsz, "--tls-cert and --tls-key go together (both paths, or neither)");
+        return -1;
+    }
+    if (f->system_namespace && !olm_is_dns1123_label(f->system_namespace, strlen(f->system_namespace))) {
+        snprintf(msg, msgsz, "--system-namespace: \"%s\" is not a namespace name (lower-case DNS-1123 label)",
+                 f->system_namespace);
+        return -1;
+    }
+    char ns[64], name[254];
+    if (f->global_pull_secret &&
+        olm_parse_ns_name(f->global_pull_secret, ns, sizeof ns, name, sizeof name) != 0) {
+        snprintf(msg, msgsz, "--global-pull-secret: want NAMESPACE/NAME, got \"%s\"", f->global_pull_secret);
+        return -1;
+    }
+    return olm_feature_gates_parse(gates, ngates, f->feature_gates, msg, msgsz);
+}
+
+void olm_daemon_print_version(const char *prog)
+{
+    printf("%s %s\n", prog, OLMV1_VERSION);
+}
+
+int olm_daemon_version_command(const char *prog, int argc, char **argv, char *msg, size_t msgsz)
+{
+    if (argc < 2 || strcmp(argv[1], "version") != 0)
+        return -1;
+    if (argc > 2) {
+        snprintf(msg, msgsz, "version takes no arguments, got \"%s\"", argv[2]);
+        return 2;
+    }
+    olm_daemon_print_version(prog);
+    return 0;
+}
+
+const char *olm_daemon_system_namespace(const char *file, char *buf, size_t bufsz)
+{
+    char *s = olm_read_file(file, 4096, NULL, NULL);
+    if (!s)
+        return OLM_DEFAULT_SYSTEM_NAMESPACE;
+    size_t n = strcspn(s, " \t\r\n"); /* the file has no newline, but tolerate one */
+    const char *ns = OLM_DEFAULT_SYSTEM_NAMESPACE;
+    if (olm_is_dns1123_label(s, n) && n < bufsz) {
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        ns = buf;
+    }
+    free(s);
+    return ns;
+}
+
+int olm_daemon_load_cas(const char *flag, const char *path, bool is_dir, olm_ca_set **set, char *msg, size_t msgsz)
+{
+    olm_error err;
+    if (!*set && !(*set = olm_ca_set_new(&err))) {
+        snprintf(msg, msgsz, "%s: %s", flag, err.msg);
+        return -1;
+    }
+    int rc = is_dir ? olm_ca_set_add_dir(*set, path, &err) : olm_ca_set_add_file(*set, path, &err);
+    if (rc != 0)
+        snprintf(msg, msgsz, "%s: %s", flag, err.msg);
+    return rc;
+}
+
+int olm_daemon_preflight(const olm_daemon_flags *f, olm_ca_set **pull_cas, char *msg, size_t msgsz)
+{
+    *pull_cas = NULL;
+    olm_error err;
+    if (f->tls_cert && olm_tls_check_pair("--tls-cert", f->tls_cert, "--tls-key", f->tls_key, &err) != 0) {
+        snprintf(msg, msgsz, "%s", err.msg);
+        return -1;
+    }
+    if (f->pull_cas_dir && olm_daemon_load_cas("--pull-cas-dir", f->pull_cas_dir, true, pull_cas, msg, msgsz) != 0) {
+        olm_ca_set_free(*pull_cas);
+        *pull_cas = NULL;
+        return -1;
+    }
+    return 0;
+}

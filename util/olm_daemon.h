@@ -1,0 +1,62 @@
+/* olm_daemon: the flags catalogd and operator-controller share (upstream's spellings), their
+ * checks, and the start-up steps around them that are the same in both mains.
+ *
+ * Each daemon still lists every flag in its own olm_flags table (one row per flag); the rows
+ * of these shared flags point into an olm_daemon_flags embedded in the daemon's struct. */
+#ifndef OLMV1_OLM_DAEMON_H
+#define OLMV1_OLM_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "olm_feature_gates.h"
+#include "olm_tls.h"
+
+typedef struct olm_daemon_flags {
+    const char *health_addr;        /* --health-probe-bind-address (alias --health-addr); off: see below */
+    const char *metrics_addr;       /* --metrics-bind-address; "0" (the default) is off */
+    const char *tls_cert, *tls_key; /* both or neither */
+    const char *system_namespace;   /* NULL: olm_daemon_system_namespace() */
+    const char *pull_cas_dir;       /* extra CAs for registries, or NULL */
+    const char *global_pull_secret; /* "NS/NAME", or NULL; accepted, not applied yet */
+    const char *feature_gates;      /* the raw list; olm_daemon_flags_check applies it */
+    bool version;                   /* --version: print "<prog> <version>" and exit 0 */
+    bool check_flags;               /* --check-flags: parse and validate only, exit 0 */
+} olm_daemon_flags;
+
+/* A listen address that means "no listener": NULL, "" or "0" (controller-runtime's spelling). */
+bool olm_listen_off(const char *addr);
+
+/* Upstream's flags take "" for "not given" (--system-namespace="" is the pod's namespace,
+ * --tls-cert="" no TLS): sets *value to NULL when it is "". */
+void olm_flag_empty_is_unset(const char **value);
+
+/* The value checks of the shared flags, with no I/O (what --check-flags validates): listen
+ * addresses, --tls-cert with --tls-key, --system-namespace a DNS-1123 label,
+ * --global-pull-secret NS/NAME, --feature-gates against `gates` (which it sets).  Paths and
+ * names given as "" become NULL first.  0, or -1 with a one-line msg naming the flag. */
+int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
+                           size_t msgsz);
+
+/* "<prog> version" (nothing after it): prints "<prog> <version>" and returns 0; returns 2
+ * with msg set when more words follow; -1 when argv is not the version command. */
+int olm_daemon_version_command(const char *prog, int argc, char **argv, char *msg, size_t msgsz);
+void olm_daemon_print_version(const char *prog);
+
+/* The default of --system-namespace: the pod's namespace, read from `file` (normally
+ * OLM_POD_NAMESPACE_FILE, which Kubernetes mounts with the ServiceAccount token), else
+ * "olmv1-system" (also when the file holds no valid namespace).  Returns buf or a literal. */
+#define OLM_POD_NAMESPACE_FILE "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+#define OLM_DEFAULT_SYSTEM_NAMESPACE "olmv1-system"
+const char *olm_daemon_system_namespace(const char *file, char *buf, size_t bufsz);
+
+/* The file checks of the shared flags, before anything starts: the TLS pair when given, and
+ * --pull-cas-dir loaded into *pull_cas (NULL when the flag is absent; free it with
+ * olm_ca_set_free).  0, or -1 with a one-line msg naming the flag and the file. */
+int olm_daemon_preflight(const olm_daemon_flags *f, olm_ca_set **pull_cas, char *msg, size_t msgsz);
+
+/* Loads a CA directory for `flag` into *set (created on first use), for the daemons' other
+ * CA flags; 0, or -1 with msg "<flag>: <why>". */
+int olm_daemon_load_cas(const char *flag, const char *dir, bool is_dir, olm_ca_set **set, char *msg, size_t msgsz);
+
+#endif
