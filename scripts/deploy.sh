@@ -33,6 +33,15 @@ fi
 [ "${SKIP_IMAGES:-0}" = 1 ] || bash "$repo/scripts/images.sh"
 bash "$repo/scripts/manifests.sh"
 "$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$install"
+# The local cluster's real node (OLMV1_NODE=real) reaches its registry as $OLMV1_NODE_REGISTRY,
+# plain HTTP. The install file names no insecure registry; say it on the live Deployments, as
+# an administrator of a plain-HTTP registry would (dist/olmv1-install.yaml stays as it is).
+patched=0
+if [ -n "${OLMV1_NODE_REGISTRY:-}" ]; then
+  "$KUBECTL" -n "$NS" set env deployment/catalogd-controller-manager \
+    deployment/operator-controller-controller-manager OLMV1_INSECURE_REGISTRIES="$OLMV1_NODE_REGISTRY"
+  patched=1
+fi
 case ${OLMV1_CERTS:-openssl} in
   openssl) bash "$repo/scripts/certs.sh" ;;
   cert-manager) "$KUBECTL" apply --server-side -f "$repo/config/certs/cert-manager.yaml" ;;
@@ -42,5 +51,6 @@ case ${OLMV1_CERTS:-openssl} in
 esac
 for d in catalogd-controller-manager operator-controller-controller-manager; do
   "$KUBECTL" -n "$NS" wait --for=condition=Available --timeout="$timeout" "deployment/$d"
+  [ $patched = 0 ] || "$KUBECTL" -n "$NS" rollout status --timeout="$timeout" "deployment/$d"
 done
 echo "deploy: OLM v1 is running in $NS" >&2

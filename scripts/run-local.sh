@@ -5,7 +5,7 @@
 # not pullable offline) and "demo-operators" (a tiny installable package built and pushed by
 # scripts/demo-package.py), plus the namespace, ServiceAccount and RBAC to install it
 # (config/samples/demo-installer-rbac.yaml).  State, logs and PIDs live in .dev/; `make down`
-# stops it all.
+# stops it all. With OLMV1_NODE=real, scripts/run-in-cluster.sh runs the daemons as Pods instead.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -14,6 +14,11 @@ demo=1
 state=${OLMV1_LOCAL_STATE:-$repo/.dev}  # the state dir; tests may point it elsewhere
 build=${BUILD:-$repo/build}
 shared=${OLMV1_SHARED:-$repo/../shared}
+
+# With the real node, OLM v1 runs in the cluster as Pods instead (make deploy).
+if [ "${OLMV1_NODE:-kwok}" = real ]; then
+  exec bash scripts/run-in-cluster.sh "$@"
+fi
 
 bash e2e/cluster/up.sh --state-dir "$state"
 # shellcheck disable=SC1091
@@ -75,42 +80,7 @@ export OLMV1_OPERATOR_CONTROLLER_URL=http://127.0.0.1:$hport
 export OLMV1_OPERATOR_CONTROLLER_PID=$(cat "$state/operator-controller.pid")
 ENV
 
-if [ $demo = 1 ]; then
-  ref="$OLMV1_REGISTRY/olmv1/demo-catalog:latest"
-  "$build/cli/olmv1" catalog push -q "$shared/data/catalogs-small/sample20" "$ref" >/dev/null
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: olm.operatorframework.io/v1
-kind: ClusterCatalog
-metadata:
-  name: demo
-spec:
-  source:
-    type: Image
-    image:
-      ref: $ref
-      pollIntervalMinutes: 10
-YAML
-  kubectl wait --for=condition=Serving --timeout=120s clustercatalog/demo >/dev/null
-
-  # The installable demo package, its catalog, and what an administrator prepares to install it.
-  ops_ref="$OLMV1_REGISTRY/olmv1/demo-operators:latest"
-  python3 scripts/demo-package.py --olmv1 "$build/cli/olmv1" --registry "$OLMV1_REGISTRY" \
-    --out "$state/demo-package" >/dev/null
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: olm.operatorframework.io/v1
-kind: ClusterCatalog
-metadata:
-  name: demo-operators
-spec:
-  source:
-    type: Image
-    image:
-      ref: $ops_ref
-      pollIntervalMinutes: 10
-YAML
-  kubectl apply -f config/samples/demo-installer-rbac.yaml >/dev/null
-  kubectl wait --for=condition=Serving --timeout=120s clustercatalog/demo-operators >/dev/null
-fi
+[ $demo = 0 ] || bash scripts/demo-catalogs.sh "$OLMV1_REGISTRY"
 
 cat <<MSG
 OLM v1 is running locally (state and logs in .dev/), each daemon as its ServiceAccount in
