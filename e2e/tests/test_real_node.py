@@ -1,0 +1,393 @@
+"""OLM v1 as an in-cluster component, on the real node of e2e/cluster/node.sh.
+
+The module brings up a cluster of its own with OLMV1_NODE=real (kubelet, containerd, kube-proxy,
+CoreDNS; the suite's cluster has only kwok's fake node) and installs OLM v1 on it exactly as
+`make deploy` does: `make images`, the unchanged dist/olmv1-install.yaml, `make certs`. Both
+daemons then run as Pods from those images, with ServiceAccount tokens, probes, volumes and
+leader election, and talk HTTPS to each other through catalogd's Service. Then:
+
+* a ClusterCatalog is served by the in-cluster catalogd through its Service
+  (status.urls.base = https://catalogd-service.olmv1-system.svc/...), read back through the
+  Service with the CA of catalogd's Secret, and Pods resolve that name with cluster DNS;
+* operator-controller (a Pod) resolves through it, trusting catalogd by --catalogd-cas-dir; the
+  demo package installs and its Deployment's Pod runs a real container (images/demo-operator,
+  which logs its version), upgrades 0.1.0 -> 0.2.0 -> 1.0.0, and uninstalls;
+* /metrics of both daemons through their Services;
+* faults: the catalogd Pod deleted -> replaced, serves again, the install untouched; two
+  operator-controller replicas -> one leads, deleting it hands the Lease over; the
+  operator-controller Pod deleted mid-install -> the install completes after it returns.
+
+Where a real node cannot run (not root, no containerd/runc/CNI plugins, no network namespaces or
+iptables, no cgroup freezer) the module is skipped with one line saying why. Traffic goes only to
+127.0.0.1 and to the node's own addresses (Pods, Services: from inside the node's namespace).
+"""
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO
+from olmv1_e2e import poll
+
+KUBECTL = os.environ.get("KUBECTL", "kubectl")
+OLMV1 = os.environ.get("OLMV1_BIN") or str(REPO / "build" / "cli" / "olmv1")
+SYSTEM_NS = "olmv1-system"
+CATALOGD = "catalogd-controller-manager"
+OPCTL = "operator-controller-controller-manager"
+PKG = "olmv1-demo-operator"
+DEMO_NS = "olmv1-demo"  # config/samples/demo-installer-rbac.yaml: namespace, SA demo-installer, RBAC
+WAIT = 240
+
+
+def _why_no_real_node():
+    """None when this machine can run the real node, else one line saying why not."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, cgroups, containerd)"
+    for tool in ("containerd", "runc", "iptables", "nsenter", "unshare", "cc", "ip"):
+        if not shutil.which(tool):
+            return f"{tool} not found (make deps installs containerd, runc, iptables, ...)"
+    for plugin in ("bridge", "host-local", "portmap", "loopback"):
+        if not os.access(f"/usr/lib/cni/{plugin}", os.X_OK):
+            return f"/usr/lib/cni/{plugin} missing (containernetworking-plugins)"
+    if not (os.path.isdir("/sys/fs/cgroup/freezer") or os.path.exists("/sys/fs/cgroup/cgroup.freeze")
+            or os.path.exists("/sys/fs/cgroup/cgroup.controllers")):
+        return "no cgroup freezer (v1) and no cgroup v2"
+    probe = subprocess.run(
+        ["unshare", "--net", "--mount", "sh", "-c",
+         "ip link add name probe0 type veth peer name probe1 && iptables -w -t nat -N OLMV1-PROBE"],
+        capture_output=True, text=True, timeout=30)
+    if probe.returncode != 0:
+        return "cannot make a network namespace with a veth and iptables: " + \
+            (probe.stderr.strip().splitlines() or ["?"])[-1]
+    return None
+
+
+def _env_file(path):
+    env = {}
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("export ") and "=" in line:
+            k, v = line[len("export "):].split("=", 1)
+            env[k] = v.strip("'")
+    return env
+
+
+class Cluster:
+    """The real-node cluster of this module: its env file, kubectl, and the node's netns."""
+
+    def __init__(self, state):
+        self.state = state
+        self.env = _env_file(state / "env")
+        self.kubeconfig = self.env["KUBECONFIG"]
+
+    def kubectl(self, *args, input=None, check=True, timeout=120):
+        if input is not None and not isinstance(input, str):
+            input = json.dumps(input)
+        proc = subprocess.run([KUBECTL, *map(str, args)], input=input, capture_output=True, text=True,
+                              timeout=timeout, env=dict(os.environ, KUBECONFIG=self.kubeconfig))
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(map(str, args))} exited {proc.returncode}\n"
+                                 f"stdout: {proc.stdout.strip()}\nstderr: {proc.stderr.strip()}")
+        return proc
+
+    def json(self, *args):
+        return json.loads(self.kubectl(*args, "-o", "json").stdout)
+
+    def in_node(self, *cmd, timeout=30):
+        """Runs cmd (a host binary) in the node's network namespace: Pod and Service IPs route there."""
+        return subprocess.run(["nsenter", f"--net=/proc/{self.env['OLMV1_NODE_HOLDER_PID']}/ns/net", *cmd],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def service_get(self, service, port, path, cafile, scheme="https"):
+        """GET through a Service's ClusterIP (kube-proxy) by its DNS name, from the node."""
+        ip = self.json("-n", SYSTEM_NS, "get", "service", service)["spec"]["clusterIP"]
+        host = f"{service}.{SYSTEM_NS}.svc"
+        proc = self.in_node("curl", "-sS", "--fail-with-body", "--max-time", "20", "--cacert", str(cafile),
+                            "--resolve", f"{host}:{port}:{ip}", f"{scheme}://{host}:{port}{path}")
+        assert proc.returncode == 0, f"GET {host}:{port}{path} via {ip}: {proc.stderr}{proc.stdout[:300]}"
+        return proc.stdout
+
+    def pods(self, name):
+        return self.json("-n", SYSTEM_NS, "get", "pods", "-l", f"control-plane={name}")["items"]
+
+    def ready_pods(self, name):
+        return [p for p in self.pods(name) if not p["metadata"].get("deletionTimestamp") and any(
+            c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    why = _why_no_real_node()
+    if why:
+        pytest.skip(f"real node: {why}")
+    state = tmp_path_factory.mktemp("realnode")
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "OLMV1_REGISTRY")}
+    env["OLMV1_NODE"] = "real"
+    # The first run may build kubelet, kube-proxy and CoreDNS (about 5 minutes on 2 cores).
+    up = subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "up.sh"), "--state-dir", str(state)],
+                        env=env, capture_output=True, text=True, timeout=3600)
+    try:
+        assert up.returncode == 0, f"up.sh with OLMV1_NODE=real failed:\n{up.stderr[-3000:]}"
+        yield Cluster(state)
+    finally:
+        subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "down.sh"), "--state-dir", str(state)],
+                       env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def deployed(cluster, tmp_path_factory):
+    """make deploy against the real-node cluster; returns (dist dir, certs dir)."""
+    work = tmp_path_factory.mktemp("deploy")
+    env = dict(os.environ, KUBECONFIG=cluster.kubeconfig, IMAGE_REGISTRY=cluster.env["OLMV1_REGISTRY"],
+               OLMV1_NODE_REGISTRY=cluster.env["OLMV1_NODE_REGISTRY"], VERSION="e2e",
+               OLMV1_DIST_DIR=str(work / "dist"), OLMV1_IMAGES_WORK=str(work / "roots"),
+               OLMV1_CERTS_DIR=str(work / "certs"), OLMV1_LOCAL_STATE=str(cluster.state))
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "deploy.sh")], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, f"make deploy failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return work / "dist", work / "certs"
+
+
+@pytest.fixture(scope="module")
+def demo_catalog(cluster, deployed, tmp_path_factory):
+    """The demo package (its image, bundles, catalog) at the registry address Pods reach, a
+    ClusterCatalog for it, and the installer RBAC of the samples; returns the catalog's name."""
+    reg = cluster.env["OLMV1_NODE_REGISTRY"]
+    env = dict(os.environ, OLMV1_INSECURE_REGISTRIES=reg)
+    proc = subprocess.run(["python3", str(REPO / "scripts" / "demo-package.py"), "--olmv1", OLMV1, "--registry", reg,
+                           "--out", str(tmp_path_factory.mktemp("demo"))], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    name = "demo-operators"
+    cluster.kubectl("apply", "-f", "-", input={
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog", "metadata": {"name": name},
+        "spec": {"source": {"type": "Image", "image": {"ref": f"{reg}/olmv1/demo-operators:latest"}}}})
+    cluster.kubectl("apply", "-f", REPO / "config" / "samples" / "demo-installer-rbac.yaml")
+    cluster.kubectl("wait", "--for=condition=Serving", "--timeout=180s", f"clustercatalog/{name}")
+    return name
+
+
+def catalogd_ca(cluster, tmp_path):
+    secret = cluster.json("-n", SYSTEM_NS, "get", "secret", "catalogd-service-cert")
+    ca = tmp_path / "catalogd-ca.crt"
+    ca.write_bytes(base64.b64decode(secret["data"]["ca.crt"]))
+    return ca
+
+
+def apply_extension(cluster, version):
+    cluster.kubectl("apply", "-f", "-", input={
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension", "metadata": {"name": "demo"},
+        "spec": {"namespace": DEMO_NS, "serviceAccount": {"name": "demo-installer"},
+                 "source": {"sourceType": "Catalog", "catalog": {"packageName": PKG, "version": version}}}})
+
+
+def wait_running_version(cluster, version, timeout=WAIT):
+    """The extension Installed at `version`, and its Deployment's Pod logging that version."""
+    def installed():
+        ce = cluster.json("get", "clusterextension", "demo")
+        conds = {c["type"]: c for c in ce.get("status", {}).get("conditions", [])}
+        bundle = ce.get("status", {}).get("install", {}).get("bundle", {})
+        return conds.get("Installed", {}).get("status") == "True" and bundle.get("version") == version
+    poll(installed, f"ClusterExtension demo Installed at {version}", timeout=timeout)
+
+    def logged():
+        pods = cluster.json("-n", DEMO_NS, "get", "pods", "-l", f"app={PKG}")["items"]
+        for p in pods:
+            if p["metadata"].get("deletionTimestamp") or p["status"].get("phase") != "Running":
+                continue
+            log = cluster.kubectl("-n", DEMO_NS, "logs", p["metadata"]["name"], check=False).stdout
+            if f"olmv1-demo-operator {version} running as uid 65532 in namespace {DEMO_NS}" in log:
+                return p
+        return None
+    return poll(logged, f"a Running demo Pod logging version {version}", timeout=timeout)
+
+
+# ---------------------------------------------------------------- the daemons as Pods
+
+
+def test_both_daemons_run_as_pods_from_the_install_file(cluster, deployed):
+    dist, _ = deployed
+    images = dict(line.split("=", 1) for line in (dist / "images.env").read_text().split())
+    install = [d for d in yaml.safe_load_all((dist / "olmv1-install.yaml").read_text())
+               if d and d.get("kind") == "Deployment"]
+    assert {d["metadata"]["name"] for d in install} == {CATALOGD, OPCTL}
+    for d in install:
+        name = d["metadata"]["name"]
+        want = d["spec"]["template"]["spec"]["containers"][0]
+        assert want["image"] in images.values()
+        pods = cluster.ready_pods(name)
+        assert len(pods) == 1, f"{name}: {len(pods)} ready Pods"
+        pod = pods[0]
+        assert pod["spec"]["nodeName"] == cluster.env["OLMV1_NODE_NAME"]
+        got = pod["spec"]["containers"][0]
+        assert got["image"] == want["image"] and got["args"] == want["args"], \
+            "the Pod does not run what the install file says"
+        status = pod["status"]["containerStatuses"][0]
+        assert status["containerID"].startswith("containerd://") and "running" in status["state"]
+        assert status["imageID"].endswith(want["image"].split("@")[1])
+        assert pod["status"]["podIP"].startswith(cluster.env["OLMV1_POD_CIDR"].rsplit(".", 2)[0])
+
+
+def test_pods_resolve_the_catalogd_service_by_name(cluster, deployed, tmp_path):
+    """A Pod (busybox, an image built here) resolves catalogd-service.olmv1-system.svc through the
+    node's CoreDNS (search path of the kubelet's resolv.conf) and connects to it via kube-proxy."""
+    busybox = shutil.which("busybox")
+    if not busybox:
+        pytest.skip("busybox (busybox-static) not installed: no toolbox image")
+    root = tmp_path / "toolbox"
+    (root / "bin").mkdir(parents=True)
+    shutil.copy(busybox, root / "bin" / "busybox")
+    for applet in ("sh", "nslookup", "nc", "sleep"):
+        (root / "bin" / applet).symlink_to("busybox")
+    ref = subprocess.run([OLMV1, "image", "push", "-q", str(root), f"{cluster.env['OLMV1_REGISTRY']}/e2e/toolbox:1",
+                          "--entrypoint", "/bin/sh"], capture_output=True, text=True, timeout=120)
+    assert ref.returncode == 0, ref.stderr
+    cluster.kubectl("run", "toolbox", "--image", ref.stdout.strip(), "--restart=Never", "--command", "--",
+                    "/bin/sleep", "600")
+    cluster.kubectl("wait", "--for=condition=Ready", "--timeout=120s", "pod/toolbox")
+    ip = cluster.json("-n", SYSTEM_NS, "get", "service", "catalogd-service")["spec"]["clusterIP"]
+    out = cluster.kubectl("exec", "toolbox", "--", "nslookup", "catalogd-service.olmv1-system.svc.cluster.local").stdout
+    assert f"Address: {ip}" in out, out
+    # The short name as the daemons use it, through the resolver's search path (getaddrinfo).
+    conn = cluster.kubectl("exec", "toolbox", "--", "sh", "-c",
+                           "echo | nc -w 5 catalogd-service.olmv1-system.svc 443 && echo connected", check=False)
+    assert "connected" in conn.stdout, conn.stderr
+    cluster.kubectl("delete", "pod", "toolbox", "--wait=false")
+
+
+# ---------------------------------------------------------------- catalog, install, upgrade
+
+
+def test_catalog_is_served_through_the_catalogd_service(cluster, demo_catalog, tmp_path):
+    cc = cluster.json("get", "clustercatalog", demo_catalog)
+    assert cc["status"]["urls"]["base"] == f"https://catalogd-service.{SYSTEM_NS}.svc/catalogs/{demo_catalog}"
+    body = cluster.service_get("catalogd-service", 443, f"/catalogs/{demo_catalog}/api/v1/all",
+                               catalogd_ca(cluster, tmp_path))
+    metas = [json.loads(line) for line in body.splitlines() if line.strip()]
+    assert {"schema": "olm.package", "name": PKG} in [{"schema": m["schema"], "name": m["name"]} for m in metas
+                                                      if m["schema"] == "olm.package"]
+    assert len([m for m in metas if m["schema"] == "olm.bundle"]) == 3
+
+
+def test_extension_installs_and_runs_a_real_container(cluster, demo_catalog):
+    apply_extension(cluster, "0.1.0")
+    pod = wait_running_version(cluster, "0.1.0")
+    assert pod["spec"]["nodeName"] == cluster.env["OLMV1_NODE_NAME"]
+    status = pod["status"]["containerStatuses"][0]
+    assert status["containerID"].startswith("containerd://") and status["ready"]
+
+
+def test_extension_upgrades_along_the_channel(cluster, demo_catalog):
+    for version in ("0.2.0", "1.0.0"):
+        apply_extension(cluster, version)
+        wait_running_version(cluster, version)
+    cm = cluster.json("-n", DEMO_NS, "get", "configmap", f"{PKG}-config")
+    assert cm["data"]["version"] == "1.0.0"
+
+
+def test_metrics_are_scraped_through_the_services(cluster, deployed, tmp_path):
+    ca = catalogd_ca(cluster, tmp_path)
+    opctl = cluster.service_get("operator-controller-service", 8443, "/metrics", ca)
+    assert "operator_controller_reconcile_total" in opctl
+    catalogd = cluster.service_get("catalogd-service", 7443, "/metrics", ca)
+    assert "catalogd" in catalogd
+
+
+# ---------------------------------------------------------------- faults
+
+
+def test_deleted_catalogd_pod_is_replaced_and_serves_again(cluster, demo_catalog, tmp_path):
+    old = cluster.ready_pods(CATALOGD)
+    assert len(old) == 1
+    cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", old[0]["metadata"]["name"], "--wait=false")
+    new = poll(lambda: [p for p in cluster.ready_pods(CATALOGD) if p["metadata"]["name"] != old[0]["metadata"]["name"]],
+               "a new ready catalogd Pod", timeout=WAIT)
+    assert new[0]["status"]["podIP"] != ""
+    # Its cache is an emptyDir: it pulls and unpacks the catalog again, then serves it.
+    ca = catalogd_ca(cluster, tmp_path)
+
+    def serves():
+        try:
+            return "olm.package" in cluster.service_get("catalogd-service", 443,
+                                                        f"/catalogs/{demo_catalog}/api/v1/all", ca)
+        except AssertionError:
+            return False
+    poll(serves, "the catalog served through the Service by the new catalogd", timeout=WAIT)
+    cluster.kubectl("wait", "--for=condition=Serving", "--timeout=60s", f"clustercatalog/{demo_catalog}")
+    # Nothing lost: the extension is still installed and still resolves through the new Pod.
+    wait_running_version(cluster, "1.0.0", timeout=60)
+
+
+def lease_holder(cluster):
+    lease = cluster.json("-n", SYSTEM_NS, "get", "lease", "9c4404e7.operatorframework.io")
+    return lease["spec"].get("holderIdentity") or ""
+
+
+def test_two_operator_controller_replicas_one_leads_and_hands_over(cluster, demo_catalog):
+    cluster.kubectl("-n", SYSTEM_NS, "scale", f"deployment/{OPCTL}", "--replicas=2")
+    try:
+        pods = poll(lambda: (lambda p: p if len(p) == 2 else None)(cluster.ready_pods(OPCTL)),
+                    "two ready operator-controller Pods", timeout=WAIT)
+        names = {p["metadata"]["name"] for p in pods}
+        holder = poll(lambda: next((n for n in names if lease_holder(cluster).startswith(n + "_")), None),
+                      "one of the two holding the Lease", timeout=WAIT)
+        leading = [n for n in names
+                   if "became leader" in cluster.kubectl("-n", SYSTEM_NS, "logs", n, check=False).stdout]
+        assert leading == [holder], f"leaders by their logs: {leading}, Lease holder {holder}"
+        t0 = time.time()
+        cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", holder, "--wait=false")
+
+        # The leader releases the Lease when it stops; the standby takes it at its next retry
+        # (26 s), unless the Pod that replaces the deleted one campaigns first: either way
+        # another live replica leads, well within the Lease duration (137 s).
+        def new_holder():
+            h = lease_holder(cluster)
+            live = {p["metadata"]["name"] for p in cluster.pods(OPCTL) if not p["metadata"].get("deletionTimestamp")}
+            return next((n for n in live if n != holder and h.startswith(n + "_")), None)
+        successor = poll(new_holder, "another operator-controller Pod holding the Lease", timeout=180)
+        took = time.time() - t0
+        assert took < 137, f"handover took {took:.0f}s, more than the Lease duration"
+        poll(lambda: "became leader" in cluster.kubectl("-n", SYSTEM_NS, "logs", successor, check=False).stdout,
+             f"{successor} logging that it leads", timeout=60)
+        others = [n for n in (p["metadata"]["name"] for p in cluster.ready_pods(OPCTL)) if n != successor]
+        assert not [n for n in others
+                    if "became leader" in cluster.kubectl("-n", SYSTEM_NS, "logs", n, check=False).stdout]
+        # The leader acts: a downgrade is refused (no upgrade edge) and reported.
+        apply_extension(cluster, "0.2.0")
+
+        def refused():
+            ce = cluster.json("get", "clusterextension", "demo")
+            msg = next((c["message"] for c in ce["status"]["conditions"] if c["type"] == "Progressing"), "")
+            return '"0.2.0"' in msg and ce["status"]["install"]["bundle"]["version"] == "1.0.0"
+        poll(refused, "the new leader refusing the 1.0.0 -> 0.2.0 downgrade", timeout=WAIT)
+    finally:
+        apply_extension(cluster, "1.0.0")
+        cluster.kubectl("-n", SYSTEM_NS, "scale", f"deployment/{OPCTL}", "--replicas=1")
+    poll(lambda: len(cluster.pods(OPCTL)) == 1 and len(cluster.ready_pods(OPCTL)) == 1,
+         "one operator-controller Pod again", timeout=WAIT)
+
+
+def test_extension_uninstalls(cluster, demo_catalog):
+    cluster.kubectl("delete", "clusterextension", "demo", "--timeout=180s")
+    poll(lambda: not cluster.json("-n", DEMO_NS, "get", "deployments,configmaps",
+                                  "-l", "olm.operatorframework.io/owner-name=demo")["items"],
+         "the extension's objects gone", timeout=WAIT)
+    poll(lambda: not [p for p in cluster.json("-n", DEMO_NS, "get", "pods", "-l", f"app={PKG}")["items"]],
+         "the demo Pod gone", timeout=WAIT)
+
+
+def test_install_completes_after_operator_controller_pod_is_deleted_mid_install(cluster, demo_catalog):
+    old = cluster.ready_pods(OPCTL)
+    assert len(old) == 1
+    apply_extension(cluster, "1.0.0")
+    cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", old[0]["metadata"]["name"], "--wait=false")
+    poll(lambda: [p for p in cluster.ready_pods(OPCTL) if p["metadata"]["name"] != old[0]["metadata"]["name"]],
+         "a new ready operator-controller Pod", timeout=WAIT)
+    wait_running_version(cluster, "1.0.0")
+    cluster.kubectl("delete", "clusterextension", "demo", "--timeout=180s")
