@@ -383,11 +383,30 @@ def test_extension_uninstalls(cluster, demo_catalog):
 
 
 def test_install_completes_after_operator_controller_pod_is_deleted_mid_install(cluster, demo_catalog):
-    old = cluster.ready_pods(OPCTL)
-    assert len(old) == 1
-    apply_extension(cluster, "1.0.0")
-    cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", old[0]["metadata"]["name"], "--wait=false")
-    poll(lambda: [p for p in cluster.ready_pods(OPCTL) if p["metadata"]["name"] != old[0]["metadata"]["name"]],
-         "a new ready operator-controller Pod", timeout=WAIT)
+    """The install is held in the middle: resolved through catalogd and its bundle pulled, it
+    retries because the installer may not get/create Deployments yet. The operator-controller Pod
+    is deleted then, and its replacement finishes the install once the permission is there."""
+    cluster.kubectl("delete", "clusterextension", "demo", "--ignore-not-found", "--timeout=180s")
+    role = cluster.json("get", "clusterrole", "olmv1-demo-installer")
+    rules = role["rules"]
+    cluster.kubectl("patch", "clusterrole", "olmv1-demo-installer", "--type=json", "-p", json.dumps(
+        [{"op": "replace", "path": "/rules", "value": [r for r in rules if "deployments" not in r["resources"]]}]))
+    try:
+        apply_extension(cluster, "1.0.0")
+
+        def held():
+            ce = cluster.json("get", "clusterextension", "demo")
+            msg = next((c["message"] for c in ce.get("status", {}).get("conditions", [])
+                        if c["type"] == "Progressing"), "")
+            return "deployments" in msg and msg
+        poll(held, "the install retrying on the missing deployments permission")
+        old = cluster.ready_pods(OPCTL)
+        assert len(old) == 1
+        cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", old[0]["metadata"]["name"], "--wait=false")
+        poll(lambda: [p for p in cluster.ready_pods(OPCTL) if p["metadata"]["name"] != old[0]["metadata"]["name"]],
+             "a new ready operator-controller Pod", timeout=WAIT)
+    finally:
+        cluster.kubectl("patch", "clusterrole", "olmv1-demo-installer", "--type=json", "-p",
+                        json.dumps([{"op": "replace", "path": "/rules", "value": rules}]))
     wait_running_version(cluster, "1.0.0")
     cluster.kubectl("delete", "clusterextension", "demo", "--timeout=180s")
