@@ -410,3 +410,76 @@ def test_install_completes_after_operator_controller_pod_is_deleted_mid_install(
                         json.dumps([{"op": "replace", "path": "/rules", "value": rules}]))
     wait_running_version(cluster, "1.0.0")
     cluster.kubectl("delete", "clusterextension", "demo", "--timeout=180s")
+
+
+# ---------------------------------------------------------------- the node's life cycle
+
+
+def _node_traces(env):
+    """What of a real node exists on the host: its veth, chains, cgroup dirs, processes."""
+    traces = []
+    if subprocess.run(["ip", "link", "show", env["OLMV1_NODE_HOST_IF"]], capture_output=True).returncode == 0:
+        traces.append("link " + env["OLMV1_NODE_HOST_IF"])
+    for table in ("nat", "filter"):
+        if subprocess.run(["iptables", "-w", "-t", table, "-S", env["OLMV1_NODE_CHAIN"]],
+                          capture_output=True).returncode == 0:
+            traces.append(f"chain {table}/{env['OLMV1_NODE_CHAIN']}")
+    for d in Path("/sys/fs/cgroup").glob(f"*/{env['OLMV1_NODE_CGROUP']}"):
+        traces.append(f"cgroup {d}")
+    if Path("/sys/fs/cgroup", env["OLMV1_NODE_CGROUP"]).exists():
+        traces.append("cgroup v2 " + env["OLMV1_NODE_CGROUP"])
+    mounts = Path("/proc/self/mountinfo").read_text()
+    if env["OLMV1_NODE_DIR"] in mounts:
+        traces.append("mounts under " + env["OLMV1_NODE_DIR"])
+    return traces
+
+
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_up_after_kill_9_of_everything_and_down_leaves_nothing(cluster, tmp_path):
+    """A second real-node cluster (beside the module's, with its own number): kill -9 of every
+    process of it, including containers, then up.sh starts it afresh; down.sh leaves no veth,
+    chain, cgroup, mount or process behind."""
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "OLMV1_REGISTRY")}
+    env["OLMV1_NODE"] = "real"
+    up = ["bash", str(REPO / "e2e" / "cluster" / "up.sh"), "--state-dir", str(state)]
+    down = ["bash", str(REPO / "e2e" / "cluster" / "down.sh"), "--state-dir", str(state)]
+    try:
+        proc = subprocess.run(up, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        first = _env_file(state / "env")
+        assert first["OLMV1_NODE_INDEX"] != cluster.env["OLMV1_NODE_INDEX"]
+        second = Cluster(state)
+        second.kubectl("run", "p", "--image", first["OLMV1_PAUSE_IMAGE"], "--restart=Never")
+        second.kubectl("wait", "--for=condition=Ready", "--timeout=120s", "pod/p")
+        procs = [Path(p).read_text().split() for p in
+                 Path("/sys/fs/cgroup").glob(f"*/{first['OLMV1_NODE_CGROUP']}/**/cgroup.procs")]
+        pids = {int(p) for ps in procs for p in ps}
+        pids |= {int(v) for k, v in first.items() if k.endswith("_PID")}
+        assert len(pids) > 8, pids  # control plane, node daemons, shim, pause containers
+        for pid in pids:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        proc = subprocess.run(up, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "stale state" in proc.stderr
+        again = Cluster(state)
+        assert again.env["OLMV1_NODE_INDEX"] == first["OLMV1_NODE_INDEX"]
+        again.kubectl("run", "p", "--image", again.env["OLMV1_PAUSE_IMAGE"], "--restart=Never")
+        again.kubectl("wait", "--for=condition=Ready", "--timeout=120s", "pod/p")
+    finally:
+        assert subprocess.run(down, env=env, capture_output=True, timeout=300).returncode == 0
+    assert _node_traces(first) == []
+    left = [p for p in pids if str(state) in _cmdline(p)]
+    assert not left, f"processes still there: {left}"
+    # The module's own node is untouched.
+    assert cluster.kubectl("get", "node", cluster.env["OLMV1_NODE_NAME"]).returncode == 0
+    assert "link " + cluster.env["OLMV1_NODE_HOST_IF"] in _node_traces(cluster.env)
