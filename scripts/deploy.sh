@@ -3,8 +3,8 @@
 # or removes it (make undeploy). Without KUBECONFIG, the local cluster of .dev/env.
 #
 # deploy:   make images (unless SKIP_IMAGES=1) -> make manifests -> kubectl apply --server-side
-#           -> certificates (OLMV1_CERTS: openssl = make certs, the default; cert-manager;
-#           service-ca; none) -> wait until both Deployments are Available.
+#           -> certificates (OLMV1_CERTS: openssl = make certs, the default, done before the
+#           apply; cert-manager; service-ca; none) -> wait until both Deployments are Available.
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -32,6 +32,14 @@ fi
 
 [ "${SKIP_IMAGES:-0}" = 1 ] || bash "$repo/scripts/images.sh"
 bash "$repo/scripts/manifests.sh"
+# openssl certificates before the Deployments: operator-controller's CA volume takes catalogd's
+# ca.crt optionally, and a Pod that started before that Secret existed would see an empty
+# --catalogd-cas-dir, exit and be restarted once.
+certs=${OLMV1_CERTS:-openssl}
+if [ "$certs" = openssl ]; then
+  "$KUBECTL" get namespace "$NS" >/dev/null 2>&1 || "$KUBECTL" create namespace "$NS"
+  bash "$repo/scripts/certs.sh"
+fi
 "$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$install"
 # The local cluster's real node (OLMV1_NODE=real) reaches its registry as $OLMV1_NODE_REGISTRY,
 # plain HTTP. The install file names no insecure registry; say it on the live Deployments, as
@@ -42,8 +50,8 @@ if [ -n "${OLMV1_NODE_REGISTRY:-}" ]; then
     deployment/operator-controller-controller-manager OLMV1_INSECURE_REGISTRIES="$OLMV1_NODE_REGISTRY"
   patched=1
 fi
-case ${OLMV1_CERTS:-openssl} in
-  openssl) bash "$repo/scripts/certs.sh" ;;
+case $certs in
+  openssl) ;;  # above
   cert-manager) "$KUBECTL" apply --server-side -f "$repo/config/certs/cert-manager.yaml" ;;
   service-ca) "$KUBECTL" apply --server-side -f "$repo/config/certs/openshift-service-ca.yaml" ;;
   none) ;;

@@ -230,6 +230,7 @@ def test_both_daemons_run_as_pods_from_the_install_file(cluster, deployed):
             "the Pod does not run what the install file says"
         status = pod["status"]["containerStatuses"][0]
         assert status["containerID"].startswith("containerd://") and "running" in status["state"]
+        assert status["restartCount"] == 0, f"{name} restarted: {status.get('lastState')}"
         assert status["imageID"].endswith(want["image"].split("@")[1])
         assert pod["status"]["podIP"].startswith(cluster.env["OLMV1_POD_CIDR"].rsplit(".", 2)[0])
 
