@@ -16,4 +16,7 @@ int cmd_image_pull(int argc, char **argv);
 int cmd_bundle_render(int argc, char **argv);
 int cmd_upgradeable(int argc, char **argv);
 
+/* Cluster commands (cli/cluster/). */
+int cmd_get(int argc, char **argv);
+
 #endif

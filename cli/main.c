@@ -1,7 +1,10 @@
-/* olmv1: the offline companion of catalogd and operator-controller. */
+/* olmv1: the offline companion of catalogd and operator-controller, and a client of
+ * both on a live cluster. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "commands.h"
 #include "olm_version.h"
 
@@ -27,6 +30,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"get", cmd_get, "list ClusterExtensions or ClusterCatalogs, with what is wrong with them"},
     {"semver match", cmd_semver_match, "check whether a version satisfies a range"},
     {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},
     {"catalog validate", cmd_catalog_validate, "validate a File-Based Catalog directory"},
@@ -41,12 +45,36 @@ static const struct command commands[] = {
     {"version", cmd_version, "print the version (git describe of the build)"},
 };
 
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: olmv1 COMMAND [ARGS...]\n\nCommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-18s %s\n", commands[i].path, commands[i].summary);
-    fprintf(out, "\nRun 'olmv1 COMMAND --help' for the options of a command.\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-20s %s\n", commands[i].path, commands[i].summary);
+    fprintf(out, "\nRun 'olmv1 COMMAND --help' for the options of a command.  Commands that talk to a\n"
+                 "cluster take --kubeconfig FILE and --context NAME (default: $KUBECONFIG, in-cluster,\n"
+                 "~/.kube/config; its current-context).\n\n" CLI_EXIT_CODES_HELP);
+}
+
+/* Whether `word` is the first word of a two-word command (a group such as "catalog"). */
+static bool is_group(const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strncmp(commands[i].path, word, n) == 0 && commands[i].path[n] == ' ')
+            return true;
+    return false;
+}
+
+static void group_usage(FILE *out, const char *group)
+{
+    size_t n = strlen(group);
+    fprintf(out, "Usage: olmv1 %s COMMAND [ARGS...]\n\nCommands:\n", group);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strncmp(commands[i].path, group, n) == 0 && commands[i].path[n] == ' ')
+            fprintf(out, "  %-20s %s\n", commands[i].path, commands[i].summary);
+    fprintf(out, "\nRun 'olmv1 %s COMMAND --help' for the options of a command.\n", group);
 }
 
 /* Matches argv[1] (and argv[2] for two-word commands) against a command path.
@@ -72,7 +100,7 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    for (size_t i = 0; i < NCOMMANDS; i++) {
         int used = match_path(commands[i].path, argc, argv);
         if (used) {
             /* argv[0] becomes the command path so usage messages can name it. */
@@ -82,8 +110,20 @@ int main(int argc, char **argv)
             return commands[i].run(argc - used, sub);
         }
     }
-    fprintf(stderr, "olmv1: unknown command \"%s%s%s\"\n", argv[1], argc > 2 ? " " : "",
-            argc > 2 ? argv[2] : "");
+    if (is_group(argv[1])) {
+        if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
+                         strcmp(argv[2], "help") == 0)) {
+            group_usage(stdout, argv[1]);
+            return 0;
+        }
+        if (argc == 2)
+            fprintf(stderr, "olmv1 %s: say which command\n", argv[1]);
+        else
+            fprintf(stderr, "olmv1 %s: unknown command \"%s\"\n", argv[1], argv[2]);
+        group_usage(stderr, argv[1]);
+        return 2;
+    }
+    fprintf(stderr, "olmv1: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
 }
