@@ -18,5 +18,6 @@ int cmd_upgradeable(int argc, char **argv);
 
 /* Cluster commands (cli/cluster/). */
 int cmd_get(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 
 #endif

@@ -66,6 +66,11 @@ int cluster_connect(const cluster_opts *o, kube_client **out, olm_error *err);
 /* Maps a negative kube_result to an exit code. */
 int cluster_exit_from_kube(int kube_rc);
 
+/* Sets err (printf-style) and returns `code`: `return cluster_error(err, CLI_EXIT_..., ...)`. */
+int cluster_error(olm_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prefixes err's message with "<prefix>: " and returns `code`. */
+int cluster_wrap(olm_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Prints "olmv1 <cmd>: <message>" on one line (newlines in the message become "; ")
  * and returns `code`. */
 int cluster_report(const char *cmd, int code, const olm_error *err);

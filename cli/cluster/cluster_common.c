@@ -1,6 +1,7 @@
 /* cluster_common: options, client, error reports and text helpers of the cluster
  * commands (cluster.h). */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,26 @@ int cluster_exit_from_kube(int kube_rc)
     case KUBE_ALREADY_EXISTS: return CLI_EXIT_CONFLICT;
     default: return CLI_EXIT_UNREACHABLE; /* transport errors, 5xx, 429 */
     }
+}
+
+int cluster_error(olm_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    olm_error_setv(err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int cluster_wrap(olm_error *err, int code, const char *fmt, ...)
+{
+    char prefix[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    olm_error_wrap(err, "%s", prefix);
+    return code;
 }
 
 int cluster_report(const char *cmd, int code, const olm_error *err)

@@ -43,7 +43,7 @@ int cluster_list(kube_client *c, const cluster_kind *kind, const char *selector,
 {
     *items = json_array();
     if (!*items)
-        return olm_error_set(err, "out of memory"), CLI_EXIT_FAILED;
+        return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
     char *cont = NULL;
     for (;;) {
         kube_list_options lo = {.label_selector = selector, .limit = 500, .continue_token = cont};
@@ -67,7 +67,7 @@ int cluster_list(kube_client *c, const cluster_kind *kind, const char *selector,
         if (arc < 0) {
             json_decref(*items);
             *items = NULL;
-            return olm_error_set(err, "out of memory"), CLI_EXIT_FAILED;
+            return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
         }
         if (!cont)
             return 0;

@@ -230,7 +230,7 @@ static int run_get(const get_args *a, kube_client *c, olm_error *err)
         items = json_array();
         if (!items || json_array_append_new(items, obj) < 0) {
             json_decref(items);
-            return olm_error_set(err, "out of memory"), CLI_EXIT_FAILED;
+            return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
         }
     } else {
         rc = cluster_list(c, a->kind, a->selector, &items, err);

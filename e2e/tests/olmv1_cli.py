@@ -107,3 +107,57 @@ def two_context_kubeconfig(work):
 
 def delete_quietly(*args):
     kubectl("delete", *args, "--ignore-not-found", "--wait=false", check=False)
+
+
+# ---------------------------------------------------------------- catalogd behind a Service
+
+TLS_DIR = REPO / "util" / "tests" / "fixtures" / "tls"  # server.crt: self-signed, 127.0.0.1 and localhost
+
+
+def restart_catalogd_tls(env):
+    """Restarts the olm_env's catalogd serving HTTPS (the test certificate) with status.urls.base
+    https://catalogd-service.<system ns>.svc/catalogs/<name>, as on a real cluster."""
+    import olmv1_e2e
+    cd = env["catalogd"]
+    cd.stop()
+    cd.starts += 1
+    cd.log_path = cd.workdir / f"catalogd-{cd.starts}.log"
+    e = os.environ.copy()
+    e["KUBECONFIG"] = str(cd.identity)
+    cmd = [olmv1_e2e.CATALOGD, "--cache-dir", str(cd.cache),
+           "--catalogs-server-addr", f"127.0.0.1:{cd.port}",
+           "--health-probe-bind-address", f"127.0.0.1:{cd.health_port}",
+           "--tls-cert", str(TLS_DIR / "server.crt"), "--tls-key", str(TLS_DIR / "server.key"),
+           "--external-address", f"catalogd-service.{env['system_ns']}.svc",
+           "--gc-interval", "1h", "--poll-interval-override-seconds", "1"]
+    cd.spawn(cmd, "wb", e)
+    cd.wait_for(lambda: olmv1_e2e.http(f"http://127.0.0.1:{cd.health_port}/healthz", timeout=2)[0] == 200,
+                "catalogd (https) to answer")
+
+
+def catalogd_service(env):
+    """A kwok Pod (which gets a pod IP) and the Service catalogd-service (https 443 -> catalogd's
+    port) in the system namespace: the apiserver's service proxy then reaches catalogd through
+    the egress proxy (egress_proxy.py)."""
+    ns, app = env["system_ns"], "catalogd-e2e"
+    kubectl("apply", "-f", "-", input={"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "catalogd", "namespace": ns, "labels": {"app": app}},
+         "spec": {"nodeName": "kwok-node-0", "containers": [{"name": "catalogd", "image": "example.com/catalogd"}]}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "catalogd-service", "namespace": ns},
+         "spec": {"selector": {"app": app},
+                  "ports": [{"name": "https", "port": 443, "targetPort": env["catalogd"].port}]}}]})
+    import olmv1_e2e
+    olmv1_e2e.poll(lambda: kubectl("get", "endpoints", "catalogd-service", "-n", ns, "-o",
+                                   "jsonpath={.subsets[0].addresses[0].ip}").stdout.strip(),
+                   "catalogd-service endpoints")
+
+
+def direct_env(env):
+    """Environment entries that make olmv1 read catalogd directly instead of through the proxy."""
+    return {"OLMV1_CATALOGD_URL": f"https://127.0.0.1:{env['catalogd'].port}",
+            "OLMV1_CATALOGD_CA_FILE": str(TLS_DIR / "server.crt")}
+
+
+def proxy_env():
+    """Environment entries that make olmv1 use the service proxy whatever the caller has set."""
+    return {"OLMV1_CATALOGD_URL": None, "OLMV1_CATALOGD_CA_FILE": None}
