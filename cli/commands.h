@@ -19,5 +19,6 @@ int cmd_upgradeable(int argc, char **argv);
 /* Cluster commands (cli/cluster/). */
 int cmd_get(int argc, char **argv);
 int cmd_search(int argc, char **argv);
+int cmd_install_extension(int argc, char **argv);
 
 #endif

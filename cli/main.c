@@ -31,6 +31,7 @@ struct command {
 
 static const struct command commands[] = {
     {"search", cmd_search, "list the packages, channels and versions the cluster's catalogs serve"},
+    {"install extension", cmd_install_extension, "create a ClusterExtension (and with --create-rbac its least RBAC)"},
     {"get", cmd_get, "list ClusterExtensions or ClusterCatalogs, with what is wrong with them"},
     {"semver match", cmd_semver_match, "check whether a version satisfies a range"},
     {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},

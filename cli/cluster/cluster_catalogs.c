@@ -233,6 +233,12 @@ static int get_content(const catalog_source *src, const char *base, const char *
     int rc = 0;
     if (status < 0) {
         rc = CLI_EXIT_UNREACHABLE;
+        /* kube_request speaks of the API server; here it is catalogd. */
+        static const char api[] = "cannot reach the Kubernetes API server ";
+        if (src->direct && strncmp(err->msg, api, sizeof api - 1) == 0) {
+            olm_error e = *err;
+            olm_error_set(err, "cannot reach catalogd at %s", e.msg + sizeof api - 1);
+        }
     } else if (status != 200) {
         int kr = kube_status_error(status, resp.body, resp.body_len, "GET", path, err);
         rc = kr == KUBE_FORBIDDEN || kr == KUBE_UNAUTHORIZED ? CLI_EXIT_FORBIDDEN : CLI_EXIT_UNREACHABLE;

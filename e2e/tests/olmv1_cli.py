@@ -131,6 +131,7 @@ def restart_catalogd_tls(env):
            "--external-address", f"catalogd-service.{env['system_ns']}.svc",
            "--gc-interval", "1h", "--poll-interval-override-seconds", "1"]
     cd.spawn(cmd, "wb", e)
+    env["catalogd_tls"] = True
     cd.wait_for(lambda: olmv1_e2e.http(f"http://127.0.0.1:{cd.health_port}/healthz", timeout=2)[0] == 200,
                 "catalogd (https) to answer")
 
@@ -154,8 +155,10 @@ def catalogd_service(env):
 
 def direct_env(env):
     """Environment entries that make olmv1 read catalogd directly instead of through the proxy."""
-    return {"OLMV1_CATALOGD_URL": f"https://127.0.0.1:{env['catalogd'].port}",
-            "OLMV1_CATALOGD_CA_FILE": str(TLS_DIR / "server.crt")}
+    if env.get("catalogd_tls"):
+        return {"OLMV1_CATALOGD_URL": f"https://127.0.0.1:{env['catalogd'].port}",
+                "OLMV1_CATALOGD_CA_FILE": str(TLS_DIR / "server.crt")}
+    return {"OLMV1_CATALOGD_URL": f"http://127.0.0.1:{env['catalogd'].port}", "OLMV1_CATALOGD_CA_FILE": None}
 
 
 def proxy_env():
