@@ -20,5 +20,7 @@ int cmd_upgradeable(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_search(int argc, char **argv);
 int cmd_install_extension(int argc, char **argv);
+int cmd_upgrade_extension(int argc, char **argv);
+int cmd_uninstall_extension(int argc, char **argv);
 
 #endif

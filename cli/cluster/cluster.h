@@ -107,6 +107,10 @@ const char *cluster_str(const json_t *obj, const char *path);
 /* The condition of `type` in obj.status.conditions, or NULL. */
 const json_t *cluster_condition(const json_t *obj, const char *type);
 
+/* Prints the array `objects` as YAML documents ("yaml") or one v1 List ("json"); 0, or
+ * CLI_EXIT_FAILED when writing failed. */
+int cluster_print_objects(const json_t *objects, const char *format);
+
 /* Prints `obj` as -o yaml or -o json; 0, or CLI_EXIT_FAILED when writing failed. */
 int cluster_print_object(const json_t *obj, const char *format);
 

@@ -75,8 +75,10 @@ int cluster_wait_installed(kube_client *c, const char *name, const char *want_ve
         const json_t *inst = cluster_condition(ce, "Installed"), *prog = cluster_condition(ce, "Progressing");
         const char *version = cluster_str(ce, "status.install.bundle.version");
         bool current = prog && observed(prog) == gen;
-        const char *pst = cluster_str(prog, "status"), *reason = cluster_str(prog, "reason");
-        char msg[OLM_ERROR_MAX];
+        /* Copies: ce goes before they are used. */
+        char pst[16], reason[128], msg[OLM_ERROR_MAX];
+        snprintf(pst, sizeof pst, "%s", cluster_str(prog, "status"));
+        snprintf(reason, sizeof reason, "%s", cluster_str(prog, "reason"));
         snprintf(msg, sizeof msg, "%s", cluster_str(prog, "message"));
         if (current && strcmp(cluster_str(inst, "status"), "True") == 0 && strcmp(pst, "True") == 0 &&
             strcmp(reason, "Succeeded") == 0 && (!want_version || strcmp(version, want_version) == 0)) {

@@ -261,3 +261,16 @@ int cluster_print_object(const json_t *obj, const char *format)
         rc = -1;
     return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
+
+int cluster_print_objects(const json_t *objects, const char *format)
+{
+    int rc;
+    if (strcmp(format, "json") == 0) {
+        json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", objects);
+        rc = list ? cli_write_json(list, stdout) : -1;
+        json_decref(list);
+    } else {
+        rc = cli_write_yaml_docs(objects, stdout);
+    }
+    return rc == 0 && fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_output.h"
 #include "cluster.h"
 #include "cluster_apply.h"
 #include "cluster_extension.h"
@@ -187,19 +186,6 @@ static int namespace_object(kube_client *c, const extension_spec *s, json_t **ou
 
 /* ------------------------------------------------------------ run */
 
-static int print_objects(const json_t *objects, const char *format)
-{
-    int rc;
-    if (strcmp(format, "json") == 0) {
-        json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", objects);
-        rc = list ? cli_write_json(list, stdout) : -1;
-        json_decref(list);
-    } else {
-        rc = cli_write_yaml_docs(objects, stdout);
-    }
-    return rc == 0 && fflush(stdout) == 0 ? 0 : CLI_EXIT_FAILED;
-}
-
 /* Creates what `objects` holds in order: the namespace with create, the RBAC with
  * apply (refusing to take over other objects), the ClusterExtension with create. */
 static int create_all(kube_client *c, const install_args *a, const json_t *objects, olm_error *err)
@@ -266,11 +252,11 @@ static int run_install(const install_args *a, kube_client *c, olm_error *err)
                     json_array_append(objects, ce) < 0))
         rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
     if (rc == 0 && a->dry_run)
-        rc = print_objects(objects, a->output);
+        rc = cluster_print_objects(objects, a->output);
     else if (rc == 0)
         rc = create_all(c, a, objects, err);
     if (rc == 0 && !a->dry_run && a->output)
-        rc = print_objects(objects, a->output);
+        rc = cluster_print_objects(objects, a->output);
     if (rc == CLI_EXIT_FAILED && !*err->msg)
         olm_error_set(err, "writing to stdout failed");
     if (rc == 0 && a->wait)
