@@ -22,5 +22,6 @@ int cmd_search(int argc, char **argv);
 int cmd_install_extension(int argc, char **argv);
 int cmd_upgrade_extension(int argc, char **argv);
 int cmd_uninstall_extension(int argc, char **argv);
+int cmd_explain_extension(int argc, char **argv);
 
 #endif

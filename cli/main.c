@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"install extension", cmd_install_extension, "create a ClusterExtension (and with --create-rbac its least RBAC)"},
     {"upgrade extension", cmd_upgrade_extension, "change a ClusterExtension's version, channels or upgrade policy"},
     {"uninstall extension", cmd_uninstall_extension, "delete a ClusterExtension (and --delete-rbac its RBAC)"},
+    {"explain extension", cmd_explain_extension, "what is installed, what the resolver sees now, what blocks an upgrade"},
     {"get", cmd_get, "list ClusterExtensions or ClusterCatalogs, with what is wrong with them"},
     {"semver match", cmd_semver_match, "check whether a version satisfies a range"},
     {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},

@@ -147,3 +147,71 @@ def test_bad_input(world):
     cli.fails(cli.EXIT_USAGE, "upgrade", "extension", "x", "--self-certified", "--catalog-provided")
     cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "b")
     cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "--timeout", "soon")
+
+
+# ---------------------------------------------------------------- explain (issue 14, part 5)
+
+
+def test_explain_blocked_upgrade_and_what_resolves(world, ext):
+    name, ns = ext
+    p = world["pkg"]
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
+                       "--create-rbac", "--wait")
+    assert rc == 0, err
+    # Someone asks for 2.0.0 with kubectl: operator-controller refuses (no edge from 1.0.0).
+    kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+            '{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}')
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == cli.EXIT_NO_MATCH, err
+    assert err == (f'olmv1 explain extension: error upgrading from currently installed version "1.0.0": '
+                   f'no bundles found for package "{p}" matching version "2.0.0"\n')
+    assert f"Installed: {p}.v1.0.0 (1.0.0)" in out
+    assert "  version range: 2.0.0" in out
+    rows = {r["VERSION"]: r for r in cli.table(out.split("Candidates (every bundle of the package in the selected "
+                                                         "catalogs):\n")[1].split("\n\n")[0])}
+    assert rows["2.0.0"]["VERDICT"] == f"no upgrade edge from {p}.v1.0.0"
+    assert rows["2.0.0"]["EDGE FROM INSTALLED"] == "none"
+    assert rows["1.0.1"]["EDGE FROM INSTALLED"] == f"replaces {p}.v1.0.0"
+    assert rows["1.0.1"]["VERDICT"] == "not in range 2.0.0"
+    assert rows["1.0.0"]["EDGE FROM INSTALLED"] == "same version"
+    assert "what blocks: upgrade edges: no bundle in the channels and range is a successor of" in out
+    assert "--self-certified" in out
+    assert f'successors of installed "{p}.v1.0.0" (1.0.0)' in out  # the resolver's own reasoning
+
+    # Any version: 1.0.1 is the successor the resolver picks (2.0.0 has no edge from 1.0.0).
+    kubectl("patch", "clusterextension", name, "--type=json", "-p",
+            '[{"op":"remove","path":"/spec/source/catalog/version"}]')
+    rc, out, err = olmv1(world, "explain", "extension", name, "-o", "json", "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    report = __import__("json").loads(out)
+    assert report["resolution"]["resolved"] is True
+    assert (report["resolution"]["bundle"], report["resolution"]["version"]) == (f"{p}.v1.0.1", "1.0.1")
+    assert report["installed"] == {"bundle": f"{p}.v1.0.0", "version": "1.0.0"}
+    verdicts = {c["version"]: c["verdict"] for c in report["candidates"]}
+    assert verdicts == {"2.0.0": f"no upgrade edge from {p}.v1.0.0", "1.0.1": "candidate", "1.0.0": "candidate"}
+    # OpenShift's API is served in this cluster (the e2e CRDs): the verdict is there.
+    assert "openshift" in report
+
+
+def test_explain_openshift_verdict(world, ext, cleanup):
+    name, ns = ext
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", world["pkg"], "--namespace", ns,
+                       "--version", "1.0.0", "--create-rbac", "--wait")
+    assert rc == 0, err
+    kubectl("delete", "clusterversion", "version", "--ignore-not-found", "--wait=true")
+    cleanup("clusterversion", "version")
+    kubectl("create", "-f", "-", input={"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+                                        "metadata": {"name": "version"}, "spec": {"clusterID": "e2e"}})
+    kubectl("patch", "clusterversion", "version", "--subresource=status", "--type=merge", "-p",
+            '{"status":{"desired":{"version":"4.18.3"}}}')
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    assert "OpenShift 4.18.3 -> 4.19: ok: no olm.maxOpenShiftVersion (ClusterOperator olm Upgradeable=True)" in out
+    assert f"Verdict: stays at {world['pkg']}.v1.0.0 (1.0.0)" in out
+
+
+def test_explain_not_found(world):
+    assert cli.fails(cli.EXIT_NOT_FOUND, "explain", "extension", "no-such-ext").startswith(
+        'olmv1 explain extension: clusterextensions.olm.operatorframework.io "no-such-ext" not found')
+    cli.fails(cli.EXIT_USAGE, "explain", "extension")
+    cli.fails(cli.EXIT_USAGE, "explain", "extension", "x", "-o", "yaml")
