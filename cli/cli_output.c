@@ -10,7 +10,6 @@
 #include "cli_output.h"
 #include "gocompat.h"
 
-
 static int emit(yaml_emitter_t *em, yaml_event_t *ev)
 {
     return yaml_emitter_emit(em, ev) ? 0 : -1;
