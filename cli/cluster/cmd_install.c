@@ -186,6 +186,28 @@ static int namespace_object(kube_client *c, const extension_spec *s, json_t **ou
 
 /* ------------------------------------------------------------ run */
 
+/* Without --create-rbac the namespace and ServiceAccount are the user's to make: say so
+ * when they are missing (the extension would wait with Progressing Retrying). */
+static void warn_missing_identity(kube_client *c, const extension_spec *s)
+{
+    json_t *obj = NULL;
+    olm_error err;
+    int rc = kube_get(c, "v1", "Namespace", NULL, s->namespace_, &obj, &err);
+    json_decref(obj);
+    obj = NULL;
+    if (rc == KUBE_NOT_FOUND) {
+        fprintf(stderr, "warning: namespace %s does not exist: the extension waits for it and for ServiceAccount %s "
+                        "with RBAC (or use --create-rbac)\n",
+                s->namespace_, s->service_account);
+        return;
+    }
+    if (rc == 0 && kube_get(c, "v1", "ServiceAccount", s->namespace_, s->service_account, &obj, &err) == KUBE_NOT_FOUND)
+        fprintf(stderr, "warning: serviceaccount %s/%s does not exist: the extension waits for it and its RBAC (or use "
+                        "--create-rbac)\n",
+                s->namespace_, s->service_account);
+    json_decref(obj);
+}
+
 /* Creates what `objects` holds in order: the namespace with create, the RBAC with
  * apply (refusing to take over other objects), the ClusterExtension with create. */
 static int create_all(kube_client *c, const install_args *a, const json_t *objects, olm_error *err)
@@ -240,6 +262,8 @@ static int run_install(const install_args *a, kube_client *c, olm_error *err)
     if (rc == 0)
         fprintf(stderr, "%s resolves to %s (%s) from catalog %s\n", s->name, res.res.bundle->name, version,
                 res.res.catalog->name);
+    if (rc == 0 && !a->create_rbac)
+        warn_missing_identity(c, s);
     if (rc == 0 && a->create_rbac) {
         const char *image = res.res.bundle->image ? res.res.bundle->image : "";
         rc = extension_rbac_objects(c, s, &image, 1, res.res.bundle->name, &rbac, err);

@@ -208,3 +208,13 @@ def test_bad_input(world, ext, cleanup, tmp_path):
                      "--kubeconfig", kc)
     assert "forbidden" in line
     assert kubectl("get", "clusterextension", name, "--ignore-not-found", "-o", "name").stdout.strip() == ""
+
+
+def test_warns_when_the_identity_is_missing(world, ext):
+    name, ns = ext
+    rc, out, err = install(world, name, ns, "--dry-run")
+    assert rc == 0, err
+    assert err.splitlines()[-1] == (f"warning: namespace {ns} does not exist: the extension waits for it and for "
+                                    f"ServiceAccount {name}-installer with RBAC (or use --create-rbac)")
+    (ce,) = [d for d in yaml.safe_load_all(out) if d]
+    assert ce["kind"] == "ClusterExtension"
