@@ -1,7 +1,12 @@
-/* olmv1 catalog validate|render: the FBC library (api/fbc.h) on a directory. */
+/* olmv1 catalog validate|render: the FBC library (api/fbc.h) on a directory (render:
+ * or a catalog image). */
+#include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog_input.h"
+#include "cli_output.h"
 #include "commands.h"
 #include "fbc.h"
 
@@ -25,13 +30,19 @@ static void validate_usage(FILE *out, const char *argv0)
 static void render_usage(FILE *out, const char *argv0)
 {
     fprintf(out,
-            "Usage: olmv1 %s DIR\n\n"
-            "Prints every blob of the File-Based Catalog under DIR as one line of normalised\n"
-            "JSON (keys sorted, compact, no HTML escaping, numbers as float64), in load order:\n"
-            "files in lexical walk order, blobs in file order.  These are the bytes catalogd\n"
-            "stores in catalog.jsonl.  The catalog is not validated (see 'catalog validate').\n\n"
+            "Usage: olmv1 %s DIR|IMAGE [-o jsonl|json|yaml]\n\n"
+            "Prints every blob of the File-Based Catalog under DIR, or in the catalog image IMAGE\n"
+            "(a reference naming its registry, e.g. quay.io/org/catalog:tag; pulled like `olmv1\n"
+            "image pull --catalog`, $REGISTRY_AUTH_FILE for credentials), in load order: files in\n"
+            "lexical walk order, blobs in file order.  The catalog is not validated (see 'catalog\n"
+            "validate').\n\n"
+            "  -o jsonl   one line of normalised JSON per blob (keys sorted, compact, no HTML\n"
+            "             escaping, numbers as float64): the bytes catalogd stores in\n"
+            "             catalog.jsonl (default)\n"
+            "  -o json    each blob as indented JSON\n"
+            "  -o yaml    each blob as a YAML document\n\n"
             "Exit status: 0 rendered, 1 load error (\"<file>:<line>: <reason>\" on stderr),\n"
-            "2 usage error.\n",
+            "2 usage error, 5 the image cannot be pulled.\n",
             argv0);
 }
 
@@ -102,22 +113,69 @@ int cmd_catalog_validate(int argc, char **argv)
     return n == 0 ? 0 : 1;
 }
 
+/* Writes the blobs as -o asks; 0 or -1. */
+static int write_blobs(const fbc_catalog *c, const char *format)
+{
+    if (strcmp(format, "jsonl") == 0) {
+        for (size_t i = 0; i < c->nmetas; i++)
+            if (fwrite(c->metas[i].line, 1, c->metas[i].line_len, stdout) != c->metas[i].line_len)
+                return -1;
+        return 0;
+    }
+    json_t *all = strcmp(format, "yaml") == 0 ? json_array() : NULL;
+    int rc = strcmp(format, "yaml") == 0 && !all ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < c->nmetas; i++) {
+        json_t *blob = json_loadb(c->metas[i].line, c->metas[i].line_len, 0, NULL);
+        if (!blob)
+            rc = -1;
+        else if (all)
+            rc = json_array_append_new(all, blob);
+        else {
+            rc = cli_write_json(blob, stdout);
+            json_decref(blob);
+        }
+    }
+    if (rc == 0 && all)
+        rc = cli_write_yaml_docs(all, stdout);
+    json_decref(all);
+    return rc;
+}
+
 int cmd_catalog_render(int argc, char **argv)
 {
-    int rc = 0;
-    const char *dir = parse_dir(argc, argv, render_usage, &rc);
-    if (!dir)
-        return rc;
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *format = "jsonl";
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'o': format = optarg; break;
+        case 'h': render_usage(stdout, argv[0]); return 0;
+        default: render_usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "olmv1 %s: expected one DIR or IMAGE\n", argv[0]);
+        render_usage(stderr, argv[0]);
+        return 2;
+    }
+    if (strcmp(format, "jsonl") != 0 && strcmp(format, "json") != 0 && strcmp(format, "yaml") != 0) {
+        fprintf(stderr, "olmv1 %s: -o must be jsonl, json or yaml, got \"%s\"\n", argv[0], format);
+        return 2;
+    }
     olm_error err;
     olm_error_clear(&err);
-    fbc_catalog *c = fbc_load_dir(dir, &err);
-    if (!c) {
+    fbc_catalog *c = NULL;
+    int rc = catalog_input_load(argv[optind], &c, &err);
+    if (rc != 0) {
         fprintf(stderr, "olmv1 %s: %s\n", argv[0], err.msg);
-        return 1;
+        return rc;
     }
-    for (size_t i = 0; i < c->nmetas && rc == 0; i++)
-        if (fwrite(c->metas[i].line, 1, c->metas[i].line_len, stdout) != c->metas[i].line_len)
-            rc = 1;
+    rc = write_blobs(c, format);
     if (rc || fflush(stdout) != 0) {
         rc = cli_stdout_failed(argv[0]); /* before anything else can touch errno */
         fbc_catalog_free(c);

@@ -1,9 +1,12 @@
-/* olmv1: the offline companion of catalogd and operator-controller. */
+/* olmv1: the offline companion of catalogd and operator-controller, and a client of
+ * both on a live cluster. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "commands.h"
 #include "olm_version.h"
 
@@ -22,17 +25,19 @@ static int cmd_version(int argc, char **argv)
     return 0;
 }
 
-struct command {
-    const char *path;    /* one or two words */
-    int (*run)(int argc, char **argv);
-    const char *summary;
-};
-
-static const struct command commands[] = {
+const struct cli_command cli_commands[] = {
+    {"search", cmd_search, "list the packages, channels and versions the cluster's catalogs serve"},
+    {"install extension", cmd_install_extension, "create a ClusterExtension (and with --create-rbac its least RBAC)"},
+    {"upgrade extension", cmd_upgrade_extension, "change a ClusterExtension's version, channels or upgrade policy"},
+    {"uninstall extension", cmd_uninstall_extension, "delete a ClusterExtension (and --delete-rbac its RBAC)"},
+    {"explain extension", cmd_explain_extension, "what is installed, what the resolver sees now, what blocks an upgrade"},
+    {"get", cmd_get, "list ClusterExtensions or ClusterCatalogs, with what is wrong with them"},
     {"semver match", cmd_semver_match, "check whether a version satisfies a range"},
     {"semver compare", cmd_semver_compare, "compare two versions by semver precedence"},
     {"catalog validate", cmd_catalog_validate, "validate a File-Based Catalog directory"},
-    {"catalog render", cmd_catalog_render, "print a catalog as normalised JSON lines"},
+    {"catalog render", cmd_catalog_render, "print a catalog (directory or image) as JSON lines, JSON or YAML"},
+    {"catalog list", cmd_catalog_list, "list a catalog's packages, channels or bundles (directory or image)"},
+    {"catalog template", cmd_catalog_template, "render an opm basic or semver catalog template into a catalog"},
     {"catalog push", cmd_catalog_push, "build a catalog image from a directory and push it"},
     {"bundle push", cmd_bundle_push, "build a registry+v1 bundle image from a directory and push it"},
     {"bundle render", cmd_bundle_render, "render a registry+v1 bundle directory to Kubernetes manifests"},
@@ -41,14 +46,42 @@ static const struct command commands[] = {
     {"resolve", cmd_resolve, "explain which bundle a ClusterExtension would install"},
     {"upgradeable", cmd_upgradeable, "check which extensions block an OpenShift minor upgrade"},
     {"version", cmd_version, "print the version (git describe of the build)"},
+    {"completion", cmd_completion, "print a shell completion script: bash, zsh or fish"},
+    {"__complete", cmd_complete, NULL},
 };
+
+#define NCOMMANDS (sizeof cli_commands / sizeof cli_commands[0])
+const size_t cli_ncommands = NCOMMANDS;
 
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: olmv1 COMMAND [ARGS...]\n\nCommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-18s %s\n", commands[i].path, commands[i].summary);
-    fprintf(out, "\nRun 'olmv1 COMMAND --help' for the options of a command.\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (cli_commands[i].summary)
+            fprintf(out, "  %-20s %s\n", cli_commands[i].path, cli_commands[i].summary);
+    fprintf(out, "\nRun 'olmv1 COMMAND --help' for the options of a command.  Commands that talk to a\n"
+                 "cluster take --kubeconfig FILE and --context NAME (default: $KUBECONFIG, in-cluster,\n"
+                 "~/.kube/config; its current-context).\n\n" CLI_EXIT_CODES_HELP);
+}
+
+/* Whether `word` is the first word of a two-word command (a group such as "catalog"). */
+static bool is_group(const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strncmp(cli_commands[i].path, word, n) == 0 && cli_commands[i].path[n] == ' ')
+            return true;
+    return false;
+}
+
+static void group_usage(FILE *out, const char *group)
+{
+    size_t n = strlen(group);
+    fprintf(out, "Usage: olmv1 %s COMMAND [ARGS...]\n\nCommands:\n", group);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strncmp(cli_commands[i].path, group, n) == 0 && cli_commands[i].path[n] == ' ')
+            fprintf(out, "  %-20s %s\n", cli_commands[i].path, cli_commands[i].summary);
+    fprintf(out, "\nRun 'olmv1 %s COMMAND --help' for the options of a command.\n", group);
 }
 
 /* Matches argv[1] (and argv[2] for two-word commands) against a command path.
@@ -86,18 +119,30 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        int used = match_path(commands[i].path, argc, argv);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        int used = match_path(cli_commands[i].path, argc, argv);
         if (used) {
             /* argv[0] becomes the command path so usage messages can name it. */
-            char *sub_argv0 = (char *)commands[i].path;
+            char *sub_argv0 = (char *)cli_commands[i].path;
             char **sub = argv + used;
             sub[0] = sub_argv0;
-            return commands[i].run(argc - used, sub);
+            return cli_commands[i].run(argc - used, sub);
         }
     }
-    fprintf(stderr, "olmv1: unknown command \"%s%s%s\"\n", argv[1], argc > 2 ? " " : "",
-            argc > 2 ? argv[2] : "");
+    if (is_group(argv[1])) {
+        if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ||
+                         strcmp(argv[2], "help") == 0)) {
+            group_usage(stdout, argv[1]);
+            return 0;
+        }
+        if (argc == 2)
+            fprintf(stderr, "olmv1 %s: say which command\n", argv[1]);
+        else
+            fprintf(stderr, "olmv1 %s: unknown command \"%s\"\n", argv[1], argv[2]);
+        group_usage(stderr, argv[1]);
+        return 2;
+    }
+    fprintf(stderr, "olmv1: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;
 }

@@ -275,10 +275,10 @@ static int strip_server(kube_config *cfg, const char *server, const char *where,
     return 0;
 }
 
-static int load_from_tree(const json_t *root, const char *path, const char *dir, kube_config *cfg,
-                          olm_error *err)
+static int load_from_tree(const json_t *root, const char *path, const char *dir, const char *context,
+                          kube_config *cfg, olm_error *err)
 {
-    const char *ctx_name = jstr(root, "current-context");
+    const char *ctx_name = context ? context : jstr(root, "current-context");
     if (!ctx_name)
         return olm_error_set(err, "%s: current-context is not set (choose one with `kubectl config use-context`)", path);
     const json_t *ctx = find_named(root, "contexts", "context", ctx_name, path, err);
@@ -335,6 +335,11 @@ static int load_from_tree(const json_t *root, const char *path, const char *dir,
 
 int kube_config_load_file(const char *path, kube_config *out, olm_error *err)
 {
+    return kube_config_load_file_context(path, NULL, out, err);
+}
+
+int kube_config_load_file_context(const char *path, const char *context, kube_config *out, olm_error *err)
+{
     memset(out, 0, sizeof *out);
     size_t len = 0;
     char *text = olm_read_file(path, KUBE_MAX_FILE, &len, err);
@@ -350,7 +355,7 @@ int kube_config_load_file(const char *path, kube_config *out, olm_error *err)
         json_decref(root);
         return olm_error_set(err, "out of memory");
     }
-    int rc = load_from_tree(root, path, dir, out, err);
+    int rc = load_from_tree(root, path, dir, context, out, err);
     free(dir);
     json_decref(root);
     if (rc < 0)
@@ -410,9 +415,14 @@ fail:
 
 int kube_config_load(const char *path, kube_config *out, olm_error *err)
 {
+    return kube_config_load_context(path, NULL, out, err);
+}
+
+int kube_config_load_context(const char *path, const char *context, kube_config *out, olm_error *err)
+{
     memset(out, 0, sizeof *out);
     if (path)
-        return kube_config_load_file(path, out, err);
+        return kube_config_load_file_context(path, context, out, err);
     const char *env = getenv("KUBECONFIG");
     if (env && *env) {
         /* KUBECONFIG may be a list; merging is not supported, the first entry that
@@ -423,7 +433,7 @@ int kube_config_load(const char *path, kube_config *out, olm_error *err)
         char *save = NULL;
         for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
             if (access(p, F_OK) == 0) {
-                int rc = kube_config_load_file(p, out, err);
+                int rc = kube_config_load_file_context(p, context, out, err);
                 free(copy);
                 return rc;
             }
@@ -432,7 +442,7 @@ int kube_config_load(const char *path, kube_config *out, olm_error *err)
         return olm_error_set(err, "KUBECONFIG=%s: no such file", env);
     }
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
-    if (host && *host)
+    if (host && *host && !context)
         return kube_config_load_in_cluster(out, err);
     const char *home = getenv("HOME");
     if (!home || !*home)
@@ -440,7 +450,7 @@ int kube_config_load(const char *path, kube_config *out, olm_error *err)
     char *p = NULL;
     if (asprintf(&p, "%s/.kube/config", home) < 0)
         return olm_error_set(err, "out of memory");
-    int rc = kube_config_load_file(p, out, err);
+    int rc = kube_config_load_file_context(p, context, out, err);
     free(p);
     return rc;
 }

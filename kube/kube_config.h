@@ -29,6 +29,10 @@ typedef struct kube_config {
 /* path NULL: $KUBECONFIG, else in-cluster (KUBERNETES_SERVICE_HOST and the
  * ServiceAccount mount), else ~/.kube/config.  The result is owned by the caller. */
 int kube_config_load(const char *path, kube_config *out, olm_error *err);
+/* The same with the kubeconfig context `context` instead of current-context (NULL:
+ * current-context), as kubectl's --context.  A context skips the in-cluster config:
+ * only a kubeconfig file has contexts. */
+int kube_config_load_context(const char *path, const char *context, kube_config *out, olm_error *err);
 
 /* A copy of `base` that authenticates with `token` instead (client certificates
  * dropped): how bundle content is applied as a ClusterExtension's ServiceAccount. */
@@ -40,6 +44,7 @@ void kube_config_free(kube_config *cfg);
  * explicitly.  In-cluster reads $OLMV1_SA_DIR instead of
  * /var/run/secrets/kubernetes.io/serviceaccount when set (tests). */
 int kube_config_load_file(const char *path, kube_config *out, olm_error *err);
+int kube_config_load_file_context(const char *path, const char *context, kube_config *out, olm_error *err);
 int kube_config_load_in_cluster(kube_config *out, olm_error *err);
 
 /* Sets URL-independent options on `h`: TLS (CA, client cert/key, verify), and the

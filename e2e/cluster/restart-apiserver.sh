@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # restart-apiserver.sh [--state-dir DIR]: stop the kube-apiserver of the cluster in DIR (by the PID
 # recorded in DIR/env, SIGTERM, SIGKILL after OLMV1_STOP_TIMEOUT s) and start it again with exactly
-# the same command line (read from /proc/PID/cmdline before stopping it: same port, certs, etcd),
+# the same command line (read from /proc/PID/cmdline before stopping it: same port, certs, etcd)
+# and egress proxy variables (HTTP_PROXY, HTTPS_PROXY, NO_PROXY from /proc/PID/environ),
 # detached like up.sh starts it, output appended to DIR/logs/apiserver.log.  The new PID is appended
 # to DIR/env (env_get reads the last value, so down.sh stops the new process).  Waits until /readyz
 # answers again (OLMV1_READY_TIMEOUT s, default 180).  Used by the e2e fault tests; never stops
@@ -23,6 +24,11 @@ pid_ours "$pid" || die "kube-apiserver PID '$pid' of $STATE_DIR is not running"
 cmd=()
 while IFS= read -r -d '' arg; do cmd+=("$arg"); done <"/proc/$pid/cmdline"
 [ ${#cmd[@]} -gt 0 ] || die "cannot read the command line of PID $pid"
+# ...and the egress proxy settings up.sh starts it with.
+proxy_env=()
+while IFS= read -r -d '' kv; do
+  case $kv in HTTP_PROXY=*|HTTPS_PROXY=*|NO_PROXY=*) proxy_env+=("$kv") ;; esac
+done <"/proc/$pid/environ"
 
 # Stop.
 kill -TERM "$pid"
@@ -42,7 +48,7 @@ say "kube-apiserver $pid stopped"
 listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 for _ in $(seq 300); do listening "$port" || break; sleep 0.1; done
 echo "---- restarted by restart-apiserver.sh at $(date -u +%FT%TZ)" >>"$STATE_DIR/logs/apiserver.log"
-setsid "${cmd[@]}" </dev/null >>"$STATE_DIR/logs/apiserver.log" 2>&1 7>&- 8>&- &
+setsid env "${proxy_env[@]}" "${cmd[@]}" </dev/null >>"$STATE_DIR/logs/apiserver.log" 2>&1 7>&- 8>&- &
 new=$!
 echo "export OLMV1_APISERVER_PID=$new" >>"$ENV_FILE"
 

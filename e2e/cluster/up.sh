@@ -94,6 +94,7 @@ pick_port ETCD_PORT
 pick_port ETCD_PEER_PORT
 pick_port APISERVER_PORT
 pick_port REGISTRY_PORT
+pick_port EGRESS_PROXY_PORT
 
 # ------------------------------------------------------------ env file (written as we go)
 # PIDs are appended as soon as a process starts, so down.sh can stop a half-started cluster.
@@ -107,6 +108,7 @@ pick_port REGISTRY_PORT
   echo "export OLMV1_ETCD_PEER_PORT=$ETCD_PEER_PORT"
   echo "export OLMV1_REGISTRY='127.0.0.1:$REGISTRY_PORT'"
   echo "export OLMV1_REGISTRY_PORT=$REGISTRY_PORT"
+  echo "export OLMV1_EGRESS_PROXY_PORT=$EGRESS_PROXY_PORT"
   echo "export OLMV1_CA_CERT='$PKI/ca.crt'"
   echo "export OLMV1_ADMIN_CERT='$PKI/admin.crt'"
   echo "export OLMV1_ADMIN_KEY='$PKI/admin.key'"
@@ -201,6 +203,17 @@ kubelet_client=()
 # --service-account-*: TokenRequest (serviceaccounts/<n>/token) is only served with an issuer
 #   and a signing key; --api-audiences makes tokens usable against this apiserver.
 mkdir -p "$STATE_DIR/apiserver-certs"
+# The apiserver's service and pod proxy (.../services/NAME:PORT/proxy/...) dials pod IPs, which
+# route nowhere here; it reaches them through the HTTP proxy a test may run on
+# 127.0.0.1:$EGRESS_PROXY_PORT (e2e/tests/egress_proxy.py maps a pod IP's port to the same port on
+# 127.0.0.1).  Loopback and the Service range (webhooks) stay direct.  Nothing listens there
+# otherwise, so such requests fail at once instead of timing out.
+# The real node's addresses (node.sh: 198.18.N.0/30 and Pods 198.19.N.0/24) are reached
+# directly: kubelet (logs, exec) and Pods (service proxy, webhooks).
+no_proxy=127.0.0.1,localhost,::1,10.0.0.0/24
+[ "$NODE" != real ] || no_proxy+=,198.18.0.0/15
+HTTP_PROXY=http://127.0.0.1:$EGRESS_PROXY_PORT HTTPS_PROXY=http://127.0.0.1:$EGRESS_PROXY_PORT \
+NO_PROXY=$no_proxy \
 start apiserver "$KUBE_APISERVER" \
   --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \

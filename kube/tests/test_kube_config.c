@@ -146,6 +146,17 @@ static void test_relative_paths_and_contexts(void **state)
     assert_null(cfg.namespace);
     assert_null(cfg.tmp_dir);
     kube_config_free(&cfg);
+
+    /* --context: another context of the same file, and a missing one. */
+    char p[512];
+    snprintf(p, sizeof p, "%s/config", tmpdir);
+    assert_int_equal(kube_config_load_context(p, "first", &cfg, &err), 0);
+    assert_string_equal(cfg.server, "https://a.example:1");
+    assert_string_equal(cfg.token, "nope");
+    assert_null(cfg.ca_file);
+    kube_config_free(&cfg);
+    assert_int_equal(kube_config_load_context(p, "third", &cfg, &err), -1);
+    assert_non_null(strstr(err.msg, "no contexts entry named \"third\""));
 }
 
 struct bad_case {

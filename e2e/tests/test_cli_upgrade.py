@@ -1,0 +1,217 @@
+"""`olmv1 upgrade extension` and `olmv1 uninstall extension` on the test cluster (issue 14, part 4).
+
+Package: channel stable 1.0.0 -> 1.0.1 -> 2.0.0 (each replacing the one before; 2.0.0 is no
+successor of 1.0.0).  The generated ClusterRoles are named after the CSV and a hash of their
+rules, and 1.0.1 asks for more than 1.0.0, so it has new role names: the installer RBAC of `install --create-rbac` fits one version, and `upgrade
+--create-rbac` extends it to the next (keeping the old names, whose objects are pruned).  catalogd
+serves plain http on 127.0.0.1 (operator-controller reads it), so olmv1 reads it directly."""
+
+import pytest
+import yaml
+
+import olmv1_cli as cli
+import olmv1_e2e
+from conftest import kubectl, kubectl_json, unique
+from olmv1_e2e import delete_namespace
+
+LABEL = "e2e-cli-upgrade"
+RBAC_LABEL = "olmv1.operatorframework.io/installer-rbac-for"
+MORE_RULES = olmv1_e2e.olmv1_bundles.READ_CONFIGMAPS + [{"apiGroups": [""], "resources": ["services"], "verbs": ["get"]}]
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("cli-upgrade"), LABEL) as env:
+        pkg = unique("upg")
+        images = olmv1_e2e.push_bundles(env, pkg, ("1.0.0",))
+        # From 1.0.1 on the operator also reads Services: new rules, so new generated role names.
+        images.update(olmv1_e2e.push_bundles(env, pkg, ("1.0.1", "2.0.0"), cluster_rules=MORE_RULES))
+        cat = olmv1_e2e.create_catalog(env, pkg, olmv1_e2e.push_catalog(env, pkg, images, ("1.0.0", "1.0.1", "2.0.0"),
+                                                                        "latest"))
+        env.update(pkg=pkg, images=images, cat=cat)
+        yield env
+
+
+@pytest.fixture
+def ext(world, name):
+    ns = name[:50]
+    world["ces"].append(name)
+    yield name, ns
+    kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=true", "--timeout=120s", check=False)
+    for kind in ("clusterrolebinding", "clusterrole"):
+        kubectl("delete", kind, "-l", f"{RBAC_LABEL}={name}", "--ignore-not-found", check=False)
+    delete_namespace(ns)
+
+
+def olmv1(world, *args):
+    return cli.run(*args, env=cli.direct_env(world))
+
+
+def installed(name):
+    return kubectl_json("get", "clusterextension", name)["status"]["install"]["bundle"]["version"]
+
+
+def test_upgrade_edges_rbac_and_self_certified(world, ext):
+    name, ns = ext
+    p = world["pkg"]
+    rc, out, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
+                         "--create-rbac", "--wait")
+    assert rc == 0, err
+    assert installed(name) == "1.0.0"
+
+    # 2.0.0 is no successor of 1.0.0: refused here with the controller's words, nothing changed.
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "2.0.0")
+    assert rc == cli.EXIT_NO_MATCH, err
+    assert err == (f'olmv1 upgrade extension: error upgrading from currently installed version "1.0.0": '
+                   f'no bundles found for package "{p}" matching version "2.0.0"\n')
+    assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == "1.0.0"
+
+    # 1.0.1 is, but its generated ClusterRoles have new names the installer may not escalate:
+    # without --create-rbac the controller is refused, and --wait says so when it gives up.
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.1", "--wait", "--timeout", "15s")
+    assert rc == cli.EXIT_TIMEOUT, err
+    assert f"{name}: {p}.v1.0.0 1.0.0 -> {p}.v1.0.1 (1.0.1) from catalog {world['cat']}" in err
+    assert "forbidden" in err.splitlines()[-1]
+    assert out == f"clusterextension {name} configured\n"
+
+    # --create-rbac extends the RBAC to the new bundle (keeping the old one's for pruning).
+    before = kubectl_json("get", "clusterrole", f"{name}-installer")["rules"]
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--create-rbac", "--wait")
+    assert rc == 0, err
+    assert f"clusterrole {name}-installer configured" in out
+    assert installed(name) == "1.0.1"
+    after = kubectl_json("get", "clusterrole", f"{name}-installer")["rules"]
+    names = lambda rules: {n for r in rules for n in r.get("resourceNames", [])}  # noqa: E731
+    assert names(before) < names(after)
+    assert olmv1_e2e.configmap_version(p, ns) == "1.0.1"
+
+    # Downgrade: only self-certified; --dry-run shows it and changes nothing.
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.0", "--self-certified",
+                         "--create-rbac", "--dry-run")
+    assert rc == 0, err
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    ce = docs[-1]
+    assert ce["kind"] == "ClusterExtension"
+    assert ce["spec"]["source"]["catalog"]["version"] == "1.0.0"
+    assert ce["spec"]["source"]["catalog"]["upgradeConstraintPolicy"] == "SelfCertified"
+    assert {d["kind"] for d in docs[:-1]} >= {"ServiceAccount", "ClusterRole", "Role"}
+    assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == "1.0.1"
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.0", "--self-certified",
+                         "--create-rbac", "--wait")
+    assert rc == 0, err
+    assert installed(name) == "1.0.0"
+
+    # Nothing newer in range: says so and exits 0.
+    rc, out, err = olmv1(world, "upgrade", "extension", name)
+    assert rc == 0 and f"{name} stays at {p}.v1.0.0 (1.0.0)" in err, err
+
+
+def test_uninstall_delete_rbac(world, ext):
+    name, ns = ext
+    p = world["pkg"]
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--create-rbac", "--wait")
+    assert rc == 0, err
+    assert installed(name) == "2.0.0"
+    rc, out, err = olmv1(world, "uninstall", "extension", name, "--delete-rbac")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"clusterextension {name} deleted"
+    assert lines[1:] == [f"rolebinding {ns}/{name}-installer deleted", f"role {ns}/{name}-installer deleted",
+                         f"clusterrolebinding {name}-installer deleted", f"clusterrole {name}-installer deleted",
+                         f"serviceaccount {ns}/{name}-installer deleted", f"namespace {name[:50]} deleted"]
+    # The uninstall itself ran (as the ServiceAccount) before its RBAC went.
+    for args in (("clusterextension", name), ("clusterrole", f"{name}-installer")):
+        assert kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() == ""
+    left = kubectl("get", "clusterroles,clusterrolebindings", "-l", f"olm.operatorframework.io/owner-name={name}",
+                   "-o", "name").stdout.strip()
+    assert left == ""
+
+
+def test_uninstall_keeps_a_namespace_it_did_not_make(world, ext):
+    name, ns = ext
+    olmv1_e2e.setup_namespace(ns, olmv1_e2e.SA_RULES_FULL)
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", world["pkg"], "--namespace", ns,
+                       "--service-account", "installer", "--wait")
+    assert rc == 0, err
+    rc, out, err = olmv1(world, "uninstall", "extension", name, "--wait")
+    assert (rc, out) == (0, f"clusterextension {name} deleted\n"), err
+    assert kubectl("get", "namespace", ns, "-o", "name").stdout.strip() == f"namespace/{ns}"
+    assert kubectl("get", "serviceaccount", "installer", "-n", ns, "-o", "name").stdout.strip()
+
+
+def test_bad_input(world):
+    assert cli.fails(cli.EXIT_NOT_FOUND, "upgrade", "extension", "no-such-ext", "--version", "1.0.0") == \
+        'olmv1 upgrade extension: clusterextensions.olm.operatorframework.io "no-such-ext" not found (HTTP 404 Not Found)'
+    cli.fails(cli.EXIT_NOT_FOUND, "uninstall", "extension", "no-such-ext")
+    cli.fails(cli.EXIT_USAGE, "upgrade", "extension")
+    cli.fails(cli.EXIT_USAGE, "upgrade", "extension", "x", "--self-certified", "--catalog-provided")
+    cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "b")
+    cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "--timeout", "soon")
+
+
+# ---------------------------------------------------------------- explain (issue 14, part 5)
+
+
+def test_explain_blocked_upgrade_and_what_resolves(world, ext):
+    name, ns = ext
+    p = world["pkg"]
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
+                       "--create-rbac", "--wait")
+    assert rc == 0, err
+    # Someone asks for 2.0.0 with kubectl: operator-controller refuses (no edge from 1.0.0).
+    kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+            '{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}')
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == cli.EXIT_NO_MATCH, err
+    assert err == (f'olmv1 explain extension: error upgrading from currently installed version "1.0.0": '
+                   f'no bundles found for package "{p}" matching version "2.0.0"\n')
+    assert f"Installed: {p}.v1.0.0 (1.0.0)" in out
+    assert "  version range: 2.0.0" in out
+    rows = {r["VERSION"]: r for r in cli.table(out.split("Candidates (every bundle of the package in the selected "
+                                                         "catalogs):\n")[1].split("\n\n")[0])}
+    assert rows["2.0.0"]["VERDICT"] == f"no upgrade edge from {p}.v1.0.0"
+    assert rows["2.0.0"]["EDGE FROM INSTALLED"] == "none"
+    assert rows["1.0.1"]["EDGE FROM INSTALLED"] == f"replaces {p}.v1.0.0"
+    assert rows["1.0.1"]["VERDICT"] == "not in range 2.0.0"
+    assert rows["1.0.0"]["EDGE FROM INSTALLED"] == "same version"
+    assert "what blocks: upgrade edges: no bundle in the channels and range is a successor of" in out
+    assert "--self-certified" in out
+    assert f'successors of installed "{p}.v1.0.0" (1.0.0)' in out  # the resolver's own reasoning
+
+    # Any version: 1.0.1 is the successor the resolver picks (2.0.0 has no edge from 1.0.0).
+    kubectl("patch", "clusterextension", name, "--type=json", "-p",
+            '[{"op":"remove","path":"/spec/source/catalog/version"}]')
+    rc, out, err = olmv1(world, "explain", "extension", name, "-o", "json", "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    report = __import__("json").loads(out)
+    assert report["resolution"]["resolved"] is True
+    assert (report["resolution"]["bundle"], report["resolution"]["version"]) == (f"{p}.v1.0.1", "1.0.1")
+    assert report["installed"] == {"bundle": f"{p}.v1.0.0", "version": "1.0.0"}
+    verdicts = {c["version"]: c["verdict"] for c in report["candidates"]}
+    assert verdicts == {"2.0.0": f"no upgrade edge from {p}.v1.0.0", "1.0.1": "candidate", "1.0.0": "candidate"}
+    # OpenShift's API is served in this cluster (the e2e CRDs): the verdict is there.
+    assert "openshift" in report
+
+
+def test_explain_openshift_verdict(world, ext, cleanup):
+    name, ns = ext
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", world["pkg"], "--namespace", ns,
+                       "--version", "1.0.0", "--create-rbac", "--wait")
+    assert rc == 0, err
+    kubectl("delete", "clusterversion", "version", "--ignore-not-found", "--wait=true")
+    cleanup("clusterversion", "version")
+    kubectl("create", "-f", "-", input={"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+                                        "metadata": {"name": "version"}, "spec": {"clusterID": "e2e"}})
+    kubectl("patch", "clusterversion", "version", "--subresource=status", "--type=merge", "-p",
+            '{"status":{"desired":{"version":"4.18.3"}}}')
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    assert "OpenShift 4.18.3 -> 4.19: ok: no olm.maxOpenShiftVersion (ClusterOperator olm Upgradeable=True)" in out
+    assert f"Verdict: stays at {world['pkg']}.v1.0.0 (1.0.0)" in out
+
+
+def test_explain_not_found(world):
+    assert cli.fails(cli.EXIT_NOT_FOUND, "explain", "extension", "no-such-ext").startswith(
+        'olmv1 explain extension: clusterextensions.olm.operatorframework.io "no-such-ext" not found')
+    cli.fails(cli.EXIT_USAGE, "explain", "extension")
+    cli.fails(cli.EXIT_USAGE, "explain", "extension", "x", "-o", "yaml")
