@@ -59,6 +59,10 @@ def _why_no_real_node():
     if not (os.path.isdir("/sys/fs/cgroup/freezer") or os.path.exists("/sys/fs/cgroup/cgroup.freeze")
             or os.path.exists("/sys/fs/cgroup/cgroup.controllers")):
         return "no cgroup freezer (v1) and no cgroup v2"
+    if "\toverlay\n" not in Path("/proc/filesystems").read_text():
+        return "no overlay filesystem in this kernel (containerd's snapshotter)"
+    if not os.path.exists("/proc/sys/net/bridge/bridge-nf-call-iptables"):
+        return "no br_netfilter (/proc/sys/net/bridge): kube-proxy cannot see bridged Pod traffic"
     probe = subprocess.run(
         ["unshare", "--net", "--mount", "sh", "-c",
          "ip link add name probe0 type veth peer name probe1 && iptables -w -t nat -N OLMV1-PROBE"],
