@@ -9,9 +9,13 @@
 set -euo pipefail
 NODE_DIR=${1:?usage: node-exec.sh NODE_DIR [--new] CMD...}; shift
 cg=$(cat "$NODE_DIR/cgroup")
-for h in /sys/fs/cgroup/*/; do
-  [ -f "$h$cg/node/cgroup.procs" ] && echo $$ > "$h$cg/node/cgroup.procs"
-done
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then   # v2: one hierarchy
+  echo $$ > "/sys/fs/cgroup/$cg/node/cgroup.procs"
+else
+  for h in /sys/fs/cgroup/*/; do
+    [ ! -f "$h$cg/node/cgroup.procs" ] || echo $$ > "$h$cg/node/cgroup.procs"
+  done
+fi
 if [ "${1:-}" = --new ]; then
   shift
   exec unshare --net --mount --propagation private -- "$@"
