@@ -131,6 +131,7 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     s->access_log = o->access_log;
     s->metrics_cb = o->metrics;
     s->metrics_arg = o->metrics_arg;
+    s->no_metrics = o->no_metrics;
     if (o->tls_cert && *o->tls_cert && !(s->ssl = tls_setup(o, err))) {
         catalog_metrics_free(s->metrics);
         free(s);
@@ -154,6 +155,11 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
 }
 
 int catalog_server_port(const catalog_server *s) { return s->port; }
+
+void catalog_server_set_gate(catalog_server *s, const olm_http_gate *gate)
+{
+    s->gate = gate ? *gate : (olm_http_gate){0};
+}
 
 store_view *catalog_server_find(const catalog_server *s, const char *name)
 {

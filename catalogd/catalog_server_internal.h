@@ -33,10 +33,12 @@ struct catalog_server {
     FILE *access_log;         /* borrowed */
     int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
     void *metrics_arg;
+    bool no_metrics;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     int port;
     uint64_t drain_deadline;
+    olm_http_gate gate;       /* check NULL: none */
     h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */
     void (*on_stopped)(void *arg, bool clean);
     void *stop_arg;

@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "olm_error.h"
+#include "olm_http_gate.h"
 #include "strbuf.h"
 
 /* Fills `body` for a GET or HEAD of `path` (query removed) and returns the HTTP status;
@@ -34,6 +35,9 @@ typedef struct operator_health_opts {
  * loop must then run once more to close the failed listener. */
 operator_health *operator_health_start(uv_loop_t *loop, const operator_health_opts *opts, olm_error *err);
 int operator_health_port(const operator_health *h);
+/* From now on every request for /metrics first passes `gate` (copied; its object borrowed
+ * until the listener stopped): the metrics filter.  NULL: none. */
+void operator_health_set_gate(operator_health *h, const olm_http_gate *gate);
 /* Closes the listener and every open connection; frees h, then calls cb (may be NULL). */
 void operator_health_stop(operator_health *h, void (*cb)(void *data), void *data);
 
