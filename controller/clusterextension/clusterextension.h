@@ -235,4 +235,9 @@ typedef struct clusterextension_reconcile_stats {
 } clusterextension_reconcile_stats;
 void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out);
 
+/* The catalog the installed bundle of `extension` was resolved from by this process ("" when
+ * unknown: not resolved since start, or nothing installed).  Any thread. */
+void clusterextension_reconciler_catalog_of(clusterextension_reconciler *r, const char *extension, char *buf,
+                                            size_t bufsz);
+
 #endif

@@ -2,6 +2,7 @@
 #ifndef OLM_CLUSTEREXTENSION_INTERNAL_H
 #define OLM_CLUSTEREXTENSION_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -11,12 +12,20 @@
 #include "resolve.h"
 #include "install_record.h"
 
+/* clusterextension_info.c: extension -> the catalog its installed bundle was resolved from. */
+typedef struct clusterextension_infos clusterextension_infos;
+clusterextension_infos *clusterextension_infos_new(void); /* NULL when out of memory */
+void clusterextension_infos_free(clusterextension_infos *m);
+void clusterextension_infos_set(clusterextension_infos *m, const char *extension, const char *catalog);
+void clusterextension_infos_forget(clusterextension_infos *m, const char *extension);
+
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
     clusterextension_token_cache *own_tokens; /* when cfg.tokens was NULL; cfg.tokens then points here */
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
+    clusterextension_infos *infos;
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the

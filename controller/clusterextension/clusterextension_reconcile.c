@@ -23,7 +23,8 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     r->cache_dir = strdup(cfg->cache_dir ? cfg->cache_dir : ".");
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache) {
+    r->infos = clusterextension_infos_new();
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -51,6 +52,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     free(r->cache_dir);
     free(r->bundle_cache);
     clusterextension_token_cache_free(r->own_tokens);
+    clusterextension_infos_free(r->infos);
     free(r);
 }
 
@@ -291,6 +293,8 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     else if (run->installed_changed)
         olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "installed bundle %s version %s (%s)",
                 run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image);
+    if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
+        clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
     if (write_status(run, false, NULL, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
@@ -329,6 +333,7 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
     if (rc == KUBE_NOT_FOUND) {
         clusterextension_drift_forget(r, key);
+        clusterextension_infos_forget(r->infos, key);
         kind = KUBE_WQ_OK;
     } else if (rc < 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", key, "reading the ClusterExtension: %s", err.msg);
