@@ -146,12 +146,13 @@ cat <<MSG
 OLM v1 is running locally (state and logs in .dev/), each daemon as its ServiceAccount in
 $system_ns with the RBAC of config/rbac (.dev/identities/): catalogd (PID $(cat "$state/catalogd.pid"), logs
 .dev/logs/catalogd.log) and operator-controller (PID $(cat "$state/operator-controller.pid"), logs
-.dev/logs/operator-controller.log).  Metrics want a token allowed to get /metrics:
-  curl -H "Authorization: Bearer \$(kubectl -n $system_ns create token metrics-scraper)" \$OLMV1_OPERATOR_CONTROLLER_METRICS_URL
+.dev/logs/operator-controller.log).
   source .dev/env
   kubectl get clustercatalogs
   curl -s "\$OLMV1_CATALOGD_URL/catalogs/demo/api/v1/metas?schema=olm.package" | head -c 600
   build/cli/olmv1 resolve --catalog demo=$shared/data/catalogs-small/sample20 --package tigera-operator
+  # metrics, for a token allowed to get /metrics (\$OLMV1_CATALOGD_METRICS_URL likewise):
+  curl -H "Authorization: Bearer \$(kubectl -n $system_ns create token metrics-scraper)" \$OLMV1_OPERATOR_CONTROLLER_METRICS_URL
 MSG
 if [ $demo = 1 ]; then
   cat <<MSG
