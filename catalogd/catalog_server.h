@@ -27,6 +27,7 @@
 #include "catalog_store.h"
 #include "olm_error.h"
 #include "olm_http_gate.h"
+#include "olm_tls_profile.h"
 #include "strbuf.h"
 
 typedef struct catalog_server catalog_server;
@@ -35,7 +36,9 @@ typedef struct catalog_server_opts {
     const char *host;     /* listen address, e.g. "127.0.0.1" (IPv4 or IPv6 literal) */
     int port;             /* 0 picks an ephemeral port: see catalog_server_port */
     const char *tls_cert; /* PEM certificate chain; TLS iff both cert and key are set */
-    const char *tls_key;  /* PEM private key */
+    const char *tls_key;  /* PEM private key; both reloaded for new connections when they change */
+    const olm_tls_profile *tls_profile; /* NULL: intermediate */
+    const char *name;     /* for log lines, e.g. "--catalogs-server-addr" */
     FILE *access_log;     /* one line per request; NULL for none.  Borrowed. */
     /* What /metrics shows: NULL for this server's own metrics, else this callback's text
      * (a second listener that shows the catalog server's; return -1 for a 503). */

@@ -5,6 +5,7 @@
 #include <h2o.h>
 
 #include "catalog_server.h"
+#include "olm_tls_server.h"
 
 typedef struct catalog_entry {
     char *name;       /* owned */
@@ -28,7 +29,7 @@ struct catalog_server {
     h2o_globalconf_t config;
     h2o_context_t ctx;
     h2o_accept_ctx_t accept_ctx;
-    SSL_CTX *ssl;             /* owned; NULL without TLS */
+    olm_tls_server *tls;      /* owned; NULL without TLS */
     catalog_metrics *metrics; /* owned */
     FILE *access_log;         /* borrowed */
     int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */

@@ -488,14 +488,15 @@ static int catalog_metrics_text(strbuf *out, void *data)
 }
 
 /* `metrics`: this listener serves /metrics (false when --metrics-bind-address has its own). */
-static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, bool metrics,
-                                    olm_error *err)
+static catalog_server *start_server(app *a, const char *flag, const char *addr, bool tls, FILE *access_log,
+                                    bool metrics, olm_error *err)
 {
     char host[256];
     int port;
     olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
     catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.common.tls_cert : NULL,
-                             .tls_key = tls ? a->f.common.tls_key : NULL, .access_log = access_log,
+                             .tls_key = tls ? a->f.common.tls_key : NULL, .tls_profile = &a->f.common.tls,
+                             .name = flag, .access_log = access_log,
                              .metrics = catalog_metrics_text, .metrics_arg = a, .no_metrics = !metrics};
     return catalog_server_start(a->loop, &o, err);
 }
@@ -521,16 +522,16 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
     const char *flag = "--catalogs-server-addr", *addr = a->f.server_addr;
     /* With --metrics-bind-address, /metrics is served there only, behind its filter. */
     bool metrics_elsewhere = !olm_listen_off(c->metrics_addr);
-    a->srv = start_server(a, addr, tls, a->f.access_log ? stderr : NULL, !metrics_elsewhere, &err);
+    a->srv = start_server(a, flag, addr, tls, a->f.access_log ? stderr : NULL, !metrics_elsewhere, &err);
     if (a->srv && !olm_listen_off(c->health_addr)) {
         flag = "--health-probe-bind-address", addr = c->health_addr;
-        a->health = start_server(a, addr, false, NULL, !metrics_elsewhere, &err);
+        a->health = start_server(a, flag, addr, false, NULL, !metrics_elsewhere, &err);
         if (!a->health)
             goto fail;
     }
     if (a->srv && !olm_listen_off(c->metrics_addr)) {
         flag = "--metrics-bind-address", addr = c->metrics_addr;
-        a->metrics = start_server(a, addr, tls, NULL, true, &err);
+        a->metrics = start_server(a, flag, addr, tls, NULL, true, &err);
         if (!a->metrics)
             goto fail;
     }
@@ -584,6 +585,9 @@ static void log_started(app *a)
                  c->tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
                  a->f.cache_dir, a->health ? c->health_addr : "(catalog server only)",
                  a->metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
+    if (c->tls_cert)
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
+                     *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (c->global_pull_secret)
         catalogd_log(CATALOGD_LOG_WARN, NULL,
                      "--global-pull-secret %s is accepted but not applied yet; give registry credentials with "

@@ -642,7 +642,8 @@ static operator_health *listen_for(app *a, const char *flag, const char *addr, b
     olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
     const olm_daemon_flags *c = &a->f.common;
     operator_health_opts o = {.host = host, .port = port, .tls_cert = tls ? c->tls_cert : NULL,
-                              .tls_key = tls ? c->tls_key : NULL, .handler = handler, .data = a};
+                              .tls_key = tls ? c->tls_key : NULL, .tls_profile = &c->tls, .name = flag,
+                              .handler = handler, .data = a};
     olm_error err;
     operator_health *h = operator_health_start(a->loop, &o, &err);
     if (!h)
@@ -689,6 +690,9 @@ static void log_started(app *a)
           "every %llu ms",
           a->system_ns, a->f.cache_path, a->health ? c->health_addr : "off", a->metrics ? c->metrics_addr : "off",
           a->metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
+    if (a->metrics && c->tls_cert)
+        logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
+              *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (c->global_pull_secret)
         logf_(OLM_LOG_WARN,
               "--global-pull-secret %s is accepted but not applied yet; give registry credentials with --authfile",

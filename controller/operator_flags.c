@@ -29,7 +29,13 @@ void operator_usage(FILE *out)
           "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert, for\n"
           "                                 bearer tokens allowed to get /metrics (TokenReview +\n"
           "                                 SubjectAccessReview); then only there (default \"0\": none)\n"
-          "  --tls-cert PATH --tls-key PATH the metrics listener's certificate and key\n"
+          "  --tls-cert PATH --tls-key PATH the metrics listener's certificate and key (reloaded for new\n"
+          "                                 connections when the files change)\n"
+          "  --tls-profile NAME             old, intermediate (default), modern or custom: TLS versions\n"
+          "                                 and ciphers as OpenShift's TLS security profiles\n"
+          "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n"
+          "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n"
+          "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n"
           "  --leader-elect                 reconcile only while holding the Lease\n"
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
@@ -69,6 +75,10 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),
         OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
         OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
+        OLM_FLAG_STRING("--tls-profile", &c->tls_profile, NULL),
+        OLM_FLAG_STRING("--tls-custom-version", &c->tls_custom_version, NULL),
+        OLM_FLAG_STRING("--tls-custom-ciphers", &c->tls_custom_ciphers, NULL),
+        OLM_FLAG_STRING("--tls-custom-curves", &c->tls_custom_curves, NULL),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),

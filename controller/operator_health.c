@@ -11,6 +11,7 @@
 #include <openssl/ssl.h>
 
 #include "olm_log.h"
+#include "olm_tls_server.h"
 #include "operator_health.h"
 
 #define REQ_MAX 8192
@@ -40,7 +41,7 @@ typedef struct out_write {
 
 struct operator_health {
     uv_tcp_t listener;
-    SSL_CTX *tls; /* NULL: plain HTTP */
+    olm_tls_server *tls; /* NULL: plain HTTP */
     operator_health_handler handler;
     void *data;
     conn *conns;     /* open connections */
@@ -60,7 +61,7 @@ static void maybe_done(operator_health *h)
         return;
     void (*cb)(void *) = h->stop_cb;
     void *d = h->stop_data;
-    SSL_CTX_free(h->tls);
+    olm_tls_server_free(h->tls);
     free(h);
     if (cb)
         cb(d);
@@ -380,7 +381,8 @@ static void on_connection(uv_stream_t *server, int status)
         h->conns->prev = c;
     h->conns = c;
     h->live++;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 || (h->tls && tls_attach(c, h->tls) != 0) ||
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+        (h->tls && tls_attach(c, olm_tls_server_ctx(h->tls)) != 0) ||
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
         conn_close(c);
         return;
@@ -393,28 +395,6 @@ static void listener_closed(uv_handle_t *hd)
     operator_health *h = hd->data;
     h->listener_closed = true;
     maybe_done(h);
-}
-
-/* Why each step can fail is the user's to fix (a path, a key that is not the cert's). */
-static SSL_CTX *tls_setup(const operator_health_opts *o, olm_error *err)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    const char *what = !ctx                                                                     ? "out of memory"
-                       : SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) != 1               ? o->tls_cert
-                       : SSL_CTX_use_PrivateKey_file(ctx, o->tls_key, SSL_FILETYPE_PEM) != 1     ? o->tls_key
-                       : SSL_CTX_check_private_key(ctx) != 1 ? "the certificate and key do not match"
-                                                              : NULL;
-    if (what) {
-        char why[256];
-        ERR_error_string_n(ERR_get_error(), why, sizeof why);
-        ERR_clear_error();
-        olm_error_set(err, "TLS: %s: %s", what, why);
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-    return ctx;
 }
 
 operator_health *operator_health_start(uv_loop_t *loop, const operator_health_opts *o, olm_error *err)
@@ -430,7 +410,9 @@ operator_health *operator_health_start(uv_loop_t *loop, const operator_health_op
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    if (o->tls_cert && o->tls_key && !(h->tls = tls_setup(o, err))) {
+    olm_tls_server_opts to = {.cert = o->tls_cert, .key = o->tls_key, .profile = o->tls_profile,
+                              .log_key = "clusterExtension", .log_name = o->name};
+    if (o->tls_cert && o->tls_key && !(h->tls = olm_tls_server_new(&to, err))) {
         free(h);
         return NULL;
     }

@@ -5,7 +5,9 @@
  * libraries, and probes and scrapers need nothing more than "read one GET, answer, close".
  * Each connection serves one request (Connection: close); requests larger than 8 KiB or
  * idle for 10 s are dropped.  TLS (--metrics-bind-address with --tls-cert/--tls-key) runs
- * OpenSSL over memory BIOs, so libuv still does all the I/O: TLS 1.2 or later, HTTP/1.1.
+ * OpenSSL over memory BIOs, so libuv still does all the I/O; the TLS profile sets versions,
+ * ciphers and curves, and a changed certificate or key is taken for the next connections
+ * (olm_tls_server.h).
  *
  * Thread affinity: loop thread only; the handler runs on the loop thread. */
 #ifndef OLM_OPERATOR_HEALTH_H
@@ -15,6 +17,7 @@
 
 #include "olm_error.h"
 #include "olm_http_gate.h"
+#include "olm_tls_profile.h"
 #include "strbuf.h"
 
 /* Fills `body` for a GET or HEAD of `path` (query removed) and returns the HTTP status;
@@ -26,7 +29,9 @@ typedef struct operator_health operator_health;
 typedef struct operator_health_opts {
     const char *host;               /* an IPv4 or IPv6 literal */
     int port;                       /* 0 picks a free one: see operator_health_port */
-    const char *tls_cert, *tls_key; /* PEM files: HTTPS when both are set */
+    const char *tls_cert, *tls_key; /* PEM files: HTTPS when both are set; reloaded when they change */
+    const olm_tls_profile *tls_profile; /* NULL: intermediate */
+    const char *name;               /* for log lines, e.g. "--metrics-bind-address" */
     operator_health_handler handler;
     void *data;
 } operator_health_opts;

@@ -11,11 +11,15 @@
 
 #include "olm_feature_gates.h"
 #include "olm_tls.h"
+#include "olm_tls_profile.h"
 
 typedef struct olm_daemon_flags {
     const char *health_addr;        /* --health-probe-bind-address (alias --health-addr); off: see below */
     const char *metrics_addr;       /* --metrics-bind-address; "0" (the default) is off */
     const char *tls_cert, *tls_key; /* both or neither */
+    const char *tls_profile;        /* --tls-profile old|intermediate|modern|custom, or NULL */
+    const char *tls_custom_version, *tls_custom_ciphers, *tls_custom_curves; /* with custom */
+    olm_tls_profile tls;            /* what those four say (olm_daemon_flags_check fills it) */
     const char *system_namespace;   /* NULL: olm_daemon_system_namespace() */
     const char *pull_cas_dir;       /* extra CAs for registries, or NULL */
     const char *global_pull_secret; /* "NS/NAME", or NULL; accepted, not applied yet */
@@ -32,7 +36,8 @@ bool olm_listen_off(const char *addr);
 void olm_flag_empty_is_unset(const char **value);
 
 /* The value checks of the shared flags, with no I/O (what --check-flags validates): listen
- * addresses, --tls-cert with --tls-key, --system-namespace a DNS-1123 label,
+ * addresses, --tls-cert with --tls-key, the TLS profile flags (into f->tls), --system-namespace
+ * a DNS-1123 label,
  * --global-pull-secret NS/NAME, --feature-gates against `gates` (which it sets).  Paths and
  * names given as "" become NULL first.  0, or -1 with a one-line msg naming the flag. */
 int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,

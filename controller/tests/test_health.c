@@ -9,6 +9,8 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "operator_health.h"
 
@@ -31,6 +33,7 @@ typedef struct fetch {
     char url[128];
     const char *cafile; /* NULL: the system store (which does not trust the fixture) */
     const char *auth;   /* an Authorization header, or NULL */
+    const char *rotate_from, *rotate_to; /* before fetching: copy <from>.crt/.key over <to>.crt/.key */
     long timeout;       /* seconds; 0: 10 */
     CURLcode rc;
     long status;
@@ -48,8 +51,38 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
     return len;
 }
 
+static void copy_file(const char *from, const char *to)
+{
+    char tmp[512], buf[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", to);
+    FILE *in = fopen(from, "rb"), *out = fopen(tmp, "wb");
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    rename(tmp, to); /* a new inode, as the kubelet's swap of a Secret volume gives */
+}
+
+/* What a certificate rotation does to the mounted files; the server looks at most once a second. */
+static void rotate(const char *from, const char *to)
+{
+    char f[256], t[256];
+    snprintf(f, sizeof f, "%s.crt", from);
+    snprintf(t, sizeof t, "%s.crt", to);
+    copy_file(f, t);
+    snprintf(f, sizeof f, "%s.key", from);
+    snprintf(t, sizeof t, "%s.key", to);
+    copy_file(f, t);
+    usleep(1100 * 1000);
+}
+
 static void do_fetch(fetch *f)
 {
+    if (f->rotate_from)
+        rotate(f->rotate_from, f->rotate_to);
     CURL *h = curl_easy_init();
     curl_easy_setopt(h, CURLOPT_URL, f->url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -242,6 +275,47 @@ static void test_tls(void **state)
     assert_string_equal(f[4].body, "up 1\n");
 }
 
+/* Rotated files: the next connection is served the new certificate; a bad pair keeps it. */
+static void test_tls_reload(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/olm-health-XXXXXX", base[64], cert[128], key[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(base, sizeof base, "%s/tls", dir);
+    snprintf(cert, sizeof cert, "%s.crt", base);
+    snprintf(key, sizeof key, "%s.key", base);
+    copy_file(FIX "server.crt", cert);
+    copy_file(FIX "server.key", key);
+    char half[64];
+    snprintf(half, sizeof half, "%s/half", dir); /* the rotated certificate with the old key */
+    snprintf(cert, sizeof cert, "%s.crt", half);
+    copy_file(FIX "rotated.crt", cert);
+    snprintf(cert, sizeof cert, "%s.key", half);
+    copy_file(FIX "server.key", cert);
+    snprintf(cert, sizeof cert, "%s.crt", base);
+    operator_health_opts o = {.tls_cert = cert, .tls_key = key};
+    fetch f[] = {
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"},
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "rotated.crt", .rotate_from = FIX "rotated",
+         .rotate_to = base},
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"}, /* no longer served */
+        {.scheme = "https", .path = "/metrics", .cafile = FIX "rotated.crt", .rotate_from = half, .rotate_to = base},
+    };
+    serve_and_fetch(&o, f, 4);
+    assert_int_equal(f[0].rc, CURLE_OK);
+    assert_int_equal(f[1].rc, CURLE_OK);
+    assert_string_equal(f[1].body, "up 1\n");
+    assert_int_equal(f[2].rc, CURLE_PEER_FAILED_VERIFICATION);
+    assert_int_equal(f[3].rc, CURLE_OK); /* the half-rotated pair was refused: still the rotated one */
+    const char *names[] = {"tls.crt", "tls.key", "half.crt", "half.key"};
+    for (size_t i = 0; i < 4; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_start_errors(void **state)
 {
     (void)state;
@@ -274,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_plain),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_start_errors),
+        cmocka_unit_test(test_tls_reload),
         cmocka_unit_test(test_gate),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

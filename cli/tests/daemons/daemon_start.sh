@@ -118,6 +118,12 @@ for d in "$CATALOGD" "$OPCTL"; do
         "$d" --feature-gates Bogus=true
     expect "$d bad address" 2 "--metrics-bind-address: want :PORT" -- "$d" --check-flags --metrics-bind-address 7443
     expect "$d bad secret" 2 "--global-pull-secret: want NAMESPACE/NAME" -- "$d" --global-pull-secret x
+    expect "$d bad TLS profile" 2 "--tls-profile: want old, intermediate, modern or custom, got \"strict\"" -- \
+        "$d" --check-flags --tls-profile strict
+    expect "$d custom TLS without custom" 2 "--tls-custom-ciphers is used only with --tls-profile custom" -- \
+        "$d" --check-flags --tls-custom-ciphers TLS_AES_128_GCM_SHA256
+    expect "$d custom TLS profile" 0 "" -- "$d" --check-flags --tls-profile Custom --tls-custom-version VersionTLS13 \
+        --tls-custom-ciphers TLS_AES_128_GCM_SHA256,ECDHE-RSA-AES128-GCM-SHA256 --tls-custom-curves X25519,secp256r1
 done
 
 # --- bad input at start: one line, exit 1, before the API server is contacted
