@@ -33,7 +33,11 @@ void catalogd_usage(FILE *out)
             "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n"
             "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n"
             "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n"
-            "  --health-probe-bind-address ADDR\n"
+            "  --log-level LEVEL              error, warn, info (default) or debug (each reconcile step\n"
+            "                                 with its duration)\n"
+            "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
+            "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
+            "                                 catalog)\n"            "  --health-probe-bind-address ADDR\n"
             "                                 a separate listener for /healthz and /readyz (default:\n"
             "                                 none; they are always served on the catalog server too);\n"
             "                                 --health-addr is the same flag\n"
@@ -105,6 +109,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_STRING("--tls-custom-version", &c->tls_custom_version, NULL),
         OLM_FLAG_STRING("--tls-custom-ciphers", &c->tls_custom_ciphers, NULL),
         OLM_FLAG_STRING("--tls-custom-curves", &c->tls_custom_curves, NULL),
+        OLM_DAEMON_LOG_FLAGS(c),
         OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, NULL),
         OLM_FLAG_STRING("--health-addr", &c->health_addr, NULL),
         OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),

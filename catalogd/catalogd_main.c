@@ -688,6 +688,7 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "catalogd: %s\n", msg); /* like a Go flag error; --help has the usage */
     if (rc >= 0)
         return rc;
+    olm_daemon_apply_logging(&a->f.common);
     if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, sizeof msg) != 0) {
         fprintf(stderr, "catalogd: %s\n", msg);
         return 1;

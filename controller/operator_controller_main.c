@@ -801,6 +801,7 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "operator-controller: %s\n", msg); /* like a Go flag error; --help has the usage */
     if (rc >= 0)
         return rc;
+    olm_daemon_apply_logging(&a->f.common);
     if (preflight(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);
         return 1;

@@ -36,7 +36,11 @@ void operator_usage(FILE *out)
           "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n"
           "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n"
           "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n"
-          "  --leader-elect                 reconcile only while holding the Lease\n"
+          "  --log-level LEVEL              error, warn, info (default) or debug (each reconcile step\n"
+          "                                 with its duration)\n"
+          "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
+          "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
+          "                                 clusterExtension)\n"          "  --leader-elect                 reconcile only while holding the Lease\n"
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to the\n"
@@ -79,6 +83,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--tls-custom-version", &c->tls_custom_version, NULL),
         OLM_FLAG_STRING("--tls-custom-ciphers", &c->tls_custom_ciphers, NULL),
         OLM_FLAG_STRING("--tls-custom-curves", &c->tls_custom_curves, NULL),
+        OLM_DAEMON_LOG_FLAGS(c),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),

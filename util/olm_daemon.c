@@ -45,6 +45,15 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         snprintf(msg, msgsz, "--tls-cert and --tls-key go together (both paths, or neither)");
         return -1;
     }
+    f->level = f->verbosity > 0 ? OLM_LOG_DEBUG : OLM_LOG_INFO;
+    if (f->log_level && olm_log_parse_level(f->log_level, &f->level) != 0) {
+        snprintf(msg, msgsz, "--log-level: want error, warn, info or debug, got \"%s\"", f->log_level);
+        return -1;
+    }
+    if (olm_log_parse_format(f->log_format ? f->log_format : "text", &f->format) != 0) {
+        snprintf(msg, msgsz, "--log-format: want text or json, got \"%s\"", f->log_format);
+        return -1;
+    }
     if (olm_tls_profile_from_flags(f->tls_profile, f->tls_custom_version, f->tls_custom_ciphers,
                                    f->tls_custom_curves, &f->tls, msg, msgsz) != 0)
         return -1;
@@ -60,6 +69,12 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         return -1;
     }
     return olm_feature_gates_parse(gates, ngates, f->feature_gates, msg, msgsz);
+}
+
+void olm_daemon_apply_logging(const olm_daemon_flags *f)
+{
+    olm_log_set_level(f->level);
+    olm_log_set_format(f->format);
 }
 
 void olm_daemon_print_version(const char *prog)

@@ -67,6 +67,11 @@ int clusterextension_fail(clusterextension_run *run, clusterextension_progress p
 /* The same with the `error for resolved bundle "<n>" with version "<v>": ` prefix. */
 int clusterextension_fail_bundle(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* clusterextension_run.c: a DEBUG line "<step> took <ms> ms[: detail]" for the reconcile
+ * step that started at t0_ms (olm_time_mono_ms); nothing unless debug lines are on. */
+void clusterextension_debug_step(const clusterextension_run *run, const char *step, double t0_ms, const char *fmt,
+                                 ...) __attribute__((format(printf, 4, 5)));
+
 /* Tells the drift watcher what this extension installed (the record's kinds, the
  * token); no-op without a drift watcher or a token.  Failures are logged. */
 void clusterextension_drift_post(clusterextension_run *run);

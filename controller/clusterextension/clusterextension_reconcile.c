@@ -295,10 +295,13 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
                 run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image);
     if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
         clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
+    double t0 = olm_time_mono_ms();
     if (write_status(run, false, NULL, &err) != 0) {
+        clusterextension_debug_step(run, "status", t0, "failed");
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
+    clusterextension_debug_step(run, "status", t0, NULL);
     return kind;
 }
 
@@ -349,6 +352,11 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     }
     run_free(&run);
     uint64_t dt = now_us() - t0;
+    if (olm_log_enabled(OLM_LOG_DEBUG)) {
+        static const char *const result[] = {"ok", "error (retried)", "requeue", "terminal error"};
+        olm_log(OLM_LOG_DEBUG, "clusterExtension", key, "reconcile took %.1f ms: %s", (double)dt / 1e3,
+                (unsigned)kind < 4 ? result[kind] : "?");
+    }
     atomic_fetch_add(&r->total, 1);
     atomic_fetch_add(&r->micros_total, dt);
     for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)

@@ -9,6 +9,7 @@ use.  The module's listeners are plain HTTP; one test runs a catalogd whose list
 """
 
 import datetime
+import json
 import os
 import re
 import ssl
@@ -30,7 +31,8 @@ def world(crds, tmp_path_factory):
     cport, oport = free_port(), free_port()
     with olmv1_e2e.olm_env(tmp_path_factory.mktemp("metrics-auth"), LABEL,
                            catalogd_extra=["--metrics-bind-address", f"127.0.0.1:{cport}"],
-                           ctl_extra=["--metrics-bind-address", f"127.0.0.1:{oport}"]) as env:
+                           ctl_extra=["--metrics-bind-address", f"127.0.0.1:{oport}",
+                                      "--log-level", "debug", "--log-format", "json"]) as env:
         env.update(catalogd_metrics=f"http://127.0.0.1:{cport}/metrics",
                    opctl_metrics=f"http://127.0.0.1:{oport}/metrics")
         scrapers = unique("scrapers")
@@ -144,3 +146,23 @@ def test_extension_info(world, ns, name):
     olmv1_e2e.delete_ce(name)
     wait_for(lambda: f'name="{name}"' not in scrape(env["opctl_metrics"], env["token"]["reader"])[1],
              "the info series to go", env["ctl"])
+
+
+def test_debug_json_log_lines(world, ns, name):
+    """--log-level debug --log-format json (this module's operator-controller): one JSON object a
+    line, and each reconcile step of an install with its duration."""
+    env = world
+    pkg = unique("lpk")
+    images = olmv1_e2e.push_bundles(env, pkg, VERSIONS[:1])
+    ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS[:1], "latest")
+    olmv1_e2e.create_catalog(env, pkg, ref)
+    olmv1_e2e.apply_ce(env, pkg, name, ns)
+    olmv1_e2e.wait_installed(env, name, f"{pkg}.v{VERSIONS[0]}", VERSIONS[0])
+    lines = [json.loads(line) for line in env["ctl"].log_text().splitlines() if line.strip()]
+    assert all(set(o) >= {"ts", "level", "msg"} for o in lines)
+    mine = [o["msg"] for o in lines if o.get("clusterExtension") == name and o["level"] == "debug"]
+    for step in ("resolve", "pull", "render", "preflight", "apply", "status", "reconcile"):
+        assert any(re.match(rf"{step} took [0-9.]+ ms", m) for m in mine), (step, mine)
+    assert any(o["level"] == "info" and o.get("clusterExtension") == name and o["msg"].startswith("installed bundle")
+               for o in lines)
+    olmv1_e2e.delete_ce(name)

@@ -240,6 +240,41 @@ static void test_log_lines(void **state)
     assert_null(strstr(out, "dropped"));
 }
 
+static void log_json(void)
+{
+    olm_log_set_format(OLM_LOG_JSON);
+    olm_log_set_level(OLM_LOG_DEBUG);
+    olm_log(OLM_LOG_DEBUG, "clusterExtension", "argocd", "resolve took 1.5 ms: \"x\"\tback\\slash");
+    olm_log(OLM_LOG_WARN, "catalog", NULL, "no subject \xff\xc3\xa9 \x01");
+    olm_log_set_format(OLM_LOG_TEXT);
+    olm_log_set_level(OLM_LOG_INFO);
+}
+
+static void test_log_json_and_levels(void **state)
+{
+    (void)state;
+    const char *out = capture_stderr(log_json);
+    /* {"ts":"2026-11-21T15:28:04.513Z" is 32 characters */
+    assert_memory_equal(out, "{\"ts\":\"", 7);
+    assert_true(out[7 + 23] == 'Z' && out[31] == '"');
+    const char *first = ",\"level\":\"debug\",\"clusterExtension\":\"argocd\","
+                        "\"msg\":\"resolve took 1.5 ms: \\\"x\\\"\\u0009back\\\\slash\"}\n";
+    assert_memory_equal(out + 32, first, strlen(first));
+    const char *second = strchr(out, '\n') + 1;
+    /* No subject: no field; bytes that are not UTF-8 become U+FFFD, UTF-8 stays. */
+    assert_string_equal(second + 32, ",\"level\":\"warn\",\"msg\":\"no subject \\ufffd\xc3\xa9 \\u0001\"}\n");
+    olm_log_level l;
+    olm_log_format f;
+    assert_int_equal(olm_log_parse_level("Debug", &l), 0);
+    assert_int_equal(l, OLM_LOG_DEBUG);
+    assert_int_equal(olm_log_parse_level("warning", &l), 0);
+    assert_int_equal(l, OLM_LOG_WARN);
+    assert_int_equal(olm_log_parse_level("trace", &l), -1);
+    assert_int_equal(olm_log_parse_format("JSON", &f), 0);
+    assert_int_equal(f, OLM_LOG_JSON);
+    assert_int_equal(olm_log_parse_format("logfmt", &f), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_samples_and_process_metrics),
         cmocka_unit_test(test_log_lines),
+        cmocka_unit_test(test_log_json_and_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

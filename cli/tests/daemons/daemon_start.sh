@@ -122,6 +122,10 @@ for d in "$CATALOGD" "$OPCTL"; do
         "$d" --check-flags --tls-profile strict
     expect "$d custom TLS without custom" 2 "--tls-custom-ciphers is used only with --tls-profile custom" -- \
         "$d" --check-flags --tls-custom-ciphers TLS_AES_128_GCM_SHA256
+    expect "$d bad log level" 2 "--log-level: want error, warn, info or debug, got \"trace\"" -- \
+        "$d" --check-flags --log-level trace
+    expect "$d bad log format" 2 "--log-format: want text or json, got \"logfmt\"" -- "$d" --check-flags --log-format logfmt
+    expect "$d klog verbosity" 0 "" -- "$d" --check-flags -v 4 --log-format json --v=2 --log-level warn
     expect "$d custom TLS profile" 0 "" -- "$d" --check-flags --tls-profile Custom --tls-custom-version VersionTLS13 \
         --tls-custom-ciphers TLS_AES_128_GCM_SHA256,ECDHE-RSA-AES128-GCM-SHA256 --tls-custom-curves X25519,secp256r1
 done
