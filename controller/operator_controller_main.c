@@ -432,6 +432,7 @@ static int start_controllers(app *a, olm_error *err)
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
+        .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
         .tokens = a->tokens,
         .drift = a->drift,
         .crd_check = crdsafety_check,

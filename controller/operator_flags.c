@@ -50,6 +50,9 @@ void operator_usage(FILE *out)
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
           "                                 drift watches (default 5m; 0 disables)\n"
           "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n"
+          "  --progress-deadline-minute-seconds N\n"
+          "                                 test only: the seconds in a minute of\n"
+          "                                 spec.progressDeadlineMinutes (default 60)\n"
           "  --feature-gates LIST           Name=true|false,... Known gates:\n",
           out);
     olm_feature_gates_usage(out, OPERATOR_GATES, "                                   ");
@@ -96,6 +99,8 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                           "--drift-repair-interval: bad duration %s"),
         OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
                           "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
+        OLM_FLAG_UINT("--progress-deadline-minute-seconds", &f->deadline_minute_s, "60", 1, 3600,
+                      "--progress-deadline-minute-seconds must be 1..3600, not %s"),
         OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),
         OLM_FLAG_BOOL("--version", &c->version, "false"),
     };

@@ -23,6 +23,7 @@ typedef struct operator_flags {
     unsigned concurrency;            /* --max-concurrent-reconciles, default 4 */
     uint64_t repair_interval_ms;     /* --drift-repair-interval, default 5m; 0 disables */
     uint64_t pull_timeout_ms;        /* --pull-timeout: a whole bundle image pull, default 10m */
+    unsigned deadline_minute_s;      /* test-only --progress-deadline-minute-seconds, default 60 */
 } operator_flags;
 
 /* Strings point into argv.  Returns 0, 1 when help was asked for (usage printed to

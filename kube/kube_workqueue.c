@@ -215,6 +215,8 @@ static void apply_result(kube_workqueue *q, wq_item *it, kube_wq_result res)
     switch (res.kind) {
     case KUBE_WQ_ERROR:
         kube_workqueue_add_rate_limited(q, it->key, NULL);
+        if (res.requeue_after_ms) /* a deadline the caller must not miss (add_after keeps the earliest) */
+            kube_workqueue_add_after(q, it->key, res.requeue_after_ms, NULL);
         break;
     case KUBE_WQ_REQUEUE_AFTER:
         it->failures = 0;

@@ -43,6 +43,8 @@ typedef enum kube_wq_result_kind {
 
 typedef struct kube_wq_result {
     kube_wq_result_kind kind;
+    /* REQUEUE_AFTER: when to run again.  ERROR: when non-zero, retry no later than this
+     * (the back-off still counts the failure; the earlier wake-up wins). */
     uint64_t requeue_after_ms;
 } kube_wq_result;
 

@@ -106,7 +106,8 @@ int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa,
  *    installed, False/Failed "No bundle installed" when not, Unknown/Failed with the
  *    error when the installed state could not be read;
  *  - Progressing: True/Succeeded "Desired state reached", True/Retrying (error), or
- *    False/Blocked | False/InvalidConfiguration (terminal errors);
+ *    False/Blocked | False/InvalidConfiguration (terminal errors), or
+ *    False/ProgressDeadlineExceeded (still retrying, past spec.progressDeadlineMinutes);
  *  - the four deprecation conditions when given (else left as they are);
  *  - status.install.bundle {name, version} (removed when nothing is installed);
  *  - observedGeneration on every condition set; lastTransitionTime kept while the
@@ -122,7 +123,11 @@ typedef enum clusterextension_progress {
     CE_PROGRESS_RETRYING,       /* True/Retrying: a retryable error */
     CE_PROGRESS_BLOCKED,        /* False/Blocked: terminal */
     CE_PROGRESS_INVALID_CONFIG, /* False/InvalidConfiguration: terminal config error */
+    CE_PROGRESS_DEADLINE_EXCEEDED, /* False/ProgressDeadlineExceeded: retrying for too long */
 } clusterextension_progress;
+
+/* The message of ProgressDeadlineExceeded, upstream's words (its revisions roll out). */
+#define CE_DEADLINE_MESSAGE "Revision has not rolled out for %lld minute(s). Last status: %s"
 
 typedef struct clusterextension_installed_bundle {
     const char *name, *version, *image;
@@ -185,6 +190,13 @@ char *clusterextension_message_clean(const char *message);
  *      enqueues the extension when one is deleted or changed; deletion stops them.
  * Errors retry with the work queue's back-off; terminal errors (Blocked,
  * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
+ * spec.progressDeadlineMinutes (experimental upstream, where its Boxcutter runtime times a
+ * revision's rollout): once the current generation has failed with retryable errors for that
+ * long, Progressing turns False/ProgressDeadlineExceeded, "Revision has not rolled out for N
+ * minute(s). Last status: <the error>"; retries go on, and the next success is
+ * True/Succeeded again.  The clock starts at the first failure of a generation this process
+ * sees (a restart starts it again), and a retry is due no later than the deadline, so the
+ * condition flips on time whatever the back-off.
  *
  * Threading: clusterextension_reconcile may run for different keys on several threads at once; the
  * work queue never runs one key twice at a time.  The reconciler's counters are
@@ -203,6 +215,7 @@ typedef struct clusterextension_reconciler_config {
     oci_pull_opts pull;             /* registry options for bundle images (strings borrowed) */
     uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
+    uint64_t deadline_minute_ms;    /* a minute of spec.progressDeadlineMinutes; 0: 60000 (tests shorten it) */
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "applier.h"
 #include "bundle.h"
@@ -18,6 +19,11 @@ clusterextension_infos *clusterextension_infos_new(void); /* NULL when out of me
 void clusterextension_infos_free(clusterextension_infos *m);
 void clusterextension_infos_set(clusterextension_infos *m, const char *extension, const char *catalog);
 void clusterextension_infos_forget(clusterextension_infos *m, const char *extension);
+/* spec.progressDeadlineMinutes: when `generation` of the extension started failing (now, on
+ * its first failure, or when the generation changed); _succeeded stops the clock. */
+time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,
+                                            time_t now);
+void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension);
 
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
@@ -55,6 +61,7 @@ typedef struct clusterextension_run {
     char *message;          /* owned; NULL for success */
     bool installed_changed; /* a new bundle was applied: installed = target */
     bool deprecation_known; /* compute deprecation conditions at the end */
+    uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
 } clusterextension_run;
 
 /* Steps (clusterextension_steps.c).  Each returns 0 to go on, -1 when the outcome

@@ -177,6 +177,37 @@ static void test_metrics(void **state)
     rec_free(&r);
 }
 
+/* An error with requeue_after_ms: retried by then even when the back-off would wait longer. */
+static kube_wq_result fail_with_deadline(const char *key, void *data)
+{
+    rec *r = data;
+    uv_mutex_lock(&r->mu);
+    int i = r->runs++;
+    if (i < MAX_RUNS)
+        r->at_ms[i] = uv_hrtime() / 1000000;
+    uv_mutex_unlock(&r->mu);
+    (void)key;
+    return i == 0 ? (kube_wq_result){KUBE_WQ_ERROR, 20} : (kube_wq_result){KUBE_WQ_OK, 0};
+}
+
+static void test_error_with_deadline(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.base_delay_ms = 60000}; /* a back-off far beyond the test */
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, fail_with_deadline, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "k", &err), 0);
+    run_until_idle(&loop, q, &r);
+    assert_int_equal(r.runs, 2);
+    assert_true(r.at_ms[1] - r.at_ms[0] >= 20 && r.at_ms[1] - r.at_ms[0] < 30000);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
 static void test_dedupe_and_order(void **state)
 {
     (void)state;
@@ -420,6 +451,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dedupe_and_order),
         cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_error_with_deadline),
         cmocka_unit_test(test_exclusion_while_processing),
         cmocka_unit_test(test_backoff_function),
         cmocka_unit_test(test_backoff_on_loop),

@@ -82,6 +82,13 @@ static void test_terminal_reasons(void **state)
     st = clusterextension_status_compute(NULL, &in, NULL);
     expect_cond(st, "Progressing", "False", "InvalidConfiguration", in.progress_message, 2);
     json_decref(st);
+    /* spec.progressDeadlineMinutes passed while retrying: False, the installed bundle stays. */
+    in.progress = CE_PROGRESS_DEADLINE_EXCEEDED;
+    in.progress_message = "Revision has not rolled out for 10 minute(s). Last status: forbidden";
+    st = clusterextension_status_compute(NULL, &in, NULL);
+    expect_cond(st, "Progressing", "False", "ProgressDeadlineExceeded", in.progress_message, 2);
+    expect_cond(st, "Installed", "True", "Succeeded", "Installed bundle img successfully", 2);
+    json_decref(st);
 }
 
 static void test_installed_unknown(void **state)
