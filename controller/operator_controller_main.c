@@ -217,8 +217,8 @@ static void write_extension_info(app *a, strbuf *b)
         const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
         const json_t *cat = json_object_get(json_object_get(json_object_get(o, "spec"), "source"), "catalog");
         const char *pkg = json_string_value(json_object_get(cat, "packageName"));
-        const json_t *bundle = json_object_get(json_object_get(json_object_get(o, "status"), "install"), "bundle");
-        const char *version = json_string_value(json_object_get(bundle, "version"));
+        const json_t *installed = json_object_get(json_object_get(json_object_get(o, "status"), "install"), "bundle");
+        const char *version = json_string_value(json_object_get(installed, "version"));
         char catalog[256] = "";
         if (!name)
             continue;
@@ -433,6 +433,7 @@ static int start_controllers(app *a, olm_error *err)
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
         .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
+        .cert_mode = a->f.cert_mode,
         .tokens = a->tokens,
         .drift = a->drift,
         .crd_check = crdsafety_check,

@@ -1,4 +1,5 @@
 /* operator_flags: see the header. */
+#include <stdio.h>
 #include <string.h>
 
 #include "olm_flags.h"
@@ -50,6 +51,10 @@ void operator_usage(FILE *out)
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
           "                                 drift watches (default 5m; 0 disables)\n"
           "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n"
+          "  --webhook-cert-provider P      who issues the certificates of bundles' webhooks: auto\n"
+          "                                 (default: OpenShift service-ca where config.openshift.io/v1\n"
+          "                                 is served, else cert-manager where cert-manager.io/v1 is),\n"
+          "                                 cert-manager or openshift-service-ca\n"
           "  --progress-deadline-minute-seconds N\n"
           "                                 test only: the seconds in a minute of\n"
           "                                 spec.progressDeadlineMinutes (default 60)\n"
@@ -99,6 +104,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                           "--drift-repair-interval: bad duration %s"),
         OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
                           "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
+        OLM_FLAG_STRING("--webhook-cert-provider", &f->webhook_cert_provider, "auto"),
         OLM_FLAG_UINT("--progress-deadline-minute-seconds", &f->deadline_minute_s, "60", 1, 3600,
                       "--progress-deadline-minute-seconds must be 1..3600, not %s"),
         OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),
@@ -109,6 +115,17 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         operator_usage(stdout);
     if (rc != 0)
         return rc;
+    const char *wcp = f->webhook_cert_provider;
+    if (strcmp(wcp, "auto") == 0)
+        f->cert_mode = CE_CERT_AUTO;
+    else if (strcmp(wcp, "cert-manager") == 0)
+        f->cert_mode = CE_CERT_MANAGER;
+    else if (strcmp(wcp, "openshift-service-ca") == 0)
+        f->cert_mode = CE_CERT_SERVICE_CA;
+    else {
+        snprintf(msg, msgsz, "--webhook-cert-provider: want auto, cert-manager or openshift-service-ca, got \"%s\"", wcp);
+        return -1;
+    }
     olm_flag_empty_is_unset(&f->catalogd_cas_dir);
     olm_flag_empty_is_unset(&f->catalogd_ca_file);
     return olm_daemon_flags_check(c, OPERATOR_GATES, msg, msgsz);

@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "drift.h"
+#include "render.h"
 #include "resolve.h"
 #include "kube_client.h"
 #include "kube_informer.h"
@@ -206,6 +207,24 @@ char *clusterextension_message_clean(const char *message);
 #define CE_API_VERSION "olm.operatorframework.io/v1"
 #define CE_KIND "ClusterExtension"
 
+/* --webhook-cert-provider: who issues the serving certificates of a bundle's webhooks. */
+typedef enum clusterextension_cert_mode {
+    CE_CERT_AUTO = 0,    /* OpenShift's service-ca when config.openshift.io/v1 is served, else
+                          * cert-manager when cert-manager.io/v1 is, else none */
+    CE_CERT_MANAGER,     /* cert-manager: an Issuer and a Certificate per webhook deployment */
+    CE_CERT_SERVICE_CA,  /* OpenShift's service-ca: annotations only */
+} clusterextension_cert_mode;
+
+/* What a bundle with webhooks gets (Progressing True/Retrying) when no provider exists. */
+#define CE_NO_CERT_PROVIDER_MESSAGE                                                                              \
+    "the bundle has webhooks, and this cluster has no certificate provider for them: it serves neither "         \
+    "config.openshift.io/v1 (OpenShift service-ca) nor cert-manager.io/v1 (cert-manager); install cert-manager, " \
+    "or choose a provider with operator-controller --webhook-cert-provider"
+
+/* The provider for `mode`, given which APIs the cluster serves; -1 when auto finds none. */
+int clusterextension_cert_choose(clusterextension_cert_mode mode, bool openshift, bool cert_manager,
+                                 render_cert_provider *out);
+
 typedef struct clusterextension_reconciler_config {
     kube_client *admin;             /* the controller's identity (borrowed) */
     kube_informer *catalogs;        /* ClusterCatalog cache (borrowed) */
@@ -216,6 +235,7 @@ typedef struct clusterextension_reconciler_config {
     uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
     uint64_t deadline_minute_ms;    /* a minute of spec.progressDeadlineMinutes; 0: 60000 (tests shorten it) */
+    clusterextension_cert_mode cert_mode; /* webhooks' certificates (default auto) */
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

@@ -79,6 +79,10 @@ int clusterextension_fail_bundle(clusterextension_run *run, clusterextension_pro
 void clusterextension_debug_step(const clusterextension_run *run, const char *step, double t0_ms, const char *fmt,
                                  ...) __attribute__((format(printf, 4, 5)));
 
+/* clusterextension_certs.c: the certificate provider for `b`'s webhooks (any, when it has
+ * none).  0, or -1 with the outcome set (Retrying: no provider, or discovery failed). */
+int clusterextension_cert_provider(clusterextension_run *run, const bundle *b, render_cert_provider *out);
+
 /* Tells the drift watcher what this extension installed (the record's kinds, the
  * token); no-op without a drift watcher or a token.  Failures are logged. */
 void clusterextension_drift_post(clusterextension_run *run);

@@ -241,11 +241,16 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
         bundle_free(&b);
         return clusterextension_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
     }
+    render_cert_provider provider;
+    if (clusterextension_cert_provider(run, &b, &provider) != 0) {
+        bundle_free(&b);
+        return -1;
+    }
     render_options ro = {
         .install_namespace = ns,
         .watch_namespace = cfg.watch_namespace,
         .deployment_config = cfg.deployment_config,
-        .cert_provider = RENDER_CERT_OPENSHIFT_SERVICE_CA,
+        .cert_provider = provider,
     };
     int rc = render_bundle(&b, &ro, objects, &err);
     const char *props =

@@ -100,6 +100,7 @@ def test_rotated_certificate_is_served_to_new_connections(make):
     poll(lambda: d.handshake("server")[0] == "ok", "the original certificate again", interval=0.2, timeout=30)
 
 
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1_1 is deprecated:DeprecationWarning")
 def test_default_profile_is_intermediate(make):
     d = make()
     status, version, _ = d.handshake("server")
