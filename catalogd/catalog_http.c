@@ -2,12 +2,15 @@
  * metrics and the access log.  Runs on the loop thread, inside h2o callbacks. */
 #include "catalog_server_internal.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
 #include "catalog_http_util.h"
 #include "catalog_name.h"
+#include "catalogd_log.h"
 #include "strbuf.h"
 
 #define GZIP_MIN_SIZE 1024  /* see GZIP_QUALITY in catalog_server.c */
@@ -446,26 +449,17 @@ static int split_path(h2o_req_t *req, const char *p, size_t len, h2o_iovec_t *se
 
 static int seg_is(h2o_iovec_t s, const char *lit) { return h2o_memis(s.base, s.len, lit, strlen(lit)); }
 
-int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
+/* Every path: /healthz, /readyz, /metrics and the catalogs. */
+static int route(h2o_req_t *req, catalog_server *s)
 {
-    catalog_server *s = ((server_handler *)self)->srv;
     size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
-    /* gzhttp sets Vary on every response it wraps, compressed or not. */
-    ADD_HDR(req, H2O_TOKEN_VARY, "Accept-Encoding");
-
-    /* net/http refuses an HTTP/1.1 request that names no Host (RFC 7230 §5.4), and closes.
-     * h2o fills a missing Host in with the host context's own authority: that very buffer. */
-    if (req->version >= 0x101 && req->input.authority.base == req->hostconf->authority.hostport.base) {
-        req->http1_is_persistent = 0;
-        return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request: missing required Host header"));
-    }
     h2o_iovec_t seg[6];
     int n = split_path(req, req->path.base, plen, seg, 6);
     if (n == -1) /* Go rejects such a request line before routing */
         return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request"));
     if (n == 1 && (seg_is(seg[0], "healthz") || seg_is(seg[0], "readyz")))
         return send_small(req, 200, "OK", CT_TEXT, H2O_STRLIT("ok"));
-    if (n == 1 && seg_is(seg[0], "metrics"))
+    if (n == 1 && seg_is(seg[0], "metrics") && !s->no_metrics)
         return serve_metrics(req, s);
     int all = n == 5 && seg_is(seg[4], "all"), metas = n == 5 && seg_is(seg[4], "metas");
     if (!(all || metas) || !seg_is(seg[0], "catalogs") || seg[1].len == 0 || !seg_is(seg[2], "api") ||
@@ -493,6 +487,98 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
     if (!view)
         return send_error(req, 404, "Not Found", "404 Not Found");
     return all ? serve_all(req, s, view) : serve_metas(req, s, view, &q);
+}
+
+/* ------------------------------------------------------------ the gate (metrics filter) */
+
+/* Lives in the request's pool while the gate decides; disposing the pool (the client went
+ * away) cancels the check, so the callback never sees a freed request. */
+typedef struct gate_wait {
+    h2o_req_t *req;
+    catalog_server *srv;
+    void *handle; /* NULL once decided */
+} gate_wait;
+
+static void gate_wait_dispose(void *p)
+{
+    gate_wait *w = p;
+    if (w->handle)
+        w->srv->gate.cancel(w->handle);
+}
+
+static const char *reason_of(int status)
+{
+    switch (status) {
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Internal Server Error";
+    }
+}
+
+/* What controller-runtime's filter answers: http.Error(w, msg, status). */
+static int send_denied(h2o_req_t *req, int status, const char *msg)
+{
+    return send_error(req, status, reason_of(status), h2o_strdup(&req->pool, msg, SIZE_MAX).base);
+}
+
+static void on_gate(int status, const char *msg, const char *detail, void *data)
+{
+    gate_wait *w = data;
+    w->handle = NULL;
+    if (detail)
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "metrics: %s", detail);
+    if (status == 200)
+        route(w->req, w->srv);
+    else
+        send_denied(w->req, status, msg);
+}
+
+static int gate_request(h2o_req_t *req, catalog_server *s)
+{
+    char verb[16] = "", auth[8192], *path;
+    for (size_t i = 0; i < req->method.len && i < sizeof verb - 1; i++)
+        verb[i] = (char)tolower((unsigned char)req->method.base[i]);
+    path = h2o_strdup(&req->pool, req->path_normalized.base, req->path_normalized.len).base;
+    ssize_t hi = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
+    const char *authorization = NULL;
+    if (hi >= 0 && req->headers.entries[hi].value.len < sizeof auth) {
+        h2o_iovec_t v = req->headers.entries[hi].value;
+        memcpy(auth, v.base, v.len);
+        auth[v.len] = '\0';
+        authorization = auth;
+    }
+    gate_wait *w = h2o_mem_alloc_shared(&req->pool, sizeof *w, gate_wait_dispose);
+    *w = (gate_wait){.req = req, .srv = s};
+    char msg[512];
+    int status = s->gate.check(s->gate.gate, authorization, verb, path, on_gate, w, &w->handle, msg, sizeof msg);
+    memset(auth, 0, sizeof auth); /* a bearer token */
+    if (status == 0)
+        return 0; /* on_gate answers */
+    w->handle = NULL;
+    return status == 200 ? route(req, s) : send_denied(req, status, msg);
+}
+
+int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    catalog_server *s = ((server_handler *)self)->srv;
+    /* gzhttp sets Vary on every response it wraps, compressed or not. */
+    ADD_HDR(req, H2O_TOKEN_VARY, "Accept-Encoding");
+
+    /* net/http refuses an HTTP/1.1 request that names no Host (RFC 7230 §5.4), and closes.
+     * h2o fills a missing Host in with the host context's own authority: that very buffer. */
+    if (req->version >= 0x101 && req->input.authority.base == req->hostconf->authority.hostport.base) {
+        req->http1_is_persistent = 0;
+        return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request: missing required Host header"));
+    }
+    /* The filter guards /metrics, as controller-runtime wraps only that handler. */
+    h2o_iovec_t p = req->path_normalized;
+    bool guarded = s->gate.check && h2o_memis(p.base, p.len, H2O_STRLIT("/metrics"));
+    return guarded ? gate_request(req, s) : route(req, s);
 }
 
 /* A request's bytes as the access log shows them: printable ASCII as is, a backslash as

@@ -37,6 +37,8 @@ static void on_connection(uv_stream_t *listener, int status)
     }
     /* h2o owns the handle from here and closes it (calling free_handle) with the connection. */
     h2o_socket_t *sock = h2o_uv_socket_create((uv_stream_t *)conn, free_handle);
+    if (s->tls) /* the current certificate: reloaded when its files changed */
+        s->accept_ctx.ssl_ctx = olm_tls_server_ctx(s->tls);
     h2o_accept(&s->accept_ctx, sock);
 }
 
@@ -44,37 +46,16 @@ static void on_connection(uv_stream_t *listener, int status)
 static void free_failed_server(uv_handle_t *h)
 {
     catalog_server *s = h->data;
-    SSL_CTX_free(s->ssl);
+    olm_tls_server_free(s->tls);
     catalog_metrics_free(s->metrics);
     free(s);
 }
 
-static SSL_CTX *tls_setup(const catalog_server_opts *o, olm_error *err)
+/* Every context the server uses speaks HTTP/1.1 only, as upstream (NextProtos). */
+static void register_alpn(void *ssl_ctx, void *arg)
 {
-    SSL_CTX *ssl = SSL_CTX_new(TLS_server_method());
-    if (!ssl) {
-        olm_error_set(err, "TLS: out of memory");
-        return NULL;
-    }
-    SSL_CTX_set_min_proto_version(ssl, TLS1_2_VERSION);
-    SSL_CTX_set_options(ssl, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-    const char *what = NULL;
-    if (SSL_CTX_use_certificate_chain_file(ssl, o->tls_cert) != 1)
-        what = o->tls_cert;
-    else if (SSL_CTX_use_PrivateKey_file(ssl, o->tls_key, SSL_FILETYPE_PEM) != 1)
-        what = o->tls_key;
-    else if (SSL_CTX_check_private_key(ssl) != 1)
-        what = "certificate and key do not match";
-    if (what) {
-        char buf[256];
-        ERR_error_string_n(ERR_get_error(), buf, sizeof buf);
-        ERR_clear_error();
-        olm_error_set(err, "TLS: %s: %s", what, buf);
-        SSL_CTX_free(ssl);
-        return NULL;
-    }
-    h2o_ssl_register_alpn_protocols(ssl, alpn_http11);
-    return ssl;
+    (void)arg;
+    h2o_ssl_register_alpn_protocols(ssl_ctx, alpn_http11);
 }
 
 static int listen_on(catalog_server *s, const catalog_server_opts *o, olm_error *err)
@@ -131,7 +112,10 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     s->access_log = o->access_log;
     s->metrics_cb = o->metrics;
     s->metrics_arg = o->metrics_arg;
-    if (o->tls_cert && *o->tls_cert && !(s->ssl = tls_setup(o, err))) {
+    s->no_metrics = o->no_metrics;
+    olm_tls_server_opts to = {.cert = o->tls_cert, .key = o->tls_key, .profile = o->tls_profile,
+                              .configure = register_alpn, .log_key = "catalog", .log_name = o->name};
+    if (o->tls_cert && *o->tls_cert && !(s->tls = olm_tls_server_new(&to, err))) {
         catalog_metrics_free(s->metrics);
         free(s);
         return NULL;
@@ -147,13 +131,18 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     h2o_context_init(&s->ctx, loop, &s->config);
     s->accept_ctx.ctx = &s->ctx;
     s->accept_ctx.hosts = s->config.hosts;
-    s->accept_ctx.ssl_ctx = s->ssl;
+    s->accept_ctx.ssl_ctx = s->tls ? olm_tls_server_ctx(s->tls) : NULL;
     uv_timer_init(loop, &s->drain_timer);
     s->drain_timer.data = s;
     return s;
 }
 
 int catalog_server_port(const catalog_server *s) { return s->port; }
+
+void catalog_server_set_gate(catalog_server *s, const olm_http_gate *gate)
+{
+    s->gate = gate ? *gate : (olm_http_gate){0};
+}
 
 store_view *catalog_server_find(const catalog_server *s, const char *name)
 {
@@ -245,7 +234,7 @@ static void on_drain_tick(uv_timer_t *t)
         store_view_release(s->cats[i].view);
     }
     free(s->cats);
-    SSL_CTX_free(s->ssl);
+    olm_tls_server_free(s->tls);
     catalog_metrics_free(s->metrics);
     uv_close((uv_handle_t *)t, on_drain_timer_closed);
 }

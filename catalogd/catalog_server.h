@@ -26,6 +26,8 @@
 #include "catalog_metrics.h"
 #include "catalog_store.h"
 #include "olm_error.h"
+#include "olm_http_gate.h"
+#include "olm_tls_profile.h"
 #include "strbuf.h"
 
 typedef struct catalog_server catalog_server;
@@ -34,12 +36,15 @@ typedef struct catalog_server_opts {
     const char *host;     /* listen address, e.g. "127.0.0.1" (IPv4 or IPv6 literal) */
     int port;             /* 0 picks an ephemeral port: see catalog_server_port */
     const char *tls_cert; /* PEM certificate chain; TLS iff both cert and key are set */
-    const char *tls_key;  /* PEM private key */
+    const char *tls_key;  /* PEM private key; both reloaded for new connections when they change */
+    const olm_tls_profile *tls_profile; /* NULL: intermediate */
+    const char *name;     /* for log lines, e.g. "--catalogs-server-addr" */
     FILE *access_log;     /* one line per request; NULL for none.  Borrowed. */
     /* What /metrics shows: NULL for this server's own metrics, else this callback's text
      * (a second listener that shows the catalog server's; return -1 for a 503). */
     int (*metrics)(strbuf *out, void *arg);
     void *metrics_arg;
+    bool no_metrics; /* /metrics is 404 here (it is served on a listener of its own) */
 } catalog_server_opts;
 
 /* Binds, listens and starts serving on `loop`.  NULL with err set on failure (bad address,
@@ -54,6 +59,10 @@ int catalog_server_port(const catalog_server *s); /* the bound port */
 int catalog_server_set_catalog(catalog_server *s, const char *name, store_view *view);
 void catalog_server_remove_catalog(catalog_server *s, const char *name);
 size_t catalog_server_catalog_count(const catalog_server *s);
+
+/* From now on every request for /metrics first passes `gate` (copied; its object borrowed until the
+ * server stopped): the metrics filter of the --metrics-bind-address listener.  NULL: none. */
+void catalog_server_set_gate(catalog_server *s, const olm_http_gate *gate);
 
 /* Appends this server's /metrics text to `out`; -1 on out of memory. */
 int catalog_server_render_metrics(const catalog_server *s, strbuf *out);

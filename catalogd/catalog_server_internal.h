@@ -5,6 +5,7 @@
 #include <h2o.h>
 
 #include "catalog_server.h"
+#include "olm_tls_server.h"
 
 typedef struct catalog_entry {
     char *name;       /* owned */
@@ -28,15 +29,17 @@ struct catalog_server {
     h2o_globalconf_t config;
     h2o_context_t ctx;
     h2o_accept_ctx_t accept_ctx;
-    SSL_CTX *ssl;             /* owned; NULL without TLS */
+    olm_tls_server *tls;      /* owned; NULL without TLS */
     catalog_metrics *metrics; /* owned */
     FILE *access_log;         /* borrowed */
     int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
     void *metrics_arg;
+    bool no_metrics;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     int port;
     uint64_t drain_deadline;
+    olm_http_gate gate;       /* check NULL: none */
     h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */
     void (*on_stopped)(void *arg, bool clean);
     void *stop_arg;

@@ -27,12 +27,24 @@ void catalogd_usage(FILE *out)
             "  --external-address HOST[:PORT] used in status.urls.base (default: the server address);\n"
             "                                 the scheme is https with --tls-cert/--tls-key, else http\n"
             "  --tls-cert PATH --tls-key PATH serve the catalogs and metrics over HTTPS\n"
-            "  --health-probe-bind-address ADDR\n"
+            "                                 (reloaded for new connections when the files change)\n"
+            "  --tls-profile NAME             old, intermediate (default), modern or custom: TLS versions\n"
+            "                                 and ciphers as OpenShift's TLS security profiles\n"
+            "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n"
+            "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n"
+            "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n"
+            "  --log-level LEVEL              error, warn, info (default) or debug (each reconcile step\n"
+            "                                 with its duration)\n"
+            "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
+            "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
+            "                                 catalog)\n"            "  --health-probe-bind-address ADDR\n"
             "                                 a separate listener for /healthz and /readyz (default:\n"
             "                                 none; they are always served on the catalog server too);\n"
             "                                 --health-addr is the same flag\n"
-            "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert\n"
-            "                                 (default \"0\": none; /metrics is also on the catalog server)\n"
+            "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert, for\n"
+            "                                 bearer tokens allowed to get /metrics (TokenReview +\n"
+            "                                 SubjectAccessReview); then only there (default \"0\": none,\n"
+            "                                 /metrics is on the catalog server)\n"
             "  --leader-elect                 run the reconciler only while holding the Lease\n"
             "                                 catalogd-operator-lock\n"
             "  --leader-election-namespace NS the Lease's namespace (default: --system-namespace)\n"
@@ -93,6 +105,11 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_STRING("--external-address", &f->external_addr, NULL),
         OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
         OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
+        OLM_FLAG_STRING("--tls-profile", &c->tls_profile, NULL),
+        OLM_FLAG_STRING("--tls-custom-version", &c->tls_custom_version, NULL),
+        OLM_FLAG_STRING("--tls-custom-ciphers", &c->tls_custom_ciphers, NULL),
+        OLM_FLAG_STRING("--tls-custom-curves", &c->tls_custom_curves, NULL),
+        OLM_DAEMON_LOG_FLAGS(c),
         OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, NULL),
         OLM_FLAG_STRING("--health-addr", &c->health_addr, NULL),
         OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),

@@ -37,12 +37,15 @@
 #include "catalogd_flags.h"
 #include "catalogd_log.h"
 #include "clustercatalog_reconcile.h"
+#include "kube_authz.h"
 #include "kube_informer.h"
 #include "kube_leader.h"
+#include "kube_request_metrics.h"
 #include "kube_workqueue.h"
 #include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
+#include "olm_process_metrics.h"
 
 #define LEASE_NAME "catalogd-operator-lock"
 #define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
@@ -67,6 +70,8 @@ typedef struct app {
     kube_leader *leader;
     clustercatalog_reconciler *rec;
     catalog_server *srv, *health, *metrics;
+    kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
+    kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
@@ -335,6 +340,15 @@ static void server_stopped(void *arg, bool clean)
     *slot = NULL;
 }
 
+/* The metrics listener's gate once the authorizer is gone (shutting down). */
+static int gate_closed(void *gate, const char *authorization, const char *verb, const char *path,
+                       olm_http_gate_done done, void *req_data, void **handle, char *msg, size_t msgsz)
+{
+    *handle = NULL;
+    snprintf(msg, msgsz, "shutting down");
+    return 503;
+}
+
 /* Phase 2, once no reconcile or GC runs: stop the watch, the election and the servers. */
 static void begin_shutdown_phase2(app *a)
 {
@@ -352,6 +366,14 @@ static void begin_shutdown_phase2(app *a)
     if (a->leader) {
         a->closing++;
         kube_leader_stop(a->leader, leader_closed, a); /* releases the Lease */
+    }
+    /* Before the uvcurl goes: a metrics request still waiting for its review is answered
+     * 503 and its connection can drain; later requests on open connections get 503 too. */
+    if (a->authz) {
+        static const olm_http_gate closed = {.check = gate_closed, .cancel = NULL, .gate = NULL};
+        catalog_server_set_gate(a->metrics, &closed);
+        kube_authz_free(a->authz);
+        a->authz = NULL;
     }
     one_closed(a);
     stop_servers(a);
@@ -440,22 +462,42 @@ static int start_leader_election(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ main */
 
-/* /metrics of the --metrics-bind-address listener: the catalog server's, while it exists. */
+/* /metrics of every listener: the catalog server's own (while it exists), then the names
+ * upstream's dashboards use (controller-runtime, client-go, leader election, process). */
 static int catalog_metrics_text(strbuf *out, void *data)
 {
     app *a = data;
-    return a->srv ? catalog_server_render_metrics(a->srv, out) : -1;
+    if (!a->srv || catalog_server_render_metrics(a->srv, out) < 0)
+        return -1;
+    int rc = 0;
+    if (a->wq)
+        rc |= kube_workqueue_render_metrics(a->wq, "clustercatalog", out);
+    if (a->rest_metrics)
+        rc |= kube_request_metrics_render(a->rest_metrics, out);
+    if (a->f.leader_elect) {
+        rc |= olm_metrics_header(out, "leader_election_master_status",
+                                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+                                 "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+                                 "gauge");
+        rc |= olm_metrics_sample(out, "leader_election_master_status", "name", LEASE_NAME,
+                                 a->leader && kube_leader_is_leader(a->leader) ? 1 : 0);
+    }
+    rc |= olm_process_metrics_render(out);
+    rc |= olm_build_info_render(out, "catalogd");
+    return rc ? -1 : 0;
 }
 
-static catalog_server *start_server(app *a, const char *addr, bool tls, FILE *access_log, bool own_metrics,
-                                    olm_error *err)
+/* `metrics`: this listener serves /metrics (false when --metrics-bind-address has its own). */
+static catalog_server *start_server(app *a, const char *flag, const char *addr, bool tls, FILE *access_log,
+                                    bool metrics, olm_error *err)
 {
     char host[256];
     int port;
     olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
     catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.common.tls_cert : NULL,
-                             .tls_key = tls ? a->f.common.tls_key : NULL, .access_log = access_log,
-                             .metrics = own_metrics ? NULL : catalog_metrics_text, .metrics_arg = a};
+                             .tls_key = tls ? a->f.common.tls_key : NULL, .tls_profile = &a->f.common.tls,
+                             .name = flag, .access_log = access_log,
+                             .metrics = catalog_metrics_text, .metrics_arg = a, .no_metrics = !metrics};
     return catalog_server_start(a->loop, &o, err);
 }
 
@@ -478,16 +520,18 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
     bool tls = c->tls_cert != NULL;
     olm_error err;
     const char *flag = "--catalogs-server-addr", *addr = a->f.server_addr;
-    a->srv = start_server(a, addr, tls, a->f.access_log ? stderr : NULL, true, &err);
+    /* With --metrics-bind-address, /metrics is served there only, behind its filter. */
+    bool metrics_elsewhere = !olm_listen_off(c->metrics_addr);
+    a->srv = start_server(a, flag, addr, tls, a->f.access_log ? stderr : NULL, !metrics_elsewhere, &err);
     if (a->srv && !olm_listen_off(c->health_addr)) {
         flag = "--health-probe-bind-address", addr = c->health_addr;
-        a->health = start_server(a, addr, false, NULL, false, &err);
+        a->health = start_server(a, flag, addr, false, NULL, !metrics_elsewhere, &err);
         if (!a->health)
             goto fail;
     }
     if (a->srv && !olm_listen_off(c->metrics_addr)) {
         flag = "--metrics-bind-address", addr = c->metrics_addr;
-        a->metrics = start_server(a, addr, tls, NULL, false, &err);
+        a->metrics = start_server(a, flag, addr, tls, NULL, true, &err);
         if (!a->metrics)
             goto fail;
     }
@@ -541,11 +585,29 @@ static void log_started(app *a)
                  c->tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
                  a->f.cache_dir, a->health ? c->health_addr : "(catalog server only)",
                  a->metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
+    if (c->tls_cert)
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
+                     *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (c->global_pull_secret)
         catalogd_log(CATALOGD_LOG_WARN, NULL,
                      "--global-pull-secret %s is accepted but not applied yet; give registry credentials with "
                      "--authfile",
                      c->global_pull_secret);
+}
+
+/* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
+ * SubjectAccessReview): the *-metrics-reader ClusterRoles, as controller-runtime's filter. */
+static int guard_metrics(app *a, olm_error *err)
+{
+    kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
+    if (!a->metrics)
+        return 0;
+    a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
+    if (!a->authz)
+        return -1;
+    olm_http_gate g = kube_authz_gate(a->authz);
+    catalog_server_set_gate(a->metrics, &g);
+    return 0;
 }
 
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
@@ -557,6 +619,12 @@ static int run(app *a, bool *started)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "loading the kubeconfig: %s", err.msg);
         return 1;
     }
+    if (!(a->rest_metrics = kube_request_metrics_new())) {
+        kube_config_free(&cfg);
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "out of memory");
+        return 1;
+    }
+    cfg.request_metrics = a->rest_metrics;
     kube_client_options co = {.user_agent = "catalogd"};
     a->client = kube_client_new(&cfg, &co, &err);
     if (!a->client) {
@@ -583,7 +651,9 @@ static int run(app *a, bool *started)
     *started = true;
 
     a->uc = kube_uvcurl_new(a->loop, &err);
-    int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    int rc = !a->uc ? -1 : guard_metrics(a, &err);
+    if (rc == 0)
+        rc = a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
     if (rc != 0) {
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting: %s", err.msg);
         begin_shutdown(a, 1);
@@ -618,6 +688,7 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "catalogd: %s\n", msg); /* like a Go flag error; --help has the usage */
     if (rc >= 0)
         return rc;
+    olm_daemon_apply_logging(&a->f.common);
     if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, sizeof msg) != 0) {
         fprintf(stderr, "catalogd: %s\n", msg);
         return 1;
@@ -652,6 +723,7 @@ int main(int argc, char **argv)
     if (a.client)
         kube_client_free(a.client);
     olm_ca_set_free(a.pull_cas);
+    kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();
     if (started)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);

@@ -13,6 +13,7 @@
 
 #include "catalogd_log.h"
 #include "clustercatalog_status.h"
+#include "olm_time.h"
 
 #define CC_API_VERSION "olm.operatorframework.io/v1"
 #define CC_KIND "ClusterCatalog"
@@ -132,7 +133,19 @@ static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t 
 }
 
 /* Writes `status` when it differs from the object's; *cur becomes the server's answer. */
+static int write_status_now(clustercatalog_reconciler *r, const char *name, json_t **cur, json_t *status,
+                            olm_error *err);
+
 static int write_status(clustercatalog_reconciler *r, const char *name, json_t **cur, json_t *status, olm_error *err)
+{
+    double t0 = olm_time_mono_ms();
+    int rc = write_status_now(r, name, cur, status, err);
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "status took %.1f ms%s", olm_time_mono_ms() - t0, rc ? ": failed" : "");
+    return rc;
+}
+
+static int write_status_now(clustercatalog_reconciler *r, const char *name, json_t **cur, json_t *status,
+                            olm_error *err)
 {
     if (json_equal(json_object_get(*cur, "status"), status))
         return 0;
@@ -358,9 +371,20 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     return interval ? wq(KUBE_WQ_REQUEUE_AFTER, clustercatalog_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
 }
 
+static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r);
+
 kube_wq_result clustercatalog_reconcile(const char *key, void *data)
 {
-    clustercatalog_reconciler *r = data;
+    double t0 = olm_time_mono_ms();
+    kube_wq_result res = reconcile(key, data);
+    static const char *const result[] = {"ok", "error (retried)", "requeue", "terminal error"};
+    catalogd_log(CATALOGD_LOG_DEBUG, key, "reconcile took %.1f ms: %s", olm_time_mono_ms() - t0,
+                 (unsigned)res.kind < 4 ? result[res.kind] : "?");
+    return res;
+}
+
+static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r)
+{
     json_t *cached = kube_informer_get(r->cfg.informer, key);
     if (!cached)
         return reconcile_gone(r, key);

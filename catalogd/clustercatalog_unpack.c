@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "catalogd_log.h"
+#include "olm_time.h"
 #include "fbc.h"
 #include "strbuf.h"
 
@@ -86,13 +87,17 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, char *msg, size_t msgsz)
 {
     olm_error err;
+    double t0 = olm_time_mono_ms();
     fbc_catalog *cat = fbc_load_dir(root, &err);
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "load took %.1f ms%s", olm_time_mono_ms() - t0, cat ? "" : ": failed");
     if (!cat) {
         snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
         return -1;
     }
     fbc_problems probs = {0};
+    t0 = olm_time_mono_ms();
     int np = fbc_validate(cat, &probs);
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "validate took %.1f ms: %d problems", olm_time_mono_ms() - t0, np);
     int rc = -1;
     if (np < 0) {
         snprintf(msg, msgsz, "error storing fbc: out of memory validating the catalog");
@@ -101,10 +106,12 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
         problems_message(&probs, detail, sizeof detail);
         snprintf(msg, msgsz, "error storing fbc: %s", detail);
     } else {
+        t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
         rc = store_write(r->cfg.cache_dir, name, cat, &err);
         store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
         uv_rwlock_rdunlock(&r->store_lock);
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0, v ? "" : ": failed");
         if (!v) {
             snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
             rc = -1;
@@ -127,7 +134,10 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     double t0 = mono_seconds();
     oci_pull_result res;
     olm_error err;
-    if (oci_pull_catalog(base, name, ref, &r->cfg.pull, &res, &err) != 0) {
+    int prc = oci_pull_catalog(base, name, ref, &r->cfg.pull, &res, &err);
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "pull took %.1f ms: %s%s", (mono_seconds() - t0) * 1e3, ref,
+                 prc != 0 ? " failed" : res.cache_hit ? " (image cache hit)" : "");
+    if (prc != 0) {
         snprintf(msg, msgsz, "source catalog content: %s", err.msg);
         /* §4.2: a missing configs label is terminal only for a digest ref (a tag may be
          * re-pointed at a fixed image). */

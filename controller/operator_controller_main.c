@@ -38,8 +38,10 @@
 #include "catalog.h"
 #include "clusterextension.h"
 #include "crdsafety.h"
+#include "kube_authz.h"
 #include "kube_informer.h"
 #include "kube_leader.h"
+#include "kube_request_metrics.h"
 #include "kube_workqueue.h"
 #include "oci_pull.h"
 #include "operator_flags.h"
@@ -49,6 +51,7 @@
 #include "olm_log.h"
 #include "olm_metrics.h"
 #include "olm_parse.h"
+#include "olm_process_metrics.h"
 #include "olm_fs.h"
 
 #define LEASE_NAME "9c4404e7.operatorframework.io"
@@ -68,6 +71,8 @@ typedef struct app {
     clusterextension_token_cache *tokens;
     drift_watcher *drift;
     operator_health *health, *metrics;
+    kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
+    kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
@@ -197,6 +202,62 @@ static bool condition_true(const json_t *obj, const char *type)
     return false;
 }
 
+/* olm_clusterextension_info{name,package,version,catalog} 1 for every ClusterExtension: which
+ * bundle version each one runs and where it came from, joinable with other series by name. */
+static void write_extension_info(app *a, strbuf *b)
+{
+    olm_metrics_header(b, "olm_clusterextension_info",
+                       "A ClusterExtension: its package, installed version and the catalog it came from.", "gauge");
+    if (!a->clusterextension_inf)
+        return;
+    json_t *all = kube_informer_list(a->clusterextension_inf);
+    size_t i;
+    json_t *o;
+    json_array_foreach(all, i, o) {
+        const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+        const json_t *cat = json_object_get(json_object_get(json_object_get(o, "spec"), "source"), "catalog");
+        const char *pkg = json_string_value(json_object_get(cat, "packageName"));
+        const json_t *installed = json_object_get(json_object_get(json_object_get(o, "status"), "install"), "bundle");
+        const char *version = json_string_value(json_object_get(installed, "version"));
+        char catalog[256] = "";
+        if (!name)
+            continue;
+        if (a->rec)
+            clusterextension_reconciler_catalog_of(a->rec, name, catalog, sizeof catalog);
+        const char *labels[][2] = {{"name", name}, {"package", pkg ? pkg : ""}, {"version", version ? version : ""},
+                                   {"catalog", catalog}};
+        strbuf_puts(b, "olm_clusterextension_info{");
+        for (size_t l = 0; l < 4; l++) {
+            strbuf_printf(b, "%s%s=\"", l ? "," : "", labels[l][0]);
+            olm_metrics_label_value(b, labels[l][1]);
+            strbuf_putc(b, '"');
+        }
+        strbuf_puts(b, "} 1\n");
+    }
+    json_decref(all);
+}
+
+/* The names upstream's dashboards and alerts use: controller-runtime's controller and
+ * workqueue metrics, client-go's rest_client_requests_total, leader election, the process. */
+static void write_upstream_metrics(app *a, strbuf *b)
+{
+    if (a->wq)
+        kube_workqueue_render_metrics(a->wq, "clusterextension", b);
+    if (a->rest_metrics)
+        kube_request_metrics_render(a->rest_metrics, b);
+    if (a->f.leader_elect) {
+        olm_metrics_header(b, "leader_election_master_status",
+                           "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+                           "indicates master. 'name' is the string used to identify the lease.",
+                           "gauge");
+        olm_metrics_sample(b, "leader_election_master_status", "name", LEASE_NAME,
+                           a->leader && kube_leader_is_leader(a->leader) ? 1 : 0);
+    }
+    write_extension_info(a, b);
+    olm_process_metrics_render(b);
+    olm_build_info_render(b, "operator_controller");
+}
+
 static void write_metrics(app *a, strbuf *b)
 {
     clusterextension_reconcile_stats st = {0};
@@ -259,6 +320,7 @@ static void write_metrics(app *a, strbuf *b)
     olm_metrics_header(b, "operator_controller_reconcile_duration_seconds",
                        "Wall time of ClusterExtension reconciles.", "histogram");
     olm_histogram_render(b, "operator_controller_reconcile_duration_seconds", NULL, NULL, &h);
+    write_upstream_metrics(a, b);
 }
 
 static int on_health(const char *path, strbuf *body, const char **ctype, void *data)
@@ -277,7 +339,8 @@ static int on_health(const char *path, strbuf *body, const char **ctype, void *d
         strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
         return ready ? 200 : 503;
     }
-    if (strcmp(path, "/metrics") == 0) {
+    /* With --metrics-bind-address, /metrics is served there only, behind its filter. */
+    if (strcmp(path, "/metrics") == 0 && !a->metrics) {
         *ctype = "text/plain; version=0.0.4; charset=utf-8";
         write_metrics(a, body);
         return 200;
@@ -300,11 +363,14 @@ static void sweep_interrupted_pulls(app *a)
         logf_(OLM_LOG_INFO, "removed %d temp dir%s of interrupted pulls from %s", n, n == 1 ? "" : "s", dir);
 }
 
-/* The --metrics-bind-address listener: /metrics only. */
+/* The --metrics-bind-address listener: /metrics only, once the gate let the request in. */
 static int on_metrics(const char *path, strbuf *body, const char **ctype, void *data)
 {
-    if (strcmp(path, "/metrics") == 0)
-        return on_health(path, body, ctype, data);
+    if (strcmp(path, "/metrics") == 0) {
+        *ctype = "text/plain; version=0.0.4; charset=utf-8";
+        write_metrics(data, body);
+        return 200;
+    }
     strbuf_puts(body, "not found\n");
     return 404;
 }
@@ -366,6 +432,8 @@ static int start_controllers(app *a, olm_error *err)
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
+        .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
+        .cert_mode = a->f.cert_mode,
         .tokens = a->tokens,
         .drift = a->drift,
         .crd_check = crdsafety_check,
@@ -477,8 +545,10 @@ static void shutdown_phase2(app *a)
         a->closing++;
         drift_watcher_stop(a->drift, drift_closed, a);
     }
+    stop_listeners(a); /* closes connections, cancelling the reviews they wait for */
+    kube_authz_free(a->authz);
+    a->authz = NULL;
     one_closed(a);
-    stop_listeners(a);
 }
 
 static void wq_done(void *data)
@@ -574,7 +644,8 @@ static operator_health *listen_for(app *a, const char *flag, const char *addr, b
     olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
     const olm_daemon_flags *c = &a->f.common;
     operator_health_opts o = {.host = host, .port = port, .tls_cert = tls ? c->tls_cert : NULL,
-                              .tls_key = tls ? c->tls_key : NULL, .handler = handler, .data = a};
+                              .tls_key = tls ? c->tls_key : NULL, .tls_profile = &c->tls, .name = flag,
+                              .handler = handler, .data = a};
     olm_error err;
     operator_health *h = operator_health_start(a->loop, &o, &err);
     if (!h)
@@ -621,10 +692,28 @@ static void log_started(app *a)
           "every %llu ms",
           a->system_ns, a->f.cache_path, a->health ? c->health_addr : "off", a->metrics ? c->metrics_addr : "off",
           a->metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
+    if (a->metrics && c->tls_cert)
+        logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
+              *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (c->global_pull_secret)
         logf_(OLM_LOG_WARN,
               "--global-pull-secret %s is accepted but not applied yet; give registry credentials with --authfile",
               c->global_pull_secret);
+}
+
+/* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
+ * SubjectAccessReview): the *-metrics-reader ClusterRoles, as controller-runtime's filter. */
+static int guard_metrics(app *a, olm_error *err)
+{
+    kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
+    if (!a->metrics)
+        return 0;
+    a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
+    if (!a->authz)
+        return -1;
+    olm_http_gate g = kube_authz_gate(a->authz);
+    operator_health_set_gate(a->metrics, &g);
+    return 0;
 }
 
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
@@ -636,6 +725,12 @@ static int run(app *a, bool *started)
         logf_(OLM_LOG_ERROR, "loading the kubeconfig: %s", err.msg);
         return 1;
     }
+    if (!(a->rest_metrics = kube_request_metrics_new())) {
+        kube_config_free(&cfg);
+        logf_(OLM_LOG_ERROR, "out of memory");
+        return 1;
+    }
+    cfg.request_metrics = a->rest_metrics;
     kube_client_options co = {.user_agent = "operator-controller"};
     a->client = kube_client_new(&cfg, &co, &err);
     if (!a->client) {
@@ -659,7 +754,9 @@ static int run(app *a, bool *started)
     *started = true;
 
     a->uc = kube_uvcurl_new(a->loop, &err);
-    int rc = !a->uc ? -1 : a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    int rc = !a->uc ? -1 : guard_metrics(a, &err);
+    if (rc == 0)
+        rc = a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
     if (rc != 0) {
         logf_(OLM_LOG_ERROR, "starting: %s", err.msg);
         begin_shutdown(a, 1);
@@ -706,6 +803,7 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "operator-controller: %s\n", msg); /* like a Go flag error; --help has the usage */
     if (rc >= 0)
         return rc;
+    olm_daemon_apply_logging(&a->f.common);
     if (preflight(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);
         return 1;
@@ -748,6 +846,7 @@ int main(int argc, char **argv)
     if (a.client)
         kube_client_free(a.client);
     free_cas(&a);
+    kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();
     if (started)
         logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);

@@ -1,4 +1,5 @@
 /* operator_flags: see the header. */
+#include <stdio.h>
 #include <string.h>
 
 #include "olm_flags.h"
@@ -26,10 +27,21 @@ void operator_usage(FILE *out)
           "  --health-probe-bind-address ADDR\n"
           "                                 /healthz /readyz /metrics (default 127.0.0.1:8081; \"0\" disables);\n"
           "                                 --health-addr is the same flag\n"
-          "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert\n"
-          "                                 (default \"0\": none)\n"
-          "  --tls-cert PATH --tls-key PATH the metrics listener's certificate and key\n"
-          "  --leader-elect                 reconcile only while holding the Lease\n"
+          "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert, for\n"
+          "                                 bearer tokens allowed to get /metrics (TokenReview +\n"
+          "                                 SubjectAccessReview); then only there (default \"0\": none)\n"
+          "  --tls-cert PATH --tls-key PATH the metrics listener's certificate and key (reloaded for new\n"
+          "                                 connections when the files change)\n"
+          "  --tls-profile NAME             old, intermediate (default), modern or custom: TLS versions\n"
+          "                                 and ciphers as OpenShift's TLS security profiles\n"
+          "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n"
+          "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n"
+          "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n"
+          "  --log-level LEVEL              error, warn, info (default) or debug (each reconcile step\n"
+          "                                 with its duration)\n"
+          "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
+          "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
+          "                                 clusterExtension)\n"          "  --leader-elect                 reconcile only while holding the Lease\n"
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to the\n"
@@ -39,6 +51,13 @@ void operator_usage(FILE *out)
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
           "                                 drift watches (default 5m; 0 disables)\n"
           "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n"
+          "  --webhook-cert-provider P      who issues the certificates of bundles' webhooks: auto\n"
+          "                                 (default: OpenShift service-ca where config.openshift.io/v1\n"
+          "                                 is served, else cert-manager where cert-manager.io/v1 is),\n"
+          "                                 cert-manager or openshift-service-ca\n"
+          "  --progress-deadline-minute-seconds N\n"
+          "                                 test only: the seconds in a minute of\n"
+          "                                 spec.progressDeadlineMinutes (default 60)\n"
           "  --feature-gates LIST           Name=true|false,... Known gates:\n",
           out);
     olm_feature_gates_usage(out, OPERATOR_GATES, "                                   ");
@@ -68,6 +87,11 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),
         OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
         OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
+        OLM_FLAG_STRING("--tls-profile", &c->tls_profile, NULL),
+        OLM_FLAG_STRING("--tls-custom-version", &c->tls_custom_version, NULL),
+        OLM_FLAG_STRING("--tls-custom-ciphers", &c->tls_custom_ciphers, NULL),
+        OLM_FLAG_STRING("--tls-custom-curves", &c->tls_custom_curves, NULL),
+        OLM_DAEMON_LOG_FLAGS(c),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
@@ -80,6 +104,9 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                           "--drift-repair-interval: bad duration %s"),
         OLM_FLAG_DURATION("--pull-timeout", &f->pull_timeout_ms, "10m", 1000,
                           "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
+        OLM_FLAG_STRING("--webhook-cert-provider", &f->webhook_cert_provider, "auto"),
+        OLM_FLAG_UINT("--progress-deadline-minute-seconds", &f->deadline_minute_s, "60", 1, 3600,
+                      "--progress-deadline-minute-seconds must be 1..3600, not %s"),
         OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),
         OLM_FLAG_BOOL("--version", &c->version, "false"),
     };
@@ -88,6 +115,17 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         operator_usage(stdout);
     if (rc != 0)
         return rc;
+    const char *wcp = f->webhook_cert_provider;
+    if (strcmp(wcp, "auto") == 0)
+        f->cert_mode = CE_CERT_AUTO;
+    else if (strcmp(wcp, "cert-manager") == 0)
+        f->cert_mode = CE_CERT_MANAGER;
+    else if (strcmp(wcp, "openshift-service-ca") == 0)
+        f->cert_mode = CE_CERT_SERVICE_CA;
+    else {
+        snprintf(msg, msgsz, "--webhook-cert-provider: want auto, cert-manager or openshift-service-ca, got \"%s\"", wcp);
+        return -1;
+    }
     olm_flag_empty_is_unset(&f->catalogd_cas_dir);
     olm_flag_empty_is_unset(&f->catalogd_ca_file);
     return olm_daemon_flags_check(c, OPERATOR_GATES, msg, msgsz);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "clusterextension.h"
 #include "olm_daemon.h"
 #include "olm_parse.h"
 
@@ -23,6 +24,9 @@ typedef struct operator_flags {
     unsigned concurrency;            /* --max-concurrent-reconciles, default 4 */
     uint64_t repair_interval_ms;     /* --drift-repair-interval, default 5m; 0 disables */
     uint64_t pull_timeout_ms;        /* --pull-timeout: a whole bundle image pull, default 10m */
+    unsigned deadline_minute_s;      /* test-only --progress-deadline-minute-seconds, default 60 */
+    const char *webhook_cert_provider; /* --webhook-cert-provider auto|cert-manager|openshift-service-ca */
+    clusterextension_cert_mode cert_mode; /* what it says */
 } operator_flags;
 
 /* Strings point into argv.  Returns 0, 1 when help was asked for (usage printed to

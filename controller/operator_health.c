@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <ctype.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "olm_log.h"
+#include "olm_tls_server.h"
 #include "operator_health.h"
 
 #define REQ_MAX 8192
@@ -24,6 +28,8 @@ typedef struct conn {
     size_t len;
     bool responded;
     int closing;         /* handles still to close */
+    void *gate_wait;     /* the gate's handle while it decides */
+    char method[8], path[1024];
 } conn;
 
 /* One uv_write with its bytes; freed by its callback. */
@@ -35,7 +41,7 @@ typedef struct out_write {
 
 struct operator_health {
     uv_tcp_t listener;
-    SSL_CTX *tls; /* NULL: plain HTTP */
+    olm_tls_server *tls; /* NULL: plain HTTP */
     operator_health_handler handler;
     void *data;
     conn *conns;     /* open connections */
@@ -45,6 +51,7 @@ struct operator_health {
     bool stopping;
     void (*stop_cb)(void *);
     void *stop_data;
+    olm_http_gate gate; /* check NULL: none */
 };
 
 /* Frees h once it is stopping and its last handle has closed. */
@@ -54,7 +61,7 @@ static void maybe_done(operator_health *h)
         return;
     void (*cb)(void *) = h->stop_cb;
     void *d = h->stop_data;
-    SSL_CTX_free(h->tls);
+    olm_tls_server_free(h->tls);
     free(h);
     if (cb)
         cb(d);
@@ -76,6 +83,10 @@ static void conn_close(conn *c)
 {
     if (c->closing)
         return;
+    if (c->gate_wait) {
+        c->srv->gate.cancel(c->gate_wait);
+        c->gate_wait = NULL;
+    }
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -150,6 +161,10 @@ static const char *reason_of(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
     case 404:
         return "Not Found";
     case 405:
@@ -161,42 +176,21 @@ static const char *reason_of(int status)
     }
 }
 
-/* The whole response for the request in c->buf; NULL on out of memory. */
-static char *build_response(conn *c, int *len)
+/* Sends the whole response and closes after it. */
+static void send_response(conn *c, int status, const char *ctype, const strbuf *body)
 {
-    char method[8] = "", path[1024] = "";
-    int status = 400;
-    strbuf body = STRBUF_INIT;
-    const char *ctype = NULL;
-    if (sscanf(c->buf, "%7s %1023s", method, path) == 2) {
-        char *q = strchr(path, '?');
-        if (q)
-            *q = '\0';
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-            status = 405;
-        else
-            status = c->srv->handler(path, &body, &ctype, c->srv->data);
-    }
-    bool head = strcmp(method, "HEAD") == 0;
+    bool head = strcmp(c->method, "HEAD") == 0;
     char *resp = NULL;
-    *len = asprintf(&resp,
-                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                    status, reason_of(status), ctype ? ctype : "text/plain; charset=utf-8", body.len,
-                    head ? "" : strbuf_str(&body));
-    strbuf_free(&body);
-    return *len < 0 ? NULL : resp;
-}
-
-static void respond(conn *c)
-{
-    c->responded = true;
-    uv_read_stop((uv_stream_t *)&c->tcp);
-    int n;
-    char *resp = build_response(c, &n);
+    int n = asprintf(&resp,
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     status, reason_of(status), ctype ? ctype : "text/plain; charset=utf-8", body->len,
+                     head ? "" : strbuf_str(body));
     int rc = -1;
-    if (resp && !c->ssl)
+    if (n < 0)
+        resp = NULL;
+    else if (!c->ssl)
         rc = send_bytes(c, resp, (size_t)n, true);
-    else if (resp && SSL_write(c->ssl, resp, n) == n) {
+    else if (SSL_write(c->ssl, resp, n) == n) {
         SSL_shutdown(c->ssl); /* queues close_notify behind the response */
         rc = tls_flush(c, true);
     }
@@ -204,6 +198,92 @@ static void respond(conn *c)
     free(resp);
     if (rc != 0)
         conn_close(c);
+}
+
+/* A response of one line of text, as net/http's http.Error writes it. */
+static void send_text(conn *c, int status, const char *msg)
+{
+    strbuf body = STRBUF_INIT;
+    strbuf_printf(&body, "%s\n", msg); /* out of memory: an empty body, the status still says it */
+    send_response(c, status, NULL, &body);
+    strbuf_free(&body);
+}
+
+/* The request passed the gate (or there is none): the handler answers it. */
+static void serve(conn *c)
+{
+    strbuf body = STRBUF_INIT;
+    const char *ctype = NULL;
+    int status = c->srv->handler(c->path, &body, &ctype, c->srv->data);
+    send_response(c, status, ctype, &body);
+    strbuf_free(&body);
+}
+
+static void on_gate(int status, const char *msg, const char *detail, void *data)
+{
+    conn *c = data;
+    c->gate_wait = NULL;
+    if (detail)
+        olm_log(OLM_LOG_ERROR, "metrics", NULL, "%s", detail);
+    if (status == 200)
+        serve(c);
+    else
+        send_text(c, status, msg);
+}
+
+/* The value of header `name` (lower case, with its colon) in the request head, copied into
+ * out; NULL when absent or too long. */
+static const char *find_header(const char *head, const char *name, char *out, size_t outsz)
+{
+    size_t nl = strlen(name);
+    for (const char *p = strchr(head, '\n'); p; p = strchr(p, '\n')) {
+        p++;
+        if (strncasecmp(p, name, nl) != 0)
+            continue;
+        p += nl;
+        p += strspn(p, " \t");
+        size_t n = strcspn(p, "\r\n");
+        if (n >= outsz)
+            return NULL;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return out;
+    }
+    return NULL;
+}
+
+static void respond(conn *c)
+{
+    c->responded = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    strbuf none = STRBUF_INIT; /* 400 and 405 have always been sent without a body */
+    if (sscanf(c->buf, "%7s %1023s", c->method, c->path) != 2) {
+        send_response(c, 400, NULL, &none);
+        return;
+    }
+    char *q = strchr(c->path, '?');
+    if (q)
+        *q = '\0';
+    if (strcmp(c->method, "GET") != 0 && strcmp(c->method, "HEAD") != 0) {
+        send_response(c, 405, NULL, &none);
+        return;
+    }
+    operator_health *h = c->srv;
+    /* The filter guards /metrics, as controller-runtime wraps only that handler; every
+     * other path is the handler's 404 (or its answer) as before. */
+    if (!h->gate.check || strcmp(c->path, "/metrics") != 0) {
+        serve(c);
+        return;
+    }
+    char auth[REQ_MAX], verb[8], msg[512];
+    for (size_t i = 0; i < sizeof verb; i++)
+        verb[i] = (char)tolower((unsigned char)c->method[i]);
+    int status = h->gate.check(h->gate.gate, find_header(c->buf, "authorization:", auth, sizeof auth), verb, c->path,
+                               on_gate, c, &c->gate_wait, msg, sizeof msg);
+    if (status == 200)
+        serve(c);
+    else if (status != 0)
+        send_text(c, status, msg);
 }
 
 static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *buf)
@@ -301,7 +381,8 @@ static void on_connection(uv_stream_t *server, int status)
         h->conns->prev = c;
     h->conns = c;
     h->live++;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 || (h->tls && tls_attach(c, h->tls) != 0) ||
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+        (h->tls && tls_attach(c, olm_tls_server_ctx(h->tls)) != 0) ||
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
         conn_close(c);
         return;
@@ -314,28 +395,6 @@ static void listener_closed(uv_handle_t *hd)
     operator_health *h = hd->data;
     h->listener_closed = true;
     maybe_done(h);
-}
-
-/* Why each step can fail is the user's to fix (a path, a key that is not the cert's). */
-static SSL_CTX *tls_setup(const operator_health_opts *o, olm_error *err)
-{
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    const char *what = !ctx                                                                     ? "out of memory"
-                       : SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) != 1               ? o->tls_cert
-                       : SSL_CTX_use_PrivateKey_file(ctx, o->tls_key, SSL_FILETYPE_PEM) != 1     ? o->tls_key
-                       : SSL_CTX_check_private_key(ctx) != 1 ? "the certificate and key do not match"
-                                                              : NULL;
-    if (what) {
-        char why[256];
-        ERR_error_string_n(ERR_get_error(), why, sizeof why);
-        ERR_clear_error();
-        olm_error_set(err, "TLS: %s: %s", what, why);
-        SSL_CTX_free(ctx);
-        return NULL;
-    }
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-    return ctx;
 }
 
 operator_health *operator_health_start(uv_loop_t *loop, const operator_health_opts *o, olm_error *err)
@@ -351,7 +410,9 @@ operator_health *operator_health_start(uv_loop_t *loop, const operator_health_op
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    if (o->tls_cert && o->tls_key && !(h->tls = tls_setup(o, err))) {
+    olm_tls_server_opts to = {.cert = o->tls_cert, .key = o->tls_key, .profile = o->tls_profile,
+                              .log_key = "clusterExtension", .log_name = o->name};
+    if (o->tls_cert && o->tls_key && !(h->tls = olm_tls_server_new(&to, err))) {
         free(h);
         return NULL;
     }
@@ -375,6 +436,11 @@ operator_health *operator_health_start(uv_loop_t *loop, const operator_health_op
     h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
                                                 : ((struct sockaddr_in *)&bound)->sin_port);
     return h;
+}
+
+void operator_health_set_gate(operator_health *h, const olm_http_gate *gate)
+{
+    h->gate = gate ? *gate : (olm_http_gate){0};
 }
 
 int operator_health_port(const operator_health *h)

@@ -474,6 +474,7 @@ int kube_config_with_token(const kube_config *base, const char *token, kube_conf
     if (!token || !*token)
         return olm_error_set(err, "kube_config_with_token: empty token");
     out->insecure_skip_tls_verify = base->insecure_skip_tls_verify;
+    out->request_metrics = base->request_metrics;
     if (!(out->server = dup_or_oom(base->server, err)) || !(out->token = dup_or_oom(token, err)))
         goto fail;
     if (base->namespace && !(out->namespace = dup_or_oom(base->namespace, err)))

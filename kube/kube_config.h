@@ -24,6 +24,9 @@ typedef struct kube_config {
     /* Inline *-data fields of a kubeconfig are written to private temp files owned
      * by the config and removed by kube_config_free(). */
     char *tmp_dir;
+    /* Borrowed, may be NULL: counts every request a kube_client made with this config (and
+     * with copies from kube_config_with_token) makes; the caller keeps it alive. */
+    struct kube_request_metrics *request_metrics;
 } kube_config;
 
 /* path NULL: $KUBECONFIG, else in-cluster (KUBERNETES_SERVICE_HOST and the

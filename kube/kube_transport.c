@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kube_client_internal.h"
+#include "kube_request_metrics.h"
 #include "strbuf.h"
 
 #define KUBE_MAX_BODY ((size_t)512 * 1024 * 1024) /* a runaway response must not eat the heap */
@@ -226,6 +227,7 @@ long kube_request(kube_client *c, const char *method, const char *path, const ch
         TRY_SETOPT(CURLOPT_POSTFIELDS, body);
     }
     cc = curl_easy_perform(h);
+    kube_request_metrics_observe_easy(c->cfg.request_metrics, h, cc);
     if (cc != CURLE_OK) {
         if (sink.too_big)
             olm_error_set(err, "%s %s%s: response larger than %zu bytes", method, c->cfg.server, path, KUBE_MAX_BODY);

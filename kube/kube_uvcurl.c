@@ -1,6 +1,8 @@
 /* kube_uvcurl: libcurl multi interface on a libuv loop (see kube_uvcurl.h). */
 #include "kube_uvcurl.h"
 
+#include "kube_request_metrics.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -35,6 +37,7 @@ struct kube_uvcurl {
     int depth;
     bool closing;
     bool close_pending;
+    kube_request_metrics *request_metrics; /* borrowed, or NULL */
     void (*closed_cb)(void *data);
     void *closed_data;
 };
@@ -104,6 +107,7 @@ static void check_info(kube_uvcurl *uc)
             continue;
         kube_uvcurl_done_cb cb = x->cb;
         void *data = x->data;
+        kube_request_metrics_observe_easy(uc->request_metrics, easy, res);
         xfer_unlink(uc, x);
         free(x);
         cb(easy, res, data);
@@ -264,6 +268,11 @@ void kube_uvcurl_remove(kube_uvcurl *uc, CURL *easy)
 uv_loop_t *kube_uvcurl_loop(const kube_uvcurl *uc)
 {
     return uc->loop;
+}
+
+void kube_uvcurl_set_request_metrics(kube_uvcurl *uc, kube_request_metrics *m)
+{
+    uc->request_metrics = m;
 }
 
 unsigned kube_uvcurl_running(const kube_uvcurl *uc)

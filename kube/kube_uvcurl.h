@@ -41,6 +41,11 @@ void kube_uvcurl_remove(kube_uvcurl *uc, CURL *easy);
 /* The loop this multi handle runs on (borrowed). */
 uv_loop_t *kube_uvcurl_loop(const kube_uvcurl *uc);
 
+/* Counts every transfer that finishes from now on in `m` (borrowed; NULL stops counting):
+ * everything on a kube_uvcurl goes to the API server. */
+struct kube_request_metrics;
+void kube_uvcurl_set_request_metrics(kube_uvcurl *uc, struct kube_request_metrics *m);
+
 /* Number of transfers in flight. */
 unsigned kube_uvcurl_running(const kube_uvcurl *uc);
 

@@ -16,6 +16,7 @@ typedef struct wq_item {
     bool processing;  /* a reconcile is running on a worker */
     unsigned failures;
     uint64_t ready_at; /* loop time (ms) it becomes ready; 0: not waiting */
+    uint64_t added_ns; /* uv_hrtime when it last became dirty: workqueue_queue_duration */
 } wq_item;
 
 typedef struct wq_work {
@@ -23,6 +24,8 @@ typedef struct wq_work {
     struct kube_workqueue *q;
     wq_item *item;
     kube_wq_result res;
+    uint64_t started_ns;   /* handed to the pool (loop thread) */
+    double reconcile_s;    /* the reconcile function's own time (worker thread) */
 } wq_work;
 
 struct kube_workqueue {
@@ -45,7 +48,14 @@ struct kube_workqueue {
     bool shutting, drain, closing;
     void (*done_cb)(void *data);
     void *done_data;
+    kube_workqueue_stats st;
 };
+
+const double kube_wq_reconcile_bounds[KUBE_WQ_RECONCILE_NBOUNDS] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5,
+    1.75,  2.0,  2.5,   3.0,  3.5, 4.0,  4.5, 5,    6,   7,    8,   9,    10,  15,  20,  25,  30,  40,  50,  60};
+const double kube_wq_latency_bounds[KUBE_WQ_LATENCY_NBOUNDS] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
+                                                                1e-2, 1e-1, 1,    10,   100,  1000};
 
 /* ---------------------------------------------------------------- key table */
 
@@ -173,6 +183,8 @@ static void mark_dirty(kube_workqueue *q, wq_item *it)
     if (it->dirty)
         return; /* already pending: dedupe */
     it->dirty = true;
+    it->added_ns = uv_hrtime();
+    q->st.adds++;
     if (!it->processing)
         enqueue(q, it);
 }
@@ -193,7 +205,9 @@ static void on_timer(uv_timer_t *t)
 static void work_run(uv_work_t *req)
 {
     wq_work *w = req->data;
+    uint64_t t0 = uv_hrtime();
     w->res = w->q->reconcile(w->item->key, w->q->data);
+    w->reconcile_s = (double)(uv_hrtime() - t0) / 1e9;
 }
 
 static void apply_result(kube_workqueue *q, wq_item *it, kube_wq_result res)
@@ -201,6 +215,8 @@ static void apply_result(kube_workqueue *q, wq_item *it, kube_wq_result res)
     switch (res.kind) {
     case KUBE_WQ_ERROR:
         kube_workqueue_add_rate_limited(q, it->key, NULL);
+        if (res.requeue_after_ms) /* a deadline the caller must not miss (add_after keeps the earliest) */
+            kube_workqueue_add_after(q, it->key, res.requeue_after_ms, NULL);
         break;
     case KUBE_WQ_REQUEUE_AFTER:
         it->failures = 0;
@@ -219,9 +235,13 @@ static void work_done(uv_work_t *req, int status)
     kube_workqueue *q = w->q;
     wq_item *it = w->item;
     kube_wq_result res = w->res;
-    free(w);
     if (status != 0)
         res.kind = KUBE_WQ_ERROR;
+    olm_histogram_observe(&q->st.work_seconds, (double)(uv_hrtime() - w->started_ns) / 1e9);
+    olm_histogram_observe(&q->st.reconcile_seconds, w->reconcile_s);
+    if ((unsigned)res.kind < sizeof q->st.results / sizeof q->st.results[0])
+        q->st.results[res.kind]++;
+    free(w);
     /* Like controller-runtime: apply the result, then Done(). */
     apply_result(q, it, res);
     it->processing = false;
@@ -255,6 +275,8 @@ static void dispatch(kube_workqueue *q)
         it->dirty = false;
         it->processing = true;
         q->running++;
+        w->started_ns = uv_hrtime();
+        olm_histogram_observe(&q->st.queue_seconds, (double)(w->started_ns - it->added_ns) / 1e9);
         w->q = q;
         w->item = it;
         w->req.data = w;
@@ -309,6 +331,9 @@ kube_workqueue *kube_workqueue_new(uv_loop_t *loop, const kube_workqueue_options
     q->concurrency = o.concurrency ? o.concurrency : 1;
     q->base_ms = o.base_delay_ms ? o.base_delay_ms : 5;
     q->max_ms = o.max_delay_ms ? o.max_delay_ms : 1000000;
+    olm_histogram_init(&q->st.queue_seconds, kube_wq_latency_bounds, KUBE_WQ_LATENCY_NBOUNDS);
+    olm_histogram_init(&q->st.work_seconds, kube_wq_latency_bounds, KUBE_WQ_LATENCY_NBOUNDS);
+    olm_histogram_init(&q->st.reconcile_seconds, kube_wq_reconcile_bounds, KUBE_WQ_RECONCILE_NBOUNDS);
     return q;
 }
 
@@ -364,6 +389,7 @@ int kube_workqueue_add_rate_limited(kube_workqueue *q, const char *key, olm_erro
         return olm_error_set(err, "out of memory");
     uint64_t d = kube_workqueue_backoff_ms(q->base_ms, q->max_ms, it->failures);
     it->failures++;
+    q->st.retries++;
     return kube_workqueue_add_after(q, key, d, err);
 }
 
@@ -395,6 +421,16 @@ unsigned kube_workqueue_running(const kube_workqueue *q)
 size_t kube_workqueue_waiting(const kube_workqueue *q)
 {
     return q->nwaiting;
+}
+
+const kube_workqueue_stats *kube_workqueue_get_stats(const kube_workqueue *q)
+{
+    return &q->st;
+}
+
+unsigned kube_workqueue_concurrency(const kube_workqueue *q)
+{
+    return q->concurrency;
 }
 
 bool kube_workqueue_shutting_down(const kube_workqueue *q)

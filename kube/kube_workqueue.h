@@ -29,6 +29,8 @@
 #include <uv.h>
 
 #include "olm_error.h"
+#include "olm_metrics.h"
+#include "strbuf.h"
 
 typedef struct kube_workqueue kube_workqueue;
 
@@ -41,6 +43,8 @@ typedef enum kube_wq_result_kind {
 
 typedef struct kube_wq_result {
     kube_wq_result_kind kind;
+    /* REQUEUE_AFTER: when to run again.  ERROR: when non-zero, retry no later than this
+     * (the back-off still counts the failure; the earlier wake-up wins). */
     uint64_t requeue_after_ms;
 } kube_wq_result;
 
@@ -75,8 +79,34 @@ uint64_t kube_workqueue_backoff_ms(uint64_t base_ms, uint64_t max_ms, unsigned f
 
 size_t kube_workqueue_len(const kube_workqueue *q);        /* keys ready, not running */
 unsigned kube_workqueue_running(const kube_workqueue *q);  /* reconciles in flight */
+unsigned kube_workqueue_concurrency(const kube_workqueue *q); /* the most at once */
 size_t kube_workqueue_waiting(const kube_workqueue *q);    /* keys in add_after/back-off */
 bool kube_workqueue_shutting_down(const kube_workqueue *q);
+
+/* What controller-runtime's controller metrics and client-go's workqueue metrics count,
+ * kept by the queue on the loop thread (so reading them there needs no lock). */
+#define KUBE_WQ_RECONCILE_NBOUNDS 40 /* controller-runtime's reconcile_time_seconds buckets */
+#define KUBE_WQ_LATENCY_NBOUNDS 12   /* client-go's ExponentialBuckets(10e-9, 10, 12) */
+typedef struct kube_workqueue_stats {
+    unsigned long long adds;        /* keys that became pending (workqueue_adds_total) */
+    unsigned long long retries;     /* rate-limited adds (workqueue_retries_total) */
+    unsigned long long results[4];  /* finished reconciles by kube_wq_result_kind */
+    olm_histogram queue_seconds;    /* add -> handed to a worker */
+    olm_histogram work_seconds;     /* handed to a worker -> result applied */
+    olm_histogram reconcile_seconds; /* the reconcile function itself */
+} kube_workqueue_stats;
+
+/* Loop thread only.  Borrowed; valid while q lives. */
+const kube_workqueue_stats *kube_workqueue_get_stats(const kube_workqueue *q);
+
+/* Appends controller-runtime's names for this queue: controller_runtime_reconcile_total
+ * {controller,result} (success, error, requeue_after; terminal errors count as error and in
+ * controller_runtime_terminal_reconcile_errors_total), ..._reconcile_errors_total,
+ * ..._reconcile_panics_total (always 0: a C reconcile cannot panic and go on),
+ * ..._reconcile_time_seconds, ..._active_workers, ..._max_concurrent_reconciles (label
+ * controller), and workqueue_{depth,adds_total,retries_total,queue_duration_seconds,
+ * work_duration_seconds} (label name).  Loop thread only; 0, or -1 when out of memory. */
+int kube_workqueue_render_metrics(const kube_workqueue *q, const char *controller, strbuf *out);
 
 /* See the header comment.  `q` is freed after `done_cb` (may be NULL) returns. */
 void kube_workqueue_shutdown(kube_workqueue *q, bool drain, void (*done_cb)(void *data), void *data);

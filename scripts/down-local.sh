@@ -13,7 +13,7 @@ stop() { # stop NAME: SIGTERM the PID in $state/NAME.pid, wait up to 30 s, then 
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
     echo "$name: stopped PID $pid"
   fi
-  rm -f "$state/$name.pid" "$state/$name.port"
+  rm -f "$state/$name.pid" "$state/$name.port" "$state/$name.metrics-port"
 }
 stop operator-controller
 stop catalogd

@@ -39,18 +39,42 @@ for daemon in catalogd operator-controller; do
 done
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Who may scrape the metrics listeners (TokenReview + SubjectAccessReview): a ServiceAccount
+# bound to both *-metrics-reader ClusterRoles, for `kubectl create token`.
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: metrics-scraper, namespace: $system_ns}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: olmv1-local-catalogd-metrics-scraper}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: catalogd-metrics-reader}
+subjects: [{kind: ServiceAccount, name: metrics-scraper, namespace: $system_ns}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: olmv1-local-operator-controller-metrics-scraper}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: operator-controller-metrics-reader}
+subjects: [{kind: ServiceAccount, name: metrics-scraper, namespace: $system_ns}]
+YAML
 catalogd_pid=$(cat "$state/catalogd.pid" 2>/dev/null || true)
 if alive "$catalogd_pid"; then
   echo "catalogd already running (PID $catalogd_pid)"
   port=$(cat "$state/catalogd.port")
+  cmport=$(cat "$state/catalogd.metrics-port" 2>/dev/null || echo 0)
 else
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port) cmport=$(free_port)
   mkdir -p "$state/catalogd-cache"
   setsid "$build/catalogd/catalogd" --kubeconfig "$state/identities/catalogd.kubeconfig" --cache-dir "$state/catalogd-cache" \
     --catalogs-server-addr "127.0.0.1:$port" --external-address "127.0.0.1:$port" \
+    --metrics-bind-address "127.0.0.1:$cmport" \
     --insecure-registries "$OLMV1_REGISTRY" >"$state/logs/catalogd.log" 2>&1 < /dev/null &
   echo $! > "$state/catalogd.pid"
   echo "$port" > "$state/catalogd.port"
+  echo "$cmport" > "$state/catalogd.metrics-port"
   for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { tail -20 "$state/logs/catalogd.log"; exit 1; }
 fi
@@ -59,19 +83,23 @@ export OLMV1_CATALOGD_URL=http://127.0.0.1:$port
 export OLMV1_SYSTEM_NAMESPACE=olmv1-system
 export OLMV1_CATALOGD_PID=$(cat "$state/catalogd.pid")
 ENV
+grep -q OLMV1_CATALOGD_METRICS_URL "$state/env" || echo "export OLMV1_CATALOGD_METRICS_URL=http://127.0.0.1:$cmport/metrics" >> "$state/env"
 
 opctl_pid=$(cat "$state/operator-controller.pid" 2>/dev/null || true)
 if alive "$opctl_pid"; then
   echo "operator-controller already running (PID $opctl_pid)"
   hport=$(cat "$state/operator-controller.port")
+  mport=$(cat "$state/operator-controller.metrics-port" 2>/dev/null || echo 0)
 else
-  hport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  hport=$(free_port) mport=$(free_port)
   mkdir -p "$state/operator-controller-cache" "$state/logs"
   setsid "$build/controller/operator-controller" --kubeconfig "$state/identities/operator-controller.kubeconfig" --system-namespace "$system_ns" \
     --cache-path "$state/operator-controller-cache" --health-addr "127.0.0.1:$hport" \
+    --metrics-bind-address "127.0.0.1:$mport" \
     --insecure-registries "$OLMV1_REGISTRY" >"$state/logs/operator-controller.log" 2>&1 < /dev/null &
   echo $! > "$state/operator-controller.pid"
   echo "$hport" > "$state/operator-controller.port"
+  echo "$mport" > "$state/operator-controller.metrics-port"
   for _ in $(seq 150); do curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
   curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null || { tail -20 "$state/logs/operator-controller.log"; exit 1; }
 fi
@@ -79,6 +107,8 @@ grep -q OLMV1_OPERATOR_CONTROLLER_URL "$state/env" || cat >> "$state/env" <<ENV
 export OLMV1_OPERATOR_CONTROLLER_URL=http://127.0.0.1:$hport
 export OLMV1_OPERATOR_CONTROLLER_PID=$(cat "$state/operator-controller.pid")
 ENV
+grep -q OLMV1_OPERATOR_CONTROLLER_METRICS_URL "$state/env" ||
+  echo "export OLMV1_OPERATOR_CONTROLLER_METRICS_URL=http://127.0.0.1:$mport/metrics" >> "$state/env"
 
 [ $demo = 0 ] || bash scripts/demo-catalogs.sh "$OLMV1_REGISTRY"
 
@@ -86,11 +116,13 @@ cat <<MSG
 OLM v1 is running locally (state and logs in .dev/), each daemon as its ServiceAccount in
 $system_ns with the RBAC of config/rbac (.dev/identities/): catalogd (PID $(cat "$state/catalogd.pid"), logs
 .dev/logs/catalogd.log) and operator-controller (PID $(cat "$state/operator-controller.pid"), logs
-.dev/logs/operator-controller.log, metrics http://127.0.0.1:$hport/metrics).
+.dev/logs/operator-controller.log).
   source .dev/env
   kubectl get clustercatalogs
   curl -s "\$OLMV1_CATALOGD_URL/catalogs/demo/api/v1/metas?schema=olm.package" | head -c 600
   build/cli/olmv1 resolve --catalog demo=$shared/data/catalogs-small/sample20 --package tigera-operator
+  # metrics, for a token allowed to get /metrics (\$OLMV1_CATALOGD_METRICS_URL likewise):
+  curl -H "Authorization: Bearer \$(kubectl -n $system_ns create token metrics-scraper)" \$OLMV1_OPERATOR_CONTROLLER_METRICS_URL
 MSG
 if [ $demo = 1 ]; then
   cat <<MSG

@@ -33,8 +33,9 @@ void olm_flag_empty_is_unset(const char **value)
 int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
                            size_t msgsz)
 {
-    const char **paths[] = {&f->tls_cert, &f->tls_key, &f->system_namespace, &f->pull_cas_dir,
-                            &f->global_pull_secret};
+    const char **paths[] = {&f->tls_cert,           &f->tls_key,           &f->system_namespace,
+                            &f->pull_cas_dir,       &f->global_pull_secret, &f->tls_profile,
+                            &f->tls_custom_version, &f->tls_custom_ciphers, &f->tls_custom_curves};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         olm_flag_empty_is_unset(paths[i]);
     if (check_listen("--health-probe-bind-address", f->health_addr, msg, msgsz) != 0 ||
@@ -44,6 +45,18 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         snprintf(msg, msgsz, "--tls-cert and --tls-key go together (both paths, or neither)");
         return -1;
     }
+    f->level = f->verbosity > 0 ? OLM_LOG_DEBUG : OLM_LOG_INFO;
+    if (f->log_level && olm_log_parse_level(f->log_level, &f->level) != 0) {
+        snprintf(msg, msgsz, "--log-level: want error, warn, info or debug, got \"%s\"", f->log_level);
+        return -1;
+    }
+    if (olm_log_parse_format(f->log_format ? f->log_format : "text", &f->format) != 0) {
+        snprintf(msg, msgsz, "--log-format: want text or json, got \"%s\"", f->log_format);
+        return -1;
+    }
+    if (olm_tls_profile_from_flags(f->tls_profile, f->tls_custom_version, f->tls_custom_ciphers,
+                                   f->tls_custom_curves, &f->tls, msg, msgsz) != 0)
+        return -1;
     if (f->system_namespace && !olm_is_dns1123_label(f->system_namespace, strlen(f->system_namespace))) {
         snprintf(msg, msgsz, "--system-namespace: \"%s\" is not a namespace name (lower-case DNS-1123 label)",
                  f->system_namespace);
@@ -56,6 +69,12 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         return -1;
     }
     return olm_feature_gates_parse(gates, ngates, f->feature_gates, msg, msgsz);
+}
+
+void olm_daemon_apply_logging(const olm_daemon_flags *f)
+{
+    olm_log_set_level(f->level);
+    olm_log_set_format(f->format);
 }
 
 void olm_daemon_print_version(const char *prog)

@@ -10,16 +10,26 @@
 #include <stddef.h>
 
 #include "olm_feature_gates.h"
+#include "olm_log.h"
 #include "olm_tls.h"
+#include "olm_tls_profile.h"
 
 typedef struct olm_daemon_flags {
     const char *health_addr;        /* --health-probe-bind-address (alias --health-addr); off: see below */
     const char *metrics_addr;       /* --metrics-bind-address; "0" (the default) is off */
     const char *tls_cert, *tls_key; /* both or neither */
+    const char *tls_profile;        /* --tls-profile old|intermediate|modern|custom, or NULL */
+    const char *tls_custom_version, *tls_custom_ciphers, *tls_custom_curves; /* with custom */
+    olm_tls_profile tls;            /* what those four say (olm_daemon_flags_check fills it) */
     const char *system_namespace;   /* NULL: olm_daemon_system_namespace() */
     const char *pull_cas_dir;       /* extra CAs for registries, or NULL */
     const char *global_pull_secret; /* "NS/NAME", or NULL; accepted, not applied yet */
     const char *feature_gates;      /* the raw list; olm_daemon_flags_check applies it */
+    const char *log_level;          /* --log-level error|warn|info|debug, or NULL */
+    unsigned verbosity;             /* -v N (klog): 1 and above is debug, unless --log-level says */
+    const char *log_format;         /* --log-format text|json (default text) */
+    olm_log_level level;            /* what those say (olm_daemon_flags_check fills them) */
+    olm_log_format format;
     bool version;                   /* --version: print "<prog> <version>" and exit 0 */
     bool check_flags;               /* --check-flags: parse and validate only, exit 0 */
 } olm_daemon_flags;
@@ -32,11 +42,22 @@ bool olm_listen_off(const char *addr);
 void olm_flag_empty_is_unset(const char **value);
 
 /* The value checks of the shared flags, with no I/O (what --check-flags validates): listen
- * addresses, --tls-cert with --tls-key, --system-namespace a DNS-1123 label,
+ * addresses, --tls-cert with --tls-key, the TLS profile flags (into f->tls), the log flags
+ * (into f->level and f->format), --system-namespace
+ * a DNS-1123 label,
  * --global-pull-secret NS/NAME, --feature-gates against `gates` (which it sets).  Paths and
  * names given as "" become NULL first.  0, or -1 with a one-line msg naming the flag. */
 int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
                            size_t msgsz);
+
+/* The rows of the log flags, the same in both daemons' tables. */
+#define OLM_DAEMON_LOG_FLAGS(c)                                                                                  \
+    OLM_FLAG_STRING("--log-level", &(c)->log_level, NULL),                                                       \
+        OLM_FLAG_UINT("-v", &(c)->verbosity, "0", 0, 10, "-v: want a verbosity 0..10, not %s"),                   \
+        OLM_FLAG_STRING("--log-format", &(c)->log_format, "text")
+
+/* Sets the process's log level and format from checked flags (main, before any thread). */
+void olm_daemon_apply_logging(const olm_daemon_flags *f);
 
 /* "<prog> version" (nothing after it): prints "<prog> <version>" and returns 0; returns 2
  * with msg set when more words follow; -1 when argv is not the version command. */

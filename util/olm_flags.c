@@ -76,6 +76,26 @@ static int set_value(const olm_flag *f, const char *value, bool given, char *msg
     return bad_value(f, value ? value : "", msg, msgsz);
 }
 
+/* A row spelt with one dash ("-v", klog's verbosity): Go's flag package takes it as "-v N",
+ * "-v=N", "--v N" and "--v=N".  The row when `arg` is one of those, else NULL; *value is what
+ * follows "=", or NULL. */
+static const olm_flag *lookup_short(const olm_flag *flags, size_t nflags, const char *arg, const char **value)
+{
+    const char *name = arg[0] == '-' ? arg + 1 + (arg[1] == '-') : NULL;
+    if (!name || !*name || *name == '-')
+        return NULL;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t i = 0; i < nflags; i++) {
+        const char *n = flags[i].name;
+        if (n[0] == '-' && n[1] != '-' && strlen(n + 1) == len && strncmp(n + 1, name, len) == 0) {
+            *value = eq ? eq + 1 : NULL;
+            return &flags[i];
+        }
+    }
+    return NULL;
+}
+
 /* The row `arg` names, or NULL when it is not a flag of the table (or not spelt as one).
  * *help is set for -h / --help. */
 static const olm_flag *lookup(const olm_flag *flags, size_t nflags, const char *arg, bool *help)
@@ -110,14 +130,17 @@ int olm_flags_parse(const olm_flag *flags, size_t nflags, const char *unknown, i
         snprintf(msg, msgsz, "out of memory");
         return -1;
     }
+    size_t nlong = 0;
     for (size_t i = 0; i < nflags; i++) {
         const olm_flag *f = &flags[i];
+        if (strncmp(f->name, "--", 2) != 0)
+            continue; /* one-dash rows are handled here, never by getopt_long */
         int has_arg = f->type == OLM_FLAG_TYPE_BOOL ? optional_argument
                       : f->type == OLM_FLAG_TYPE_NO ? no_argument
                                                     : required_argument;
-        longopts[i] = (struct option){f->name + 2, has_arg, NULL, ROW_VAL(i)};
+        longopts[nlong++] = (struct option){f->name + 2, has_arg, NULL, ROW_VAL(i)};
     }
-    longopts[nflags] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[nlong] = (struct option){"help", no_argument, NULL, 'h'};
     /* "+": stop at the first non-flag instead of permuting argv; ":": report a missing
      * value as ':'.  optind = 0 re-initialises glibc's getopt for a second parse. */
     opterr = 0;
@@ -127,6 +150,18 @@ int olm_flags_parse(const olm_flag *flags, size_t nflags, const char *unknown, i
         int next = optind ? optind : 1;
         if (next >= argc)
             break;
+        const char *sval;
+        const olm_flag *sf = lookup_short(flags, nflags, argv[next], &sval);
+        if (sf) {
+            if (!sval && next + 1 >= argc) {
+                rc = say(msg, msgsz, "%s needs a value", sf->name);
+                break;
+            }
+            if ((rc = set_value(sf, sval ? sval : argv[next + 1], true, msg, msgsz)) != 0)
+                break;
+            optind = next + (sval ? 1 : 2); /* getopt_long is between arguments: it resumes there */
+            continue;
+        }
         bool help;
         const olm_flag *f = lookup(flags, nflags, argv[next], &help);
         if (!f && !help) {

@@ -19,7 +19,9 @@
  * flags with a value (the word after the flag is its value even when it starts with "-");
  * "--name", "--name=true" and "--name=false" for booleans; "-h" and "--help" for help.
  * Names match exactly (getopt_long's unique-prefix abbreviations are refused), and every
- * other argument (a positional word, "-x", "--") is an unknown flag.
+ * other argument (a positional word, "-x", "--") is an unknown flag.  A row named with one
+ * dash ("-v", klog's verbosity) takes a value and is matched as "-v N", "-v=N", "--v N" and
+ * "--v=N", the spellings Go's flag package accepts.
  *
  * Messages: `unknown`, a row's `bad` and the missing-value message are templates in which
  * "%s" stands for the argument, the value or the flag name; nothing else is interpreted.

@@ -69,3 +69,16 @@ int olm_histogram_render(strbuf *out, const char *name, const char *label_name, 
     strbuf_free(&lb);
     return rc ? -1 : 0;
 }
+
+int olm_metrics_sample(strbuf *out, const char *name, const char *label_name, const char *label_value,
+                       double value)
+{
+    strbuf lb = STRBUF_INIT;
+    int rc = series_labels(&lb, label_name, label_value);
+    if (label_name)
+        rc |= strbuf_putc(&lb, '}');
+    /* %.17g round-trips a double; counters and gauges below 2^53 print as integers. */
+    rc |= strbuf_printf(out, "%s%s %.17g\n", name, strbuf_str(&lb), value) < 0;
+    strbuf_free(&lb);
+    return rc ? -1 : 0;
+}

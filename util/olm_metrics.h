@@ -10,7 +10,8 @@
 
 #include "strbuf.h"
 
-#define OLM_HISTOGRAM_MAX_BUCKETS 24
+/* controller-runtime's reconcile_time_seconds has 40 buckets. */
+#define OLM_HISTOGRAM_MAX_BUCKETS 48
 
 typedef struct olm_histogram {
     const double *bounds; /* ascending upper bounds, borrowed (static tables) */
@@ -32,5 +33,8 @@ int olm_metrics_label_value(strbuf *out, const char *value);
  * Each returns 0, or -1 when out of memory. */
 int olm_histogram_render(strbuf *out, const char *name, const char *label_name, const char *label_value,
                          const olm_histogram *h);
+/* One sample line `name{label_name="label_value"} value` (label_name NULL: `name value`). */
+int olm_metrics_sample(strbuf *out, const char *name, const char *label_name, const char *label_value,
+                       double value);
 
 #endif

@@ -49,3 +49,10 @@ struct timespec olm_time_now(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     return ts;
 }
+
+double olm_time_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}

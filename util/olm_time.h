@@ -24,4 +24,7 @@ int olm_time_rfc3339_micro(const struct timespec *t, char buf[static OLM_TIME_RF
 /* The wall clock (CLOCK_REALTIME). */
 struct timespec olm_time_now(void);
 
+/* Milliseconds on the monotonic clock: for how long a step took (debug lines), never a date. */
+double olm_time_mono_ms(void);
+
 #endif

@@ -698,6 +698,107 @@ static void test_health_and_metrics(void **state)
     resp_free(&r);
 }
 
+/* ---- the gate (metrics filter) ---- */
+
+/* No token 401 and "no" 403 at once, "ok" 200 at once, "later" 200 from a helper thread a
+ * little later (on the loop thread, as a review answers). */
+typedef struct fake_gate {
+    olm_http_gate_done done;
+    void *req;
+    int checks;
+    char verb[8], path[64];
+} fake_gate;
+
+static fake_gate G;
+
+static int gate_check(void *gate, const char *authorization, const char *verb, const char *path,
+                      olm_http_gate_done done, void *req_data, void **handle, char *msg, size_t msgsz)
+{
+    fake_gate *g = gate;
+    g->checks++;
+    snprintf(g->verb, sizeof g->verb, "%s", verb);
+    snprintf(g->path, sizeof g->path, "%s", path);
+    *handle = NULL;
+    if (!authorization) {
+        snprintf(msg, msgsz, "Unauthorized");
+        return 401;
+    }
+    if (strcmp(authorization, "Bearer no") == 0) {
+        snprintf(msg, msgsz, "Authorization denied for user no");
+        return 403;
+    }
+    if (strcmp(authorization, "Bearer ok") == 0)
+        return 200;
+    g->done = done;
+    g->req = req_data;
+    *handle = g;
+    return 0;
+}
+
+static void gate_cancel(void *handle)
+{
+    ((fake_gate *)handle)->req = NULL;
+}
+
+static void set_gate(catalog_server *srv, void *arg)
+{
+    catalog_server_set_gate(srv, arg);
+}
+
+/* On the loop thread: answers the waiting request, if one waits yet. */
+static void answer_gate(catalog_server *srv, void *arg)
+{
+    (void)srv;
+    if (G.req) {
+        void *r = G.req;
+        G.req = NULL;
+        G.done(200, "", NULL, r);
+        *(bool *)arg = true;
+    }
+}
+
+static void answer_later(void *arg)
+{
+    bool answered = false; /* written on the loop thread inside fixture_call, which waits */
+    while (!answered) {
+        usleep(20000);
+        fixture_call(arg, answer_gate, &answered);
+    }
+}
+
+static void test_gate(void **state)
+{
+    (void)state;
+    static const olm_http_gate gate = {.check = gate_check, .cancel = gate_cancel, .gate = &G};
+    fixture_call(W.fx, set_gate, (void *)&gate);
+    resp r;
+    request(&r, "GET", "/metrics", NULL);
+    expect(&r, 401, "Unauthorized\n");
+    resp_free(&r);
+    const char *no[] = {"Authorization: Bearer no", NULL}, *ok[] = {"Authorization: Bearer ok", NULL},
+               *later[] = {"Authorization: Bearer later", NULL};
+    request(&r, "GET", "/metrics", no);
+    expect(&r, 403, "Authorization denied for user no\n");
+    resp_free(&r);
+    request(&r, "GET", "/metrics?x", ok);
+    expect(&r, 200, NULL);
+    assert_non_null(strstr(strbuf_str(&r.body), "catalogd_catalogs_served "));
+    resp_free(&r);
+    uv_thread_t t;
+    assert_int_equal(uv_thread_create(&t, answer_later, W.fx), 0);
+    request(&r, "GET", "/metrics", later);
+    uv_thread_join(&t);
+    expect(&r, 200, NULL);
+    resp_free(&r);
+    request(&r, "GET", "/healthz", NULL); /* only /metrics is guarded */
+    expect(&r, 200, "ok");
+    resp_free(&r);
+    assert_int_equal(G.checks, 4);
+    assert_string_equal(G.verb, "get");
+    assert_string_equal(G.path, "/metrics");
+    fixture_call(W.fx, set_gate, NULL);
+}
+
 static void report_unpacks(catalog_server *srv, void *arg)
 {
     (void)arg;
@@ -1013,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_health_and_metrics),
         cmocka_unit_test(test_unpack_metrics),
+        cmocka_unit_test(test_gate),
         cmocka_unit_test(test_swap_and_remove),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_request_body_cap),

@@ -11,6 +11,7 @@
 
 #include "catalog.h"
 #include "drift.h"
+#include "render.h"
 #include "resolve.h"
 #include "kube_client.h"
 #include "kube_informer.h"
@@ -106,7 +107,8 @@ int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa,
  *    installed, False/Failed "No bundle installed" when not, Unknown/Failed with the
  *    error when the installed state could not be read;
  *  - Progressing: True/Succeeded "Desired state reached", True/Retrying (error), or
- *    False/Blocked | False/InvalidConfiguration (terminal errors);
+ *    False/Blocked | False/InvalidConfiguration (terminal errors), or
+ *    False/ProgressDeadlineExceeded (still retrying, past spec.progressDeadlineMinutes);
  *  - the four deprecation conditions when given (else left as they are);
  *  - status.install.bundle {name, version} (removed when nothing is installed);
  *  - observedGeneration on every condition set; lastTransitionTime kept while the
@@ -122,7 +124,11 @@ typedef enum clusterextension_progress {
     CE_PROGRESS_RETRYING,       /* True/Retrying: a retryable error */
     CE_PROGRESS_BLOCKED,        /* False/Blocked: terminal */
     CE_PROGRESS_INVALID_CONFIG, /* False/InvalidConfiguration: terminal config error */
+    CE_PROGRESS_DEADLINE_EXCEEDED, /* False/ProgressDeadlineExceeded: retrying for too long */
 } clusterextension_progress;
+
+/* The message of ProgressDeadlineExceeded, upstream's words (its revisions roll out). */
+#define CE_DEADLINE_MESSAGE "Revision has not rolled out for %lld minute(s). Last status: %s"
 
 typedef struct clusterextension_installed_bundle {
     const char *name, *version, *image;
@@ -185,6 +191,13 @@ char *clusterextension_message_clean(const char *message);
  *      enqueues the extension when one is deleted or changed; deletion stops them.
  * Errors retry with the work queue's back-off; terminal errors (Blocked,
  * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
+ * spec.progressDeadlineMinutes (experimental upstream, where its Boxcutter runtime times a
+ * revision's rollout): once the current generation has failed with retryable errors for that
+ * long, Progressing turns False/ProgressDeadlineExceeded, "Revision has not rolled out for N
+ * minute(s). Last status: <the error>"; retries go on, and the next success is
+ * True/Succeeded again.  The clock starts at the first failure of a generation this process
+ * sees (a restart starts it again), and a retry is due no later than the deadline, so the
+ * condition flips on time whatever the back-off.
  *
  * Threading: clusterextension_reconcile may run for different keys on several threads at once; the
  * work queue never runs one key twice at a time.  The reconciler's counters are
@@ -193,6 +206,24 @@ char *clusterextension_message_clean(const char *message);
 #define CE_FINALIZER "olm.operatorframework.io/cleanup"
 #define CE_API_VERSION "olm.operatorframework.io/v1"
 #define CE_KIND "ClusterExtension"
+
+/* --webhook-cert-provider: who issues the serving certificates of a bundle's webhooks. */
+typedef enum clusterextension_cert_mode {
+    CE_CERT_AUTO = 0,    /* OpenShift's service-ca when config.openshift.io/v1 is served, else
+                          * cert-manager when cert-manager.io/v1 is, else none */
+    CE_CERT_MANAGER,     /* cert-manager: an Issuer and a Certificate per webhook deployment */
+    CE_CERT_SERVICE_CA,  /* OpenShift's service-ca: annotations only */
+} clusterextension_cert_mode;
+
+/* What a bundle with webhooks gets (Progressing True/Retrying) when no provider exists. */
+#define CE_NO_CERT_PROVIDER_MESSAGE                                                                              \
+    "the bundle has webhooks, and this cluster has no certificate provider for them: it serves neither "         \
+    "config.openshift.io/v1 (OpenShift service-ca) nor cert-manager.io/v1 (cert-manager); install cert-manager, " \
+    "or choose a provider with operator-controller --webhook-cert-provider"
+
+/* The provider for `mode`, given which APIs the cluster serves; -1 when auto finds none. */
+int clusterextension_cert_choose(clusterextension_cert_mode mode, bool openshift, bool cert_manager,
+                                 render_cert_provider *out);
 
 typedef struct clusterextension_reconciler_config {
     kube_client *admin;             /* the controller's identity (borrowed) */
@@ -203,6 +234,8 @@ typedef struct clusterextension_reconciler_config {
     oci_pull_opts pull;             /* registry options for bundle images (strings borrowed) */
     uint64_t repair_interval_ms;    /* requeue after success for drift repair; 0: never */
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
+    uint64_t deadline_minute_ms;    /* a minute of spec.progressDeadlineMinutes; 0: 60000 (tests shorten it) */
+    clusterextension_cert_mode cert_mode; /* webhooks' certificates (default auto) */
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the
@@ -234,5 +267,10 @@ typedef struct clusterextension_reconcile_stats {
     uint64_t repaired_objects;
 } clusterextension_reconcile_stats;
 void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterextension_reconcile_stats *out);
+
+/* The catalog the installed bundle of `extension` was resolved from by this process ("" when
+ * unknown: not resolved since start, or nothing installed).  Any thread. */
+void clusterextension_reconciler_catalog_of(clusterextension_reconciler *r, const char *extension, char *buf,
+                                            size_t bufsz);
 
 #endif

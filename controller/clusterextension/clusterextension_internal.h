@@ -2,8 +2,10 @@
 #ifndef OLM_CLUSTEREXTENSION_INTERNAL_H
 #define OLM_CLUSTEREXTENSION_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "applier.h"
 #include "bundle.h"
@@ -11,12 +13,25 @@
 #include "resolve.h"
 #include "install_record.h"
 
+/* clusterextension_info.c: extension -> the catalog its installed bundle was resolved from. */
+typedef struct clusterextension_infos clusterextension_infos;
+clusterextension_infos *clusterextension_infos_new(void); /* NULL when out of memory */
+void clusterextension_infos_free(clusterextension_infos *m);
+void clusterextension_infos_set(clusterextension_infos *m, const char *extension, const char *catalog);
+void clusterextension_infos_forget(clusterextension_infos *m, const char *extension);
+/* spec.progressDeadlineMinutes: when `generation` of the extension started failing (now, on
+ * its first failure, or when the generation changed); _succeeded stops the clock. */
+time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,
+                                            time_t now);
+void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension);
+
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
     clusterextension_token_cache *own_tokens; /* when cfg.tokens was NULL; cfg.tokens then points here */
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
+    clusterextension_infos *infos;
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
@@ -46,6 +61,7 @@ typedef struct clusterextension_run {
     char *message;          /* owned; NULL for success */
     bool installed_changed; /* a new bundle was applied: installed = target */
     bool deprecation_known; /* compute deprecation conditions at the end */
+    uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
 } clusterextension_run;
 
 /* Steps (clusterextension_steps.c).  Each returns 0 to go on, -1 when the outcome
@@ -57,6 +73,15 @@ int clusterextension_step_install(clusterextension_run *run);
 int clusterextension_fail(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same with the `error for resolved bundle "<n>" with version "<v>": ` prefix. */
 int clusterextension_fail_bundle(clusterextension_run *run, clusterextension_progress progress, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* clusterextension_run.c: a DEBUG line "<step> took <ms> ms[: detail]" for the reconcile
+ * step that started at t0_ms (olm_time_mono_ms); nothing unless debug lines are on. */
+void clusterextension_debug_step(const clusterextension_run *run, const char *step, double t0_ms, const char *fmt,
+                                 ...) __attribute__((format(printf, 4, 5)));
+
+/* clusterextension_certs.c: the certificate provider for `b`'s webhooks (any, when it has
+ * none).  0, or -1 with the outcome set (Retrying: no provider, or discovery failed). */
+int clusterextension_cert_provider(clusterextension_run *run, const bundle *b, render_cert_provider *out);
 
 /* Tells the drift watcher what this extension installed (the record's kinds, the
  * token); no-op without a drift watcher or a token.  Failures are logged. */

@@ -23,7 +23,8 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     r->cache_dir = strdup(cfg->cache_dir ? cfg->cache_dir : ".");
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache) {
+    r->infos = clusterextension_infos_new();
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -51,6 +52,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     free(r->cache_dir);
     free(r->bundle_cache);
     clusterextension_token_cache_free(r->own_tokens);
+    clusterextension_infos_free(r->infos);
     free(r);
 }
 
@@ -262,6 +264,30 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
 
 /* ------------------------------------------------------------ the pipeline */
 
+/* spec.progressDeadlineMinutes (clusterextension.h): a retryable failure past the deadline is
+ * reported as ProgressDeadlineExceeded; before it, the next retry is due by the deadline. */
+static void check_deadline(clusterextension_run *run)
+{
+    const json_t *v = json_object_get(json_object_get(run->ce, "spec"), "progressDeadlineMinutes");
+    json_int_t minutes = json_is_integer(v) ? json_integer_value(v) : 0;
+    if (minutes <= 0)
+        return;
+    uint64_t minute_ms = run->r->cfg.deadline_minute_ms ? run->r->cfg.deadline_minute_ms : 60000;
+    time_t now = time(NULL);
+    time_t since = clusterextension_infos_failing_since(run->r->infos, run->name, run->generation, now);
+    uint64_t elapsed_ms = (uint64_t)(now - since) * 1000u, deadline_ms = (uint64_t)minutes * minute_ms;
+    if (elapsed_ms < deadline_ms) {
+        run->retry_within_ms = deadline_ms - elapsed_ms + 1000; /* just past it: the clock has seconds */
+        return;
+    }
+    char *msg = NULL;
+    if (asprintf(&msg, CE_DEADLINE_MESSAGE, (long long)minutes, run->message ? run->message : "") < 0)
+        return; /* out of memory: Retrying stays, which is still true */
+    free(run->message);
+    run->message = msg;
+    run->progress = CE_PROGRESS_DEADLINE_EXCEEDED;
+}
+
 static kube_wq_result_kind run_pipeline(clusterextension_run *run)
 {
     olm_error err;
@@ -286,15 +312,24 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     kube_wq_result_kind kind = KUBE_WQ_OK;
     if (rc != 0)
         kind = run->progress == CE_PROGRESS_RETRYING ? KUBE_WQ_ERROR : KUBE_WQ_TERMINAL;
+    if (kind == KUBE_WQ_ERROR)
+        check_deadline(run);
+    else
+        clusterextension_infos_succeeded(run->r->infos, run->name); /* done, or terminal: no clock */
     if (rc != 0)
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", run->message ? run->message : "");
     else if (run->installed_changed)
         olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "installed bundle %s version %s (%s)",
                 run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image);
+    if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
+        clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
+    double t0 = olm_time_mono_ms();
     if (write_status(run, false, NULL, &err) != 0) {
+        clusterextension_debug_step(run, "status", t0, "failed");
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
+    clusterextension_debug_step(run, "status", t0, NULL);
     return kind;
 }
 
@@ -329,6 +364,7 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
     if (rc == KUBE_NOT_FOUND) {
         clusterextension_drift_forget(r, key);
+        clusterextension_infos_forget(r->infos, key);
         kind = KUBE_WQ_OK;
     } else if (rc < 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", key, "reading the ClusterExtension: %s", err.msg);
@@ -342,8 +378,14 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         else
             kind = run_pipeline(&run);
     }
+    uint64_t retry_within_ms = run.retry_within_ms;
     run_free(&run);
     uint64_t dt = now_us() - t0;
+    if (olm_log_enabled(OLM_LOG_DEBUG)) {
+        static const char *const result[] = {"ok", "error (retried)", "requeue", "terminal error"};
+        olm_log(OLM_LOG_DEBUG, "clusterExtension", key, "reconcile took %.1f ms: %s", (double)dt / 1e3,
+                (unsigned)kind < 4 ? result[kind] : "?");
+    }
     atomic_fetch_add(&r->total, 1);
     atomic_fetch_add(&r->micros_total, dt);
     for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
@@ -360,5 +402,5 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         atomic_fetch_add(&r->terminal, 1);
     if (kind == KUBE_WQ_OK && rc == 0 && r->cfg.repair_interval_ms)
         return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, r->cfg.repair_interval_ms};
-    return (kube_wq_result){kind, 0};
+    return (kube_wq_result){kind, kind == KUBE_WQ_ERROR ? retry_within_ms : 0};
 }

@@ -8,6 +8,8 @@
 
 #include "bundle.h"
 #include "clusterextension_internal.h"
+#include "olm_log.h"
+#include "olm_time.h"
 #include "strbuf.h"
 
 const char *clusterextension_str(const json_t *ce, const char *path)
@@ -22,6 +24,21 @@ void clusterextension_target_free(clusterextension_target *t)
     free(t->image);
     free(t->package);
     memset(t, 0, sizeof *t);
+}
+
+void clusterextension_debug_step(const clusterextension_run *run, const char *step, double t0_ms, const char *fmt, ...)
+{
+    if (!olm_log_enabled(OLM_LOG_DEBUG))
+        return;
+    char detail[1024] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+    }
+    olm_log(OLM_LOG_DEBUG, "clusterExtension", run->name, "%s took %.1f ms%s%s", step, olm_time_mono_ms() - t0_ms,
+            *detail ? ": " : "", detail);
 }
 
 /* ------------------------------------------------------------ failure helpers */

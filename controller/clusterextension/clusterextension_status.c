@@ -146,6 +146,9 @@ static int set_progressing_condition(json_t *conds, const clusterextension_statu
         return clusterextension_condition_set(conds, "Progressing", "False", "Blocked", msg, in->generation, in->now);
     case CE_PROGRESS_INVALID_CONFIG:
         return clusterextension_condition_set(conds, "Progressing", "False", "InvalidConfiguration", msg, in->generation, in->now);
+    case CE_PROGRESS_DEADLINE_EXCEEDED:
+        return clusterextension_condition_set(conds, "Progressing", "False", "ProgressDeadlineExceeded", msg,
+                                              in->generation, in->now);
     }
     return -1;
 }

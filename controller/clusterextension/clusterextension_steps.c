@@ -7,6 +7,7 @@
 
 #include "bundle.h"
 #include "clusterextension_internal.h"
+#include "olm_time.h"
 #include "render.h"
 #include "strbuf.h"
 #include "olm_log.h"
@@ -28,7 +29,22 @@ static int set_target(clusterextension_run *run, const char *name, const char *v
 
 /* ------------------------------------------------------------ resolve (§2.2 step 4) */
 
+static int step_resolve(clusterextension_run *run);
+
 int clusterextension_step_resolve(clusterextension_run *run)
+{
+    double t0 = olm_time_mono_ms();
+    int rc = step_resolve(run);
+    if (rc == 0)
+        clusterextension_debug_step(run, "resolve", t0, "bundle %s version %s from catalog %s", run->target.name,
+                                    run->target.version,
+                                    run->resolved && run->res.catalog ? run->res.catalog->name : "(installed)");
+    else
+        clusterextension_debug_step(run, "resolve", t0, "failed");
+    return rc;
+}
+
+static int step_resolve(clusterextension_run *run)
 {
     const json_t *cat = bundle_json_path(run->ce, "spec.source.catalog");
     const char *pkg = clusterextension_str(run->ce, "spec.source.catalog.packageName");
@@ -225,11 +241,16 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
         bundle_free(&b);
         return clusterextension_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
     }
+    render_cert_provider provider;
+    if (clusterextension_cert_provider(run, &b, &provider) != 0) {
+        bundle_free(&b);
+        return -1;
+    }
     render_options ro = {
         .install_namespace = ns,
         .watch_namespace = cfg.watch_namespace,
         .deployment_config = cfg.deployment_config,
-        .cert_provider = RENDER_CERT_OPENSHIFT_SERVICE_CA,
+        .cert_provider = provider,
     };
     int rc = render_bundle(&b, &ro, objects, &err);
     const char *props =
@@ -305,25 +326,35 @@ int clusterextension_step_install(clusterextension_run *run)
                               run->target.image, err.msg);
     oci_ref_free(&ref);
     oci_pull_result pr = {0};
+    double t0 = olm_time_mono_ms();
     if (oci_pull_cached(r->bundle_cache, run->name, run->target.image, &r->cfg.pull, &pr, &err) != 0) {
+        clusterextension_debug_step(run, "pull", t0, "%s failed", run->target.image);
         if (target_is_installed(run))
             return maintain(run);
         return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
+    clusterextension_debug_step(run, "pull", t0, "%s", run->target.image);
     json_t *objects = NULL;
     char *properties = NULL;
+    t0 = olm_time_mono_ms();
     int rc = render(run, pr.dir, &objects, &properties);
     oci_pull_result_free(&pr);
+    clusterextension_debug_step(run, "render", t0, rc == 0 ? "%zu objects" : "failed", json_array_size(objects));
     if (rc != 0)
         return -1;
+    t0 = olm_time_mono_ms();
     if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
+        clusterextension_debug_step(run, "preflight", t0, "failed");
         json_decref(objects);
         free(properties);
         return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
+    clusterextension_debug_step(run, "preflight", t0, NULL);
+    t0 = olm_time_mono_ms();
     rc = put_on_cluster(run, objects, properties, &err);
     if (rc != 0 && sa_token_rejected(run))
         rc = put_on_cluster(run, objects, properties, &err);
+    clusterextension_debug_step(run, "apply", t0, rc != 0 ? "failed" : run->installed_changed ? "installed" : "in place");
     json_decref(objects);
     free(properties);
     if (rc != 0)

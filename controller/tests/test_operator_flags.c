@@ -39,6 +39,29 @@ static void test_defaults(void **state)
     assert_false(f.common.check_flags);
     assert_int_equal(f.concurrency, 4);
     assert_int_equal(f.repair_interval_ms, 300000);
+    assert_int_equal(f.cert_mode, CE_CERT_AUTO);
+    assert_int_equal(f.deadline_minute_s, 60);
+    assert_string_equal(f.common.tls.name, "intermediate");
+    assert_int_equal(f.common.level, OLM_LOG_INFO);
+    assert_int_equal(f.common.format, OLM_LOG_TEXT);
+}
+
+/* The flags of issue 13: TLS profile, logging, webhook certificates. */
+static void test_operations_flags(void **state)
+{
+    (void)state;
+    operator_flags f;
+    assert_int_equal(PARSE(&f, "--tls-profile=Modern", "-v", "2", "--log-format=json", "--webhook-cert-provider",
+                           "cert-manager", "--progress-deadline-minute-seconds", "1"),
+                     0);
+    assert_string_equal(f.common.tls.name, "modern");
+    assert_int_equal(f.common.level, OLM_LOG_DEBUG);
+    assert_int_equal(f.common.format, OLM_LOG_JSON);
+    assert_int_equal(f.cert_mode, CE_CERT_MANAGER);
+    assert_int_equal(f.deadline_minute_s, 1);
+    assert_int_equal(PARSE(&f, "--v=3", "--log-level", "error", "--webhook-cert-provider=openshift-service-ca"), 0);
+    assert_int_equal(f.common.level, OLM_LOG_ERROR); /* --log-level wins over -v */
+    assert_int_equal(f.cert_mode, CE_CERT_SERVICE_CA);
 }
 
 static void test_manifest(void **state)
@@ -106,6 +129,9 @@ static void test_errors(void **state)
     EXPECT_ERROR("--system-namespace: \"Olm\" is not a namespace name (lower-case DNS-1123 label)",
                  "--system-namespace", "Olm");
     EXPECT_ERROR("--drift-repair-interval: bad duration 5x", "--drift-repair-interval=5x");
+    EXPECT_ERROR("--webhook-cert-provider: want auto, cert-manager or openshift-service-ca, got \"none\"",
+                 "--webhook-cert-provider", "none");
+    EXPECT_ERROR("-v: want a verbosity 0..10, not x", "-v", "x");
 }
 
 int main(void)
@@ -114,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_aliases_and_new),
+        cmocka_unit_test(test_operations_flags),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

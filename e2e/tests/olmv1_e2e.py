@@ -148,9 +148,10 @@ class Catalogd(Daemon):
     wait_timeout = CATALOGD_WAIT
     wait_interval = 0.2
 
-    def __init__(self, workdir, identity=None):
+    def __init__(self, workdir, identity=None, extra=()):
         super().__init__(workdir)
         self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
+        self.extra = list(extra)  # flags of every start
         self.cache = self.workdir / "cache"
         self.port = free_port()
         self.health_port = free_port()
@@ -171,7 +172,7 @@ class Catalogd(Daemon):
         cmd = [CATALOGD, "--cache-dir", str(self.cache),
                "--catalogs-server-addr", f"127.0.0.1:{self.port}",
                "--health-addr", f"127.0.0.1:{self.health_port}",
-               "--gc-interval", "1h", "--poll-interval-override-seconds", "1", *extra]
+               "--gc-interval", "1h", "--poll-interval-override-seconds", "1", *self.extra, *extra]
         self.spawn(cmd, "wb", env)
         self.wait_for(lambda: http(f"{self.base}/healthz", timeout=2)[0] == 200, "the server to answer")
 
@@ -188,9 +189,10 @@ class Controller(Daemon):
 
     label = "operator-controller"
 
-    def __init__(self, workdir, system_ns, identity=None, drift_repair_interval="2s"):
+    def __init__(self, workdir, system_ns, identity=None, drift_repair_interval="2s", extra=()):
         super().__init__(workdir)
         self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
+        self.extra = list(extra)  # flags of every start
         self.drift_repair_interval = drift_repair_interval
         self.system_ns = system_ns
         self.port = free_port()
@@ -203,7 +205,8 @@ class Controller(Daemon):
         if kubeconfig:
             env["KUBECONFIG"] = str(kubeconfig)
         cmd = [OPCTL, "--system-namespace", self.system_ns, "--cache-path", str(self.workdir / "cache"),
-               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", self.drift_repair_interval]
+               "--health-addr", f"127.0.0.1:{self.port}", "--drift-repair-interval", self.drift_repair_interval,
+               *self.extra]
         self.spawn(cmd, "ab", env)
         wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
                  "operator-controller to be ready", self)
@@ -266,8 +269,9 @@ def daemon_identity(work, system_ns, service_account):
 
 
 @contextlib.contextmanager
-def olm_env(work, label, drift_repair_interval="2s"):
-    """A system namespace, catalogd and operator-controller over the directory `work`.
+def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=()):
+    """A system namespace, catalogd and operator-controller over the directory `work` (with the
+    extra flags catalogd_extra and ctl_extra).
 
     Yields a dict: registry, work, ctl (Controller), catalogd, system_ns, label (the ClusterCatalog
     label key whose value is the package name, which extensions select on), and the lists catalogs,
@@ -280,9 +284,10 @@ def olm_env(work, label, drift_repair_interval="2s"):
     kubectl("create", "namespace", system_ns)
     bindings = system_rbac(system_ns)
     catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)
-    catalogd = Catalogd(work / "catalogd", identity=catalogd_id)  # restarts keep the identity
+    catalogd = Catalogd(work / "catalogd", identity=catalogd_id, extra=catalogd_extra)  # restarts keep both
     catalogd.workdir.mkdir()
-    ctl = Controller(work, system_ns, identity=opctl_id, drift_repair_interval=drift_repair_interval)
+    ctl = Controller(work, system_ns, identity=opctl_id, drift_repair_interval=drift_repair_interval,
+                     extra=ctl_extra)
     env = {"registry": registry, "work": work, "ctl": ctl, "catalogd": catalogd, "system_ns": system_ns,
            "label": label, "catalogs": [], "ces": [], "packages": []}
     try:

@@ -286,7 +286,7 @@ def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
 def test_leader_election_takes_and_releases_the_lease(catalogd, tmp_path):
     """--leader-elect: the Lease catalogd-operator-lock is taken in --system-namespace (there is
     no --leader-election-namespace), and released on SIGTERM.  Meanwhile --metrics-bind-address
-    serves the catalog server's metrics on a listener of its own."""
+    serves the catalog server's metrics on a listener of its own, to callers with a token only."""
     # A second reconciler would fight the module's catalogd over the status of its catalogs
     # (each writes its own urls.base): delete them first, while the module's catalogd runs.
     for n in catalogd.created:
@@ -301,8 +301,9 @@ def test_leader_election_takes_and_releases_the_lease(catalogd, tmp_path):
         metrics = free_port()
         d.start(extra=["--leader-elect", "--system-namespace", ns, "--metrics-bind-address", f"127.0.0.1:{metrics}"])
         try:
+            # Behind the metrics filter (test_metrics_auth.py): no bearer token, no metrics.
             status, body = http(f"http://127.0.0.1:{metrics}/metrics")
-            assert status == 200 and b"catalogd_catalogs_served" in body, (status, body[:200])
+            assert (status, body) == (401, b"Unauthorized\n"), (status, body[:200])
             def holder():
                 p = kubectl("get", "lease", "catalogd-operator-lock", "-n", ns,
                             "-o", "jsonpath={.spec.holderIdentity}", check=False)

@@ -104,6 +104,7 @@ typedef struct runner {
     uv_idle_t idle;
     kube_workqueue *q;
     rec *r;
+    strbuf *metrics; /* when set: the queue's metrics, rendered just before the shutdown */
 } runner;
 
 static void idle_check(uv_idle_t *h)
@@ -113,17 +114,98 @@ static void idle_check(uv_idle_t *h)
         return;
     uv_idle_stop(h);
     uv_close((uv_handle_t *)h, NULL);
+    if (rn->metrics)
+        assert_int_equal(kube_workqueue_render_metrics(rn->q, "things", rn->metrics), 0);
     kube_workqueue_shutdown(rn->q, true, on_done, rn->r);
 }
 
-static void run_until_idle(uv_loop_t *loop, kube_workqueue *q, rec *r)
+static void run_until_idle_metrics(uv_loop_t *loop, kube_workqueue *q, rec *r, strbuf *metrics)
 {
-    runner rn = {.q = q, .r = r};
+    runner rn = {.q = q, .r = r, .metrics = metrics};
     uv_idle_init(loop, &rn.idle);
     rn.idle.data = &rn;
     uv_idle_start(&rn.idle, idle_check);
     assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);
     assert_true(r->done);
+}
+
+static void run_until_idle(uv_loop_t *loop, kube_workqueue *q, rec *r)
+{
+    run_until_idle_metrics(loop, q, r, NULL);
+}
+
+/* controller-runtime's and client-go's names, counted as they count. */
+static void test_metrics(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    r.fail_first = 2; /* "a" fails twice (two retries), then succeeds */
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 3, .base_delay_ms = 1};
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, reconcile, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "a", &err), 0);
+    assert_int_equal(kube_workqueue_add(q, "a", &err), 0); /* deduplicated: not an add */
+    strbuf m = STRBUF_INIT;
+    run_until_idle_metrics(&loop, q, &r, &m);
+    const char *t = strbuf_str(&m);
+    const char *want[] = {
+        "# TYPE controller_runtime_reconcile_total counter\n",
+        "controller_runtime_reconcile_total{controller=\"things\",result=\"error\"} 2\n",
+        "controller_runtime_reconcile_total{controller=\"things\",result=\"success\"} 1\n",
+        "controller_runtime_reconcile_total{controller=\"things\",result=\"requeue_after\"} 0\n",
+        "controller_runtime_reconcile_errors_total{controller=\"things\"} 2\n",
+        "controller_runtime_reconcile_panics_total{controller=\"things\"} 0\n",
+        "controller_runtime_reconcile_time_seconds_bucket{controller=\"things\",le=\"60\"} 3\n",
+        "controller_runtime_reconcile_time_seconds_count{controller=\"things\"} 3\n",
+        "controller_runtime_max_concurrent_reconciles{controller=\"things\"} 3\n",
+        "controller_runtime_active_workers{controller=\"things\"} 0\n",
+        "workqueue_depth{name=\"things\"} 0\n",
+        "workqueue_adds_total{name=\"things\"} 3\n", /* the first add and two retries */
+        "workqueue_retries_total{name=\"things\"} 2\n",
+        "workqueue_queue_duration_seconds_count{name=\"things\"} 3\n",
+        "workqueue_work_duration_seconds_bucket{name=\"things\",le=\"1e-08\"} 0\n",
+        "workqueue_work_duration_seconds_count{name=\"things\"} 3\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(t, want[i]))
+            fail_msg("missing %s in:\n%s", want[i], t);
+    strbuf_free(&m);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
+}
+
+/* An error with requeue_after_ms: retried by then even when the back-off would wait longer. */
+static kube_wq_result fail_with_deadline(const char *key, void *data)
+{
+    rec *r = data;
+    uv_mutex_lock(&r->mu);
+    int i = r->runs++;
+    if (i < MAX_RUNS)
+        r->at_ms[i] = uv_hrtime() / 1000000;
+    uv_mutex_unlock(&r->mu);
+    (void)key;
+    return i == 0 ? (kube_wq_result){KUBE_WQ_ERROR, 20} : (kube_wq_result){KUBE_WQ_OK, 0};
+}
+
+static void test_error_with_deadline(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r;
+    rec_init(&r);
+    olm_error err;
+    kube_workqueue_options o = {.base_delay_ms = 60000}; /* a back-off far beyond the test */
+    kube_workqueue *q = kube_workqueue_new(&loop, &o, fail_with_deadline, &r, &err);
+    assert_int_equal(kube_workqueue_add(q, "k", &err), 0);
+    run_until_idle(&loop, q, &r);
+    assert_int_equal(r.runs, 2);
+    assert_true(r.at_ms[1] - r.at_ms[0] >= 20 && r.at_ms[1] - r.at_ms[0] < 30000);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r);
 }
 
 static void test_dedupe_and_order(void **state)
@@ -368,6 +450,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dedupe_and_order),
+        cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_error_with_deadline),
         cmocka_unit_test(test_exclusion_while_processing),
         cmocka_unit_test(test_backoff_function),
         cmocka_unit_test(test_backoff_on_loop),

@@ -13,7 +13,7 @@ typedef struct opts {
     const char *dir, *name;
     bool elect, log;
     uint64_t every_ms, backstop_ms;
-    unsigned workers;
+    unsigned workers, v;
 } opts;
 
 static char msg[256];
@@ -34,6 +34,7 @@ static int parse_args(opts *o, char **args)
         OLM_FLAG_DURATION("--every", &o->every_ms, "12h", 1, "--every: bad duration \"%s\" (e.g. 12h)"),
         OLM_FLAG_DURATION("--backstop", &o->backstop_ms, "5m", 0, NULL),
         OLM_FLAG_UINT("--workers", &o->workers, "2", 1, 64, "--workers must be 1..64, not %s"),
+        OLM_FLAG_UINT("-v", &o->v, "0", 0, 10, "-v: want 0..10, not %s"),
     };
     msg[0] = '\0';
     return olm_flags_parse(flags, OLM_FLAGS_COUNT(flags), "unknown flag %s", argc, argv, msg, sizeof msg);
@@ -81,6 +82,35 @@ static void test_forms(void **state)
     assert_true(o.elect);
     assert_int_equal(PARSE(&o, "--leader-elect", "--leader-elect=false"), 0);
     assert_false(o.elect);
+}
+
+/* A one-dash row (klog's -v): every spelling Go's flag package takes, anywhere in the line. */
+static void test_one_dash(void **state)
+{
+    (void)state;
+    opts o;
+    assert_int_equal(PARSE(&o, "-v", "4"), 0);
+    assert_int_equal(o.v, 4);
+    assert_int_equal(PARSE(&o, "-v=2", "--workers", "3"), 0);
+    assert_int_equal(o.v, 2);
+    assert_int_equal(o.workers, 3);
+    assert_int_equal(PARSE(&o, "--workers=5", "--v", "6", "--dir", "d"), 0);
+    assert_int_equal(o.v, 6);
+    assert_int_equal(o.workers, 5);
+    assert_string_equal(o.dir, "d");
+    assert_int_equal(PARSE(&o, "--v=1"), 0);
+    assert_int_equal(o.v, 1);
+    assert_int_equal(PARSE(&o, "--dir", "-v"), 0); /* a value, not the flag */
+    assert_string_equal(o.dir, "-v");
+    assert_int_equal(o.v, 0);
+    assert_int_equal(PARSE(&o, "-v", "11"), -1);
+    assert_string_equal(msg, "-v: want 0..10, not 11");
+    assert_int_equal(PARSE(&o, "--workers", "2", "-v"), -1);
+    assert_string_equal(msg, "-v needs a value");
+    assert_int_equal(PARSE(&o, "-vv", "1"), -1);
+    assert_string_equal(msg, "unknown flag -vv");
+    assert_int_equal(PARSE(&o, "-workers", "1"), -1); /* other rows keep their two dashes */
+    assert_string_equal(msg, "unknown flag -workers");
 }
 
 static void test_help(void **state)
@@ -158,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_forms),
+        cmocka_unit_test(test_one_dash),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_alias),
         cmocka_unit_test(test_errors),

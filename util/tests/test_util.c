@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "olm_error.h"
@@ -16,6 +17,8 @@
 #include "olm_log.h"
 #include "olm_metrics.h"
 #include "olm_parse.h"
+#include "olm_process_metrics.h"
+#include "olm_version.h"
 #include "strbuf.h"
 
 static void test_error_set_and_wrap(void **state)
@@ -166,6 +169,35 @@ static void test_histogram(void **state)
     strbuf_free(&out);
 }
 
+static void test_samples_and_process_metrics(void **state)
+{
+    (void)state;
+    strbuf out = STRBUF_INIT;
+    assert_int_equal(olm_metrics_sample(&out, "a_total", NULL, NULL, 3), 0);
+    assert_int_equal(olm_metrics_sample(&out, "b", "name", "x\"y", 0.5), 0);
+    assert_string_equal(strbuf_str(&out), "a_total 3\nb{name=\"x\\\"y\"} 0.5\n");
+    strbuf_reset(&out);
+    assert_int_equal(olm_process_metrics_render(&out), 0);
+    const char *t = strbuf_str(&out);
+    const char *names[] = {"\nprocess_cpu_seconds_total ", "\nprocess_resident_memory_bytes ",
+                           "\nprocess_virtual_memory_bytes ", "\nprocess_start_time_seconds ",
+                           "\nprocess_open_fds ", "\nprocess_max_fds "};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strstr(t, names[i]))
+            fail_msg("no%s in:\n%s", names[i], t);
+    /* The start time is this process's: within a day of now. */
+    double start = strtod(strstr(t, "\nprocess_start_time_seconds ") + 28, NULL);
+    assert_true(start > (double)time(NULL) - 86400 && start <= (double)time(NULL) + 1);
+    double rss = strtod(strstr(t, "\nprocess_resident_memory_bytes ") + 31, NULL);
+    assert_true(rss > 100000);
+    strbuf_reset(&out);
+    assert_int_equal(olm_build_info_render(&out, "catalogd"), 0);
+    assert_string_equal(strbuf_str(&out), "# HELP catalogd_build_info The version this binary was built from.\n"
+                                          "# TYPE catalogd_build_info gauge\n"
+                                          "catalogd_build_info{version=\"" OLMV1_VERSION "\"} 1\n");
+    strbuf_free(&out);
+}
+
 /* Runs fn with stderr sent to a temporary file and returns what it wrote (static buffer). */
 static const char *capture_stderr(void (*fn)(void))
 {
@@ -208,6 +240,41 @@ static void test_log_lines(void **state)
     assert_null(strstr(out, "dropped"));
 }
 
+static void log_json(void)
+{
+    olm_log_set_format(OLM_LOG_JSON);
+    olm_log_set_level(OLM_LOG_DEBUG);
+    olm_log(OLM_LOG_DEBUG, "clusterExtension", "argocd", "resolve took 1.5 ms: \"x\"\tback\\slash");
+    olm_log(OLM_LOG_WARN, "catalog", NULL, "no subject \xff\xc3\xa9 \x01");
+    olm_log_set_format(OLM_LOG_TEXT);
+    olm_log_set_level(OLM_LOG_INFO);
+}
+
+static void test_log_json_and_levels(void **state)
+{
+    (void)state;
+    const char *out = capture_stderr(log_json);
+    /* {"ts":"2026-11-21T15:28:04.513Z" is 32 characters */
+    assert_memory_equal(out, "{\"ts\":\"", 7);
+    assert_true(out[7 + 23] == 'Z' && out[31] == '"');
+    const char *first = ",\"level\":\"debug\",\"clusterExtension\":\"argocd\","
+                        "\"msg\":\"resolve took 1.5 ms: \\\"x\\\"\\u0009back\\\\slash\"}\n";
+    assert_memory_equal(out + 32, first, strlen(first));
+    const char *second = strchr(out, '\n') + 1;
+    /* No subject: no field; bytes that are not UTF-8 become U+FFFD, UTF-8 stays. */
+    assert_string_equal(second + 32, ",\"level\":\"warn\",\"msg\":\"no subject \\ufffd\xc3\xa9 \\u0001\"}\n");
+    olm_log_level l;
+    olm_log_format f;
+    assert_int_equal(olm_log_parse_level("Debug", &l), 0);
+    assert_int_equal(l, OLM_LOG_DEBUG);
+    assert_int_equal(olm_log_parse_level("warning", &l), 0);
+    assert_int_equal(l, OLM_LOG_WARN);
+    assert_int_equal(olm_log_parse_level("trace", &l), -1);
+    assert_int_equal(olm_log_parse_format("JSON", &f), 0);
+    assert_int_equal(f, OLM_LOG_JSON);
+    assert_int_equal(olm_log_parse_format("logfmt", &f), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,7 +284,9 @@ int main(void)
         cmocka_unit_test(test_parse_host_port),
         cmocka_unit_test(test_mkdir_p),
         cmocka_unit_test(test_histogram),
+        cmocka_unit_test(test_samples_and_process_metrics),
         cmocka_unit_test(test_log_lines),
+        cmocka_unit_test(test_log_json_and_levels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

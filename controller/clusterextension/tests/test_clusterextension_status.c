@@ -82,6 +82,29 @@ static void test_terminal_reasons(void **state)
     st = clusterextension_status_compute(NULL, &in, NULL);
     expect_cond(st, "Progressing", "False", "InvalidConfiguration", in.progress_message, 2);
     json_decref(st);
+    /* spec.progressDeadlineMinutes passed while retrying: False, the installed bundle stays. */
+    in.progress = CE_PROGRESS_DEADLINE_EXCEEDED;
+    in.progress_message = "Revision has not rolled out for 10 minute(s). Last status: forbidden";
+    st = clusterextension_status_compute(NULL, &in, NULL);
+    expect_cond(st, "Progressing", "False", "ProgressDeadlineExceeded", in.progress_message, 2);
+    expect_cond(st, "Installed", "True", "Succeeded", "Installed bundle img successfully", 2);
+    json_decref(st);
+}
+
+/* --webhook-cert-provider: explicit choices stand; auto takes OpenShift, then cert-manager. */
+static void test_cert_choose(void **state)
+{
+    (void)state;
+    render_cert_provider p;
+    assert_int_equal(clusterextension_cert_choose(CE_CERT_AUTO, true, true, &p), 0);
+    assert_int_equal(p, RENDER_CERT_OPENSHIFT_SERVICE_CA);
+    assert_int_equal(clusterextension_cert_choose(CE_CERT_AUTO, false, true, &p), 0);
+    assert_int_equal(p, RENDER_CERT_MANAGER);
+    assert_int_equal(clusterextension_cert_choose(CE_CERT_AUTO, false, false, &p), -1);
+    assert_int_equal(clusterextension_cert_choose(CE_CERT_MANAGER, true, false, &p), 0);
+    assert_int_equal(p, RENDER_CERT_MANAGER);
+    assert_int_equal(clusterextension_cert_choose(CE_CERT_SERVICE_CA, false, false, &p), 0);
+    assert_int_equal(p, RENDER_CERT_OPENSHIFT_SERVICE_CA);
 }
 
 static void test_installed_unknown(void **state)
@@ -197,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_terminal_reasons),  cmocka_unit_test(test_installed_unknown),
         cmocka_unit_test(test_transition_time),   cmocka_unit_test(test_deprecation_conditions),
         cmocka_unit_test(test_message_clean),
+        cmocka_unit_test(test_cert_choose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

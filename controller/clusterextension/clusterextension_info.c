@@ -1,0 +1,143 @@
+/* clusterextension_info: what this process remembers per extension between reconciles:
+ *  - which catalog the installed bundle came from, for the olm_clusterextension_info metric
+ *    (the status names the bundle but not its catalog; only a resolve knows it);
+ *  - since when the current generation has been failing, for spec.progressDeadlineMinutes.
+ * Reconciles (pool threads) write it, the metrics responder (loop thread) reads it, hence the
+ * mutex. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clusterextension_internal.h"
+
+typedef struct ce_info {
+    char *extension, *catalog; /* catalog NULL: not known */
+    int64_t failing_generation;
+    time_t failing_since;      /* 0: not failing */
+} ce_info;
+
+struct clusterextension_infos {
+    pthread_mutex_t lock;
+    ce_info *v;
+    size_t n, cap;
+};
+
+clusterextension_infos *clusterextension_infos_new(void)
+{
+    clusterextension_infos *m = calloc(1, sizeof *m);
+    if (m && pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void clusterextension_infos_free(clusterextension_infos *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->v[i].extension);
+        free(m->v[i].catalog);
+    }
+    free(m->v);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static size_t find(const clusterextension_infos *m, const char *extension)
+{
+    size_t i = 0;
+    while (i < m->n && strcmp(m->v[i].extension, extension) != 0)
+        i++;
+    return i;
+}
+
+/* The entry of `extension`, added when absent; m->n when out of memory.  Lock held. */
+static size_t find_or_add(clusterextension_infos *m, const char *extension)
+{
+    size_t i = find(m, extension);
+    if (i == m->n && m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        ce_info *v = realloc(m->v, cap * sizeof *v);
+        if (!v)
+            return m->n;
+        m->v = v;
+        m->cap = cap;
+    }
+    if (i == m->n) {
+        m->v[i] = (ce_info){.extension = strdup(extension)};
+        if (!m->v[i].extension)
+            return m->n;
+        m->n++;
+    }
+    return i;
+}
+
+void clusterextension_infos_set(clusterextension_infos *m, const char *extension, const char *catalog)
+{
+    char *c = strdup(catalog);
+    if (!c)
+        return; /* out of memory: the metric shows the previous catalog, or none */
+    pthread_mutex_lock(&m->lock);
+    size_t i = find_or_add(m, extension);
+    if (i < m->n) {
+        free(m->v[i].catalog);
+        m->v[i].catalog = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(c);
+}
+
+time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,
+                                            time_t now)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t i = find_or_add(m, extension);
+    time_t since = now; /* out of memory: as if it had started failing now */
+    if (i < m->n) {
+        ce_info *e = &m->v[i];
+        if (!e->failing_since || e->failing_generation != generation) {
+            e->failing_since = now; /* a new spec restarts the clock */
+            e->failing_generation = generation;
+        }
+        since = e->failing_since;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return since;
+}
+
+void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, extension);
+    if (i < m->n)
+        m->v[i].failing_since = 0;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void clusterextension_infos_forget(clusterextension_infos *m, const char *extension)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, extension);
+    if (i < m->n) {
+        free(m->v[i].extension);
+        free(m->v[i].catalog);
+        m->v[i] = m->v[--m->n];
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void clusterextension_reconciler_catalog_of(clusterextension_reconciler *r, const char *extension, char *buf,
+                                            size_t bufsz)
+{
+    clusterextension_infos *m = r->infos;
+    buf[0] = '\0';
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, extension);
+    if (i < m->n && m->v[i].catalog)
+        snprintf(buf, bufsz, "%s", m->v[i].catalog);
+    pthread_mutex_unlock(&m->lock);
+}
