@@ -8,6 +8,7 @@ packages=(
   libjansson-dev libyaml-dev libcmocka-dev
   libuv1-dev libcurl4-openssl-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk hyperfine
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()
