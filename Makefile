@@ -1,10 +1,11 @@
 # OLM v1 in C.  `make run` starts the product locally; `make deps test` passes every test.
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
 .PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down run up down \
-        images manifests certs deploy undeploy
+        images manifests certs deploy undeploy fuzz fuzz-smoke
 
 all: build
 
@@ -16,6 +17,10 @@ $(BUILD)/CMakeCache.txt:
 
 $(BUILD_ASAN)/CMakeCache.txt:
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DOLMV1_SANITIZE=ON
+
+# libFuzzer wants clang; its own build dir, where every library is instrumented (fuzz/README.md).
+$(BUILD_FUZZ)/CMakeCache.txt:
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOLMV1_FUZZ=ON
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -43,11 +48,19 @@ unit-test-asan: build-asan
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
+# The libFuzzer targets (fuzz/), and a bounded run of each from its seed corpus
+# (FUZZ_SECONDS per target, default 15; two at a time).
+fuzz: $(BUILD_FUZZ)/CMakeCache.txt
+	cmake --build $(BUILD_FUZZ) --target fuzzers -j $(JOBS)
+
+fuzz-smoke: fuzz
+	bash fuzz/smoke.sh $(BUILD_FUZZ)
+
 # End-to-end tests against a real etcd + kube-apiserver + registry (e2e/).
 e2e: build
 	@if [ -x e2e/run-tests.sh ]; then e2e/run-tests.sh; else echo "e2e: no end-to-end suite yet"; fi
 
-test: unit-test unit-test-asan e2e
+test: unit-test unit-test-asan fuzz-smoke e2e
 
 bench: build
 	bash bench/run.sh
@@ -83,4 +96,4 @@ undeploy:
 	bash scripts/deploy.sh --undeploy
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube_transport.h"
 #include "kube_uvcurl_req.h"
 #include "kube_watch_stream.h"
 #include "strbuf.h"
@@ -198,7 +199,13 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
     json_t *doc = status == 200 ? json_loadb(body, len, 0, &je) : NULL;
     json_t *items = json_object_get(doc, "items");
     if (!doc || !json_is_array(items)) {
-        report_error(w, "LIST returned HTTP %ld: %.300s", status, body);
+        if (status != 200) { /* in the REST calls' words: the Status message, the code, a hint */
+            olm_error e;
+            kube_status_error(status, body, len, "LIST", w->path, &e);
+            report_error(w, "%s", e.msg);
+        } else {
+            report_error(w, "LIST returned HTTP %ld: %.300s", status, body);
+        }
         json_decref(doc);
         retry_later(w, RETRY_LIST);
         return;
@@ -376,7 +383,11 @@ static void on_watch_done(CURL *easy, CURLcode res, void *data)
         report_error(w, "connection failed: %s", curl_easy_strerror(res));
         retry_later(w, RETRY_WATCH);
     } else if (status != 200) {
-        report_error(w, "HTTP %ld: %.300s", status, strbuf_str(&w->err_body));
+        /* e.g. "<Status message> (HTTP 429 Too Many Requests): the API server is throttling
+         * requests; retry later", as the REST calls say it, not the raw Status JSON */
+        olm_error e;
+        kube_status_error(status, strbuf_str(&w->err_body), w->err_body.len, "WATCH", w->path, &e);
+        report_error(w, "%s", e.msg);
         retry_later(w, RETRY_WATCH);
     } else if (w->got_event) {
         start_watch(w); /* normal end (timeoutSeconds): resume at once */

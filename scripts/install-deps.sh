@@ -10,6 +10,8 @@ packages=(
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk hyperfine
   # the real test node (OLMV1_NODE=real, e2e/cluster/node.sh) and its Pods' toolbox image
   containerd runc containernetworking-plugins iptables busybox-static
+  # libFuzzer targets (fuzz/, make fuzz-smoke)
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

@@ -20,7 +20,8 @@ typedef struct olm_error {
 /* Sets the message (printf-style); returns -1 so callers can `return olm_error_set(...)`. */
 int olm_error_set(olm_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-int olm_error_setv(olm_error *err, const char *fmt, va_list ap);
+int olm_error_setv(olm_error *err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* Prepends "<prefix>: " to an existing message (wrapping, like Go's fmt.Errorf("...: %w")). */
 int olm_error_wrap(olm_error *err, const char *fmt, ...)

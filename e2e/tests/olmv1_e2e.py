@@ -269,9 +269,11 @@ def daemon_identity(work, system_ns, service_account):
 
 
 @contextlib.contextmanager
-def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=()):
+def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=(), kubeconfig_hook=None):
     """A system namespace, catalogd and operator-controller over the directory `work` (with the
     extra flags catalogd_extra and ctl_extra).
+    `kubeconfig_hook(path)`, if given, may rewrite each daemon's kubeconfig before they start
+    (the chaos tests point them at a front of the apiserver).
 
     Yields a dict: registry, work, ctl (Controller), catalogd, system_ns, label (the ClusterCatalog
     label key whose value is the package name, which extensions select on), and the lists catalogs,
@@ -284,6 +286,9 @@ def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extr
     kubectl("create", "namespace", system_ns)
     bindings = system_rbac(system_ns)
     catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)
+    if kubeconfig_hook:
+        kubeconfig_hook(catalogd_id)
+        kubeconfig_hook(opctl_id)
     catalogd = Catalogd(work / "catalogd", identity=catalogd_id, extra=catalogd_extra)  # restarts keep both
     catalogd.workdir.mkdir()
     ctl = Controller(work, system_ns, identity=opctl_id, drift_repair_interval=drift_repair_interval,
@@ -404,6 +409,27 @@ def wait_progressing(env, ce_name, status, reason, contains):
 
 def configmap_version(pkg, ns):
     return kubectl_json("get", "configmap", f"{pkg}-config", "-n", ns)["data"]["version"]
+
+
+def installed_objects(pkg, ns, ce_name, system_ns):
+    """The UIDs of a test bundle's namespaced objects, the names of the cluster-scoped objects the
+    extension owns, and its install record."""
+    names = {}
+    for args in (("deployment", f"{pkg}-manager", "-n", ns), ("configmap", f"{pkg}-config", "-n", ns),
+                 ("serviceaccount", f"{pkg}-manager", "-n", ns)):
+        obj = kubectl_json("get", *args)
+        names[args[0]] = obj["metadata"]["uid"]
+    owned = kubectl("get", "clusterroles,clusterrolebindings", "-l",
+                    f"{OWNER_LABEL}={ce_name}", "-o", "name").stdout.split()
+    rec = kubectl_json("get", "secret", f"{RECORD_PREFIX}{ce_name}", "-n", system_ns)
+    return names, sorted(owned), rec
+
+
+def snapshot(pkg, ns, ce_name, system_ns):
+    """What must not change while an extension is kept: the objects' UIDs, the owned cluster-scoped
+    objects, the install record's UID and data."""
+    uids, owned, rec = installed_objects(pkg, ns, ce_name, system_ns)
+    return uids, owned, rec["metadata"]["uid"], rec["data"]
 
 
 def delete_ce(ce_name):

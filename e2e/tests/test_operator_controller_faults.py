@@ -21,8 +21,9 @@ import olmv1_bundles
 import olmv1_e2e
 from conftest import kubectl, kubectl_json, unique
 from olmv1_e2e import (RECORD_PREFIX, apply_ce as apply_ce_full, assert_nothing_installed,  # noqa: F401
-                       conditions, configmap_version, create_catalog, delete_ce, free_port, http, ns, olmv1,
-                       push_bundles, push_catalog, wait_for, wait_installed, wait_progressing)
+                       conditions, configmap_version, create_catalog, delete_ce, free_port, http,
+                       installed_objects, ns, olmv1, push_bundles, push_catalog, snapshot, wait_for, wait_installed,
+                       wait_progressing)
 
 LABEL = "e2e-opctl-cat"  # ClusterCatalog label key; its value is the package name
 
@@ -129,18 +130,6 @@ def test_bundle_tag_missing_then_pushed(env, ns, name):
     delete_ce(name)
 
 
-def installed_objects(pkg, ns, ce_name, system_ns):
-    names = {}
-    for args in (("deployment", f"{pkg}-manager", "-n", ns), ("configmap", f"{pkg}-config", "-n", ns),
-                 ("serviceaccount", f"{pkg}-manager", "-n", ns)):
-        obj = kubectl_json("get", *args)
-        names[args[0]] = obj["metadata"]["uid"]
-    owned = kubectl("get", "clusterroles,clusterrolebindings", "-l",
-                    f"olm.operatorframework.io/owner-name={ce_name}", "-o", "name").stdout.split()
-    rec = kubectl_json("get", "secret", f"{RECORD_PREFIX}{ce_name}", "-n", system_ns)
-    return names, sorted(owned), rec
-
-
 def test_controller_sigkill_and_restart(env, ns, name):
     pkg = unique("opkk")
     images = push_bundles(env, pkg, ("1.0.0", "1.0.1"))
@@ -178,13 +167,6 @@ def test_controller_sigkill_and_restart(env, ns, name):
     wait_for(lambda: configmap_version(pkg, ns) == "1.0.1", "the ConfigMap of 1.0.1", ctl)
     delete_ce(name)
     assert_nothing_installed(pkg, ns, name, env["system_ns"])
-
-
-def snapshot(pkg, ns, ce_name, system_ns):
-    """What must not change while an extension is kept: the objects' UIDs, the owned cluster-scoped
-    objects, the install record's UID and data."""
-    uids, owned, rec = installed_objects(pkg, ns, ce_name, system_ns)
-    return uids, owned, rec["metadata"]["uid"], rec["data"]
 
 
 def test_catalogd_unreachable_keeps_installed_and_recovers(env, ns, name):

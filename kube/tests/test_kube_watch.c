@@ -147,6 +147,7 @@ typedef struct scenario {
     char log[4096];
     int synced;
     int errors;
+    char first_error[512];
     uv_loop_t *loop;
     kube_uvcurl *uc;
     kube_watch *w;
@@ -240,8 +241,8 @@ static void sc_synced(void *data)
 static void sc_error(const char *msg, void *data)
 {
     scenario *sc = data;
-    (void)msg;
-    sc->errors++;
+    if (sc->errors++ == 0)
+        snprintf(sc->first_error, sizeof sc->first_error, "%s", msg);
 }
 
 static void on_guard(uv_timer_t *t)
@@ -292,6 +293,8 @@ static void test_watch_scenario(void **state)
                                 "DELETED d");
     assert_int_equal(sc.synced, 3);
     assert_true(sc.errors >= 3); /* the 500, the ERROR event, the 410 status */
+    /* A failed watch is reported like a failed REST call: the Status message and the code. */
+    assert_string_equal(sc.first_error, "watch /api/v1/namespaces: etcd is sad (HTTP 500 Internal Server Error)");
     assert_int_equal(sc.n_targets, 9);
     /* Paged LIST with the selector URL-encoded. */
     assert_non_null(strstr(sc.targets[0], "/api/v1/namespaces?limit=1&labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"));
