@@ -108,11 +108,12 @@ class Cluster:
         return subprocess.run(["nsenter", f"--net=/proc/{self.env['OLMV1_NODE_HOLDER_PID']}/ns/net", *cmd],
                               capture_output=True, text=True, timeout=timeout)
 
-    def service_get(self, service, port, path, cafile, scheme="https"):
+    def service_get(self, service, port, path, cafile, scheme="https", token=None):
         """GET through a Service's ClusterIP (kube-proxy) by its DNS name, from the node."""
         ip = self.json("-n", SYSTEM_NS, "get", "service", service)["spec"]["clusterIP"]
         host = f"{service}.{SYSTEM_NS}.svc"
-        proc = self.in_node("curl", "-sS", "--fail-with-body", "--max-time", "20", "--cacert", str(cafile),
+        auth = ["-H", f"Authorization: Bearer {token}"] if token else []
+        proc = self.in_node("curl", "-sS", "--fail-with-body", "--max-time", "20", "--cacert", str(cafile), *auth,
                             "--resolve", f"{host}:{port}:{ip}", f"{scheme}://{host}:{port}{path}")
         assert proc.returncode == 0, f"GET {host}:{port}{path} via {ip}: {proc.stderr}{proc.stdout[:300]}"
         return proc.stdout
@@ -297,10 +298,30 @@ def test_extension_upgrades_along_the_channel(cluster, demo_catalog):
 
 
 def test_metrics_are_scraped_through_the_services(cluster, deployed, tmp_path):
+    """/metrics is guarded (TokenReview, then SubjectAccessReview): a scraper needs the token of an
+    identity bound to the shipped *-metrics-reader ClusterRoles, as a Prometheus would have."""
     ca = catalogd_ca(cluster, tmp_path)
-    opctl = cluster.service_get("operator-controller-service", 8443, "/metrics", ca)
+    with pytest.raises(AssertionError, match="401"):
+        cluster.service_get("operator-controller-service", 8443, "/metrics", ca)
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "e2e-scraper", "namespace": SYSTEM_NS}}
+    cluster.kubectl("apply", "-f", "-", input=sa)
+    for role in ("catalogd-metrics-reader", "operator-controller-metrics-reader"):
+        crb = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": f"e2e-scraper-{role}"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": [{"kind": "ServiceAccount", "name": "e2e-scraper", "namespace": SYSTEM_NS}]}
+        cluster.kubectl("apply", "-f", "-", input=crb)
+    token = cluster.kubectl("-n", SYSTEM_NS, "create", "token", "e2e-scraper").stdout.strip()
+
+    def scrape(service, port):
+        try:
+            return cluster.service_get(service, port, "/metrics", ca, token=token)
+        except AssertionError:  # the new bindings may take a moment (a denial is cached 30 s)
+            return None
+    opctl = poll(lambda: scrape("operator-controller-service", 8443), "operator-controller /metrics with a token",
+                 timeout=WAIT)
     assert "operator_controller_reconcile_total" in opctl
-    catalogd = cluster.service_get("catalogd-service", 7443, "/metrics", ca)
+    catalogd = poll(lambda: scrape("catalogd-service", 7443), "catalogd /metrics with a token", timeout=WAIT)
     assert "catalogd" in catalogd
 
 
