@@ -3,7 +3,7 @@
 # control-plane process of the cluster in DIR by the PID recorded in DIR/env (SIGTERM, SIGKILL
 # after OLMV1_STOP_TIMEOUT s; --kill: SIGKILL at once, a crash), leave it down for SECONDS
 # (default 0), and start it again with exactly the same command line (read from /proc/PID/cmdline
-# before stopping it: same ports, certs, data dir), detached like up.sh starts it, output appended
+# before stopping it: same ports, certs, data dir) and egress proxy variables, detached like up.sh starts it, output appended
 # to DIR/logs/<component>.log.  The new PID is appended to DIR/env (env_get reads the last value,
 # so down.sh stops the new process).  Waits until the kube-apiserver's /readyz answers again
 # (OLMV1_READY_TIMEOUT s, default 180): after etcd comes back the apiserver must reconnect.
@@ -45,6 +45,12 @@ api_port=$(env_get "$ENV_FILE" OLMV1_APISERVER_PORT)
 cmd=()
 while IFS= read -r -d '' arg; do cmd+=("$arg"); done <"/proc/$pid/cmdline"
 [ ${#cmd[@]} -gt 0 ] || die "cannot read the command line of PID $pid"
+# ...and the egress proxy settings up.sh starts the apiserver with (its service proxy reaches
+# catalogd through them); etcd has none.
+proxy_env=()
+while IFS= read -r -d '' kv; do
+  case $kv in HTTP_PROXY=*|HTTPS_PROXY=*|NO_PROXY=*) proxy_env+=("$kv") ;; esac
+done <"/proc/$pid/environ"
 
 # Stop.
 kill -"$SIGNAL" "$pid"
@@ -65,7 +71,7 @@ sleep "$DOWN"
 listening() { [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 for _ in $(seq 300); do listening "$port" || break; sleep 0.1; done
 echo "---- restarted by restart.sh at $(date -u +%FT%TZ)" >>"$STATE_DIR/logs/$COMPONENT.log"
-setsid "${cmd[@]}" </dev/null >>"$STATE_DIR/logs/$COMPONENT.log" 2>&1 7>&- 8>&- &
+setsid env "${proxy_env[@]+"${proxy_env[@]}"}" "${cmd[@]}" </dev/null >>"$STATE_DIR/logs/$COMPONENT.log" 2>&1 7>&- 8>&- &
 new=$!
 echo "export $VAR=$new" >>"$ENV_FILE"
 
