@@ -10,7 +10,8 @@
  *   - no symlink under the root is absolute or climbs above the root (lexically), and none
  *     resolves (realpath) outside it;
  *   - every link of a multiply-linked file is under the root (no hard link to a file outside);
- *   - no file or directory is setuid/setgid or group/world-writable (README, "Modes").
+ *   - no file or directory is setuid/setgid or group/world-writable (README, "Modes"), and
+ *     there are no devices, fifos or sockets (the unpacker skips them).
  * Small limits keep each run short and its disk use small. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -134,6 +135,8 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
     const char *rel = path + strlen(root) + (path[strlen(root)] == '/');
     /* A symlink's own mode is always 0777 and never used. */
     FUZZ_CHECK(type == FTW_SL || (st->st_mode & (S_ISUID | S_ISGID | S_IWGRP | S_IWOTH)) == 0, "%s has mode %o",
+               rel, (unsigned)st->st_mode);
+    FUZZ_CHECK(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode) || S_ISLNK(st->st_mode), "%s is a special file (mode %o)",
                rel, (unsigned)st->st_mode);
     if (type == FTW_SL) {
         char target[PATH_MAX + 1];

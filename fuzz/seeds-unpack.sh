@@ -3,7 +3,8 @@
 # gzip and zstd.  Each seed is one flags byte (bit 0: only the "configs" prefix; bit 1: strip it;
 # see fuzz_oci_unpack.c) and then layers separated by "OLMFUZZL".  Besides plain catalogs they
 # hold the hostile shapes the unpacker must refuse or contain: "../" and absolute names,
-# symlinks out of the root, a file written through a symlink, a hard link to outside, whiteouts.
+# symlinks out of the root, a file written through a symlink, a hard link to outside, a fifo,
+# whiteouts.
 set -euo pipefail
 OUT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/corpus/oci_unpack
 T=$(mktemp -d)
@@ -52,6 +53,9 @@ ln -s .. up && "${TAR[@]}" --transform='s,^via/f$,up/escaped,r' -cf through-up.t
 # A hard link whose target is outside, and one to a name that comes later.
 printf 'tgt\n' > tgt && ln tgt hl
 "${TAR[@]}" -P --transform='s,^tgt$,../../tgt,RSh' -cf hardout.tar tgt hl && seed hardlink-out 00 hardout.tar
+
+# Special files: skipped, never created.
+mkfifo fifo && "${TAR[@]}" -cf fifo.tar fifo configs/pkg && seed fifo 00 fifo.tar
 
 # Two layers: the second deletes a file (whiteout) and empties a directory (opaque).
 mkdir -p wh/configs/pkg && : > wh/configs/.wh.hard && : > wh/configs/pkg/.wh..wh..opq
