@@ -432,6 +432,10 @@ static json_t *parse_number_or_word(parser *ps)
         return fail(ps, "expected a value (string, number, true/false, array or table)"), NULL;
     memcpy(tok, s, n);
     tok[n] = '\0';
+    if ((tok[0] >= 'a' && tok[0] <= 'z') || (tok[0] >= 'A' && tok[0] <= 'Z')) {
+        if (strcmp(tok, "true") && strcmp(tok, "false") && strcmp(tok, "inf") && strcmp(tok, "nan"))
+            return fail(ps, "\"%s\" is not a value: strings need quotes, booleans are true or false", tok), NULL;
+    }
     if (strcmp(tok, "true") == 0)
         return json_true();
     if (strcmp(tok, "false") == 0)
