@@ -401,7 +401,7 @@ static int pull_direct(oci_registry *reg, const oci_ref *src, bool mirror, void 
     struct direct_pull *d = ctx;
     oci_image_meta_free(&d->m);
     if (mirror)
-        oci_registry_progress(reg, "pulling %s through the mirror %s", d->ref->registry, oci_registry_host(reg));
+        oci_registry_progress(reg, "trying the mirror %s for %s", oci_registry_host(reg), d->ref->registry);
     return oci_pull_to(reg, src, NULL, d->dest, d->opts, &d->m, err);
 }
 

@@ -149,7 +149,7 @@ static int pull_cached_from(oci_registry *reg, const oci_ref *src, bool mirror, 
     oci_remove_path(entry);
     unlink(sidecar);
     if (mirror)
-        oci_registry_progress(reg, "pulling %s through the mirror %s", c->ref->registry, oci_registry_host(reg));
+        oci_registry_progress(reg, "trying the mirror %s for %s", oci_registry_host(reg), c->ref->registry);
     if (oci_pull_to(reg, src, digest, entry, opts, &m, err) != 0)
         goto out;
     char *digest_ref = oci_ref_with_digest(c->ref, digest);
