@@ -287,9 +287,20 @@ static void key_free(key *k)
     k->n = 0;
 }
 
+static int parse_key_parts(parser *ps, key *k);
+
+/* A key, plain or dotted; on error nothing is left allocated in k. */
 static int parse_key(parser *ps, key *k)
 {
     k->n = 0;
+    if (parse_key_parts(ps, k) == 0)
+        return 0;
+    key_free(k);
+    return -1;
+}
+
+static int parse_key_parts(parser *ps, key *k)
+{
     for (;;) {
         skip_ws(ps);
         if (k->n == MAX_KEY_PARTS)
