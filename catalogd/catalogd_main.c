@@ -306,7 +306,18 @@ static void pull_secret_set(app *a, json_t *secret)
 }
 
 static void on_secret_add(json_t *obj, void *data) { pull_secret_set(data, obj); }
-static void on_secret_update(json_t *old_obj, json_t *new_obj, void *data) { pull_secret_set(data, new_obj); }
+static const char *resource_version(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void on_secret_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const char *was = resource_version(old_obj), *is = resource_version(new_obj);
+    if (was && is && strcmp(was, is) == 0)
+        return; /* a relist of the same Secret: nothing changed, nothing to re-queue */
+    pull_secret_set(data, new_obj);
+}
 
 static void on_secret_delete(json_t *obj, void *data)
 {
