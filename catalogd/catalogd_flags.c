@@ -53,9 +53,7 @@ void catalogd_usage(FILE *out)
             "  --insecure-registries LIST     comma-separated registries reached over plain HTTP\n"
             "                                 (default $OLMV1_INSECURE_REGISTRIES; loopback always)\n"
             "  --authfile PATH                registry credentials (docker config JSON)\n"
-            "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to\n"
-            "                                 the system store\n"
-            "  --global-pull-secret NS/NAME   accepted and checked; not applied yet (use --authfile)\n"
+            OLM_DAEMON_REGISTRY_USAGE
             "  --max-concurrent-reconciles N  default 2\n"
             "  --pull-timeout DURATION        deadline of a whole catalog image pull (default 10m)\n"
             "  --no-access-log                do not log each HTTP request\n"
@@ -120,8 +118,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
                           "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
-        OLM_FLAG_STRING("--pull-cas-dir", &c->pull_cas_dir, NULL),
-        OLM_FLAG_STRING("--global-pull-secret", &c->global_pull_secret, NULL),
+        OLM_DAEMON_REGISTRY_FLAGS(c),
         OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
         OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
                           "--poll-interval-override-seconds: bad value \"%s\""),

@@ -73,6 +73,10 @@ typedef struct app {
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
+    oci_registries_conf *registries; /* registries.conf (--registries-conf): mirrors, blocked */
+    oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
+    kube_informer *secret_inf;       /* the watch on that Secret */
+    bool secret_missing_logged;
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     uv_signal_t sigterm, sigint;
@@ -272,12 +276,105 @@ static void on_informer_error(const char *msg, void *data)
     catalogd_log(CATALOGD_LOG_WARN, NULL, "ClusterCatalog watch: %s", msg);
 }
 
+/* ------------------------------------------------------------ the global pull secret */
+
+/* Every catalog pulls again now rather than at its next poll or retry: a catalog that
+ * failed for want of credentials recovers as soon as they arrive. */
+static void requeue_all_catalogs(app *a)
+{
+    json_t *all = a->inf ? kube_informer_list(a->inf) : NULL;
+    size_t i;
+    json_t *obj;
+    json_array_foreach(all, i, obj) enqueue(a, obj);
+    json_decref(all);
+}
+
+static void pull_secret_set(app *a, json_t *secret)
+{
+    olm_error err;
+    const char *name = a->f.common.global_pull_secret;
+    char origin[300];
+    snprintf(origin, sizeof origin, "global pull secret %s", name);
+    if (oci_auth_store_set_secret(a->pull_secret, secret, origin, &err) != 0) {
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s; pulls keep the credentials they had", err.msg);
+        return;
+    }
+    catalogd_log(CATALOGD_LOG_INFO, NULL, "global pull secret %s loaded (resourceVersion %s): used from the next pull",
+                 name, json_string_value(json_object_get(json_object_get(secret, "metadata"), "resourceVersion")));
+    a->secret_missing_logged = false;
+    requeue_all_catalogs(a);
+}
+
+static void on_secret_add(json_t *obj, void *data) { pull_secret_set(data, obj); }
+static const char *resource_version(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void on_secret_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const char *was = resource_version(old_obj), *is = resource_version(new_obj);
+    if (was && is && strcmp(was, is) == 0)
+        return; /* a relist of the same Secret: nothing changed, nothing to re-queue */
+    pull_secret_set(data, new_obj);
+}
+
+static void on_secret_delete(json_t *obj, void *data)
+{
+    app *a = data;
+    oci_auth_store_clear(a->pull_secret);
+    catalogd_log(CATALOGD_LOG_WARN, NULL, "global pull secret %s was deleted: pulling anonymously",
+                 a->f.common.global_pull_secret);
+}
+
+static void on_secret_synced(void *data)
+{
+    app *a = data;
+    if (kube_informer_count(a->secret_inf) == 0 && !a->secret_missing_logged) {
+        a->secret_missing_logged = true;
+        catalogd_log(CATALOGD_LOG_WARN, NULL,
+                     "global pull secret %s not found: pulling anonymously until it is created",
+                     a->f.common.global_pull_secret);
+    }
+}
+
+static void on_secret_error(const char *msg, void *data)
+{
+    app *a = data;
+    catalogd_log(CATALOGD_LOG_WARN, NULL, "watching the global pull secret %s: %s", a->f.common.global_pull_secret,
+                 msg);
+}
+
+/* The watch on --global-pull-secret NS/NAME (a field selector on its name, so the Role
+ * needs get/list/watch on that one Secret only). */
+static int start_pull_secret_watch(app *a, olm_error *err)
+{
+    const char *ref = a->f.common.global_pull_secret;
+    if (!ref)
+        return 0;
+    char ns[64], name[254], path[400], field[300];
+    if (olm_parse_ns_name(ref, ns, sizeof ns, name, sizeof name) != 0)
+        return olm_error_set(err, "--global-pull-secret: want NAMESPACE/NAME, got \"%s\"", ref);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets", ns);
+    snprintf(field, sizeof field, "metadata.name=%s", name);
+    if (!(a->pull_secret = oci_auth_store_new(err)))
+        return -1;
+    kube_watch_options wo = {.path = path, .field_selector = field};
+    kube_informer_handlers h = {on_secret_add, on_secret_update, on_secret_delete, on_secret_synced, on_secret_error};
+    a->secret_inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
+    if (!a->secret_inf)
+        return -1;
+    return kube_informer_start(a->secret_inf, err);
+}
+
 static int start_controllers(app *a, olm_error *err)
 {
     kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
     kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_informer_error};
     a->inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
     if (!a->inf)
+        return -1;
+    if (start_pull_secret_watch(a, err) != 0)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
@@ -287,6 +384,7 @@ static int start_controllers(app *a, olm_error *err)
         .cache_dir = a->f.cache_dir,
         .url_root = a->url_root,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
+                              .auth_store = a->pull_secret, .registries = a->registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .poll_override_ms = a->f.poll_override_ms,
         .publish = publish,
@@ -322,6 +420,13 @@ static void informer_closed(void *data)
 {
     app *a = data;
     a->inf = NULL;
+    one_closed(a);
+}
+
+static void secret_inf_closed(void *data)
+{
+    app *a = data;
+    a->secret_inf = NULL;
     one_closed(a);
 }
 
@@ -362,6 +467,10 @@ static void begin_shutdown_phase2(app *a)
     if (a->inf) {
         a->closing++;
         kube_informer_stop(a->inf, informer_closed, a);
+    }
+    if (a->secret_inf) {
+        a->closing++;
+        kube_informer_stop(a->secret_inf, secret_inf_closed, a);
     }
     if (a->leader) {
         a->closing++;
@@ -588,11 +697,10 @@ static void log_started(app *a)
     if (c->tls_cert)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
                      *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (c->global_pull_secret)
-        catalogd_log(CATALOGD_LOG_WARN, NULL,
-                     "--global-pull-secret %s is accepted but not applied yet; give registry credentials with "
-                     "--authfile",
-                     c->global_pull_secret);
+    if (oci_registries_conf_count(a->registries))
+        catalogd_log(CATALOGD_LOG_INFO, NULL, "registries configuration %s(.d): %zu [[registry]] entries",
+                     c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT,
+                     oci_registries_conf_count(a->registries));
 }
 
 /* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
@@ -693,6 +801,11 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "catalogd: %s\n", msg);
         return 1;
     }
+    olm_error err;
+    if (!(a->registries = oci_registries_conf_load(a->f.common.registries_conf, a->f.common.registries_conf != NULL, &err))) {
+        fprintf(stderr, "catalogd: %s%s\n", a->f.common.registries_conf ? "--registries-conf: " : "", err.msg);
+        return 1;
+    }
     a->system_ns = a->f.common.system_namespace
                        ? a->f.common.system_namespace
                        : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, a->ns_buf, sizeof a->ns_buf);
@@ -723,6 +836,8 @@ int main(int argc, char **argv)
     if (a.client)
         kube_client_free(a.client);
     olm_ca_set_free(a.pull_cas);
+    oci_registries_conf_free(a.registries);
+    oci_auth_store_free(a.pull_secret);
     kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();
     if (started)

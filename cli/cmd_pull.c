@@ -32,6 +32,8 @@ static void usage(FILE *out)
             "                      (default: $REGISTRY_AUTH_FILE)\n"
             "  --insecure          talk plain HTTP to the registry; loopback registries and\n"
             "                      those in $OLMV1_INSECURE_REGISTRIES always do\n"
+            "  --registries-conf PATH  pull as containers-registries.conf v2 says (mirrors,\n"
+            "                      blocked and insecure registries), with drop-ins PATH.d/*.conf\n"
             "  --max-bytes N       refuse images whose files add up to more (default 2 GiB)\n"
             "  --max-files N       refuse images with more entries, counting the parent\n"
             "                      directories they imply (default 200000)\n"
@@ -85,6 +87,7 @@ int cmd_image_pull(int argc, char **argv)
     oci_pull_opts opts = {.registry = {.deadline_seconds = OCI_DEFAULT_PULL_TIMEOUT_SECONDS}};
     const char *pos[2];
     int npos = 0, only_pos = 0, quiet = 0;
+    const char *registries_conf = NULL;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v;
         int missing = 0;
@@ -106,6 +109,13 @@ int cmd_image_pull(int argc, char **argv)
                 return 1;
             }
             opts.registry.auth_file = v;
+        } else if (!only_pos && ((v = opt_value("--registries-conf", argc, argv, &i, &missing)) ||
+                                 missing)) {
+            if (!v || !*v) {
+                fprintf(stderr, "olmv1 %s: --registries-conf needs a path\n", argv[0]);
+                return 1;
+            }
+            registries_conf = v;
         } else if (!only_pos && ((v = opt_value("--platform", argc, argv, &i, &missing)) ||
                                  missing)) {
             if (!v || !*v) {
@@ -164,7 +174,15 @@ int cmd_image_pull(int argc, char **argv)
 
     oci_pull_result res;
     olm_error err;
-    if (oci_pull(pos[0], pos[1], &opts, &res, &err) != 0) {
+    oci_registries_conf *conf = NULL;
+    if (registries_conf && !(conf = oci_registries_conf_load(registries_conf, true, &err))) {
+        fprintf(stderr, "olmv1 %s: --registries-conf: %s\n", argv[0], err.msg);
+        return 1;
+    }
+    opts.registry.registries = conf;
+    int prc = oci_pull(pos[0], pos[1], &opts, &res, &err);
+    oci_registries_conf_free(conf);
+    if (prc != 0) {
         fprintf(stderr, "olmv1 %s: %s\n", argv[0], err.msg);
         return 1;
     }

@@ -74,6 +74,10 @@ typedef struct app {
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
+    oci_registries_conf *registries;     /* registries.conf (--registries-conf): mirrors, blocked */
+    oci_auth_store *pull_secret;         /* --global-pull-secret's credentials, or NULL */
+    kube_informer *secret_inf;           /* the watch on that Secret */
+    bool secret_missing_logged;
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
@@ -397,6 +401,83 @@ static void drift_log(const char *extension, const char *line, void *data)
     olm_log(OLM_LOG_WARN, "clusterExtension", extension, "%s", line);
 }
 
+/* ------------------------------------------------------------ the global pull secret */
+
+static void pull_secret_set(app *a, json_t *secret)
+{
+    olm_error err;
+    const char *name = a->f.common.global_pull_secret;
+    char origin[300];
+    snprintf(origin, sizeof origin, "global pull secret %s", name);
+    if (oci_auth_store_set_secret(a->pull_secret, secret, origin, &err) != 0) {
+        logf_(OLM_LOG_ERROR, "%s; pulls keep the credentials they had", err.msg);
+        return;
+    }
+    logf_(OLM_LOG_INFO, "global pull secret %s loaded (resourceVersion %s): used from the next pull", name,
+          json_string_value(json_object_get(json_object_get(secret, "metadata"), "resourceVersion")));
+    a->secret_missing_logged = false;
+    enqueue_all(a); /* an extension that failed for want of credentials retries now */
+}
+
+static void on_secret_add(json_t *obj, void *data) { pull_secret_set(data, obj); }
+static const char *resource_version(const json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void on_secret_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const char *was = resource_version(old_obj), *is = resource_version(new_obj);
+    if (was && is && strcmp(was, is) == 0)
+        return; /* a relist of the same Secret: nothing changed, nothing to re-queue */
+    pull_secret_set(data, new_obj);
+}
+
+static void on_secret_delete(json_t *obj, void *data)
+{
+    app *a = data;
+    oci_auth_store_clear(a->pull_secret);
+    logf_(OLM_LOG_WARN, "global pull secret %s was deleted: pulling anonymously", a->f.common.global_pull_secret);
+}
+
+static void on_secret_synced(void *data)
+{
+    app *a = data;
+    if (kube_informer_count(a->secret_inf) == 0 && !a->secret_missing_logged) {
+        a->secret_missing_logged = true;
+        logf_(OLM_LOG_WARN, "global pull secret %s not found: pulling anonymously until it is created",
+              a->f.common.global_pull_secret);
+    }
+}
+
+static void on_secret_error(const char *msg, void *data)
+{
+    app *a = data;
+    logf_(OLM_LOG_WARN, "watching the global pull secret %s: %s", a->f.common.global_pull_secret, msg);
+}
+
+/* The watch on --global-pull-secret NS/NAME (a field selector on its name, so the Role
+ * needs get/list/watch on that one Secret only). */
+static int start_pull_secret_watch(app *a, olm_error *err)
+{
+    const char *ref = a->f.common.global_pull_secret;
+    if (!ref)
+        return 0;
+    char ns[64], name[254], path[400], field[300];
+    if (olm_parse_ns_name(ref, ns, sizeof ns, name, sizeof name) != 0)
+        return olm_error_set(err, "--global-pull-secret: want NAMESPACE/NAME, got \"%s\"", ref);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets", ns);
+    snprintf(field, sizeof field, "metadata.name=%s", name);
+    if (!(a->pull_secret = oci_auth_store_new(err)))
+        return -1;
+    kube_watch_options wo = {.path = path, .field_selector = field};
+    kube_informer_handlers h = {on_secret_add, on_secret_update, on_secret_delete, on_secret_synced, on_secret_error};
+    a->secret_inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
+    if (!a->secret_inf)
+        return -1;
+    return kube_informer_start(a->secret_inf, err);
+}
+
 static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->client);
@@ -411,6 +492,8 @@ static int start_controllers(app *a, olm_error *err)
     catalog_client_options co = {.cas = a->catalogd_cas};
     a->cc = catalog_client_new(&co, err);
     if (!a->cc)
+        return -1;
+    if (start_pull_secret_watch(a, err) != 0)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
@@ -430,6 +513,7 @@ static int start_controllers(app *a, olm_error *err)
         .system_namespace = a->system_ns,
         .cache_dir = a->f.cache_path,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
+                              .auth_store = a->pull_secret, .registries = a->registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
         .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
@@ -501,6 +585,12 @@ static void drift_closed(void *data)
     one_closed(data);
 }
 
+static void secret_inf_closed(void *data)
+{
+    ((app *)data)->secret_inf = NULL;
+    one_closed(data);
+}
+
 static void health_closed(void *data)
 {
     ((app *)data)->health = NULL;
@@ -532,6 +622,10 @@ static void shutdown_phase2(app *a)
     if (a->clustercatalog_inf) {
         a->closing++;
         kube_informer_stop(a->clustercatalog_inf, clustercatalog_inf_closed, a);
+    }
+    if (a->secret_inf) {
+        a->closing++;
+        kube_informer_stop(a->secret_inf, secret_inf_closed, a);
     }
     if (a->leader) {
         a->closing++;
@@ -695,10 +789,9 @@ static void log_started(app *a)
     if (a->metrics && c->tls_cert)
         logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
               *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (c->global_pull_secret)
-        logf_(OLM_LOG_WARN,
-              "--global-pull-secret %s is accepted but not applied yet; give registry credentials with --authfile",
-              c->global_pull_secret);
+    if (oci_registries_conf_count(a->registries))
+        logf_(OLM_LOG_INFO, "registries configuration %s(.d): %zu [[registry]] entries",
+              c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_conf_count(a->registries));
 }
 
 /* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
@@ -780,6 +873,12 @@ static int preflight(app *a, char *msg, size_t msgsz)
     if (a->f.catalogd_ca_file &&
         olm_daemon_load_cas("--catalogd-ca-file", a->f.catalogd_ca_file, false, &a->catalogd_cas, msg, msgsz) != 0)
         return -1;
+    olm_error err;
+    const char *rc_path = a->f.common.registries_conf;
+    if (!(a->registries = oci_registries_conf_load(rc_path, rc_path != NULL, &err))) {
+        snprintf(msg, msgsz, "%s%s", rc_path ? "--registries-conf: " : "", err.msg);
+        return -1;
+    }
     return 0;
 }
 
@@ -818,6 +917,10 @@ static void free_cas(app *a)
 {
     olm_ca_set_free(a->catalogd_cas);
     olm_ca_set_free(a->pull_cas);
+    oci_registries_conf_free(a->registries);
+    a->registries = NULL;
+    oci_auth_store_free(a->pull_secret);
+    a->pull_secret = NULL;
 }
 
 int main(int argc, char **argv)

@@ -44,9 +44,7 @@ void operator_usage(FILE *out)
           "                                 clusterExtension)\n"          "  --leader-elect                 reconcile only while holding the Lease\n"
           "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
-          "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to the\n"
-          "                                 system store\n"
-          "  --global-pull-secret NS/NAME   accepted and checked; not applied yet (use --authfile)\n"
+          OLM_DAEMON_REGISTRY_USAGE
           "  --max-concurrent-reconciles N  (default 4)\n"
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
           "                                 drift watches (default 5m; 0 disables)\n"
@@ -95,8 +93,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
-        OLM_FLAG_STRING("--pull-cas-dir", &c->pull_cas_dir, NULL),
-        OLM_FLAG_STRING("--global-pull-secret", &c->global_pull_secret, NULL),
+        OLM_DAEMON_REGISTRY_FLAGS(c),
         OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
         OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "4", 1, 64,
                       "--max-concurrent-reconciles must be 1..64, not %s"),

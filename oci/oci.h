@@ -5,6 +5,8 @@
  *   oci_digest.h    sha256 digests ("sha256:<hex>") of buffers, files and streams
  *   oci_ref.h       parse/format image references the way docker/containers do
  *   oci_auth.h      WWW-Authenticate parsing, docker config "auths" credentials
+ *   oci_auth_store.h  credentials replaced at run time (--global-pull-secret)
+ *   oci_registries_conf.h  registries.conf v2: mirrors, blocked and insecure registries
  *   oci_manifest.h  manifest / index JSON parsing, platform selection (no I/O)
  *   oci_unpack.h    applying tar layers under a root dir (paths, links, whiteouts)
  *   oci_image.h     blobs; deterministic tar+gzip layer, config and manifest; bundle labels
@@ -20,10 +22,12 @@
 #define OLM_OCI_H
 
 #include "oci_auth.h"
+#include "oci_auth_store.h"
 #include "oci_digest.h"
 #include "oci_image.h"
 #include "oci_media.h"
 #include "oci_ref.h"
+#include "oci_registries_conf.h"
 #include "oci_registry.h"
 
 #endif

@@ -6,6 +6,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -229,24 +231,18 @@ static int decode_auth(const char *b64, oci_credentials *out, olm_error *err)
     return 0;
 }
 
-int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
-                              olm_error *err)
+/* The entry for `registry` in a parsed config: {"auths": {...}}, or the map itself when
+ * `legacy` (.dockercfg).  `origin` names the source in errors. */
+static int lookup(json_t *root, bool legacy, const char *origin, const char *registry, oci_credentials *out,
+                  olm_error *err)
 {
-    memset(out, 0, sizeof *out);
-    if (!auth_file || !*auth_file)
-        return 0;
-    json_error_t jerr;
-    json_t *root = json_load_file(auth_file, 0, &jerr);
-    if (!root)
-        return olm_error_set(err, "auth file %s: %s (line %d)", auth_file, jerr.text, jerr.line);
-    int rc = 0;
-    json_t *auths = json_object_get(root, "auths");
-    if (!json_is_object(root) || (auths && !json_is_object(auths))) {
-        rc = olm_error_set(err, "auth file %s: expected {\"auths\": {\"<registry>\": {...}}}", auth_file);
-        goto out;
-    }
+    json_t *auths = legacy ? root : json_object_get(root, "auths");
+    if (!json_is_object(root) || (auths && !json_is_object(auths)))
+        return olm_error_set(err, "%s: expected %s", origin,
+                             legacy ? "{\"<registry>\": {...}} (.dockercfg)" : "{\"auths\": {\"<registry>\": {...}}}");
     const char *key;
     json_t *entry;
+    int rc = 0;
     json_object_foreach(auths, key, entry) {
         char host[512];
         auth_key_host(key, host, sizeof host);
@@ -258,7 +254,7 @@ int oci_credentials_from_file(const char *auth_file, const char *registry, oci_c
         if (auth && *auth) {
             rc = decode_auth(auth, out, err);
             if (rc != 0)
-                olm_error_wrap(err, "auth file %s, entry \"%s\"", auth_file, key);
+                olm_error_wrap(err, "%s, entry \"%s\"", origin, key);
         } else if (user && pass) {
             out->username = strdup(user);
             out->password = strdup(pass);
@@ -269,7 +265,35 @@ int oci_credentials_from_file(const char *auth_file, const char *registry, oci_c
         }
         break; /* the first matching entry decides, as in docker */
     }
-out:
+    return rc;
+}
+
+int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
+                              olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!auth_file || !*auth_file)
+        return 0;
+    json_error_t jerr;
+    json_t *root = json_load_file(auth_file, 0, &jerr);
+    if (!root)
+        return olm_error_set(err, "auth file %s: %s (line %d)", auth_file, jerr.text, jerr.line);
+    char origin[600];
+    snprintf(origin, sizeof origin, "auth file %s", auth_file);
+    int rc = lookup(root, false, origin, registry, out, err);
+    json_decref(root);
+    return rc;
+}
+
+int oci_credentials_from_json(const char *json, size_t len, bool legacy, const char *origin, const char *registry,
+                              oci_credentials *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    json_error_t jerr;
+    json_t *root = json_loadb(json, len, 0, &jerr);
+    if (!root)
+        return olm_error_set(err, "%s: not JSON: %s (line %d)", origin, jerr.text, jerr.line);
+    int rc = lookup(root, legacy, origin, registry, out, err);
     json_decref(root);
     return rc;
 }

@@ -3,6 +3,9 @@
 #ifndef OLM_OCI_AUTH_H
 #define OLM_OCI_AUTH_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "olm_error.h"
 
 /* One authentication challenge from a WWW-Authenticate header. */
@@ -30,6 +33,11 @@ typedef struct oci_credentials {
  * or malformed file is. */
 int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
                               olm_error *err);
+/* The same lookup in a docker config JSON held in memory; with `legacy` the text is a
+ * .dockercfg (the "auths" map itself, as kubernetes.io/dockercfg Secrets hold it).
+ * `origin` names the source in errors ("pull secret ns/name"). */
+int oci_credentials_from_json(const char *json, size_t len, bool legacy, const char *origin, const char *registry,
+                              oci_credentials *out, olm_error *err);
 void oci_credentials_free(oci_credentials *c);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void oci_pull_result_free(oci_pull_result *r)
@@ -337,6 +338,73 @@ const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts)
     return opts ? opts : &defaults;
 }
 
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int oci_pull_each_source(const oci_ref *ref, const oci_pull_opts *opts, oci_source_fn fn, void *ctx, olm_error *err)
+{
+    oci_pull_sources src;
+    if (oci_registries_conf_sources(opts->registry.registries, ref, &src, err) != 0)
+        return -1;
+    double start = mono_now();
+    long deadline = opts->registry.deadline_seconds;
+    char failures[OLM_ERROR_MAX] = "";
+    size_t used = 0;
+    int rc = -1;
+    olm_error one;
+    for (size_t i = 0; i < src.n && rc != 0; i++) {
+        oci_registry_opts ro = opts->registry;
+        ro.insecure = ro.insecure || src.v[i].insecure;
+        if (deadline > 0) {
+            long left = deadline - (long)(mono_now() - start);
+            if (left <= 0) {
+                olm_error_set(&one, "the pull did not finish within %ld s (its deadline; --pull-timeout)", deadline);
+                break;
+            }
+            ro.deadline_seconds = left;
+        }
+        oci_ref sref;
+        oci_registry *reg = NULL;
+        if (oci_ref_parse(src.v[i].ref, &sref, &one) == 0) {
+            if ((reg = oci_registry_new(sref.registry, &ro, &one)) != NULL)
+                rc = fn(reg, &sref, src.v[i].mirror, ctx, &one);
+            oci_registry_free(reg);
+            oci_ref_free(&sref);
+        }
+        if (rc != 0 && src.n > 1 && used < sizeof failures)
+            used += (size_t)snprintf(failures + used, sizeof failures - used, "%s%s %s: %s", used ? "; " : "",
+                                     src.v[i].mirror ? "mirror" : "primary", src.v[i].ref, one.msg);
+    }
+    if (rc != 0) {
+        if (src.n > 1)
+            olm_error_set(err, "no source could be pulled from (registries.conf): %s", failures);
+        else
+            *err = one;
+    }
+    oci_pull_sources_free(&src);
+    return rc;
+}
+
+struct direct_pull {
+    const oci_ref *ref;
+    const char *dest;
+    const oci_pull_opts *opts;
+    oci_image_meta m;
+};
+
+static int pull_direct(oci_registry *reg, const oci_ref *src, bool mirror, void *ctx, olm_error *err)
+{
+    struct direct_pull *d = ctx;
+    oci_image_meta_free(&d->m);
+    if (mirror)
+        oci_registry_progress(reg, "trying the mirror %s for %s", oci_registry_host(reg), d->ref->registry);
+    return oci_pull_to(reg, src, NULL, d->dest, d->opts, &d->m, err);
+}
+
 int oci_pull(const char *s, const char *dest, const oci_pull_opts *opts, oci_pull_result *result,
              olm_error *err)
 {
@@ -345,15 +413,13 @@ int oci_pull(const char *s, const char *dest, const oci_pull_opts *opts, oci_pul
     oci_ref ref;
     if (oci_ref_parse(s, &ref, err) != 0)
         return -1;
-    oci_image_meta m = {0};
+    struct direct_pull d = {.ref = &ref, .dest = dest, .opts = opts};
     int rc = -1;
-    oci_registry *reg = oci_registry_new(ref.registry, &opts->registry, err);
-    if (reg && oci_pull_to(reg, &ref, NULL, dest, opts, &m, err) == 0)
-        rc = oci_pull_fill_result(&ref, m.top_digest, dest, m.labels_json, m.prefix, opts, result, err);
+    if (oci_pull_each_source(&ref, opts, pull_direct, &d, err) == 0)
+        rc = oci_pull_fill_result(&ref, d.m.top_digest, dest, d.m.labels_json, d.m.prefix, opts, result, err);
     if (rc != 0)
         oci_pull_result_free(result);
-    oci_image_meta_free(&m);
-    oci_registry_free(reg);
+    oci_image_meta_free(&d.m);
     oci_ref_free(&ref);
     return rc;
 }

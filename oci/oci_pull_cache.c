@@ -6,6 +6,7 @@
  * tree is in place, so a tree without a sidecar is an interrupted pull and is
  * redone.  After a successful pull the owner's other digests are removed;
  * names starting with '.' (pulls in progress) are left alone. */
+#include "oci_internal.h"
 #include "oci_pull_internal.h"
 
 #include <dirent.h>
@@ -112,44 +113,46 @@ static void remove_other_digests(const char *owner_dir, const char *digest)
     close(fd);
 }
 
-int oci_pull_cached(const char *base, const char *owner, const char *s,
-                    const oci_pull_opts *opts, oci_pull_result *result, olm_error *err)
+struct cached_pull {
+    const oci_ref *ref; /* as asked for: names the result whatever source served it */
+    const char *base, *owner;
+    const oci_pull_opts *opts;
+    oci_pull_result *result;
+};
+
+static int pull_cached_from(oci_registry *reg, const oci_ref *src, bool mirror, void *ctx, olm_error *err)
 {
-    memset(result, 0, sizeof *result);
-    opts = oci_pull_opts_or_default(opts);
-    if (!valid_owner(owner))
-        return olm_error_set(err, "cache owner \"%s\" must be one path component", owner ? owner : "");
-    oci_ref ref;
-    if (oci_ref_parse(s, &ref, err) != 0)
-        return -1;
+    struct cached_pull *c = ctx;
+    const oci_pull_opts *opts = c->opts;
     char digest[OCI_DIGEST_BUFSZ];
     char *owner_dir = NULL, *entry = NULL, *sidecar = NULL, *labels = NULL, *prefix = NULL;
     oci_image_meta m = {0};
     int rc = -1;
-    oci_registry *reg = oci_registry_new(ref.registry, &opts->registry, err);
-    if (!reg || oci_resolve_digest(reg, &ref, digest, err) != 0)
+    if (oci_resolve_digest(reg, src, digest, err) != 0)
         goto out;
-    if (asprintf(&owner_dir, "%s/%s", base, owner) < 0 ||
+    if (asprintf(&owner_dir, "%s/%s", c->base, c->owner) < 0 ||
         asprintf(&entry, "%s/%s", owner_dir, digest) < 0 ||
         asprintf(&sidecar, "%s.json", entry) < 0) {
         olm_error_set(err, "out of memory");
         goto out;
     }
-    if (mkdir_if_missing(base, err) != 0 || mkdir_if_missing(owner_dir, err) != 0)
+    if (mkdir_if_missing(c->base, err) != 0 || mkdir_if_missing(owner_dir, err) != 0)
         goto out;
     struct stat st;
     if (lstat(entry, &st) == 0 && S_ISDIR(st.st_mode) && read_sidecar(sidecar, &labels, &prefix) == 0 &&
         (!opts->catalog || prefix)) {
-        rc = oci_pull_fill_result(&ref, digest, entry, labels, prefix, opts, result, err);
-        result->cache_hit = 1;
+        rc = oci_pull_fill_result(c->ref, digest, entry, labels, prefix, opts, c->result, err);
+        c->result->cache_hit = 1;
         goto out;
     }
     /* a miss, or a leftover from an interrupted pull: start clean */
     oci_remove_path(entry);
     unlink(sidecar);
-    if (oci_pull_to(reg, &ref, digest, entry, opts, &m, err) != 0)
+    if (mirror)
+        oci_registry_progress(reg, "trying the mirror %s for %s", oci_registry_host(reg), c->ref->registry);
+    if (oci_pull_to(reg, src, digest, entry, opts, &m, err) != 0)
         goto out;
-    char *digest_ref = oci_ref_with_digest(&ref, digest);
+    char *digest_ref = oci_ref_with_digest(c->ref, digest);
     if (!digest_ref) {
         olm_error_set(err, "out of memory");
         oci_remove_path(entry);
@@ -161,19 +164,35 @@ int oci_pull_cached(const char *base, const char *owner, const char *s,
         oci_remove_path(entry);
         goto out;
     }
-    rc = oci_pull_fill_result(&ref, digest, entry, m.labels_json, m.prefix, opts, result, err);
+    rc = oci_pull_fill_result(c->ref, digest, entry, m.labels_json, m.prefix, opts, c->result, err);
     if (rc == 0)
         remove_other_digests(owner_dir, digest);
 out:
     if (rc != 0)
-        oci_pull_result_free(result);
+        oci_pull_result_free(c->result);
     oci_image_meta_free(&m);
     free(labels);
     free(prefix);
     free(owner_dir);
     free(entry);
     free(sidecar);
-    oci_registry_free(reg);
+    return rc;
+}
+
+int oci_pull_cached(const char *base, const char *owner, const char *s,
+                    const oci_pull_opts *opts, oci_pull_result *result, olm_error *err)
+{
+    memset(result, 0, sizeof *result);
+    opts = oci_pull_opts_or_default(opts);
+    if (!valid_owner(owner))
+        return olm_error_set(err, "cache owner \"%s\" must be one path component", owner ? owner : "");
+    oci_ref ref;
+    if (oci_ref_parse(s, &ref, err) != 0)
+        return -1;
+    struct cached_pull c = {.ref = &ref, .base = base, .owner = owner, .opts = opts, .result = result};
+    int rc = oci_pull_each_source(&ref, opts, pull_cached_from, &c, err);
+    if (rc != 0)
+        oci_pull_result_free(result);
     oci_ref_free(&ref);
     return rc;
 }

@@ -3,6 +3,8 @@
 #ifndef OLM_OCI_PULL_INTERNAL_H
 #define OLM_OCI_PULL_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "oci_pull.h"
 
 /* What the manifest and config said about an image being pulled. */
@@ -21,6 +23,14 @@ int oci_pull_to(oci_registry *reg, const oci_ref *ref, const char *digest, const
 int oci_pull_fill_result(const oci_ref *ref, const char *digest, const char *dest,
                          const char *labels_json, const char *prefix, const oci_pull_opts *opts,
                          oci_pull_result *r, olm_error *err);
+/* One attempt of a pull at one source (`src` is the reference there; `mirror` says it is
+ * not the primary location).  0 on success. */
+typedef int (*oci_source_fn)(oci_registry *reg, const oci_ref *src, bool mirror, void *ctx, olm_error *err);
+/* Tries the sources registries.conf gives for `ref` (opts->registry.registries; none:
+ * `ref` itself) in order until `fn` succeeds, each with its own registry handle, all
+ * within the one deadline.  A blocked registry fails before any request; when every
+ * source fails the error lists each one's. */
+int oci_pull_each_source(const oci_ref *ref, const oci_pull_opts *opts, oci_source_fn fn, void *ctx, olm_error *err);
 const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts);
 /* Best-effort recursive removal of a path (no symlinks followed). */
 void oci_remove_path(const char *path);

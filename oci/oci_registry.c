@@ -31,6 +31,7 @@ struct oci_registry {
     char *base_url; /* "https://registry-1.docker.io" */
     const char *scheme;
     char *auth_file;
+    oci_auth_store *auth_store;
     char *ca_path;
     const olm_ca_set *extra_cas;
     long timeout;
@@ -99,6 +100,7 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
     const char *api_host = strcmp(registry, "docker.io") == 0 ? "registry-1.docker.io" : registry;
     reg->host = strdup(registry);
     reg->auth_file = opts->auth_file ? strdup(opts->auth_file) : NULL;
+    reg->auth_store = opts->auth_store;
     reg->ca_path = opts->ca_path ? strdup(opts->ca_path) : NULL;
     reg->extra_cas = opts->extra_cas;
     reg->timeout = opts->timeout_seconds;
@@ -477,7 +479,10 @@ static int load_creds(oci_registry *reg, olm_error *err)
 {
     if (reg->creds_loaded)
         return 0;
-    if (oci_credentials_from_file(reg->auth_file, reg->host, &reg->creds, err) != 0)
+    /* the global pull secret first; the auth file for registries it does not name */
+    if (reg->auth_store && oci_auth_store_lookup(reg->auth_store, reg->host, &reg->creds, err) != 0)
+        return -1;
+    if (!reg->creds.username && oci_credentials_from_file(reg->auth_file, reg->host, &reg->creds, err) != 0)
         return -1;
     reg->creds_loaded = 1;
     return 0;
@@ -574,8 +579,10 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
         olm_error_set(err, "fetching a token for %s from %s: %s%s", scope ? scope : reg->host,
                       reg->realm, msg,
                       resp.status == 401 || resp.status == 403
-                          ? (reg->creds.username ? " (check the credentials in the auth file)"
-                                                 : " (log in: pass --authfile or set REGISTRY_AUTH_FILE)")
+                          ? (reg->creds.username ? (reg->auth_store ? " (check the credentials in the global pull secret or the auth file)"
+                                                                    : " (check the credentials in the auth file)")
+                                                 : (reg->auth_store ? " (no credentials for this registry in the global pull secret or the auth file)"
+                                                                    : " (log in: pass --authfile or set REGISTRY_AUTH_FILE)"))
                           : "");
         oci_response_free(&resp);
         free(url);
@@ -620,6 +627,11 @@ static int handle_challenge(oci_registry *reg, const char *www, const char *scop
     } else if (strcmp(ch.scheme, "basic") == 0) {
         if (load_creds(reg, err) != 0)
             rc = -1;
+        else if (!reg->creds.username && reg->auth_store)
+            rc = olm_error_set(err,
+                               "registry %s requires a login (Basic auth) and neither the global pull secret "
+                               "(--global-pull-secret) nor the auth file has credentials for %s",
+                               reg->host, reg->host);
         else if (!reg->creds.username)
             rc = olm_error_set(err,
                                "registry %s requires a login (Basic auth) and no credentials for it "

@@ -7,8 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "oci_auth_store.h"
 #include "oci_image.h"
 #include "oci_ref.h"
+#include "oci_registries_conf.h"
 #include "olm_error.h"
 #include "olm_tls.h"
 
@@ -19,6 +21,10 @@ typedef struct oci_registry_opts {
     const char *insecure_hosts;  /* comma-separated registries served over HTTP
                                     (OLMV1_INSECURE_REGISTRIES); may be NULL */
     const char *auth_file;       /* docker config JSON with "auths", or NULL */
+    oci_auth_store *auth_store;  /* credentials that change at run time (--global-pull-secret),
+                                    consulted before auth_file; borrowed, or NULL */
+    const oci_registries_conf *registries; /* mirrors, blocked and insecure registries
+                                    (registries.conf) for pulls; borrowed, or NULL */
     const char *ca_path;         /* extra CA directory for TLS, or NULL */
     const olm_ca_set *extra_cas; /* trusted in addition to the system store (--pull-cas-dir),
                                     or NULL; borrowed: it must outlive the registry */

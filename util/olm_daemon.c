@@ -34,7 +34,7 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
                            size_t msgsz)
 {
     const char **paths[] = {&f->tls_cert,           &f->tls_key,           &f->system_namespace,
-                            &f->pull_cas_dir,       &f->global_pull_secret, &f->tls_profile,
+                            &f->pull_cas_dir,       &f->global_pull_secret, &f->tls_profile, &f->registries_conf,
                             &f->tls_custom_version, &f->tls_custom_ciphers, &f->tls_custom_curves};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         olm_flag_empty_is_unset(paths[i]);

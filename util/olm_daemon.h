@@ -23,7 +23,8 @@ typedef struct olm_daemon_flags {
     olm_tls_profile tls;            /* what those four say (olm_daemon_flags_check fills it) */
     const char *system_namespace;   /* NULL: olm_daemon_system_namespace() */
     const char *pull_cas_dir;       /* extra CAs for registries, or NULL */
-    const char *global_pull_secret; /* "NS/NAME", or NULL; accepted, not applied yet */
+    const char *global_pull_secret; /* "NS/NAME" of the watched pull secret, or NULL */
+    const char *registries_conf;    /* --registries-conf PATH (NULL: /etc/containers/registries.conf) */
     const char *feature_gates;      /* the raw list; olm_daemon_flags_check applies it */
     const char *log_level;          /* --log-level error|warn|info|debug, or NULL */
     unsigned verbosity;             /* -v N (klog): 1 and above is debug, unless --log-level says */
@@ -55,6 +56,23 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
     OLM_FLAG_STRING("--log-level", &(c)->log_level, NULL),                                                       \
         OLM_FLAG_UINT("-v", &(c)->verbosity, "0", 0, 10, "-v: want a verbosity 0..10, not %s"),                   \
         OLM_FLAG_STRING("--log-format", &(c)->log_format, "text")
+
+/* The rows of the registry flags, the same in both daemons' tables. */
+#define OLM_DAEMON_REGISTRY_FLAGS(c)                                                                              \
+    OLM_FLAG_STRING("--pull-cas-dir", &(c)->pull_cas_dir, NULL),                                                  \
+        OLM_FLAG_STRING("--global-pull-secret", &(c)->global_pull_secret, NULL),                                  \
+        OLM_FLAG_STRING("--registries-conf", &(c)->registries_conf, NULL)
+
+/* Their lines of --help (both daemons). */
+#define OLM_DAEMON_REGISTRY_USAGE                                                                                 \
+    "  --pull-cas-dir DIR             *.crt/*.pem files trusted for registries, in addition to\n"                  \
+    "                                 the system store\n"                                                          \
+    "  --global-pull-secret NS/NAME   a kubernetes.io/dockerconfigjson (or dockercfg) Secret with\n"               \
+    "                                 registry credentials, watched: a change applies to the next\n"               \
+    "                                 pull; missing: pulls are anonymous (before --authfile's)\n"                  \
+    "  --registries-conf PATH         containers-registries.conf v2 (mirrors, blocked, insecure)\n"                \
+    "                                 and its drop-ins PATH.d/*.conf (default\n"                                   \
+    "                                 /etc/containers/registries.conf, when it exists)\n"
 
 /* Sets the process's log level and format from checked flags (main, before any thread). */
 void olm_daemon_apply_logging(const olm_daemon_flags *f);

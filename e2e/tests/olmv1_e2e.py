@@ -269,11 +269,13 @@ def daemon_identity(work, system_ns, service_account):
 
 
 @contextlib.contextmanager
-def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=(), kubeconfig_hook=None):
+def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=(), kubeconfig_hook=None,
+            system_ns=None):
     """A system namespace, catalogd and operator-controller over the directory `work` (with the
     extra flags catalogd_extra and ctl_extra).
     `kubeconfig_hook(path)`, if given, may rewrite each daemon's kubeconfig before they start
-    (the chaos tests point them at a front of the apiserver).
+    (the chaos tests point them at a front of the apiserver).  `system_ns`: the system namespace's
+    name (default: a unique one), for flags that must name it before it exists.
 
     Yields a dict: registry, work, ctl (Controller), catalogd, system_ns, label (the ClusterCatalog
     label key whose value is the package name, which extensions select on), and the lists catalogs,
@@ -282,7 +284,7 @@ def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extr
     catalogd and the system namespace."""
     registry = require_binaries()
     work = Path(work)
-    system_ns = unique("olmv1-sys")
+    system_ns = system_ns or unique("olmv1-sys")
     kubectl("create", "namespace", system_ns)
     bindings = system_rbac(system_ns)
     catalogd_id, opctl_id = (daemon_identity(work, system_ns, sa) for sa in DAEMON_SAS)

@@ -218,7 +218,11 @@ def system_rbac(crds):
     (OC_SA, ("update", "clusteroperators.config.openshift.io"), False),
     (CATALOGD_SA, ("patch", "clustercatalogs.olm.operatorframework.io", "--subresource=status"), True),
     (CATALOGD_SA, ("update", "clustercatalogs.olm.operatorframework.io", "--subresource=finalizers"), True),
-    (CATALOGD_SA, ("get", "secrets", "-n", "olmv1-system"), True),
+    # the global pull secret, by name only (list/watch use the field selector metadata.name=)
+    (CATALOGD_SA, ("get", "secrets/olmv1-global-pull-secret", "-n", "olmv1-system"), True),
+    (CATALOGD_SA, ("watch", "secrets/olmv1-global-pull-secret", "-n", "olmv1-system"), True),
+    (CATALOGD_SA, ("get", "secrets/catalogd-service-cert", "-n", "olmv1-system"), False),
+    (CATALOGD_SA, ("list", "secrets", "-n", "olmv1-system"), False),
     (CATALOGD_SA, ("create", "leases.coordination.k8s.io", "-n", "olmv1-system"), True),
     (CATALOGD_SA, ("create", "clustercatalogs.olm.operatorframework.io"), False),
     (CATALOGD_SA, ("get", "clusterextensions.olm.operatorframework.io"), False),

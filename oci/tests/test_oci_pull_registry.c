@@ -304,11 +304,82 @@ static void test_cache_and_catalog(void **state)
     oci_remove_path(base);
 }
 
+/* registries.conf: the reference names a registry nothing serves; its mirrors are tried in order
+ * (a dead one, then the fake registry), the result still names the reference as asked; a
+ * blocked registry fails before any request; the cache path does the same. */
+static void test_pull_through_mirrors(void **state)
+{
+    (void)state;
+    if (!reg_state.available)
+        skip();
+    char src[] = "/tmp/oci-pull-mirror-XXXXXX";
+    assert_non_null(mkdtemp(src));
+    write_file(src, "m.txt", "mirrored\n");
+    char pushed[128], digest[OCI_DIGEST_BUFSZ];
+    snprintf(pushed, sizeof pushed, "%s/mirror-of-a/app:v1", reg_state.host);
+    push_dir(src, NULL, NULL, NULL, pushed, digest);
+
+    int dead_a = free_port(), dead_m = free_port();
+    char conf_text[1024];
+    snprintf(conf_text, sizeof conf_text,
+             "[[registry]]\nprefix = \"127.0.0.1:%d/a\"\nlocation = \"127.0.0.1:%d/a\"\n"
+             "[[registry.mirror]]\nlocation = \"127.0.0.1:%d/dead\"\n"
+             "[[registry.mirror]]\nlocation = \"%s/mirror-of-a\"\n"
+             "[[registry]]\nlocation = \"%s/blocked\"\nblocked = true\n",
+             dead_a, dead_a, dead_m, reg_state.host, reg_state.host);
+    olm_error err;
+    oci_registries_conf *conf = oci_registries_conf_new(&err);
+    assert_non_null(conf);
+    if (oci_registries_conf_add_text(conf, conf_text, strlen(conf_text), "unit.conf", true, &err) != 0)
+        fail_msg("%s", err.msg);
+    oci_pull_opts opts = {.registry = {.registries = conf}};
+
+    char ref[128], want[256], dest[PATH_MAX];
+    snprintf(ref, sizeof ref, "127.0.0.1:%d/a/app:v1", dead_a);
+    snprintf(want, sizeof want, "127.0.0.1:%d/a/app@%s", dead_a, digest);
+    snprintf(dest, sizeof dest, "%s-out", src);
+    oci_pull_result res;
+    if (oci_pull(ref, dest, &opts, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(res.digest_ref, want);
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/m.txt", dest);
+    assert_string_equal(read_file(p), "mirrored\n");
+    oci_pull_result_free(&res);
+
+    char cache[PATH_MAX + 8];
+    snprintf(cache, sizeof cache, "%s-cache", src);
+    if (oci_pull_cached(cache, "owner", ref, &opts, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(res.digest_ref, want);
+    assert_int_equal(res.cache_hit, 0);
+    oci_pull_result_free(&res);
+
+    /* every source down: each one's error, in order */
+    snprintf(ref, sizeof ref, "127.0.0.1:%d/a/missing:v1", dead_a);
+    assert_int_equal(oci_pull_cached(cache, "owner", ref, &opts, &res, &err), -1);
+    char *m1 = strstr(err.msg, "mirror 127.0.0.1:"), *m2 = strstr(err.msg, "/mirror-of-a/missing:v1"),
+         *pr = strstr(err.msg, "primary 127.0.0.1:");
+    if (!m1 || !m2 || !pr || !(m1 < m2 && m2 < pr))
+        fail_msg("%s", err.msg);
+
+    /* blocked */
+    snprintf(ref, sizeof ref, "%s/blocked/app:v1", reg_state.host);
+    assert_int_equal(oci_pull_cached(cache, "owner", ref, &opts, &res, &err), -1);
+    assert_non_null(strstr(err.msg, "is blocked (blocked = true in unit.conf)"));
+
+    oci_registries_conf_free(conf);
+    oci_remove_path(src);
+    oci_remove_path(dest);
+    oci_remove_path(cache);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolve_and_pull),
         cmocka_unit_test(test_cache_and_catalog),
+        cmocka_unit_test(test_pull_through_mirrors),
     };
     return cmocka_run_group_tests(tests, start_registry, stop_registry);
 }

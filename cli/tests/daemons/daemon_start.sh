@@ -91,6 +91,7 @@ export KUBECONFIG=$tmp/kubeconfig
 mkdir -p "$tmp/empty" "$tmp/junk" "$tmp/cas"
 echo "not a certificate" >"$tmp/junk/ca.crt"
 cp "$FIX/server.crt" "$tmp/cas/ca.crt"
+printf '[[registry]]\nlocation = nope\n' >"$tmp/bad-registries.conf"
 cd_args=(--cache-dir "$tmp/catalogd-cache" --catalogs-server-addr 127.0.0.1:0)
 oc_args=(--cache-path "$tmp/opctl-cache" --health-probe-bind-address 127.0.0.1:0)
 
@@ -143,6 +144,10 @@ for d in "$CATALOGD" "$OPCTL"; do
         "$d" "${args[@]}" --pull-cas-dir "$tmp/nope"
     expect "$d empty pull CAs" 1 "--pull-cas-dir: $tmp/empty holds no *.crt or *.pem file" -- \
         "$d" "${args[@]}" --pull-cas-dir "$tmp/empty"
+    expect "$d malformed registries.conf" 1 "--registries-conf: $tmp/bad-registries.conf: line 2: " -- \
+        "$d" "${args[@]}" --registries-conf "$tmp/bad-registries.conf"
+    expect "$d missing registries.conf" 1 "--registries-conf: registries configuration $tmp/nope.conf: No such file" -- \
+        "$d" "${args[@]}" --registries-conf "$tmp/nope.conf"
     expect "$d metrics port in use" 1 "--metrics-bind-address 127.0.0.1:$busy: " -- \
         "$d" "${args[@]}" --metrics-bind-address "127.0.0.1:$busy"
     expect "$d health port in use" 1 "--health-probe-bind-address 127.0.0.1:$busy: " -- \
@@ -185,7 +190,9 @@ if [[ $(get -o /dev/null -w '%{http_code}' "https://127.0.0.1:$mport/healthz") =
 # With a metrics listener, /metrics is served there only.
 if [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$hport/metrics") == 404 ]]; then ok; else bad "operator-controller metrics on the health listener"; fi
 if [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "https://127.0.0.1:$cport/metrics" -k) == 404 ]]; then ok; else bad "catalogd metrics on the catalog server"; fi
-if grep -q "global-pull-secret olmv1-system/pull is accepted but not applied yet" "$tmp/opctl.log"; then ok; else bad "no global pull secret line"; fi
+# --global-pull-secret is watched: the API server refusing shows as a line naming the Secret.
+for _ in $(seq 50); do grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log" && break; sleep 0.1; done
+if grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log"; then ok; else bad "no global pull secret line"; fi
 kill -TERM "$cpid" "$opid"
 wait "$cpid" && wait "$opid" && ok || bad "a daemon did not stop cleanly: $(tail -3 "$tmp/catalogd.log" "$tmp/opctl.log")"
 
