@@ -7,7 +7,8 @@
 # `python3 -m pytest -v e2e/tests`, and always tears the cluster down. The exit code is pytest's;
 # "no tests collected" (pytest exit 5) counts as a failure.
 #
-# Extra arguments go to pytest, e.g.  e2e/run-tests.sh -k crd -x
+# Extra arguments go to pytest, e.g.  e2e/run-tests.sh -k crd -x, or e2e/run-tests.sh
+# e2e/tests/test_crds.py (a path under e2e/tests narrows the run to it).
 # Environment: OLMV1_E2E_KEEP=1 keeps the cluster and its state dir for debugging (prints how to
 # stop it). OLMV1_BIN may point at another olmv1 binary (default: build/cli/olmv1).
 set -uo pipefail
@@ -66,7 +67,13 @@ fi
 export KUBECONFIG OLMV1_REGISTRY OLMV1_BIN
 export OLMV1_REPO=$REPO
 
-python3 -m pytest -v -p no:cacheprovider e2e/tests "$@"
+# A test path among the arguments (e2e/tests/test_x.py, ...::test_y) narrows the run to it;
+# otherwise the whole suite runs.
+targets=(e2e/tests)
+for arg in "$@"; do
+  case $arg in e2e/tests/*) targets=(); break ;; esac
+done
+python3 -m pytest -v -p no:cacheprovider "${targets[@]}" "$@"
 rc=$?
 if [ $rc -eq 5 ]; then
   echo "e2e: pytest collected no tests; counting that as a failure" >&2
