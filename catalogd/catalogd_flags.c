@@ -50,8 +50,8 @@ void catalogd_usage(FILE *out)
             "  --leader-election-namespace NS the Lease's namespace (default: --system-namespace)\n"
             "  --system-namespace NS          default: the pod's namespace, else olmv1-system\n"
             "  --gc-interval DURATION         store garbage collection period (default 12h)\n"
-            "  --insecure-registries LIST     comma-separated registries reached over plain HTTP\n"
-            "                                 (default $OLMV1_INSECURE_REGISTRIES; loopback always)\n"
+            "  --insecure-registries LIST     comma-separated insecure registries: TLS unverified, else HTTP\n"
+            "                                 (default $OLMV1_INSECURE_REGISTRIES; loopback: plain HTTP)\n"
             "  --authfile PATH                registry credentials (docker config JSON)\n"
             OLM_DAEMON_REGISTRY_USAGE
             "  --max-concurrent-reconciles N  default 2\n"

@@ -62,9 +62,9 @@ static void usage(FILE *out, const char *cmd, enum push_kind kind)
             "  --env KEY=VALUE     an environment variable of the image (repeatable)\n"
             "  --authfile PATH     docker config JSON with an \"auths\" entry for the registry\n"
             "                      (default: $REGISTRY_AUTH_FILE)\n"
-            "  --insecure          talk plain HTTP to the registry; loopback registries\n"
-            "                      (localhost, 127.0.0.1, [::1]) and those listed in\n"
-            "                      $OLMV1_INSECURE_REGISTRIES (comma-separated) always do\n"
+            "  --insecure          TLS without verification, else plain HTTP, for every registry\n"
+            "                      (so are those in $OLMV1_INSECURE_REGISTRIES, comma-separated;\n"
+            "                      loopback registries not named there speak plain HTTP)\n"
             "  --chunk-size BYTES  upload blobs bigger than this in chunks (default 64 MiB)\n"
             "  -q, --quiet         no progress messages on stderr\n"
             "  -h, --help          show this help\n");

@@ -42,7 +42,7 @@ void operator_usage(FILE *out)
           "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
           "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
           "                                 clusterExtension)\n"          "  --leader-elect                 reconcile only while holding the Lease\n"
-          "  --insecure-registries LIST     registries over plain HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
+          "  --insecure-registries LIST     insecure registries: TLS unverified, else HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           OLM_DAEMON_REGISTRY_USAGE
           "  --max-concurrent-reconciles N  (default 4)\n"

@@ -17,7 +17,8 @@
  * short-name-mode, aliases, ...) are accepted and ignored: references here are always
  * fully qualified.
  *
- * "insecure" means plain HTTP for that endpoint (as $OLMV1_INSECURE_REGISTRIES does).
+ * "insecure" means, as in containers/image, TLS without certificate verification for that
+ * endpoint and plain HTTP if TLS does not connect (as $OLMV1_INSECURE_REGISTRIES does).
  * A loaded configuration is immutable and may be shared by threads. */
 #ifndef OLM_OCI_REGISTRIES_CONF_H
 #define OLM_OCI_REGISTRIES_CONF_H
@@ -54,7 +55,7 @@ size_t oci_registries_conf_count(const oci_registries_conf *conf);
 /* One place to try a pull from. */
 typedef struct oci_pull_source {
     char *ref;    /* the reference to pull there, e.g. "mirror.local:5000/ns/app@sha256:..." */
-    bool insecure; /* plain HTTP */
+    bool insecure; /* TLS unverified, else plain HTTP */
     bool mirror;   /* false: the primary location */
 } oci_pull_source;
 

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +31,11 @@ struct oci_registry {
     char *host;     /* as in references */
     char *base_url; /* "https://registry-1.docker.io" */
     const char *scheme;
+    /* An insecure registry (containers-registries.conf's meaning): TLS without verifying
+     * the peer, and plain HTTP if TLS does not connect at all.  The scheme is settled by
+     * the first exchange with the registry itself. */
+    bool tls_unverified;
+    bool http_fallback_pending;
     char *auth_file;
     oci_auth_store *auth_store;
     char *ca_path;
@@ -93,9 +99,12 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    int insecure = opts->insecure || oci_registry_is_loopback(registry) ||
-                   host_in_list(registry, opts->insecure_hosts);
-    reg->scheme = insecure ? "http" : "https";
+    /* A registry named insecure speaks TLS (unverified) or, failing that, plain HTTP, as
+     * containers/image does; one on loopback that nobody named speaks plain HTTP. */
+    bool named_insecure = opts->insecure || host_in_list(registry, opts->insecure_hosts);
+    reg->tls_unverified = named_insecure;
+    reg->http_fallback_pending = named_insecure;
+    reg->scheme = named_insecure || !oci_registry_is_loopback(registry) ? "https" : "http";
     /* docker.io is the name; the API lives on registry-1.docker.io */
     const char *api_host = strcmp(registry, "docker.io") == 0 ? "registry-1.docker.io" : registry;
     reg->host = strdup(registry);
@@ -338,9 +347,11 @@ static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
 
 /* Performs one request with the given Authorization header (may be NULL) and
  * basic credentials (may be NULL).  Fills resp and *www_auth (caller frees). */
+/* *transport_failed is set when no HTTP response came back at all (connect, TLS), as opposed
+ * to a deadline, a stall or our own sink failing. */
 static int perform(oci_registry *reg, const char *url, const oci_request *req,
                    const char *authz, const oci_credentials *basic, oci_response *resp,
-                   char **www_auth, olm_error *err)
+                   char **www_auth, bool *transport_failed, olm_error *err)
 {
     struct exchange x = {0};
     struct curl_slist *hdrs = NULL;
@@ -384,6 +395,10 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
     if (reg->extra_cas) {
         SETOPT(CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
         SETOPT(CURLOPT_SSL_CTX_DATA, (void *)reg->extra_cas);
+    }
+    if (reg->tls_unverified && strncmp(url, "https://", 8) == 0) {
+        SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
+        SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
     }
     SETOPT(CURLOPT_HEADERFUNCTION, on_header);
     SETOPT(CURLOPT_HEADERDATA, &x);
@@ -451,8 +466,11 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
             olm_error_set(err, "%s %s: the registry sent less than %ld bytes/s for %ld s: giving up on a stalled "
                                "transfer",
                           m, url, reg->min_speed, reg->stall_seconds);
-        else
+        else {
             olm_error_set(err, "%s %s: %s", m, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+            if (transport_failed)
+                *transport_failed = cc != CURLE_OPERATION_TIMEDOUT;
+        }
         goto out;
     }
     curl_easy_getinfo(reg->curl, CURLINFO_RESPONSE_CODE, &resp->status);
@@ -565,7 +583,7 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
     oci_request req = {.method = "GET", .url_or_path = url};
     oci_response resp;
     char *www = NULL;
-    int rc = perform(reg, url, &req, NULL, reg->creds.username ? &reg->creds : NULL, &resp, &www,
+    int rc = perform(reg, url, &req, NULL, reg->creds.username ? &reg->creds : NULL, &resp, &www, NULL,
                      err);
     free(www);
     if (rc != 0) {
@@ -650,6 +668,33 @@ static int handle_challenge(oci_registry *reg, const char *www, const char *scop
 
 /* ---------------------------------------------------------------- requests */
 
+/* An insecure registry that did not take a TLS connection: from now on, plain HTTP (the
+ * registry's base URL and the request's URL, which starts with it). */
+static int fall_back_to_http(oci_registry *reg, char **url, olm_error *err)
+{
+    const char *https = "https://";
+    size_t n = strlen(https);
+    char *base = NULL, *u = NULL;
+    if (asprintf(&base, "http://%s", reg->base_url + n) < 0)
+        base = NULL;
+    if (base && asprintf(&u, "http://%s", *url + n) < 0)
+        u = NULL;
+    if (!base || !u) {
+        free(base);
+        olm_error_set(err, "out of memory");
+        return -1;
+    }
+    oci_registry_progress(reg, "%s: no TLS connection (%s); trying plain HTTP (an insecure registry)",
+                          reg->host, err->msg);
+    free(reg->base_url);
+    reg->base_url = base;
+    free(*url);
+    *url = u;
+    reg->scheme = "http";
+    reg->http_fallback_pending = false;
+    return 0;
+}
+
 int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *resp,
                     olm_error *err)
 {
@@ -673,6 +718,7 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
      * host an upload Location might point at. */
     size_t blen = strlen(reg->base_url);
     int same_host = strncmp(url, reg->base_url, blen) == 0 && (url[blen] == '/' || !url[blen]);
+    char tls_error[sizeof err->msg] = "";
     for (int attempt = 0;; attempt++) {
         const char *authz = NULL;
         if (same_host && reg->mode == AUTH_BEARER) {
@@ -686,12 +732,27 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
             }
         }
         char *www = NULL;
+        bool transport_failed = false;
         if (perform(reg, url, req, authz,
                     same_host && reg->mode == AUTH_BASIC ? &reg->creds : NULL, resp, &www,
-                    err) != 0) {
+                    &transport_failed, err) != 0) {
             free(www);
+            if (same_host && transport_failed && reg->http_fallback_pending) {
+                snprintf(tls_error, sizeof tls_error, "%s", err->msg);
+                if (fall_back_to_http(reg, &url, err) != 0)
+                    goto out;
+                attempt--; /* the same attempt, over the other scheme */
+                continue;
+            }
+            if (tls_error[0]) {
+                char http_error[sizeof err->msg];
+                snprintf(http_error, sizeof http_error, "%s", err->msg);
+                olm_error_set(err, "%s (and over TLS before that: %s)", http_error, tls_error);
+            }
             goto out;
         }
+        if (same_host)
+            reg->http_fallback_pending = false; /* the registry answered: its scheme is settled */
         if (resp->status != 401 || attempt > 0 || !same_host) {
             free(www);
             break;

@@ -17,9 +17,12 @@
 /* ---------------------------------------------------------------- registry (oci_registry.c) */
 
 typedef struct oci_registry_opts {
-    int insecure;                /* plain HTTP for every registry (--insecure) */
-    const char *insecure_hosts;  /* comma-separated registries served over HTTP
-                                    (OLMV1_INSECURE_REGISTRIES); may be NULL */
+    int insecure;                /* every registry insecure (--insecure): TLS without
+                                    certificate verification, and plain HTTP when TLS does
+                                    not connect (containers/image's meaning) */
+    const char *insecure_hosts;  /* comma-separated insecure registries, as above
+                                    (OLMV1_INSECURE_REGISTRIES); may be NULL.  A loopback
+                                    registry not named here speaks plain HTTP. */
     const char *auth_file;       /* docker config JSON with "auths", or NULL */
     oci_auth_store *auth_store;  /* credentials that change at run time (--global-pull-secret),
                                     consulted before auth_file; borrowed, or NULL */

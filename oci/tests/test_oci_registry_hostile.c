@@ -5,7 +5,8 @@
  *   - a blob dripping one byte at a time trips the stall guard;
  *   - a blob flowing just fast enough is cut off by the pull deadline;
  *   - an https registry whose Bearer challenge names a plain-http realm gets no
- *     credentials sent there.
+ *     credentials sent there;
+ *   - an insecure registry: TLS without verification, else plain HTTP.
  * The https registry is named 127.1:PORT (getaddrinfo's short form of 127.0.0.1), which the
  * registry client does not take for a loopback registry that always speaks plain HTTP, so
  * that pull really uses TLS (the certificate names DNS:127.1). */
@@ -296,6 +297,22 @@ static int pull(const char *host, const char *dest_name, const oci_pull_opts *op
     return rc;
 }
 
+/* A self-signed certificate for DNS:127.1 and 127.0.0.1 in tmpdir, and a CA directory that
+ * trusts it.  Returns -1 without the openssl CLI. */
+static int make_cert(char cert[128], char key[128], char cadir[128])
+{
+    char cmd[1024];
+    snprintf(cert, 128, "%s/tls.crt", tmpdir);
+    snprintf(key, 128, "%s/tls.key", tmpdir);
+    snprintf(cadir, 128, "%s/ca", tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "[ -f %s ] || { openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+             "-addext subjectAltName=DNS:127.1,IP:127.0.0.1 -keyout %s -out %s 2>/dev/null && "
+             "mkdir -p %s && cp %s %s/ && openssl rehash %s 2>/dev/null; }",
+             cert, key, cert, cadir, cert, cadir, cadir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 /* ---------------------------------------------------------------- tests */
 
 static void test_too_many_layers(void **state)
@@ -377,16 +394,8 @@ static void test_pull_deadline(void **state)
 static void test_no_credentials_to_a_plain_http_realm(void **state)
 {
     (void)state;
-    char cert[128], key[128], cadir[128], cmd[1024];
-    snprintf(cert, sizeof cert, "%s/tls.crt", tmpdir);
-    snprintf(key, sizeof key, "%s/tls.key", tmpdir);
-    snprintf(cadir, sizeof cadir, "%s/ca", tmpdir);
-    snprintf(cmd, sizeof cmd,
-             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
-             "-addext subjectAltName=DNS:127.1,IP:127.0.0.1 -keyout %s -out %s 2>/dev/null && "
-             "mkdir -p %s && cp %s %s/ && openssl rehash %s 2>/dev/null",
-             key, cert, cadir, cert, cadir, cadir);
-    if (system(cmd) != 0)
+    char cert[128], key[128], cadir[128];
+    if (make_cert(cert, key, cadir) != 0)
         skip(); /* no openssl CLI */
     fake *tok = fake_start(token_handler, NULL, NULL);
     fake *f = fake_start(registry_handler, cert, key);
@@ -423,6 +432,53 @@ static void test_no_credentials_to_a_plain_http_realm(void **state)
     fake_stop(tok);
 }
 
+/* An insecure registry, as containers/image means it: TLS whose certificate is not checked,
+ * and plain HTTP when TLS does not connect at all.  Named 127.1:PORT, so that the client
+ * does not take it for a loopback registry (always plain HTTP). */
+static void test_insecure_registry_tls_then_http(void **state)
+{
+    (void)state;
+    char cert[128], key[128], cadir[128];
+    if (make_cert(cert, key, cadir) != 0)
+        skip(); /* no openssl CLI */
+    olm_error err;
+    char host[64];
+    /* a layer that unpacks: 1024 zero bytes, an empty tar archive */
+    static const char empty_tar[1024];
+
+    /* TLS with an untrusted certificate: refused unless the registry is named insecure */
+    fake *tls = fake_start(registry_handler, cert, key);
+    set_image(tls, empty_tar, sizeof empty_tar, 1);
+    snprintf(host, sizeof host, "127.1:%d", tls->port);
+    assert_int_equal(pull(host, "tls-verified", NULL, &err), -1);
+    if (!strstr(err.msg, "certificate"))
+        fail_msg("unexpected error: %s", err.msg);
+    oci_pull_opts insecure = {.registry = {.insecure_hosts = host}};
+    if (pull(host, "tls-unverified", &insecure, &err) != 0)
+        fail_msg("insecure TLS pull failed: %s", err.msg);
+    free((char *)tls->manifest);
+    fake_stop(tls);
+
+    /* plain HTTP: reached only when named insecure (after TLS failed to connect) */
+    fake *plain = fake_start(registry_handler, NULL, NULL);
+    set_image(plain, empty_tar, sizeof empty_tar, 1);
+    snprintf(host, sizeof host, "127.1:%d", plain->port);
+    assert_int_equal(pull(host, "plain-refused", NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "https://127.1:"));
+    insecure.registry.insecure_hosts = host;
+    if (pull(host, "plain-fallback", &insecure, &err) != 0)
+        fail_msg("insecure plain-HTTP pull failed: %s", err.msg);
+    free((char *)plain->manifest);
+    fake_stop(plain);
+
+    /* nothing listening: the error names both attempts */
+    insecure.registry.insecure_hosts = "127.1:1";
+    assert_int_equal(pull("127.1:1", "nothing", &insecure, &err), -1);
+    if (!strstr(err.msg, "http://127.1:1/") || !strstr(err.msg, "and over TLS before that: ") ||
+        !strstr(err.msg, "https://127.1:1/"))
+        fail_msg("unexpected error: %s", err.msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_drip_trips_the_stall_guard),
         cmocka_unit_test(test_pull_deadline),
         cmocka_unit_test(test_no_credentials_to_a_plain_http_realm),
+        cmocka_unit_test(test_insecure_registry_tls_then_http),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
