@@ -174,18 +174,35 @@ void oci_credentials_free(oci_credentials *c)
     c->username = c->password = NULL;
 }
 
-/* "https://host/v1/" → "host".  Writes into out (size outsz). */
-static void auth_key_host(const char *key, char *out, size_t outsz)
+/* A key's host and, for a key without a URL scheme, its repository path:
+ * "https://host/v1/" → "host", ""; "host/ns/app" → "host", "ns/app" (containers-auth.json
+ * scopes credentials to a namespace or repository that way; docker's URL keys never do).
+ * Writes host into out (size outsz); returns the path (in key), "" for none. */
+static const char *auth_key_split(const char *key, char *out, size_t outsz)
 {
+    int url = 0;
     if (strncmp(key, "https://", 8) == 0)
-        key += 8;
+        key += 8, url = 1;
     else if (strncmp(key, "http://", 7) == 0)
-        key += 7;
+        key += 7, url = 1;
     size_t n = strcspn(key, "/");
+    const char *path = url || !key[n] ? "" : key + n + 1;
     if (n >= outsz)
         n = outsz - 1;
     memcpy(out, key, n);
     out[n] = '\0';
+    return path;
+}
+
+/* Whether a key's path covers `repository`: equal, or a parent at a '/'. */
+static int path_covers(const char *path, const char *repository)
+{
+    size_t n = strlen(path);
+    while (n && path[n - 1] == '/')
+        n--;
+    if (n == 0)
+        return 1;
+    return repository && strncmp(repository, path, n) == 0 && (repository[n] == '\0' || repository[n] == '/');
 }
 
 static int host_matches(const char *key_host, const char *registry)
@@ -231,23 +248,37 @@ static int decode_auth(const char *b64, oci_credentials *out, olm_error *err)
     return 0;
 }
 
-/* The entry for `registry` in a parsed config: {"auths": {...}}, or the map itself when
- * `legacy` (.dockercfg).  `origin` names the source in errors. */
-static int lookup(json_t *root, bool legacy, const char *origin, const char *registry, oci_credentials *out,
+/* The entry for `name` ("host" or "host/repository") in a parsed config: {"auths": {...}},
+ * or the map itself when `legacy` (.dockercfg).  The most specific key wins ("host/ns/app"
+ * over "host/ns" over "host"), the first of equals, as in containers/image.  `origin` names
+ * the source in errors. */
+static int lookup(json_t *root, bool legacy, const char *origin, const char *name, oci_credentials *out,
                   olm_error *err)
 {
+    char registry[512];
+    size_t hn = strcspn(name, "/");
+    snprintf(registry, sizeof registry, "%.*s", (int)(hn < sizeof registry ? hn : sizeof registry - 1), name);
+    const char *repository = name[hn] ? name + hn + 1 : NULL;
     json_t *auths = legacy ? root : json_object_get(root, "auths");
     if (!json_is_object(root) || (auths && !json_is_object(auths)))
         return olm_error_set(err, "%s: expected %s", origin,
                              legacy ? "{\"<registry>\": {...}} (.dockercfg)" : "{\"auths\": {\"<registry>\": {...}}}");
-    const char *key;
-    json_t *entry;
-    int rc = 0;
+    const char *key, *best_key = NULL;
+    json_t *entry, *best = NULL;
+    size_t best_len = 0;
     json_object_foreach(auths, key, entry) {
         char host[512];
-        auth_key_host(key, host, sizeof host);
-        if (!host_matches(host, registry) || !json_is_object(entry))
+        const char *path = auth_key_split(key, host, sizeof host);
+        if (!host_matches(host, registry) || !path_covers(path, repository) || !json_is_object(entry))
             continue;
+        size_t len = strlen(path) + 1; /* a bare host (len 1) still beats no match */
+        if (len > best_len)
+            best = entry, best_key = key, best_len = len;
+    }
+    int rc = 0;
+    if (best) {
+        entry = best;
+        key = best_key;
         const char *auth = json_string_value(json_object_get(entry, "auth"));
         const char *user = json_string_value(json_object_get(entry, "username"));
         const char *pass = json_string_value(json_object_get(entry, "password"));
@@ -263,7 +294,6 @@ static int lookup(json_t *root, bool legacy, const char *origin, const char *reg
                 rc = olm_error_set(err, "out of memory");
             }
         }
-        break; /* the first matching entry decides, as in docker */
     }
     return rc;
 }

@@ -27,9 +27,10 @@ typedef struct oci_credentials {
 } oci_credentials;
 
 /* Looks up `registry` in a docker config JSON ({"auths":{"host":{"auth":
- * base64(user:pass)} or {"username","password"}}}).  Keys match as "host",
- * "http(s)://host" or "http(s)://host/v1/..."; docker.io also matches
- * index.docker.io.  No entry is not an error (*out stays empty); an unreadable
+ * base64(user:pass)} or {"username","password"}}}) for `registry`: "host", or
+ * "host/repository" to also match keys scoped to a repository or its namespace.  Keys match
+ * as "host", "host/ns[/app]" (the most specific wins), "http(s)://host" or
+ * "http(s)://host/v1/..."; docker.io also matches index.docker.io.  No entry is not an error (*out stays empty); an unreadable
  * or malformed file is. */
 int oci_credentials_from_file(const char *auth_file, const char *registry, oci_credentials *out,
                               olm_error *err);

@@ -36,7 +36,8 @@ void oci_auth_store_clear(oci_auth_store *s);
 /* True when it holds content. */
 bool oci_auth_store_loaded(oci_auth_store *s);
 
-/* Credentials for `registry` (as in oci_ref.registry), empty when there are none (not an
+/* Credentials for `registry` (as in oci_ref.registry, or "registry/repository" for keys
+ * scoped to a repository: oci_credentials_from_file), empty when there are none (not an
  * error).  Any thread. */
 int oci_auth_store_lookup(oci_auth_store *s, const char *registry, oci_credentials *out, olm_error *err);
 

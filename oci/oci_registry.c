@@ -50,6 +50,7 @@ struct oci_registry {
     CURL *curl;
     oci_credentials creds;
     int creds_loaded;
+    char *creds_repository; /* what creds were looked up for (NULL: the host alone) */
     enum { AUTH_NONE, AUTH_BEARER, AUTH_BASIC } mode;
     char *realm; /* from the last Bearer challenge */
     char *service;
@@ -139,6 +140,7 @@ void oci_registry_free(oci_registry *reg)
     if (reg->curl)
         curl_easy_cleanup(reg->curl);
     oci_credentials_free(&reg->creds);
+    free(reg->creds_repository);
     for (size_t i = 0; i < MAX_TOKENS; i++) {
         free(reg->tokens[i].scope);
         free(reg->tokens[i].value);
@@ -493,15 +495,44 @@ out:
 
 /* ---------------------------------------------------------------- auth */
 
-static int load_creds(oci_registry *reg, olm_error *err)
+/* "repository:ns/app:pull,push" → "ns/app" into out; "" for another scope or none. */
+static void scope_repository(const char *scope, char *out, size_t outsz)
 {
-    if (reg->creds_loaded)
+    out[0] = '\0';
+    const char *prefix = "repository:";
+    size_t pn = strlen(prefix);
+    if (!scope || strncmp(scope, prefix, pn) != 0)
+        return;
+    const char *name = scope + pn, *end = strrchr(name, ':');
+    size_t n = end ? (size_t)(end - name) : strlen(name);
+    if (n < outsz)
+        snprintf(out, outsz, "%.*s", (int)n, name);
+}
+
+/* The credentials for the repository of `scope` (keys may be scoped to a repository or
+ * namespace), looked up again only when the repository changes. */
+static int load_creds(oci_registry *reg, const char *scope, olm_error *err)
+{
+    char repository[512];
+    scope_repository(scope, repository, sizeof repository);
+    const char *had = reg->creds_repository ? reg->creds_repository : "";
+    if (reg->creds_loaded && strcmp(had, repository) == 0)
         return 0;
+    oci_credentials_free(&reg->creds);
+    free(reg->creds_repository);
+    reg->creds_repository = NULL;
+    reg->creds_loaded = 0;
+    char name[1024];
+    snprintf(name, sizeof name, "%s%s%s", reg->host, repository[0] ? "/" : "", repository);
     /* the global pull secret first; the auth file for registries it does not name */
-    if (reg->auth_store && oci_auth_store_lookup(reg->auth_store, reg->host, &reg->creds, err) != 0)
+    if (reg->auth_store && oci_auth_store_lookup(reg->auth_store, name, &reg->creds, err) != 0)
         return -1;
-    if (!reg->creds.username && oci_credentials_from_file(reg->auth_file, reg->host, &reg->creds, err) != 0)
+    if (!reg->creds.username && oci_credentials_from_file(reg->auth_file, name, &reg->creds, err) != 0)
         return -1;
+    if (repository[0] && !(reg->creds_repository = strdup(repository))) {
+        oci_credentials_free(&reg->creds);
+        return olm_error_set(err, "out of memory");
+    }
     reg->creds_loaded = 1;
     return 0;
 }
@@ -559,7 +590,7 @@ static int fetch_token(oci_registry *reg, const char *scope, const char *extra_s
     if (strncmp(reg->realm, "https://", 8) != 0 && strncmp(reg->realm, "http://", 7) != 0)
         return olm_error_set(err, "registry %s sent a token realm that is not an http(s) URL: \"%s\"",
                              reg->host, reg->realm);
-    if (load_creds(reg, err) != 0)
+    if (load_creds(reg, scope, err) != 0)
         return -1;
     /* The realm is whatever the registry's challenge names.  Over https the credentials are
      * safe on the way to the registry; they must not then travel in clear text to a realm
@@ -643,7 +674,7 @@ static int handle_challenge(oci_registry *reg, const char *www, const char *scop
         reg->mode = AUTH_BEARER;
         rc = fetch_token(reg, scope, ch.scope, err);
     } else if (strcmp(ch.scheme, "basic") == 0) {
-        if (load_creds(reg, err) != 0)
+        if (load_creds(reg, scope, err) != 0)
             rc = -1;
         else if (!reg->creds.username && reg->auth_store)
             rc = olm_error_set(err,
@@ -731,6 +762,9 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
                 authz = cached_token(reg, scope ? scope : "");
             }
         }
+        /* Basic auth: the credentials of this request's repository */
+        if (same_host && reg->mode == AUTH_BASIC && load_creds(reg, scope, err) != 0)
+            goto out;
         char *www = NULL;
         bool transport_failed = false;
         if (perform(reg, url, req, authz,

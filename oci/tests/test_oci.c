@@ -699,6 +699,49 @@ static void test_credentials(void **state)
     assert_int_equal(oci_credentials_from_file(path, "quay.io", &c, &err), -1);
 }
 
+/* containers-auth.json keys scoped to a namespace or repository: the most specific key that
+ * covers the repository wins; a URL key is the host alone. */
+static void test_credentials_scoped_to_a_repository(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/oci-auth-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    write_text(path, "{\"auths\":{"
+                     "\"mirror.local:5000\":{\"username\":\"host\",\"password\":\"p\"},"
+                     "\"mirror.local:5000/ocp/release\":{\"username\":\"repo\",\"password\":\"p\"},"
+                     "\"mirror.local:5000/ocp\":{\"username\":\"ns\",\"password\":\"p\"},"
+                     "\"only.local/team\":{\"username\":\"team\",\"password\":\"p\"},"
+                     "\"https://url.local/v1/\":{\"username\":\"url\",\"password\":\"p\"}}}");
+    struct {
+        const char *name, *user; /* NULL: no credentials */
+    } cases[] = {
+        {"mirror.local:5000", "host"},
+        {"mirror.local:5000/other/app", "host"},
+        {"mirror.local:5000/ocp/operators", "ns"},
+        {"mirror.local:5000/ocp", "ns"},
+        {"mirror.local:5000/ocp/release", "repo"},
+        {"mirror.local:5000/ocp/release/sub", "repo"},
+        {"mirror.local:5000/ocpx/app", "host"}, /* a path boundary, not a string prefix */
+        {"only.local/team/app", "team"},
+        {"only.local/other", NULL},
+        {"only.local", NULL},
+        {"url.local/any/repo", "url"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        oci_credentials c;
+        olm_error err;
+        assert_int_equal(oci_credentials_from_file(path, cases[i].name, &c, &err), 0);
+        const char *got = c.username;
+        if ((got == NULL) != (cases[i].user == NULL) || (got && strcmp(got, cases[i].user) != 0))
+            fail_msg("%s: expected %s, got %s", cases[i].name, cases[i].user ? cases[i].user : "(none)",
+                     got ? got : "(none)");
+        oci_credentials_free(&c);
+    }
+    unlink(path);
+}
+
 /* ---------------------------------------------------------------- registry errors */
 
 static void test_registry_error_format(void **state)
@@ -786,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_challenge_bearer),
         cmocka_unit_test(test_challenge_multi_and_basic),
         cmocka_unit_test(test_credentials),
+        cmocka_unit_test(test_credentials_scoped_to_a_repository),
         cmocka_unit_test(test_registry_error_format),
         cmocka_unit_test(test_registry_scheme),
         cmocka_unit_test(test_registry_unreachable),

@@ -479,6 +479,45 @@ static void test_insecure_registry_tls_then_http(void **state)
         fail_msg("unexpected error: %s", err.msg);
 }
 
+/* Credentials scoped to a repository path in the auth file reach the token service only for
+ * that repository (here over plain HTTP on loopback, where sending them is allowed). */
+static void test_credentials_scoped_to_a_repository_path(void **state)
+{
+    (void)state;
+    static const char empty_tar[1024];
+    fake *tok = fake_start(token_handler, NULL, NULL);
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, empty_tar, sizeof empty_tar, 1);
+    snprintf(f->realm, sizeof f->realm, "http://127.0.0.1:%d/token", tok->port);
+    char host[64], auth[256];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    snprintf(auth, sizeof auth, "%s/scoped-auth.json", tmpdir);
+    olm_error err;
+    oci_pull_opts o = {.registry = {.auth_file = auth}};
+
+    /* a key for another namespace: the token is asked for anonymously */
+    FILE *af = fopen(auth, "w");
+    assert_non_null(af);
+    fprintf(af, "{\"auths\":{\"%s/other\":{\"username\":\"u\",\"password\":\"p\"}}}\n", host);
+    fclose(af);
+    if (pull(host, "scoped-other", &o, &err) != 0)
+        fail_msg("pull failed: %s", err.msg);
+    assert_true(tok->requests >= 1);
+    assert_int_equal(tok->authz_seen, 0);
+
+    /* a key for the image's namespace ("hostile/image"): the token request carries it */
+    af = fopen(auth, "w");
+    assert_non_null(af);
+    fprintf(af, "{\"auths\":{\"%s/hostile\":{\"username\":\"u\",\"password\":\"p\"}}}\n", host);
+    fclose(af);
+    if (pull(host, "scoped-own", &o, &err) != 0)
+        fail_msg("pull failed: %s", err.msg);
+    assert_true(tok->authz_seen >= 1);
+    free((char *)f->manifest);
+    fake_stop(f);
+    fake_stop(tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_pull_deadline),
         cmocka_unit_test(test_no_credentials_to_a_plain_http_realm),
         cmocka_unit_test(test_insecure_registry_tls_then_http),
+        cmocka_unit_test(test_credentials_scoped_to_a_repository_path),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
