@@ -50,7 +50,6 @@
 #include "upgradeable_reconciler.h"
 #include "olm_log.h"
 #include "olm_metrics.h"
-#include "olm_parse.h"
 #include "olm_process_metrics.h"
 #include "olm_fs.h"
 

@@ -226,16 +226,20 @@ static void test_own_only_default_sa_and_targets(void **state)
     bundle_free(&b);
 }
 
+/* What the webhook fixture renders to, with or without a certificate provider (cert-manager
+ * adds its Issuer and Certificate). */
+static const char *const webhook_kinds[] = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole",
+                                            "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+                                            "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                                            "Service"};
+
 static void test_webhooks_service_ca(void **state)
 {
     (void)state;
     bundle b;
     load(FIX "webhook", &b);
     json_t *objs = render_ok(&b, "webhook-system", NULL, NULL, RENDER_CERT_OPENSHIFT_SERVICE_CA);
-    static const char *const kinds[] = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole",
-                                        "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
-                                        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Service"};
-    expect_kinds(objs, kinds, 10);
+    expect_kinds(objs, webhook_kinds, 10);
     const char *svc_name = "webhook-operator-controller-manager-service";
     const char *cert = "webhook-operator-controller-manager-service-cert";
     /* Service: dots in the deployment name become dashes; one port per distinct
@@ -324,10 +328,7 @@ static void test_webhooks_no_provider(void **state)
     bundle b;
     load(FIX "webhook", &b);
     json_t *objs = render_ok(&b, "webhook-system", NULL, NULL, RENDER_CERT_NONE);
-    static const char *const kinds[] = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole",
-                                        "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
-                                        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Service"};
-    expect_kinds(objs, kinds, 10);
+    expect_kinds(objs, webhook_kinds, 10);
     const char *svc_name = "webhook-operator-controller-manager-service";
     json_t *o;
     size_t i;
