@@ -2,7 +2,6 @@
  * metrics and the access log.  Runs on the loop thread, inside h2o callbacks. */
 #include "catalog_server_internal.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +9,6 @@
 
 #include "catalog_http_util.h"
 #include "catalog_name.h"
-#include "catalogd_log.h"
 #include "strbuf.h"
 
 #define GZIP_MIN_SIZE 1024  /* see GZIP_QUALITY in catalog_server.c */
@@ -489,79 +487,7 @@ static int route(h2o_req_t *req, catalog_server *s)
     return all ? serve_all(req, s, view) : serve_metas(req, s, view, &q);
 }
 
-/* ------------------------------------------------------------ the gate (metrics filter) */
-
-/* Lives in the request's pool while the gate decides; disposing the pool (the client went
- * away) cancels the check, so the callback never sees a freed request. */
-typedef struct gate_wait {
-    h2o_req_t *req;
-    catalog_server *srv;
-    void *handle; /* NULL once decided */
-} gate_wait;
-
-static void gate_wait_dispose(void *p)
-{
-    gate_wait *w = p;
-    if (w->handle)
-        w->srv->gate.cancel(w->handle);
-}
-
-static const char *reason_of(int status)
-{
-    switch (status) {
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 503:
-        return "Service Unavailable";
-    default:
-        return "Internal Server Error";
-    }
-}
-
-/* What controller-runtime's filter answers: http.Error(w, msg, status). */
-static int send_denied(h2o_req_t *req, int status, const char *msg)
-{
-    return send_error(req, status, reason_of(status), h2o_strdup(&req->pool, msg, SIZE_MAX).base);
-}
-
-static void on_gate(int status, const char *msg, const char *detail, void *data)
-{
-    gate_wait *w = data;
-    w->handle = NULL;
-    if (detail)
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "metrics: %s", detail);
-    if (status == 200)
-        route(w->req, w->srv);
-    else
-        send_denied(w->req, status, msg);
-}
-
-static int gate_request(h2o_req_t *req, catalog_server *s)
-{
-    char verb[16] = "", auth[8192], *path;
-    for (size_t i = 0; i < req->method.len && i < sizeof verb - 1; i++)
-        verb[i] = (char)tolower((unsigned char)req->method.base[i]);
-    path = h2o_strdup(&req->pool, req->path_normalized.base, req->path_normalized.len).base;
-    ssize_t hi = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
-    const char *authorization = NULL;
-    if (hi >= 0 && req->headers.entries[hi].value.len < sizeof auth) {
-        h2o_iovec_t v = req->headers.entries[hi].value;
-        memcpy(auth, v.base, v.len);
-        auth[v.len] = '\0';
-        authorization = auth;
-    }
-    gate_wait *w = h2o_mem_alloc_shared(&req->pool, sizeof *w, gate_wait_dispose);
-    *w = (gate_wait){.req = req, .srv = s};
-    char msg[512];
-    int status = s->gate.check(s->gate.gate, authorization, verb, path, on_gate, w, &w->handle, msg, sizeof msg);
-    memset(auth, 0, sizeof auth); /* a bearer token */
-    if (status == 0)
-        return 0; /* on_gate answers */
-    w->handle = NULL;
-    return status == 200 ? route(req, s) : send_denied(req, status, msg);
-}
+static int route_cb(h2o_req_t *req, void *arg) { return route(req, arg); }
 
 int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
 {
@@ -575,10 +501,8 @@ int catalog_http_on_req(h2o_handler_t *self, h2o_req_t *req)
         req->http1_is_persistent = 0;
         return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request: missing required Host header"));
     }
-    /* The filter guards /metrics, as controller-runtime wraps only that handler. */
-    h2o_iovec_t p = req->path_normalized;
-    bool guarded = s->gate.check && h2o_memis(p.base, p.len, H2O_STRLIT("/metrics"));
-    return guarded ? gate_request(req, s) : route(req, s);
+    /* /metrics passes the metrics filter first, when one is set. */
+    return olm_http_server_guard(s->http, req, route_cb, s);
 }
 
 /* A request's bytes as the access log shows them: printable ASCII as is, a backslash as

@@ -5,7 +5,7 @@
 #include <h2o.h>
 
 #include "catalog_server.h"
-#include "olm_tls_server.h"
+#include "olm_http_server.h"
 
 typedef struct catalog_entry {
     char *name;       /* owned */
@@ -24,12 +24,7 @@ typedef struct server_logger {
 
 struct catalog_server {
     uv_loop_t *loop;
-    uv_tcp_t listener;
-    uv_timer_t drain_timer;
-    h2o_globalconf_t config;
-    h2o_context_t ctx;
-    h2o_accept_ctx_t accept_ctx;
-    olm_tls_server *tls;      /* owned; NULL without TLS */
+    olm_http_server *http;    /* the listener, TLS and h2o (util/olm_http_server.h) */
     catalog_metrics *metrics; /* owned */
     FILE *access_log;         /* borrowed */
     int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
@@ -37,9 +32,6 @@ struct catalog_server {
     bool no_metrics;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
-    int port;
-    uint64_t drain_deadline;
-    olm_http_gate gate;       /* check NULL: none */
     h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */
     void (*on_stopped)(void *arg, bool clean);
     void *stop_arg;

@@ -17,9 +17,9 @@
  * again, as controller-runtime does.
  *
  * /healthz, /readyz and /metrics are answered by the catalog server;
- * --health-probe-bind-address and --metrics-bind-address add listeners of their own (each a
- * catalog_server with no catalogs; the metrics one shows the catalog server's metrics), for
- * probes and scrapers that must not share the catalogs' port.  Every listener is bound
+ * --health-probe-bind-address and --metrics-bind-address add listeners of their own
+ * (olm_http_listeners.h, the same as operator-controller's; the metrics one shows the catalog
+ * server's metrics), for probes and scrapers that must not share the catalogs' port.  Every listener is bound
  * before the loop runs, and the files the flags name are read before that: a bad start is
  * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
 #include <dirent.h>
@@ -42,6 +42,7 @@
 #include "kube_leader.h"
 #include "kube_request_metrics.h"
 #include "kube_workqueue.h"
+#include "olm_http_listeners.h"
 #include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
@@ -69,7 +70,8 @@ typedef struct app {
     kube_workqueue *wq;
     kube_leader *leader;
     clustercatalog_reconciler *rec;
-    catalog_server *srv, *health, *metrics;
+    catalog_server *srv;
+    olm_http_listeners listeners;       /* --health-probe-bind-address, --metrics-bind-address */
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
@@ -439,19 +441,8 @@ static void leader_closed(void *data)
 
 static void server_stopped(void *arg, bool clean)
 {
-    catalog_server **slot = arg;
-    if (!clean)
-        catalogd_log(CATALOGD_LOG_WARN, NULL, "connections still open at shutdown; exiting anyway");
-    *slot = NULL;
-}
-
-/* The metrics listener's gate once the authorizer is gone (shutting down). */
-static int gate_closed(void *gate, const char *authorization, const char *verb, const char *path,
-                       olm_http_gate_done done, void *req_data, void **handle, char *msg, size_t msgsz)
-{
-    *handle = NULL;
-    snprintf(msg, msgsz, "shutting down");
-    return 503;
+    (void)clean; /* not clean: the server logged it; the process exits */
+    *(catalog_server **)arg = NULL;
 }
 
 /* Phase 2, once no reconcile or GC runs: stop the watch, the election and the servers. */
@@ -476,16 +467,12 @@ static void begin_shutdown_phase2(app *a)
         a->closing++;
         kube_leader_stop(a->leader, leader_closed, a); /* releases the Lease */
     }
-    /* Before the uvcurl goes: a metrics request still waiting for its review is answered
-     * 503 and its connection can drain; later requests on open connections get 503 too. */
-    if (a->authz) {
-        static const olm_http_gate closed = {.check = gate_closed, .cancel = NULL, .gate = NULL};
-        catalog_server_set_gate(a->metrics, &closed);
-        kube_authz_free(a->authz);
-        a->authz = NULL;
-    }
-    one_closed(a);
+    /* Stopping answers /metrics 503 from now on; then, before the uvcurl goes, a metrics
+     * request still waiting for its review is answered 503 and its connection can drain. */
     stop_servers(a);
+    kube_authz_free(a->authz);
+    a->authz = NULL;
+    one_closed(a);
 }
 
 static void wq_done(void *data)
@@ -596,28 +583,21 @@ static int catalog_metrics_text(strbuf *out, void *data)
     return rc ? -1 : 0;
 }
 
-/* `metrics`: this listener serves /metrics (false when --metrics-bind-address has its own). */
-static catalog_server *start_server(app *a, const char *flag, const char *addr, bool tls, FILE *access_log,
-                                    bool metrics, olm_error *err)
+/* The health listener: always "ok", as the catalog server answers. */
+static int health_text(const char *path, strbuf *body, void *data)
 {
-    char host[256];
-    int port;
-    olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
-    catalog_server_opts o = {.host = host, .port = port, .tls_cert = tls ? a->f.common.tls_cert : NULL,
-                             .tls_key = tls ? a->f.common.tls_key : NULL, .tls_profile = &a->f.common.tls,
-                             .name = flag, .access_log = access_log,
-                             .metrics = catalog_metrics_text, .metrics_arg = a, .no_metrics = !metrics};
-    return catalog_server_start(a->loop, &o, err);
+    (void)path, (void)data;
+    strbuf_puts(body, "ok");
+    return 200;
 }
+
+#define SERVER_GRACE_MS 5000 /* open connections get this long at shutdown */
 
 static void stop_servers(app *a)
 {
     if (a->srv)
-        catalog_server_stop(a->srv, 5000, server_stopped, &a->srv);
-    if (a->health)
-        catalog_server_stop(a->health, 5000, server_stopped, &a->health);
-    if (a->metrics)
-        catalog_server_stop(a->metrics, 5000, server_stopped, &a->metrics);
+        catalog_server_stop(a->srv, SERVER_GRACE_MS, server_stopped, &a->srv);
+    olm_http_listeners_stop(&a->listeners, SERVER_GRACE_MS);
 }
 
 /* Binds every listener before anything else runs, so that a port in use is one line and
@@ -626,29 +606,24 @@ static void stop_servers(app *a)
 static int start_listeners(app *a, char *msg, size_t msgsz)
 {
     const olm_daemon_flags *c = &a->f.common;
-    bool tls = c->tls_cert != NULL;
-    olm_error err;
-    const char *flag = "--catalogs-server-addr", *addr = a->f.server_addr;
+    char host[256];
+    int port;
+    olm_parse_listen_addr(a->f.server_addr, host, sizeof host, &port); /* checked by the flag parser */
     /* With --metrics-bind-address, /metrics is served there only, behind its filter. */
-    bool metrics_elsewhere = !olm_listen_off(c->metrics_addr);
-    a->srv = start_server(a, flag, addr, tls, a->f.access_log ? stderr : NULL, !metrics_elsewhere, &err);
-    if (a->srv && !olm_listen_off(c->health_addr)) {
-        flag = "--health-probe-bind-address", addr = c->health_addr;
-        a->health = start_server(a, flag, addr, false, NULL, !metrics_elsewhere, &err);
-        if (!a->health)
-            goto fail;
+    catalog_server_opts o = {.host = host, .port = port, .tls_cert = c->tls_cert, .tls_key = c->tls_key,
+                             .tls_profile = &c->tls, .name = "--catalogs-server-addr",
+                             .access_log = a->f.access_log ? stderr : NULL, .metrics = catalog_metrics_text,
+                             .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr)};
+    olm_error err;
+    if (!(a->srv = catalog_server_start(a->loop, &o, &err))) {
+        snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
+    } else {
+        olm_http_listeners_opts lo = {.flags = c, .log_key = "catalog", .health = health_text,
+                                      .metrics = catalog_metrics_text, .arg = a};
+        if (olm_http_listeners_start(a->loop, &lo, &a->listeners, msg, msgsz) == 0)
+            return 0;
+        stop_servers(a);
     }
-    if (a->srv && !olm_listen_off(c->metrics_addr)) {
-        flag = "--metrics-bind-address", addr = c->metrics_addr;
-        a->metrics = start_server(a, flag, addr, tls, NULL, true, &err);
-        if (!a->metrics)
-            goto fail;
-    }
-    if (a->srv)
-        return 0;
-fail:
-    snprintf(msg, msgsz, "%s %s: %s", flag, addr, err.msg);
-    stop_servers(a);
     uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
     return -1;
 }
@@ -692,8 +667,8 @@ static void log_started(app *a)
                  "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s, health %s, metrics %s, "
                  "system namespace %s",
                  c->tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
-                 a->f.cache_dir, a->health ? c->health_addr : "(catalog server only)",
-                 a->metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
+                 a->f.cache_dir, a->listeners.health ? c->health_addr : "(catalog server only)",
+                 a->listeners.metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
     if (c->tls_cert)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
                      *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
@@ -708,13 +683,13 @@ static void log_started(app *a)
 static int guard_metrics(app *a, olm_error *err)
 {
     kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
-    if (!a->metrics)
+    if (!a->listeners.metrics)
         return 0;
     a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
     if (!a->authz)
         return -1;
     olm_http_gate g = kube_authz_gate(a->authz);
-    catalog_server_set_gate(a->metrics, &g);
+    olm_http_server_set_gate(a->listeners.metrics, &g);
     return 0;
 }
 
@@ -769,7 +744,7 @@ static int run(app *a, bool *started)
         log_started(a);
     }
     uv_run(a->loop, UV_RUN_DEFAULT);
-    if (a->srv || a->health || a->metrics)
+    if (a->srv || a->listeners.health || a->listeners.metrics)
         return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
     uv_loop_close(a->loop);
     uv_mutex_destroy(&a->pub_lock);

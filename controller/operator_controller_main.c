@@ -2,7 +2,7 @@
  *
  *   loop thread:  the ClusterExtension and ClusterCatalog informers (watches over
  *                 kube_uvcurl), the work queue's bookkeeping, the Lease election, the
- *                 health/metrics responders, signals.
+ *                 health and metrics listeners (h2o, olm_http_listeners.h), signals.
  *   threadpool:   reconciles (clusterextension_reconcile: REST calls, catalog fetches, bundle pulls,
  *                 render, apply) and nothing else.
  *
@@ -43,14 +43,13 @@
 #include "kube_leader.h"
 #include "kube_request_metrics.h"
 #include "kube_workqueue.h"
+#include "olm_http_listeners.h"
 #include "oci_pull.h"
 #include "operator_flags.h"
-#include "operator_health.h"
 #include "strbuf.h"
 #include "upgradeable_reconciler.h"
 #include "olm_log.h"
 #include "olm_metrics.h"
-#include "olm_parse.h"
 #include "olm_process_metrics.h"
 #include "olm_fs.h"
 
@@ -70,7 +69,7 @@ typedef struct app {
     clusterextension_reconciler *rec;
     clusterextension_token_cache *tokens;
     drift_watcher *drift;
-    operator_health *health, *metrics;
+    olm_http_listeners listeners;       /* --health-probe-bind-address, --metrics-bind-address */
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
@@ -327,30 +326,28 @@ static void write_metrics(app *a, strbuf *b)
     write_upstream_metrics(a, b);
 }
 
-static int on_health(const char *path, strbuf *body, const char **ctype, void *data)
+/* /healthz and /readyz of the health listener. */
+static int on_health(const char *path, strbuf *body, void *data)
 {
     app *a = data;
     if (strcmp(path, "/healthz") == 0) {
         strbuf_puts(body, "ok\n");
         return 200;
     }
-    if (strcmp(path, "/readyz") == 0) {
-        /* Ready once this replica reconciles with full caches, or stands by as a
-         * non-leader (it cannot do more until it leads). */
-        bool ready = a->f.leader_elect && !a->controllers_started;
-        if (a->controllers_started)
-            ready = kube_informer_has_synced(a->clusterextension_inf) && kube_informer_has_synced(a->clustercatalog_inf);
-        strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
-        return ready ? 200 : 503;
-    }
-    /* With --metrics-bind-address, /metrics is served there only, behind its filter. */
-    if (strcmp(path, "/metrics") == 0 && !a->metrics) {
-        *ctype = "text/plain; version=0.0.4; charset=utf-8";
-        write_metrics(a, body);
-        return 200;
-    }
-    strbuf_puts(body, "not found\n");
-    return 404;
+    /* Ready once this replica reconciles with full caches, or stands by as a non-leader (it
+     * cannot do more until it leads). */
+    bool ready = a->f.leader_elect && !a->controllers_started;
+    if (a->controllers_started)
+        ready = kube_informer_has_synced(a->clusterextension_inf) && kube_informer_has_synced(a->clustercatalog_inf);
+    strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
+    return ready ? 200 : 503;
+}
+
+/* /metrics, on the metrics listener (behind its filter) or else on the health listener. */
+static int on_metrics(strbuf *body, void *data)
+{
+    write_metrics(data, body);
+    return 0;
 }
 
 /* Bundle pulls killed with a previous process left temp dirs in the bundle cache that
@@ -365,18 +362,6 @@ static void sweep_interrupted_pulls(app *a)
         logf_(OLM_LOG_WARN, "sweeping interrupted pulls: %s", err.msg);
     else if (n > 0)
         logf_(OLM_LOG_INFO, "removed %d temp dir%s of interrupted pulls from %s", n, n == 1 ? "" : "s", dir);
-}
-
-/* The --metrics-bind-address listener: /metrics only, once the gate let the request in. */
-static int on_metrics(const char *path, strbuf *body, const char **ctype, void *data)
-{
-    if (strcmp(path, "/metrics") == 0) {
-        *ctype = "text/plain; version=0.0.4; charset=utf-8";
-        write_metrics(data, body);
-        return 200;
-    }
-    strbuf_puts(body, "not found\n");
-    return 404;
 }
 
 /* ------------------------------------------------------------ controllers */
@@ -591,22 +576,12 @@ static void secret_inf_closed(void *data)
     one_closed(data);
 }
 
-static void health_closed(void *data)
-{
-    ((app *)data)->health = NULL;
-}
-
-static void metrics_closed(void *data)
-{
-    ((app *)data)->metrics = NULL;
-}
+/* Connections still open get this long; probes and scrapers send one request a connection. */
+#define LISTENER_GRACE_MS 5000
 
 static void stop_listeners(app *a)
 {
-    if (a->health)
-        operator_health_stop(a->health, health_closed, a);
-    if (a->metrics)
-        operator_health_stop(a->metrics, metrics_closed, a);
+    olm_http_listeners_stop(&a->listeners, LISTENER_GRACE_MS);
 }
 
 /* Phase 2, once no reconcile runs: stop the watches, the election and the responder. */
@@ -639,7 +614,7 @@ static void shutdown_phase2(app *a)
         a->closing++;
         drift_watcher_stop(a->drift, drift_closed, a);
     }
-    stop_listeners(a); /* closes connections, cancelling the reviews they wait for */
+    stop_listeners(a); /* /metrics answers 503 from now on; reviews still running end with 503 */
     kube_authz_free(a->authz);
     a->authz = NULL;
     one_closed(a);
@@ -729,39 +704,14 @@ static int start_leader_election(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ main */
 
-/* Binds one listener for `flag`; NULL with msg naming the flag and address on failure. */
-static operator_health *listen_for(app *a, const char *flag, const char *addr, bool tls,
-                                   operator_health_handler handler, char *msg, size_t msgsz)
-{
-    char host[256];
-    int port;
-    olm_parse_listen_addr(addr, host, sizeof host, &port); /* checked by the flag parser */
-    const olm_daemon_flags *c = &a->f.common;
-    operator_health_opts o = {.host = host, .port = port, .tls_cert = tls ? c->tls_cert : NULL,
-                              .tls_key = tls ? c->tls_key : NULL, .tls_profile = &c->tls, .name = flag,
-                              .handler = handler, .data = a};
-    olm_error err;
-    operator_health *h = operator_health_start(a->loop, &o, &err);
-    if (!h)
-        snprintf(msg, msgsz, "%s %s: %s", flag, addr, err.msg);
-    return h;
-}
-
 /* Binds every listener before anything else runs, so that a port in use is one line and
  * exit 1 with nothing started; on failure the listeners already up are closed again. */
 static int start_listeners(app *a, char *msg, size_t msgsz)
 {
-    const olm_daemon_flags *c = &a->f.common;
-    bool ok = true;
-    if (!olm_listen_off(c->health_addr))
-        ok = (a->health = listen_for(a, "--health-probe-bind-address", c->health_addr, false, on_health, msg,
-                                     msgsz)) != NULL;
-    if (ok && !olm_listen_off(c->metrics_addr))
-        ok = (a->metrics = listen_for(a, "--metrics-bind-address", c->metrics_addr, c->tls_cert != NULL,
-                                      on_metrics, msg, msgsz)) != NULL;
-    if (ok)
+    olm_http_listeners_opts o = {.flags = &a->f.common, .log_key = "clusterExtension", .health = on_health,
+                                 .metrics = on_metrics, .arg = a};
+    if (olm_http_listeners_start(a->loop, &o, &a->listeners, msg, msgsz) == 0)
         return 0;
-    stop_listeners(a);
     uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
     return -1;
 }
@@ -784,9 +734,9 @@ static void log_started(app *a)
     logf_(OLM_LOG_INFO,
           "running: system namespace %s, cache %s, health %s, metrics %s%s, %u concurrent reconciles, drift repair "
           "every %llu ms",
-          a->system_ns, a->f.cache_path, a->health ? c->health_addr : "off", a->metrics ? c->metrics_addr : "off",
-          a->metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
-    if (a->metrics && c->tls_cert)
+          a->system_ns, a->f.cache_path, a->listeners.health ? c->health_addr : "off",
+          a->listeners.metrics ? c->metrics_addr : "off", a->listeners.metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
+    if (a->listeners.metrics && c->tls_cert)
         logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
               *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (oci_registries_conf_count(a->registries))
@@ -799,13 +749,13 @@ static void log_started(app *a)
 static int guard_metrics(app *a, olm_error *err)
 {
     kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
-    if (!a->metrics)
+    if (!a->listeners.metrics)
         return 0;
     a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
     if (!a->authz)
         return -1;
     olm_http_gate g = kube_authz_gate(a->authz);
-    operator_health_set_gate(a->metrics, &g);
+    olm_http_server_set_gate(a->listeners.metrics, &g);
     return 0;
 }
 
@@ -857,6 +807,8 @@ static int run(app *a, bool *started)
         log_started(a);
     }
     uv_run(a->loop, UV_RUN_DEFAULT);
+    if (a->listeners.health || a->listeners.metrics)
+        return a->exit_code; /* a listener could not close with connections open: the OS reclaims it */
     uv_loop_close(a->loop);
     return a->exit_code;
 }

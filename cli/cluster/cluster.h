@@ -75,6 +75,27 @@ int cluster_wrap(olm_error *err, int code, const char *fmt, ...) __attribute__((
  * and returns `code`. */
 int cluster_report(const char *cmd, int code, const olm_error *err);
 
+/* A command's body, given its parsed arguments and a client: 0 or an exit code with err set. */
+typedef int (*cluster_run_fn)(const void *args, kube_client *c, olm_error *err);
+
+/* What every cluster command does once its arguments are parsed: connects with `conn`,
+ * runs `run`, and reports a failure (cluster_report).  Returns the exit code. */
+int cluster_run(const char *cmd, const cluster_opts *conn, cluster_run_fn run, const void *args);
+
+/* ------------------------------------------------------------ command lines */
+
+/* -o: `output` must be one of `formats` (NULL-terminated, in the order the message lists
+ * them), else "olmv1 <cmd>: -o must be a, b or c, got "x"" on stderr and CLI_EXIT_USAGE. */
+int cluster_check_output(const char *cmd, const char *output, const char *const *formats);
+
+/* The one operand NAME after the options: "olmv1 <cmd>: say which: olmv1 <cmd> NAME<hint>"
+ * when it is missing, "unexpected argument" when more follow; 0 or CLI_EXIT_USAGE. */
+int cluster_take_name(int argc, char **argv, const char *cmd, const char *hint, const char **name);
+
+/* --timeout DURATION (cluster_parse_timeout) into *out; 0, or CLI_EXIT_USAGE after
+ * "olmv1 <cmd>: --timeout wants a duration like 90s, 5m or 1h, got "x"". */
+int cluster_take_timeout(const char *cmd, const char *arg, long *out);
+
 /* ------------------------------------------------------------ text helpers */
 
 /* "is a DNS-1123 label / subdomain" (Kubernetes names). */

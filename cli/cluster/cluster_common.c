@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_output.h"
+#include "cluster_apply.h"
 #include "cluster.h"
 
 int cluster_opts_take(cluster_opts *o, int opt, const char *arg)
@@ -82,6 +83,54 @@ int cluster_report(const char *cmd, int code, const olm_error *err)
     }
     fputc('\n', stderr);
     return code;
+}
+
+int cluster_run(const char *cmd, const cluster_opts *conn, cluster_run_fn run, const void *args)
+{
+    olm_error err = {""};
+    kube_client *c = NULL;
+    int rc = cluster_connect(conn, &c, &err);
+    if (rc == 0)
+        rc = run(args, c, &err);
+    kube_client_free(c);
+    return rc ? cluster_report(cmd, rc, &err) : 0;
+}
+
+/* ------------------------------------------------------------ command lines */
+
+int cluster_check_output(const char *cmd, const char *output, const char *const *formats)
+{
+    size_t n = 0;
+    for (; formats[n]; n++)
+        if (strcmp(output, formats[n]) == 0)
+            return 0;
+    fprintf(stderr, "olmv1 %s: -o must be ", cmd);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", formats[i]);
+    fprintf(stderr, ", got \"%s\"\n", output);
+    return CLI_EXIT_USAGE;
+}
+
+int cluster_take_name(int argc, char **argv, const char *cmd, const char *hint, const char **name)
+{
+    if (optind >= argc) {
+        fprintf(stderr, "olmv1 %s: say which: olmv1 %s NAME%s\n", cmd, cmd, hint);
+        return CLI_EXIT_USAGE;
+    }
+    *name = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "olmv1 %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cluster_take_timeout(const char *cmd, const char *arg, long *out)
+{
+    if ((*out = cluster_parse_timeout(arg)) >= 0)
+        return 0;
+    fprintf(stderr, "olmv1 %s: --timeout wants a duration like 90s, 5m or 1h, got \"%s\"\n", cmd, arg);
+    return CLI_EXIT_USAGE;
 }
 
 /* ------------------------------------------------------------ names */

@@ -61,4 +61,60 @@ int extension_resolve(kube_client *c, const catalog_source *src, const extension
 int extension_rbac_objects(kube_client *c, const extension_spec *s, const char *const *images, size_t nimages,
                            const char *bundle, json_t **out, olm_error *err);
 
+/* ------------------------------------------------------------ the commands' shared steps
+ * (cluster_extension_steps.c) */
+
+/* ClusterExtension `name` into *ce (a new reference); 0 or the exit code of the GET
+ * (CLI_EXIT_NOT_FOUND when there is none). */
+int extension_get(kube_client *c, const char *name, json_t **ce, olm_error *err);
+
+/* What `ce` has installed (status.install.bundle) in *buf, strings borrowed from ce; NULL
+ * when nothing is installed. */
+const resolve_installed *extension_installed(const json_t *ce, resolve_installed *buf);
+
+/* What install and upgrade move an extension to: the spec resolved from the cluster's
+ * catalogs (from the installed bundle, when there is one), and the version it picks. */
+typedef struct extension_target {
+    catalog_source src;
+    cluster_resolution res;
+    char *version;     /* the resolved bundle's version, as text */
+    const char *image; /* the resolved bundle's image, or "" */
+} extension_target;
+
+/* Opens the catalogs (catalogd at `catalogd_url`, or through the API server) and resolves
+ * `s`; 0 or an exit code (extension_resolve's).  Free *t in any case. */
+int extension_target_resolve(kube_client *c, const char *catalogd_url, const extension_spec *s,
+                             const resolve_installed *installed, extension_target *t, olm_error *err);
+void extension_target_free(extension_target *t);
+
+/* Applies the --create-rbac objects `rbac` labelled for extension `name` (an object that
+ * exists without the label is left alone: CLI_EXIT_CONFLICT), saying "<object> created" or
+ * "configured" on stdout unless quiet.  0 or an exit code. */
+int extension_apply_rbac(kube_client *c, const char *name, const json_t *rbac, bool quiet, olm_error *err);
+
+/* The options of the commands that change an extension (install, upgrade): --dry-run,
+ * -o yaml|json, --wait and --timeout.  A command lists EXTENSION_WRITE_LONG_OPTIONS and
+ * CLUSTER_LONG_OPTIONS in its table, "o:" in its short options, and hands what it does not
+ * know to extension_write_opts_take. */
+enum { EXTENSION_OPT_DRY_RUN = 0x1100, EXTENSION_OPT_WAIT, EXTENSION_OPT_TIMEOUT };
+#define EXTENSION_WRITE_LONG_OPTIONS                                \
+    {"dry-run", no_argument, NULL, EXTENSION_OPT_DRY_RUN},         \
+    {"output", required_argument, NULL, 'o'},                      \
+    {"wait", no_argument, NULL, EXTENSION_OPT_WAIT},               \
+    {"timeout", required_argument, NULL, EXTENSION_OPT_TIMEOUT}
+
+typedef struct extension_write_opts {
+    bool dry_run, wait;
+    const char *output; /* NULL: the "created" lines; with --dry-run "yaml" */
+    long timeout;       /* seconds --wait waits: EXTENSION_DEFAULT_TIMEOUT unless --timeout */
+} extension_write_opts;
+#define EXTENSION_DEFAULT_TIMEOUT 300
+
+/* 1 when `opt` was one of these options or of the shared connection options (stored in w
+ * or conn), 0 when it was neither, CLI_EXIT_USAGE (said on stderr) for a bad --timeout. */
+int extension_write_opts_take(extension_write_opts *w, cluster_opts *conn, const char *cmd, int opt, const char *arg);
+/* After the options: -o is yaml or json, --dry-run goes without --wait, and --dry-run
+ * prints yaml unless -o says.  0 or CLI_EXIT_USAGE (said on stderr). */
+int extension_write_opts_check(extension_write_opts *w, const char *cmd);
+
 #endif

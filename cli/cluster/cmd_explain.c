@@ -74,11 +74,8 @@ static int parse_explain_args(int argc, char **argv, explain_args *a)
         return CLI_EXIT_USAGE;
     }
     a->name = argv[optind];
-    if (strcmp(a->output, "text") != 0 && strcmp(a->output, "json") != 0) {
-        fprintf(stderr, "olmv1 explain extension: -o must be text or json, got \"%s\"\n", a->output);
-        return CLI_EXIT_USAGE;
-    }
-    return -1;
+    static const char *const formats[] = {"text", "json", NULL};
+    return cluster_check_output("explain extension", a->output, formats) != 0 ? CLI_EXIT_USAGE : -1;
 }
 
 /* ------------------------------------------------------------ what blocks */
@@ -277,9 +274,9 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
 {
     extension_spec s;
     extension_spec_from_object(ce, &s);
-    const char *inst_name = cluster_str(ce, "status.install.bundle.name");
-    const char *inst_version = cluster_str(ce, "status.install.bundle.version");
-    resolve_installed installed = {inst_name, inst_version};
+    resolve_installed installed;
+    const resolve_installed *inst = extension_installed(ce, &installed);
+    const char *inst_name = installed.bundle_name, *inst_version = installed.version;
     json_t *sel = NULL;
     int rc = extension_selector(&s, &sel, err);
     if (rc != 0)
@@ -305,11 +302,11 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
         return rc;
     cluster_resolution res;
     strbuf reasoning = STRBUF_INIT;
-    rc = extension_resolve(c, &src, &s, *inst_name ? &installed : NULL, &res, &reasoning, err);
+    rc = extension_resolve(c, &src, &s, inst, &res, &reasoning, err);
     /* The candidates come from whatever was read, whether or not resolution succeeded. */
     resolve_request req = {s.package, s.version, s.channels, s.nchannels,
                            s.self_certified ? RESOLVE_POLICY_SELF_CERTIFIED : RESOLVE_POLICY_CATALOG_PROVIDED,
-                           *inst_name ? &installed : NULL};
+                           inst};
     olm_error cerr;
     for (size_t i = 0; i < res.set.n; i++)
         if (res.set.items[i].fbc && explain_candidates(res.set.items[i].fbc, res.set.items[i].name, &req, cands,
@@ -329,7 +326,7 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
         free(v);
     } else if (rc == CLI_EXIT_NO_MATCH || rc == CLI_EXIT_NOT_FOUND) {
         strbuf why = STRBUF_INIT;
-        blocker(err->msg, cands, *inst_name ? &installed : NULL, &why);
+        blocker(err->msg, cands, inst, &why);
         resolution = json_pack("{s:b, s:s, s:s}", "resolved", 0, "message", err->msg, "blocker", strbuf_str(&why));
         strbuf_free(&why);
     }
@@ -353,12 +350,13 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
     return out_rc;
 }
 
-static int run_explain(const explain_args *a, kube_client *c, olm_error *err)
+static int run_explain(const void *args, kube_client *c, olm_error *err)
 {
+    const explain_args *a = args;
     json_t *ce = NULL;
-    int rc = kube_get(c, CLUSTER_OLM_API_VERSION, "ClusterExtension", NULL, a->name, &ce, err);
-    if (rc < 0)
-        return cluster_exit_from_kube(rc);
+    int rc = extension_get(c, a->name, &ce, err);
+    if (rc != 0)
+        return rc;
     json_t *report = json_object();
     if (!report) {
         json_decref(ce);
@@ -385,13 +383,5 @@ int cmd_explain_extension(int argc, char **argv)
 {
     explain_args a = {0};
     int rc = parse_explain_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    olm_error err = {""};
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_explain(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("explain extension", rc, &err) : 0;
+    return rc >= 0 ? rc : cluster_run("explain extension", &a.conn, run_explain, &a);
 }

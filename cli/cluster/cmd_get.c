@@ -77,14 +77,9 @@ static int parse_get_args(int argc, char **argv, get_args *a)
         fprintf(stderr, "olmv1 get: unexpected argument \"%s\" (one NAME at most)\n", argv[optind + 2]);
         return CLI_EXIT_USAGE;
     }
-    static const char *const formats[] = {"table", "wide", "json", "yaml", "name"};
-    bool known = false;
-    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-        known = known || strcmp(a->output, formats[i]) == 0;
-    if (!known) {
-        fprintf(stderr, "olmv1 get: -o must be table, wide, json, yaml or name, got \"%s\"\n", a->output);
+    static const char *const formats[] = {"table", "wide", "json", "yaml", "name", NULL};
+    if (cluster_check_output("get", a->output, formats) != 0)
         return CLI_EXIT_USAGE;
-    }
     if (a->name && a->selector) {
         fprintf(stderr, "olmv1 get: NAME and -l do not go together\n");
         return CLI_EXIT_USAGE;
@@ -218,8 +213,9 @@ static int print_items(const get_args *a, json_t *items, bool one)
     return rc == 0 && fflush(stdout) != 0 ? CLI_EXIT_FAILED : rc;
 }
 
-static int run_get(const get_args *a, kube_client *c, olm_error *err)
+static int run_get(const void *args, kube_client *c, olm_error *err)
 {
+    const get_args *a = args;
     json_t *items = NULL;
     int rc;
     if (a->name) {
@@ -254,13 +250,5 @@ int cmd_get(int argc, char **argv)
 {
     get_args a = {0};
     int rc = parse_get_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    olm_error err;
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_get(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("get", rc, &err) : 0;
+    return rc >= 0 ? rc : cluster_run("get", &a.conn, run_get, &a);
 }

@@ -66,17 +66,17 @@ static void install_usage(FILE *out)
 
 typedef struct install_args {
     extension_spec spec;
-    bool create_rbac, dry_run, wait;
-    const char *output; /* NULL: messages; "yaml" or "json" */
-    long timeout;
+    bool create_rbac;
+    extension_write_opts w; /* --dry-run, -o, --wait, --timeout */
     cluster_opts conn;
 } install_args;
+
+#define CMD "install extension"
 
 /* -1 to go on, else the exit code. */
 static int parse_install_args(int argc, char **argv, install_args *a)
 {
-    enum { OPT_PACKAGE = 1, OPT_CHANNEL, OPT_VERSION, OPT_CATALOG, OPT_SELECTOR, OPT_SA, OPT_WATCH, OPT_RBAC,
-           OPT_DRY_RUN, OPT_WAIT, OPT_TIMEOUT };
+    enum { OPT_PACKAGE = 1, OPT_CHANNEL, OPT_VERSION, OPT_CATALOG, OPT_SELECTOR, OPT_SA, OPT_WATCH, OPT_RBAC };
     static const struct option opts[] = {
         {"package", required_argument, NULL, OPT_PACKAGE},
         {"namespace", required_argument, NULL, 'n'},
@@ -87,16 +87,13 @@ static int parse_install_args(int argc, char **argv, install_args *a)
         {"service-account", required_argument, NULL, OPT_SA},
         {"watch-namespace", required_argument, NULL, OPT_WATCH},
         {"create-rbac", no_argument, NULL, OPT_RBAC},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"output", required_argument, NULL, 'o'},
-        {"wait", no_argument, NULL, OPT_WAIT},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        EXTENSION_WRITE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         CLUSTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     extension_spec *s = &a->spec;
-    a->timeout = 300;
+    a->w.timeout = EXTENSION_DEFAULT_TIMEOUT;
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "n:o:h", opts, NULL)) != -1) {
@@ -116,52 +113,28 @@ static int parse_install_args(int argc, char **argv, install_args *a)
         case OPT_SA: s->service_account = optarg; break;
         case OPT_WATCH: s->watch_namespace = optarg; break;
         case OPT_RBAC: a->create_rbac = true; break;
-        case OPT_DRY_RUN: a->dry_run = true; break;
-        case 'o': a->output = optarg; break;
-        case OPT_WAIT: a->wait = true; break;
-        case OPT_TIMEOUT:
-            if ((a->timeout = cluster_parse_timeout(optarg)) < 0) {
-                fprintf(stderr, "olmv1 install extension: --timeout wants a duration like 90s, 5m or 1h, got \"%s\"\n",
-                        optarg);
-                return CLI_EXIT_USAGE;
-            }
-            break;
         case 'h': install_usage(stdout); return 0;
         default:
-            if (!cluster_opts_take(&a->conn, opt, optarg)) {
-                install_usage(stderr);
+            if ((rc = extension_write_opts_take(&a->w, &a->conn, CMD, opt, optarg)) != 1) {
+                if (rc == 0)
+                    install_usage(stderr);
                 return CLI_EXIT_USAGE;
             }
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "olmv1 install extension: say which: olmv1 install extension NAME --package P --namespace NS\n");
-        return CLI_EXIT_USAGE;
-    }
-    s->name = argv[optind++];
-    if (optind < argc) {
-        fprintf(stderr, "olmv1 install extension: unexpected argument \"%s\"\n", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
+    if ((rc = cluster_take_name(argc, argv, CMD, " --package P --namespace NS", &s->name)) != 0)
+        return rc;
     if (!s->package || !s->namespace_) {
-        fprintf(stderr, "olmv1 install extension: --package and --namespace are required\n");
+        fprintf(stderr, "olmv1 " CMD ": --package and --namespace are required\n");
         return CLI_EXIT_USAGE;
     }
-    if (a->output && strcmp(a->output, "yaml") != 0 && strcmp(a->output, "json") != 0) {
-        fprintf(stderr, "olmv1 install extension: -o must be yaml or json, got \"%s\"\n", a->output);
-        return CLI_EXIT_USAGE;
-    }
-    if (a->dry_run && a->wait) {
-        fprintf(stderr, "olmv1 install extension: --dry-run and --wait do not go together\n");
-        return CLI_EXIT_USAGE;
-    }
+    if ((rc = extension_write_opts_check(&a->w, CMD)) != 0)
+        return rc;
     olm_error err;
     if ((rc = extension_spec_check(s, &err)) != 0) {
-        fprintf(stderr, "olmv1 install extension: %s\n", err.msg);
+        fprintf(stderr, "olmv1 " CMD ": %s\n", err.msg);
         return rc;
     }
-    if (a->dry_run && !a->output)
-        a->output = "yaml";
     return -1;
 }
 
@@ -208,65 +181,56 @@ static void warn_missing_identity(kube_client *c, const extension_spec *s)
     json_decref(obj);
 }
 
-/* Creates what `objects` holds in order: the namespace with create, the RBAC with
- * apply (refusing to take over other objects), the ClusterExtension with create. */
-static int create_all(kube_client *c, const install_args *a, const json_t *objects, olm_error *err)
+/* Creates `obj` (the namespace or the ClusterExtension), saying so unless quiet. */
+static int create_one(kube_client *c, const json_t *obj, bool quiet, olm_error *err)
 {
-    size_t i;
-    const json_t *o;
-    json_array_foreach(objects, i, o) {
-        char what[512];
-        cluster_describe(o, what, sizeof what);
-        const char *kind = cluster_str(o, "kind");
-        int rc;
-        if (strcmp(kind, "Namespace") == 0 || strcmp(kind, "ClusterExtension") == 0) {
-            rc = kube_create(c, o, NULL, err);
-            if (rc == KUBE_ALREADY_EXISTS)
-                return cluster_wrap(err, CLI_EXIT_CONFLICT, "creating %s", what);
-            if (rc < 0)
-                return cluster_wrap(err, cluster_exit_from_kube(rc), "creating %s", what);
-            if (!a->output)
-                printf("%s created\n", what);
-        } else {
-            bool created = false;
-            if ((rc = cluster_apply_labelled(c, o, RBAC_LABEL, a->spec.name, &created, err)) != 0)
-                return rc;
-            if (!a->output)
-                printf("%s %s\n", what, created ? "created" : "configured");
-        }
-    }
+    char what[512];
+    cluster_describe(obj, what, sizeof what);
+    int rc = kube_create(c, obj, NULL, err);
+    if (rc == KUBE_ALREADY_EXISTS)
+        return cluster_wrap(err, CLI_EXIT_CONFLICT, "creating %s", what);
+    if (rc < 0)
+        return cluster_wrap(err, cluster_exit_from_kube(rc), "creating %s", what);
+    if (!quiet)
+        printf("%s created\n", what);
     return 0;
 }
 
-static int run_install(const install_args *a, kube_client *c, olm_error *err)
+/* Creates, in order: the namespace `ns` (when not NULL), the RBAC with apply (refusing to
+ * take over other objects), the ClusterExtension `ce`. */
+static int create_all(kube_client *c, const install_args *a, const json_t *ns, const json_t *rbac, const json_t *ce,
+                      olm_error *err)
 {
+    bool quiet = a->w.output != NULL;
+    int rc = ns ? create_one(c, ns, quiet, err) : 0;
+    if (rc == 0 && rbac)
+        rc = extension_apply_rbac(c, a->spec.name, rbac, quiet, err);
+    return rc == 0 ? create_one(c, ce, quiet, err) : rc;
+}
+
+static int run_install(const void *args, kube_client *c, olm_error *err)
+{
+    const install_args *a = args;
     const extension_spec *s = &a->spec;
     json_t *existing = NULL, *objects = NULL, *rbac = NULL, *ns = NULL, *ce = NULL;
-    catalog_source src = {0};
-    cluster_resolution res = {0};
-    int rc = kube_get(c, CLUSTER_OLM_API_VERSION, "ClusterExtension", NULL, s->name, &existing, err);
+    extension_target t = {0};
+    int rc = extension_get(c, s->name, &existing, err);
     json_decref(existing);
     if (rc == 0)
         return cluster_error(err, CLI_EXIT_CONFLICT, "clusterextension %s already exists (olmv1 upgrade extension "
                                                      "changes it)",
                              s->name);
-    if (rc != KUBE_NOT_FOUND)
-        return cluster_exit_from_kube(rc);
-
-    if ((rc = catalog_source_open(c, a->conn.catalogd_url, &src, err)) != 0)
+    if (rc != CLI_EXIT_NOT_FOUND)
         return rc;
-    rc = extension_resolve(c, &src, s, NULL, &res, NULL, err);
-    char *version = rc == 0 ? bundle_version_format(&res.res.version) : NULL;
-    if (rc == 0 && !version)
-        rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
+
+    rc = extension_target_resolve(c, a->conn.catalogd_url, s, NULL, &t, err);
     if (rc == 0)
-        fprintf(stderr, "%s resolves to %s (%s) from catalog %s\n", s->name, res.res.bundle->name, version,
-                res.res.catalog->name);
+        fprintf(stderr, "%s resolves to %s (%s) from catalog %s\n", s->name, t.res.res.bundle->name, t.version,
+                t.res.res.catalog->name);
     if (rc == 0 && !a->create_rbac)
         warn_missing_identity(c, s);
     if (rc == 0 && a->create_rbac) {
-        const char *image = res.res.bundle->image ? res.res.bundle->image : "";
-        rc = extension_rbac_objects(c, s, &image, 1, res.res.bundle->name, &rbac, err);
+        rc = extension_rbac_objects(c, s, &t.image, 1, t.res.res.bundle->name, &rbac, err);
         if (rc == 0)
             rc = namespace_object(c, s, &ns, err);
     }
@@ -275,23 +239,21 @@ static int run_install(const install_args *a, kube_client *c, olm_error *err)
     if (rc == 0 && ((ns && json_array_append(objects, ns) < 0) || (rbac && json_array_extend(objects, rbac) < 0) ||
                     json_array_append(objects, ce) < 0))
         rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-    if (rc == 0 && a->dry_run)
-        rc = cluster_print_objects(objects, a->output);
+    if (rc == 0 && a->w.dry_run)
+        rc = cluster_print_objects(objects, a->w.output);
     else if (rc == 0)
-        rc = create_all(c, a, objects, err);
-    if (rc == 0 && !a->dry_run && a->output)
-        rc = cluster_print_objects(objects, a->output);
+        rc = create_all(c, a, ns, rbac, ce, err);
+    if (rc == 0 && !a->w.dry_run && a->w.output)
+        rc = cluster_print_objects(objects, a->w.output);
     if (rc == CLI_EXIT_FAILED && !*err->msg)
         olm_error_set(err, "writing to stdout failed");
-    if (rc == 0 && a->wait)
-        rc = cluster_wait_installed(c, s->name, NULL, a->timeout, false, err);
-    free(version);
+    if (rc == 0 && a->w.wait)
+        rc = cluster_wait_installed(c, s->name, NULL, a->w.timeout, false, err);
     json_decref(objects);
     json_decref(rbac);
     json_decref(ns);
     json_decref(ce);
-    cluster_resolution_free(&res);
-    catalog_source_close(&src);
+    extension_target_free(&t);
     return rc;
 }
 
@@ -306,11 +268,5 @@ int cmd_install_extension(int argc, char **argv)
         snprintf(sa, sizeof sa, "%s-installer", a.spec.name);
         a.spec.service_account = sa;
     }
-    olm_error err = {""};
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_install(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("install extension", rc, &err) : 0;
+    return cluster_run(CMD, &a.conn, run_install, &a);
 }

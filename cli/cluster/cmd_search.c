@@ -98,10 +98,9 @@ static int parse_search_args(int argc, char **argv, search_args *a)
         fprintf(stderr, "olmv1 search: unexpected argument \"%s\" (one KEYWORD at most)\n", argv[optind]);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(a->output, "table") != 0 && strcmp(a->output, "json") != 0 && strcmp(a->output, "yaml") != 0) {
-        fprintf(stderr, "olmv1 search: -o must be table, json or yaml, got \"%s\"\n", a->output);
+    static const char *const formats[] = {"table", "json", "yaml", NULL};
+    if (cluster_check_output("search", a->output, formats) != 0)
         return CLI_EXIT_USAGE;
-    }
     if (a->keyword && a->package) {
         fprintf(stderr, "olmv1 search: KEYWORD and --package do not go together\n");
         return CLI_EXIT_USAGE;
@@ -281,8 +280,9 @@ static int check_fetched(const cluster_catalog_set *set, olm_error *err)
     return 0;
 }
 
-static int run_search(const search_args *a, kube_client *api, olm_error *err)
+static int run_search(const void *args, kube_client *api, olm_error *err)
 {
+    const search_args *a = args;
     catalog_source src;
     cluster_catalog_set set = {0};
     json_t *results = NULL;
@@ -327,13 +327,5 @@ int cmd_search(int argc, char **argv)
 {
     search_args a = {0};
     int rc = parse_search_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    olm_error err;
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_search(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("search", rc, &err) : 0;
+    return rc >= 0 ? rc : cluster_run("search", &a.conn, run_search, &a);
 }

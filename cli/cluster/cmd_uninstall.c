@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "cluster_apply.h"
+#include "cluster_extension.h"
 #include "cluster_objects.h"
 #include "commands.h"
 #include "rbac_derive.h"
@@ -56,11 +57,8 @@ static int parse_uninstall_args(int argc, char **argv, uninstall_args *a)
         case OPT_WAIT: a->wait = true; break;
         case OPT_DELETE_RBAC: a->delete_rbac = a->wait = true; break;
         case OPT_TIMEOUT:
-            if ((a->timeout = cluster_parse_timeout(optarg)) < 0) {
-                fprintf(stderr, "olmv1 uninstall extension: --timeout wants a duration like 90s, 5m or 1h, got \"%s\"\n",
-                        optarg);
+            if (cluster_take_timeout("uninstall extension", optarg, &a->timeout) != 0)
                 return CLI_EXIT_USAGE;
-            }
             break;
         case 'h': uninstall_usage(stdout); return 0;
         default:
@@ -132,12 +130,13 @@ static int delete_rbac(kube_client *c, const char *name, const char *ns, olm_err
     return 0;
 }
 
-static int run_uninstall(const uninstall_args *a, kube_client *c, olm_error *err)
+static int run_uninstall(const void *args, kube_client *c, olm_error *err)
 {
+    const uninstall_args *a = args;
     json_t *ce = NULL;
-    int rc = kube_get(c, CLUSTER_OLM_API_VERSION, "ClusterExtension", NULL, a->name, &ce, err);
-    if (rc < 0)
-        return cluster_exit_from_kube(rc);
+    int rc = extension_get(c, a->name, &ce, err);
+    if (rc != 0)
+        return rc;
     char *ns = strdup(cluster_str(ce, "spec.namespace"));
     json_decref(ce);
     if (!ns)
@@ -166,13 +165,5 @@ int cmd_uninstall_extension(int argc, char **argv)
 {
     uninstall_args a = {0};
     int rc = parse_uninstall_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    olm_error err = {""};
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_uninstall(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("uninstall extension", rc, &err) : 0;
+    return rc >= 0 ? rc : cluster_run("uninstall extension", &a.conn, run_uninstall, &a);
 }

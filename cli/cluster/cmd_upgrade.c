@@ -51,30 +51,28 @@ typedef struct upgrade_args {
     size_t nchannels;        /* with set_channels: the new list ("" entries dropped) */
     bool set_channels;
     int policy;              /* 0 unchanged, 1 SelfCertified, 2 CatalogProvided */
-    bool create_rbac, dry_run, wait;
-    const char *output;
-    long timeout;
+    bool create_rbac;
+    extension_write_opts w;  /* --dry-run, -o, --wait, --timeout */
     cluster_opts conn;
 } upgrade_args;
 
+#define CMD "upgrade extension"
+
 static int parse_upgrade_args(int argc, char **argv, upgrade_args *a)
 {
-    enum { OPT_VERSION = 1, OPT_CHANNEL, OPT_SELF, OPT_CATALOG_PROVIDED, OPT_RBAC, OPT_DRY_RUN, OPT_WAIT, OPT_TIMEOUT };
+    enum { OPT_VERSION = 1, OPT_CHANNEL, OPT_SELF, OPT_CATALOG_PROVIDED, OPT_RBAC };
     static const struct option opts[] = {
         {"version", required_argument, NULL, OPT_VERSION},
         {"channel", required_argument, NULL, OPT_CHANNEL},
         {"self-certified", no_argument, NULL, OPT_SELF},
         {"catalog-provided", no_argument, NULL, OPT_CATALOG_PROVIDED},
         {"create-rbac", no_argument, NULL, OPT_RBAC},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"output", required_argument, NULL, 'o'},
-        {"wait", no_argument, NULL, OPT_WAIT},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        EXTENSION_WRITE_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         CLUSTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    a->timeout = 300;
+    a->w.timeout = EXTENSION_DEFAULT_TIMEOUT;
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -89,49 +87,25 @@ static int parse_upgrade_args(int argc, char **argv, upgrade_args *a)
         case OPT_SELF:
         case OPT_CATALOG_PROVIDED:
             if (a->policy && a->policy != (opt == OPT_SELF ? 1 : 2)) {
-                fprintf(stderr, "olmv1 upgrade extension: --self-certified and --catalog-provided do not go together\n");
+                fprintf(stderr, "olmv1 " CMD ": --self-certified and --catalog-provided do not go together\n");
                 return CLI_EXIT_USAGE;
             }
             a->policy = opt == OPT_SELF ? 1 : 2;
             break;
         case OPT_RBAC: a->create_rbac = true; break;
-        case OPT_DRY_RUN: a->dry_run = true; break;
-        case 'o': a->output = optarg; break;
-        case OPT_WAIT: a->wait = true; break;
-        case OPT_TIMEOUT:
-            if ((a->timeout = cluster_parse_timeout(optarg)) < 0) {
-                fprintf(stderr, "olmv1 upgrade extension: --timeout wants a duration like 90s, 5m or 1h, got \"%s\"\n",
-                        optarg);
-                return CLI_EXIT_USAGE;
-            }
-            break;
         case 'h': upgrade_usage(stdout); return 0;
         default:
-            if (!cluster_opts_take(&a->conn, opt, optarg)) {
-                upgrade_usage(stderr);
+            if ((rc = extension_write_opts_take(&a->w, &a->conn, CMD, opt, optarg)) != 1) {
+                if (rc == 0)
+                    upgrade_usage(stderr);
                 return CLI_EXIT_USAGE;
             }
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "olmv1 upgrade extension: say which: olmv1 upgrade extension NAME [--version RANGE]\n");
-        return CLI_EXIT_USAGE;
-    }
-    a->name = argv[optind++];
-    if (optind < argc) {
-        fprintf(stderr, "olmv1 upgrade extension: unexpected argument \"%s\"\n", argv[optind]);
-        return CLI_EXIT_USAGE;
-    }
-    if (a->output && strcmp(a->output, "yaml") != 0 && strcmp(a->output, "json") != 0) {
-        fprintf(stderr, "olmv1 upgrade extension: -o must be yaml or json, got \"%s\"\n", a->output);
-        return CLI_EXIT_USAGE;
-    }
-    if (a->dry_run && a->wait) {
-        fprintf(stderr, "olmv1 upgrade extension: --dry-run and --wait do not go together\n");
-        return CLI_EXIT_USAGE;
-    }
-    if (a->dry_run && !a->output)
-        a->output = "yaml";
+    if ((rc = cluster_take_name(argc, argv, CMD, " [--version RANGE]", &a->name)) != 0)
+        return rc;
+    if ((rc = extension_write_opts_check(&a->w, CMD)) != 0)
+        return rc;
     return -1;
 }
 
@@ -193,57 +167,35 @@ static char *installed_image(const cluster_resolution *res, const json_t *ce, co
     return NULL;
 }
 
-static int apply_rbac(kube_client *c, const char *name, const json_t *rbac, bool quiet, olm_error *err)
+static int run_upgrade(const void *args, kube_client *c, olm_error *err)
 {
-    size_t i;
-    const json_t *o;
-    json_array_foreach(rbac, i, o) {
-        bool created = false;
-        int rc = cluster_apply_labelled(c, o, RBAC_LABEL, name, &created, err);
-        if (rc != 0)
-            return rc;
-        char what[512];
-        cluster_describe(o, what, sizeof what);
-        if (!quiet)
-            printf("%s %s\n", what, created ? "created" : "configured");
-    }
-    return 0;
-}
-
-static int run_upgrade(const upgrade_args *a, kube_client *c, olm_error *err)
-{
+    const upgrade_args *a = args;
     json_t *ce = NULL, *rbac = NULL, *patch = NULL, *objects = NULL, *preview = NULL;
-    catalog_source src = {0};
-    cluster_resolution res = {0};
-    char *target = NULL, *old_image = NULL;
-    int rc = kube_get(c, CLUSTER_OLM_API_VERSION, "ClusterExtension", NULL, a->name, &ce, err);
-    if (rc < 0)
-        return cluster_exit_from_kube(rc);
+    extension_target t = {0};
+    char *old_image = NULL;
+    int rc = extension_get(c, a->name, &ce, err);
+    if (rc != 0)
+        return rc;
     extension_spec s;
     changed_spec(a, ce, &s);
     if ((rc = extension_spec_check(&s, err)) != 0)
         goto out;
-    const char *inst_name = cluster_str(ce, "status.install.bundle.name");
-    const char *inst_version = cluster_str(ce, "status.install.bundle.version");
-    resolve_installed installed = {inst_name, inst_version};
-    if ((rc = catalog_source_open(c, a->conn.catalogd_url, &src, err)) != 0)
+    resolve_installed buf;
+    const resolve_installed *installed = extension_installed(ce, &buf);
+    const char *inst_name = buf.bundle_name, *inst_version = buf.version;
+    if ((rc = extension_target_resolve(c, a->conn.catalogd_url, &s, installed, &t, err)) != 0)
         goto out;
-    rc = extension_resolve(c, &src, &s, *inst_name ? &installed : NULL, &res, NULL, err);
-    if (rc == 0 && !(target = bundle_version_format(&res.res.version)))
-        rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-    if (rc != 0)
-        goto out;
-    if (*inst_name && strcmp(inst_name, res.res.bundle->name) == 0)
+    const fbc_bundle *target = t.res.res.bundle;
+    if (installed && strcmp(inst_name, target->name) == 0)
         fprintf(stderr, "%s stays at %s (%s): nothing newer matches\n", a->name, inst_name, inst_version);
     else
-        fprintf(stderr, "%s: %s%s%s -> %s (%s) from catalog %s\n", a->name, *inst_name ? inst_name : "(nothing installed)",
-                *inst_name ? " " : "", *inst_name ? inst_version : "", res.res.bundle->name, target,
-                res.res.catalog->name);
+        fprintf(stderr, "%s: %s%s%s -> %s (%s) from catalog %s\n", a->name, installed ? inst_name : "(nothing installed)",
+                installed ? " " : "", installed ? inst_version : "", target->name, t.version, t.res.res.catalog->name);
     if (a->create_rbac) {
-        const char *images[2] = {res.res.bundle->image ? res.res.bundle->image : "", NULL};
+        const char *images[2] = {t.image, NULL};
         size_t nimages = 1;
-        if (*inst_name && strcmp(inst_name, res.res.bundle->name) != 0) {
-            if (!(old_image = installed_image(&res, ce, inst_name))) {
+        if (installed && strcmp(inst_name, target->name) != 0) {
+            if (!(old_image = installed_image(&t.res, ce, inst_name))) {
                 rc = cluster_error(err, CLI_EXIT_NOT_FOUND, "cannot tell the image of the installed bundle %s: "
                                                             "no selected catalog has it any more",
                                    inst_name);
@@ -251,22 +203,22 @@ static int run_upgrade(const upgrade_args *a, kube_client *c, olm_error *err)
             }
             images[nimages++] = old_image;
         }
-        if ((rc = extension_rbac_objects(c, &s, images, nimages, res.res.bundle->name, &rbac, err)) != 0)
+        if ((rc = extension_rbac_objects(c, &s, images, nimages, target->name, &rbac, err)) != 0)
             goto out;
     }
     if (!(patch = catalog_patch(a, &s)) || !(objects = json_array())) {
         rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
         goto out;
     }
-    if (a->dry_run) {
+    if (a->w.dry_run) {
         preview = extension_object(&s);
         if (!preview || (rbac && json_array_extend(objects, rbac) < 0) || json_array_append(objects, preview) < 0)
             rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-        else if ((rc = cluster_print_objects(objects, a->output)) != 0)
+        else if ((rc = cluster_print_objects(objects, a->w.output)) != 0)
             cluster_error(err, rc, "writing to stdout failed");
         goto out;
     }
-    if (rbac && (rc = apply_rbac(c, a->name, rbac, a->output != NULL, err)) != 0)
+    if (rbac && (rc = extension_apply_rbac(c, a->name, rbac, a->w.output != NULL, err)) != 0)
         goto out;
     char *text = json_dumps(patch, JSON_COMPACT);
     json_t *updated = NULL;
@@ -279,30 +231,28 @@ static int run_upgrade(const upgrade_args *a, kube_client *c, olm_error *err)
         goto out;
     }
     rc = 0;
-    if (a->output) {
+    if (a->w.output) {
         json_t *one = json_array();
         json_object_del(json_object_get(updated, "metadata"), "managedFields");
         if (!one || (rbac && json_array_extend(one, rbac) < 0) || json_array_append(one, updated) < 0)
             rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-        else if ((rc = cluster_print_objects(one, a->output)) != 0)
+        else if ((rc = cluster_print_objects(one, a->w.output)) != 0)
             cluster_error(err, rc, "writing to stdout failed");
         json_decref(one);
     } else {
         printf("clusterextension %s configured\n", a->name);
     }
     json_decref(updated);
-    if (rc == 0 && a->wait)
-        rc = cluster_wait_installed(c, a->name, target, a->timeout, false, err);
+    if (rc == 0 && a->w.wait)
+        rc = cluster_wait_installed(c, a->name, t.version, a->w.timeout, false, err);
 out:
-    free(target);
     free(old_image);
     json_decref(ce);
     json_decref(rbac);
     json_decref(patch);
     json_decref(objects);
     json_decref(preview);
-    cluster_resolution_free(&res);
-    catalog_source_close(&src);
+    extension_target_free(&t);
     return rc;
 }
 
@@ -310,13 +260,5 @@ int cmd_upgrade_extension(int argc, char **argv)
 {
     upgrade_args a = {0};
     int rc = parse_upgrade_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    olm_error err = {""};
-    kube_client *c = NULL;
-    rc = cluster_connect(&a.conn, &c, &err);
-    if (rc == 0)
-        rc = run_upgrade(&a, c, &err);
-    kube_client_free(c);
-    return rc ? cluster_report("upgrade extension", rc, &err) : 0;
+    return rc >= 0 ? rc : cluster_run(CMD, &a.conn, run_upgrade, &a);
 }

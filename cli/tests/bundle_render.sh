@@ -38,8 +38,33 @@ check own-missing 'invalid ClusterExtension configuration: invalid configuration
   "$(err_of "$fix/own-only" --install-namespace ns)"
 check unknown-field 'invalid ClusterExtension configuration: invalid configuration: unknown field "watchNamespace"' \
   "$(err_of "$fix/webhook" --install-namespace ns --watch-namespace x)"
-check no-provider 'unsupported bundle: webhookDefinitions are not supported' \
-  "$(err_of "$fix/webhook" --install-namespace ns --cert-provider none)"
+# Webhooks: --cert-provider none renders them without CA injection, as upstream's
+# regression generator does; the default (openshift-service-ca) and cert-manager inject.
+# Webhook configurations carry metadata.namespace = the install namespace either way.
+summary='import json,sys
+items = json.load(sys.stdin)["items"]
+def ann(o): return o["metadata"].get("annotations", {})
+inject = sorted({k for o in items for k in ann(o) if k.startswith(("service.beta.openshift.io/", "cert-manager.io/"))})
+hooks = [o for o in items if o["kind"].endswith("WebhookConfiguration")]
+dep = [o for o in items if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+print(len(items), ",".join(inject) or "-",
+      ",".join(o["kind"][0] + ":" + o["metadata"].get("namespace", "-") for o in hooks),
+      ",".join(sorted({k for o in hooks for k in o["webhooks"][0]["clientConfig"]})),
+      ",".join(v["name"] for v in dep["volumes"]),
+      ",".join(o["kind"] for o in items if o["kind"] in ("Issuer", "Certificate")) or "-")'
+pick() { "$bin" bundle render "$fix/webhook" --install-namespace webhook-system "$@" -o json | python3 -c "$summary" 2>&1; }
+check no-provider '10 - M:webhook-system,V:webhook-system service webhook-certs,data -' "$(pick --cert-provider none)"
+check default-provider '10 service.beta.openshift.io/inject-cabundle,service.beta.openshift.io/serving-cert-secret-name M:webhook-system,V:webhook-system service data,apiservice-cert,webhook-cert -' "$(pick)"
+check cert-manager '12 cert-manager.io/inject-ca-from M:webhook-system,V:webhook-system service data,apiservice-cert,webhook-cert Certificate,Issuer' "$(pick --cert-provider cert-manager)"
+check no-provider-crd 'webhook-operator-controller-manager-service /convert' \
+  "$("$bin" bundle render "$fix/webhook" --install-namespace webhook-system --cert-provider none -o json | python3 -c 'import json,sys
+crd = [o for o in json.load(sys.stdin)["items"] if o["kind"] == "CustomResourceDefinition"][0]
+s = crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]; print(s["name"], s["path"])')"
+check no-provider-yaml-ns 2 "$("$bin" bundle render "$fix/webhook" --install-namespace webhook-system --cert-provider none |
+  python3 -c 'import sys; docs = sys.stdin.read().split("\n---\n")
+print(sum(1 for d in docs if "WebhookConfiguration" in d and "\n  namespace: webhook-system\n" in d))')"
+check bad-provider 'olmv1 bundle render: unknown --cert-provider "vault"' \
+  "$(err_of "$fix/webhook" --install-namespace ns --cert-provider vault)"
 check no-csv 'olmv1 bundle render: no ClusterServiceVersion found in "manifests"' "$(err_of "$fix/no-csv" --install-namespace ns)"
 "$bin" bundle render "$fix/argocd" --install-namespace ns >/dev/null 2>&1; check exit-ok 0 $?
 "$bin" bundle render "$fix/own-only" --install-namespace ns >/dev/null 2>&1; check exit-fail 1 $?

@@ -16,7 +16,10 @@
  * the same order.  The renderer adds no labels (the applier does). */
 
 typedef enum render_cert_provider {
-    RENDER_CERT_NONE,                 /* no provider: bundles with webhooks are rejected */
+    RENDER_CERT_NONE,                 /* no provider: webhooks rendered without CA injection, as
+                                       * upstream's Renderer does with no CertificateProvider (its
+                                       * regression corpus); the controller never renders webhooks
+                                       * this way (it refuses such a bundle before rendering) */
     RENDER_CERT_OPENSHIFT_SERVICE_CA, /* this project's provider when webhooks are present */
     RENDER_CERT_MANAGER,              /* cert-manager Issuer + Certificate */
 } render_cert_provider;
@@ -33,7 +36,8 @@ typedef struct render_options {
  * ClusterRoleBindings, CRDs, others, Deployments, ValidatingWebhookConfigurations,
  * MutatingWebhookConfigurations, webhook Services, cert-provider objects.
  * On failure *objects_out is NULL and err holds upstream's message: a §5.2
- * "unsupported bundle: ..." rejection, "invalid option(s): ..." for target
+ * "unsupported bundle: ..." rejection (API services, install modes; webhooks without a
+ * provider are the caller's to refuse, as in upstream's provider.go), "invalid option(s): ..." for target
  * namespaces the bundle does not support, the §5.3 validator errors joined with
  * "\n", or a generator error. */
 int render_bundle(const bundle *b, const render_options *opts, json_t **objects_out, olm_error *err);

@@ -8,13 +8,13 @@
 #include "render_internal.h"
 
 /* §5.2, with the SingleOwnNamespace behaviour on (this project's default), so the
- * AllNamespaces-only rejection never applies. */
-static int reject_unsupported(const bundle *b, const render_options *o, unsigned modes, olm_error *err)
+ * AllNamespaces-only rejection never applies.  Webhooks are not refused here: with no
+ * certificate provider they render without injection, like upstream's Renderer (the
+ * controller refuses such a bundle itself, clusterextension_cert_provider). */
+static int reject_unsupported(const bundle *b, unsigned modes, olm_error *err)
 {
     if (json_array_size(bundle_json_path(b->csv, "spec.apiservicedefinitions.owned")) > 0)
         return olm_error_set(err, "unsupported bundle: apiServiceDefintions are not supported");
-    if (json_array_size(render_webhook_definitions(b)) > 0 && o->cert_provider == RENDER_CERT_NONE)
-        return olm_error_set(err, "unsupported bundle: webhookDefinitions are not supported");
     if (!(modes & (INSTALL_MODE_ALL | INSTALL_MODE_SINGLE | INSTALL_MODE_OWN)))
         return olm_error_set(err, "unsupported bundle: bundle must support at least one of [AllNamespaces "
                                   "SingleNamespace OwnNamespace] install modes");
@@ -62,7 +62,7 @@ int render_bundle(const bundle *b, const render_options *o, json_t **objects_out
     if (!o->install_namespace || !*o->install_namespace)
         return olm_error_set(err, "invalid option(s): the install namespace is required");
     unsigned modes = bundle_install_modes(b->csv);
-    if (reject_unsupported(b, o, modes, err) < 0)
+    if (reject_unsupported(b, modes, err) < 0)
         return -1;
     render_ctx c = {.b = b, .opts = o, .install_ns = o->install_namespace};
     if (choose_targets(&c, modes, err) < 0 || render_validate(b, err) < 0)

@@ -1,6 +1,8 @@
-/* catalog_client: label selectors, the §3.1 error texts, /api/v1/metas fetching through
- * an in-process fake catalog server (a thread answering one canned request per
- * connection on 127.0.0.1), caching by (catalog, ref, package), and the walk. */
+/* catalog_client: the §3.1 error texts, /api/v1/metas fetching through an in-process fake
+ * catalog server (a thread answering one canned request per connection on 127.0.0.1),
+ * caching by (catalog, ref, package), and the walk with its selector (whose semantics and
+ * error texts are kube_label_selector's, tested in kube/tests/test_kube_label_selector.c;
+ * test_collect checks the "desired catalog selector is invalid: " this adds). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,77 +123,6 @@ static char *base_of(fake *f, const char *name)
     char *s = NULL;
     assert_true(asprintf(&s, "http://127.0.0.1:%d/catalogs/%s", f->port, name) > 0);
     return s;
-}
-
-/* ------------------------------------------------------------ selectors */
-
-static bool sel_match(const char *sel_json, const char *labels_json)
-{
-    json_t *sel = sel_json ? json_loads(sel_json, 0, NULL) : NULL;
-    json_t *labels = labels_json ? json_loads(labels_json, 0, NULL) : NULL;
-    kube_label_selector *s;
-    olm_error err;
-    if (catalog_selector_parse(sel, &s, &err) != 0)
-        fail_msg("%s", err.msg);
-    bool m = kube_label_selector_matches(s, labels);
-    kube_label_selector_free(s);
-    json_decref(sel);
-    json_decref(labels);
-    return m;
-}
-
-static void test_selector_matching(void **state)
-{
-    (void)state;
-    assert_true(sel_match(NULL, NULL));
-    assert_true(sel_match("{}", "{\"a\":\"b\"}"));
-    assert_true(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"b\",\"c\":\"d\"}"));
-    assert_false(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", "{\"a\":\"x\"}"));
-    assert_false(sel_match("{\"matchLabels\":{\"a\":\"b\"}}", NULL));
-    const char *in = "{\"matchExpressions\":[{\"key\":\"olm.operatorframework.io/metadata.name\",\"operator\":\"In\","
-                     "\"values\":[\"x\",\"y\"]}]}";
-    assert_true(sel_match(in, "{\"olm.operatorframework.io/metadata.name\":\"y\"}"));
-    assert_false(sel_match(in, "{\"olm.operatorframework.io/metadata.name\":\"z\"}"));
-    const char *notin = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"NotIn\",\"values\":[\"x\"]}]}";
-    assert_true(sel_match(notin, "{\"k\":\"y\"}"));
-    assert_true(sel_match(notin, NULL)); /* absent key matches NotIn */
-    assert_false(sel_match(notin, "{\"k\":\"x\"}"));
-    const char *exists = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}";
-    assert_true(sel_match(exists, "{\"k\":\"\"}"));
-    assert_false(sel_match(exists, "{}"));
-    const char *dne = "{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"DoesNotExist\"}]}";
-    assert_true(sel_match(dne, "{}"));
-    assert_false(sel_match(dne, "{\"k\":\"v\"}"));
-    /* AND of everything. */
-    const char *both = "{\"matchLabels\":{\"a\":\"b\"},\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\"}]}";
-    assert_true(sel_match(both, "{\"a\":\"b\",\"k\":\"v\"}"));
-    assert_false(sel_match(both, "{\"a\":\"b\"}"));
-}
-
-static void expect_bad_selector(const char *sel_json, const char *want)
-{
-    json_t *sel = json_loads(sel_json, 0, NULL);
-    assert_non_null(sel);
-    kube_label_selector *s = (kube_label_selector *)1;
-    olm_error err;
-    assert_int_equal(catalog_selector_parse(sel, &s, &err), -1);
-    assert_null(s);
-    if (strncmp(err.msg, "desired catalog selector is invalid: ", 37) != 0 || !strstr(err.msg, want))
-        fail_msg("got %s", err.msg);
-    json_decref(sel);
-}
-
-static void test_selector_invalid(void **state)
-{
-    (void)state;
-    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Like\",\"values\":[\"x\"]}]}",
-                        "\"Like\" is not a valid label selector operator");
-    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"In\",\"values\":[]}]}",
-                        "values set can't be empty");
-    expect_bad_selector("{\"matchExpressions\":[{\"key\":\"k\",\"operator\":\"Exists\",\"values\":[\"x\"]}]}",
-                        "values set must be empty for exists and does not exist");
-    expect_bad_selector("{\"matchLabels\":{\"bad key!\":\"v\"}}", "bad key!");
-    expect_bad_selector("{\"matchLabels\":{\"k\":\"-v\"}}", "-v");
 }
 
 /* ------------------------------------------------------------ fetching */
@@ -321,8 +252,6 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_selector_matching),
-        cmocka_unit_test(test_selector_invalid),
         cmocka_unit_test(test_catalog_errors),
         cmocka_unit_test(test_fetch_and_cache),
         cmocka_unit_test(test_collect),

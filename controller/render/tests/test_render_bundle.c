@@ -226,19 +226,20 @@ static void test_own_only_default_sa_and_targets(void **state)
     bundle_free(&b);
 }
 
+/* What the webhook fixture renders to, with or without a certificate provider (cert-manager
+ * adds its Issuer and Certificate). */
+static const char *const webhook_kinds[] = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole",
+                                            "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
+                                            "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                                            "Service"};
+
 static void test_webhooks_service_ca(void **state)
 {
     (void)state;
     bundle b;
-    olm_error err;
     load(FIX "webhook", &b);
-    assert_string_equal(render_fail(&b, "webhook-system", NULL, RENDER_CERT_NONE, &err),
-                        "unsupported bundle: webhookDefinitions are not supported");
     json_t *objs = render_ok(&b, "webhook-system", NULL, NULL, RENDER_CERT_OPENSHIFT_SERVICE_CA);
-    static const char *const kinds[] = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole",
-                                        "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
-                                        "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Service"};
-    expect_kinds(objs, kinds, 10);
+    expect_kinds(objs, webhook_kinds, 10);
     const char *svc_name = "webhook-operator-controller-manager-service";
     const char *cert = "webhook-operator-controller-manager-service-cert";
     /* Service: dots in the deployment name become dashes; one port per distinct
@@ -305,6 +306,67 @@ static void test_webhooks_service_ca(void **state)
     /* RBAC vectors for this bundle (computed independently). */
     find(objs, "ClusterRole", "webhook-operator.v-34n5wa0nytssu5appvroebio4hudzjrqxiq2ll6pe0rn");
     find(objs, "ClusterRole", "webhook-operator.v-17nr16eiitmf2dze239eragjpme352w4a2p6kajx3s4n");
+    json_decref(objs);
+    bundle_free(&b);
+}
+
+/* No provider, as upstream's regression generator renders (Renderer with no
+ * CertificateProvider): the same objects as with a provider, but nothing injected:
+ * no CA annotations, no caBundle, the deployment's own cert volume left as the bundle
+ * wrote it, no cert objects.  Webhook configurations still carry metadata.namespace. */
+static int has_key_prefix(const json_t *obj, const char *prefix)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v) if (strncmp(k, prefix, strlen(prefix)) == 0) return 1;
+    return 0;
+}
+
+static void test_webhooks_no_provider(void **state)
+{
+    (void)state;
+    bundle b;
+    load(FIX "webhook", &b);
+    json_t *objs = render_ok(&b, "webhook-system", NULL, NULL, RENDER_CERT_NONE);
+    expect_kinds(objs, webhook_kinds, 10);
+    const char *svc_name = "webhook-operator-controller-manager-service";
+    json_t *o;
+    size_t i;
+    json_array_foreach(objs, i, o) {
+        json_t *ann = bundle_json_path(o, "metadata.annotations");
+        assert_false(has_key_prefix(ann, "service.beta.openshift.io/"));
+        assert_false(has_key_prefix(ann, "cert-manager.io/"));
+    }
+    static const char *const hook_kinds[] = {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"};
+    static const char *const hook_names[] = {"vwebhooktest-v1.kb.io", "mwebhooktest-v1.kb.io"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *cfg = find(objs, hook_kinds[k], hook_names[k]);
+        assert_string_equal(str(cfg, "metadata.namespace"), "webhook-system");
+        json_t *hook = json_array_get(json_object_get(cfg, "webhooks"), 0);
+        assert_string_equal(str(hook, "clientConfig.service.namespace"), "webhook-system");
+        assert_string_equal(str(hook, "clientConfig.service.name"), svc_name);
+        assert_int_equal(json_integer_value(bundle_json_path(hook, "clientConfig.service.port")), 443);
+        assert_null(bundle_json_path(hook, "clientConfig.caBundle"));
+        assert_int_equal(json_object_size(json_object_get(hook, "clientConfig")), 1);
+    }
+    json_t *crd = find(objs, "CustomResourceDefinition", "webhooktests.webhook.operators.coreos.io");
+    assert_string_equal(str(crd, "spec.conversion.webhook.clientConfig.service.name"), svc_name);
+    assert_string_equal(str(crd, "spec.conversion.webhook.clientConfig.service.path"), "/convert");
+    assert_null(bundle_json_path(crd, "spec.conversion.webhook.clientConfig.caBundle"));
+    json_t *svc = find(objs, "Service", svc_name);
+    assert_int_equal(json_array_size(bundle_json_path(svc, "spec.ports")), 2);
+    assert_null(bundle_json_path(svc, "metadata.annotations"));
+    /* The deployment keeps the bundle's volumes and mounts untouched. */
+    json_t *dep = find(objs, "Deployment", "webhook-operator.controller-manager");
+    json_t *vols = bundle_json_path(dep, "spec.template.spec.volumes");
+    assert_int_equal(json_array_size(vols), 2);
+    assert_string_equal(str(json_array_get(vols, 0), "name"), "webhook-certs");
+    assert_string_equal(str(json_array_get(vols, 1), "name"), "data");
+    json_t *mounts = json_object_get(json_array_get(bundle_json_path(dep, "spec.template.spec.containers"), 0), "volumeMounts");
+    assert_int_equal(json_array_size(mounts), 2);
+    assert_string_equal(str(json_array_get(mounts, 0), "name"), "webhook-certs");
+    assert_string_equal(str(json_array_get(mounts, 0), "mountPath"), "/tmp/k8s-webhook-server/serving-certs");
+    assert_int_equal(count(objs, "Issuer") + count(objs, "Certificate"), 0);
     json_decref(objs);
     bundle_free(&b);
 }
@@ -443,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_argocd_own_and_single),
         cmocka_unit_test(test_own_only_default_sa_and_targets),
         cmocka_unit_test(test_webhooks_service_ca),
+        cmocka_unit_test(test_webhooks_no_provider),
         cmocka_unit_test(test_webhooks_cert_manager),
         cmocka_unit_test(test_namespace_selector_single),
         cmocka_unit_test(test_deployment_config),

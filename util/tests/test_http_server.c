@@ -1,20 +1,24 @@
-/* operator_health: plain and TLS listeners answer one request each; a TLS listener survives
- * clients that speak plain HTTP or do not trust it; a port in use and a bad key pair are
- * errors at start; stopping frees everything (ASan checks the leaks). */
+/* olm_http_server with a text callback (the daemons' health and metrics listeners): plain and
+ * TLS listeners answer; a TLS listener survives clients that speak plain HTTP or do not trust
+ * it; rotated certificate files are taken; the metrics filter guards /metrics; a port in use
+ * and a bad key pair are errors at start; stopping frees everything (ASan checks the leaks).
+ * olm_http_listeners: which listener serves which path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "operator_health.h"
+#include "olm_http_listeners.h"
+#include "olm_http_server.h"
 
-#define FIX "../../util/tests/fixtures/tls/"
+#define FIX "fixtures/tls/"
 
 static int handler(const char *path, strbuf *body, const char **ctype, void *data)
 {
@@ -30,6 +34,7 @@ static int handler(const char *path, strbuf *body, const char **ctype, void *dat
 
 typedef struct fetch {
     const char *scheme, *path;
+    const char *method; /* NULL: GET */
     char url[128];
     const char *cafile; /* NULL: the system store (which does not trust the fixture) */
     const char *auth;   /* an Authorization header, or NULL */
@@ -39,7 +44,20 @@ typedef struct fetch {
     long status;
     char body[256];
     size_t len;
+    char ctype[128];    /* the response's Content-Type */
+    char headers[1024]; /* the response's header block, lower-cased */
+    size_t hlen;
 } fetch;
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+    fetch *f = arg;
+    size_t len = size * n;
+    for (size_t i = 0; i < len && f->hlen < sizeof f->headers - 1; i++)
+        f->headers[f->hlen++] = (char)tolower((unsigned char)data[i]);
+    f->headers[f->hlen] = '\0';
+    return len;
+}
 
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
@@ -87,6 +105,12 @@ static void do_fetch(fetch *f)
     curl_easy_setopt(h, CURLOPT_URL, f->url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, f);
+    if (f->method && strcmp(f->method, "HEAD") == 0)
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    else if (f->method)
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, f->method);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, f->timeout ? f->timeout : 10L);
     struct curl_slist *hl = NULL;
     char hdr[256];
@@ -100,6 +124,9 @@ static void do_fetch(fetch *f)
         curl_easy_setopt(h, CURLOPT_CAINFO, f->cafile);
     f->rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &f->status);
+    char *ct = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+        snprintf(f->ctype, sizeof f->ctype, "%s", ct);
     curl_easy_cleanup(h);
     curl_slist_free_all(hl);
 }
@@ -109,7 +136,8 @@ typedef struct session {
     uv_loop_t loop;
     uv_async_t done;
     uv_thread_t thread;
-    operator_health *h;
+    olm_http_server *h;
+    olm_http_listeners *listeners; /* instead of h */
     fetch *fetches;
     size_t n;
 } session;
@@ -122,16 +150,25 @@ static void run_fetches(void *arg)
     uv_async_send(&s->done);
 }
 
+/* Run on the loop as the fetches are done, before the server stops: what the daemons do at
+ * shutdown (kube_authz_free ends the checks still running). */
+static void (*before_stop)(void);
+
 static void on_done(uv_async_t *a)
 {
     session *s = a->data;
-    operator_health_stop(s->h, NULL, NULL);
+    if (before_stop)
+        before_stop();
+    if (s->listeners)
+        olm_http_listeners_stop(s->listeners, 1000);
+    else
+        olm_http_server_stop(s->h, 1000, NULL, NULL);
     uv_close((uv_handle_t *)a, NULL);
 }
 
 /* Serves with `o` (and `gate`, when not NULL) until every fetch has run, then stops;
  * *loop_out (when not NULL) is the serving loop meanwhile. */
-static void serve_and_fetch_gated(operator_health_opts *o, const olm_http_gate *gate, fetch *fetches, size_t n,
+static void serve_and_fetch_gated(olm_http_server_opts *o, const olm_http_gate *gate, fetch *fetches, size_t n,
                                   uv_loop_t **loop_out)
 {
     session s = {.fetches = fetches, .n = n};
@@ -140,13 +177,13 @@ static void serve_and_fetch_gated(operator_health_opts *o, const olm_http_gate *
         *loop_out = &s.loop;
     olm_error err;
     o->host = "127.0.0.1";
-    o->handler = handler;
-    s.h = operator_health_start(&s.loop, o, &err);
+    o->text = handler;
+    s.h = olm_http_server_start(&s.loop, o, &err);
     assert_non_null(s.h);
-    operator_health_set_gate(s.h, gate);
+    olm_http_server_set_gate(s.h, gate);
     for (size_t i = 0; i < n; i++)
         snprintf(fetches[i].url, sizeof fetches[i].url, "%s://127.0.0.1:%d%s", fetches[i].scheme,
-                 operator_health_port(s.h), fetches[i].path);
+                 olm_http_server_port(s.h), fetches[i].path);
     uv_async_init(&s.loop, &s.done, on_done);
     s.done.data = &s;
     assert_int_equal(uv_thread_create(&s.thread, run_fetches, &s), 0);
@@ -155,7 +192,7 @@ static void serve_and_fetch_gated(operator_health_opts *o, const olm_http_gate *
     assert_int_equal(uv_loop_close(&s.loop), 0);
 }
 
-static void serve_and_fetch(operator_health_opts *o, fetch *fetches, size_t n)
+static void serve_and_fetch(olm_http_server_opts *o, fetch *fetches, size_t n)
 {
     serve_and_fetch_gated(o, NULL, fetches, n, NULL);
 }
@@ -167,7 +204,7 @@ typedef struct fake_gate {
     uv_timer_t timer;
     olm_http_gate_done done;
     void *req;
-    int cancelled, checks;
+    int cancelled, checks, ended;
     char last_verb[8], last_path[64];
 } fake_gate;
 
@@ -213,10 +250,23 @@ static void gate_cancel(void *handle)
     g->req = NULL;
 }
 
+/* The check still running ends with 503, as kube_authz_free ends it. */
+static fake_gate *running_gate;
+static void end_running_checks(void)
+{
+    fake_gate *g = running_gate;
+    if (g->req) {
+        void *r = g->req;
+        g->req = NULL;
+        g->done(503, "shutting down", NULL, r);
+        g->ended++;
+    }
+}
+
 static void test_gate(void **state)
 {
     (void)state;
-    operator_health_opts o = {0};
+    olm_http_server_opts o = {0};
     fetch f[] = {
         {.scheme = "http", .path = "/metrics"},
         {.scheme = "http", .path = "/metrics", .auth = "Bearer no"},
@@ -226,7 +276,10 @@ static void test_gate(void **state)
     };
     fake_gate g = {0};
     olm_http_gate gate = {.check = gate_check, .cancel = gate_cancel, .gate = &g};
+    running_gate = &g;
+    before_stop = end_running_checks;
     serve_and_fetch_gated(&o, &gate, f, 5, &g.loop);
+    before_stop = NULL;
     assert_int_equal(f[0].status, 401);
     assert_string_equal(f[0].body, "Unauthorized\n");
     assert_int_equal(f[1].status, 403);
@@ -238,13 +291,15 @@ static void test_gate(void **state)
     assert_int_equal(g.checks, 4);
     assert_string_equal(g.last_verb, "get");
     assert_string_equal(g.last_path, "/metrics");
-    assert_int_equal(g.cancelled, 1); /* the slow one, when the listener stopped */
+    /* The slow one's client gave up, unnoticed (h2o reads no more of a connection whose request
+     * is being answered); its check ran until the shutdown ended it, and the connection with it. */
+    assert_int_equal(g.ended + g.cancelled, 1);
 }
 
 static void test_plain(void **state)
 {
     (void)state;
-    operator_health_opts o = {0};
+    olm_http_server_opts o = {0};
     fetch f[] = {{.scheme = "http", .path = "/metrics"}, {.scheme = "http", .path = "/healthz"}};
     serve_and_fetch(&o, f, 2);
     assert_int_equal(f[0].rc, CURLE_OK);
@@ -256,7 +311,7 @@ static void test_plain(void **state)
 static void test_tls(void **state)
 {
     (void)state;
-    operator_health_opts o = {.tls_cert = FIX "server.crt", .tls_key = FIX "server.key"};
+    olm_http_server_opts o = {.tls_cert = FIX "server.crt", .tls_key = FIX "server.key"};
     fetch f[] = {
         {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"},
         {.scheme = "http", .path = "/metrics"},                      /* plain HTTP on the TLS port */
@@ -293,7 +348,7 @@ static void test_tls_reload(void **state)
     snprintf(cert, sizeof cert, "%s.key", half);
     copy_file(FIX "server.key", cert);
     snprintf(cert, sizeof cert, "%s.crt", base);
-    operator_health_opts o = {.tls_cert = cert, .tls_key = key};
+    olm_http_server_opts o = {.tls_cert = cert, .tls_key = key};
     fetch f[] = {
         {.scheme = "https", .path = "/metrics", .cafile = FIX "server.crt"},
         {.scheme = "https", .path = "/metrics", .cafile = FIX "rotated.crt", .rotate_from = FIX "rotated",
@@ -322,22 +377,187 @@ static void test_start_errors(void **state)
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     olm_error err;
-    operator_health_opts o = {.host = "127.0.0.1", .handler = handler};
-    operator_health *first = operator_health_start(&loop, &o, &err);
+    olm_http_server_opts o = {.host = "127.0.0.1", .text = handler};
+    olm_http_server *first = olm_http_server_start(&loop, &o, &err);
     assert_non_null(first);
-    o.port = operator_health_port(first);
-    assert_null(operator_health_start(&loop, &o, &err));
+    o.port = olm_http_server_port(first);
+    assert_null(olm_http_server_start(&loop, &o, &err));
+    assert_non_null(strstr(err.msg, "listen on 127.0.0.1:"));
     assert_non_null(strstr(err.msg, "address already in use"));
     o.port = 0;
     o.tls_cert = FIX "server.crt";
     o.tls_key = FIX "other.key";
-    assert_null(operator_health_start(&loop, &o, &err));
+    assert_null(olm_http_server_start(&loop, &o, &err));
     assert_non_null(strstr(err.msg, "TLS: " FIX "other.key: ")); /* OpenSSL checks the pair as it loads the key */
     o.host = "localhost";
-    assert_null(operator_health_start(&loop, &o, &err));
-    assert_string_equal(err.msg, "invalid listen address localhost");
-    operator_health_stop(first, NULL, NULL);
+    assert_null(olm_http_server_start(&loop, &o, &err));
+    assert_string_equal(err.msg, "listen address localhost is not an IP address");
+    olm_http_server_stop(first, 1000, NULL, NULL);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0); /* closes the failed listener too */
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Only GET and HEAD; HEAD has the headers without the body; one request a connection (so
+ * that stopping never waits on an idle keep-alive connection); the handler's content type,
+ * or text/plain. */
+static void test_methods_and_headers(void **state)
+{
+    (void)state;
+    olm_http_server_opts o = {0};
+    fetch f[] = {
+        {.scheme = "http", .path = "/metrics"},
+        {.scheme = "http", .path = "/metrics", .method = "HEAD"},
+        {.scheme = "http", .path = "/metrics", .method = "POST"},
+        {.scheme = "http", .path = "/nope"},
+    };
+    serve_and_fetch(&o, f, 4);
+    assert_int_equal(f[0].status, 200);
+    assert_string_equal(f[0].ctype, "text/plain; version=0.0.4");
+    assert_non_null(strstr(f[0].headers, "\r\nconnection: close\r\n"));
+    assert_non_null(strstr(f[0].headers, "\r\ncontent-length: 5\r\n"));
+    assert_null(strstr(f[0].headers, "\r\nserver:")); /* Go sends none */
+    assert_int_equal(f[1].status, 200);
+    assert_int_equal(f[1].len, 0);
+    assert_non_null(strstr(f[1].headers, "\r\ncontent-length: 5\r\n"));
+    assert_int_equal(f[2].status, 405);
+    assert_non_null(strstr(f[2].headers, "\r\nallow: get, head\r\n"));
+    assert_int_equal(f[3].status, 404);
+    assert_string_equal(f[3].ctype, "text/plain; charset=utf-8");
+}
+
+/* ---- olm_http_listeners */
+
+typedef struct daemon_state {
+    int metrics_fail;
+} daemon_state;
+
+static int daemon_health(const char *path, strbuf *body, void *arg)
+{
+    (void)arg;
+    strbuf_printf(body, "%s ok\n", path);
+    return strcmp(path, "/readyz") == 0 ? 503 : 200;
+}
+
+static int daemon_metrics(strbuf *body, void *arg)
+{
+    daemon_state *d = arg;
+    if (d->metrics_fail)
+        return -1;
+    strbuf_puts(body, "up 1\n");
+    return 0;
+}
+
+/* Starts the listeners the flags name, with "HEALTH" and "METRICS" in each fetch's path
+ * replaced by the listener's port, and fetches until done. */
+static void listeners_fetch(olm_daemon_flags *flags, daemon_state *d, fetch *fetches, size_t n)
+{
+    session s = {.fetches = fetches, .n = n};
+    olm_http_listeners l;
+    s.listeners = &l;
+    assert_int_equal(uv_loop_init(&s.loop), 0);
+    olm_http_listeners_opts o = {.flags = flags, .log_key = "test", .health = daemon_health, .metrics = daemon_metrics,
+                                 .arg = d};
+    char msg[256];
+    assert_int_equal(olm_http_listeners_start(&s.loop, &o, &l, msg, sizeof msg), 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = fetches[i].path;
+        bool metrics = strncmp(p, "METRICS", 7) == 0;
+        olm_http_server *srv = metrics ? l.metrics : l.health;
+        assert_non_null(srv);
+        snprintf(fetches[i].url, sizeof fetches[i].url, "%s://127.0.0.1:%d%s", fetches[i].scheme,
+                 olm_http_server_port(srv), p + (metrics ? 7 : 6));
+    }
+    uv_async_init(&s.loop, &s.done, on_done);
+    s.done.data = &s;
+    assert_int_equal(uv_thread_create(&s.thread, run_fetches, &s), 0);
+    assert_int_equal(uv_run(&s.loop, UV_RUN_DEFAULT), 0);
+    uv_thread_join(&s.thread);
+    assert_null(l.health);
+    assert_null(l.metrics);
+    assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
+/* Health listener alone: /healthz and /readyz are the daemon's, /metrics is served there too;
+ * a metrics callback that fails is a 503; anything else is Go's 404. */
+static void test_listeners_health_only(void **state)
+{
+    (void)state;
+    olm_daemon_flags flags = {.health_addr = "127.0.0.1:0", .metrics_addr = "0"};
+    daemon_state d = {0};
+    fetch f[] = {
+        {.scheme = "http", .path = "HEALTH/healthz"},
+        {.scheme = "http", .path = "HEALTH/readyz"},
+        {.scheme = "http", .path = "HEALTH/metrics"},
+        {.scheme = "http", .path = "HEALTH/catalogs/x/api/v1/all"},
+    };
+    listeners_fetch(&flags, &d, f, 4);
+    assert_int_equal(f[0].status, 200);
+    assert_string_equal(f[0].body, "/healthz ok\n");
+    assert_int_equal(f[1].status, 503);
+    assert_string_equal(f[1].body, "/readyz ok\n");
+    assert_int_equal(f[2].status, 200);
+    assert_string_equal(f[2].body, "up 1\n");
+    assert_string_equal(f[2].ctype, "text/plain; version=0.0.4; charset=utf-8");
+    assert_int_equal(f[3].status, 404);
+    assert_string_equal(f[3].body, "404 page not found\n");
+    d.metrics_fail = 1;
+    fetch g[] = {{.scheme = "http", .path = "HEALTH/metrics"}};
+    listeners_fetch(&flags, &d, g, 1);
+    assert_int_equal(g[0].status, 503);
+}
+
+/* With --metrics-bind-address, /metrics is served there only, over HTTPS with the TLS pair;
+ * the health listener stays plain HTTP. */
+static void test_listeners_metrics_tls(void **state)
+{
+    (void)state;
+    olm_daemon_flags flags = {.health_addr = "127.0.0.1:0", .metrics_addr = "127.0.0.1:0",
+                              .tls_cert = FIX "server.crt", .tls_key = FIX "server.key"};
+    olm_tls_profile_default(&flags.tls); /* what the flag checks fill in */
+    daemon_state d = {0};
+    fetch f[] = {
+        {.scheme = "http", .path = "HEALTH/metrics"},
+        {.scheme = "http", .path = "HEALTH/healthz"},
+        {.scheme = "https", .path = "METRICS/metrics", .cafile = FIX "server.crt"},
+        {.scheme = "https", .path = "METRICS/healthz", .cafile = FIX "server.crt"},
+        {.scheme = "http", .path = "METRICS/metrics"},
+    };
+    listeners_fetch(&flags, &d, f, 5);
+    assert_int_equal(f[0].status, 404);
+    assert_int_equal(f[1].status, 200);
+    assert_int_equal(f[2].rc, CURLE_OK);
+    assert_int_equal(f[2].status, 200);
+    assert_string_equal(f[2].body, "up 1\n");
+    assert_int_equal(f[3].status, 404);
+    assert_int_not_equal(f[4].rc, CURLE_OK);
+}
+
+/* A metrics listener that cannot bind: one message naming the flag and the address, and the
+ * health listener already up is closed again. */
+static void test_listeners_start_error(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_http_server_opts o = {.host = "127.0.0.1", .text = handler};
+    olm_error err;
+    olm_http_server *busy = olm_http_server_start(&loop, &o, &err);
+    assert_non_null(busy);
+    char addr[64], msg[512];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", olm_http_server_port(busy));
+    olm_daemon_flags flags = {.health_addr = "127.0.0.1:0", .metrics_addr = addr};
+    daemon_state d = {0};
+    olm_http_listeners_opts lo = {.flags = &flags, .log_key = "test", .health = daemon_health,
+                                  .metrics = daemon_metrics, .arg = &d};
+    olm_http_listeners l;
+    assert_int_equal(olm_http_listeners_start(&loop, &lo, &l, msg, sizeof msg), -1);
+    char want[256];
+    snprintf(want, sizeof want, "--metrics-bind-address %s: listen on %s: ", addr, addr);
+    assert_memory_equal(msg, want, strlen(want));
+    olm_http_server_stop(busy, 1000, NULL, NULL);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_null(l.health);
+    assert_null(l.metrics);
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
@@ -350,6 +570,10 @@ int main(void)
         cmocka_unit_test(test_start_errors),
         cmocka_unit_test(test_tls_reload),
         cmocka_unit_test(test_gate),
+        cmocka_unit_test(test_methods_and_headers),
+        cmocka_unit_test(test_listeners_health_only),
+        cmocka_unit_test(test_listeners_metrics_tls),
+        cmocka_unit_test(test_listeners_start_error),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
