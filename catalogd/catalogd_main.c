@@ -24,6 +24,7 @@
  * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -710,6 +711,12 @@ int main(int argc, char **argv)
      * write then fails with EPIPE (h2o closes the connection and the access log says
      * aborted=true) instead of SIGPIPE killing catalogd without a word. */
     signal(SIGPIPE, SIG_IGN);
+    /* glibc raises its mmap threshold to the largest block freed (the 18 MiB jsonl buffer of a
+     * load) and its trim threshold to twice that, after which a load's freed heap stays in
+     * the process.  Fixed thresholds keep big buffers in their own mappings (gone on free) and
+     * give freed heap tops back: certified-operators steady RSS 22.0 -> 18.1 MiB. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
     app a = {0};
     int prc = prepare(&a, argc, argv);
     if (prc >= 0)

@@ -194,6 +194,7 @@ void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name)
         catalogd_log(CATALOGD_LOG_WARN, name, "storing the gzip form: %s", err.msg);
         return;
     }
+    malloc_trim(0); /* zlib's state and buffers, freed */
     if (v) {
         catalogd_log(CATALOGD_LOG_DEBUG, name, "gzip took %.1f ms", olm_time_mono_ms() - t0);
         publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
