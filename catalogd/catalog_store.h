@@ -77,6 +77,12 @@ time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, sec
  * (written by an older catalogd: the next write adds it) or it does not match the jsonl. */
 const char *store_view_gzip(const store_view *v, size_t *len);
 
+/* Drops from the process's page tables the whole pages of [p, p+len) that lie in the view's
+ * mappings (catalog.jsonl or its gzip form) when the slice is large (>= 256 KiB); other slices
+ * are left alone.  The mappings are read-only views of files, so the bytes stay readable (from
+ * the page cache) for anyone else serving them. */
+void store_view_drop_pages(const store_view *v, const char *p, size_t len);
+
 /* The ranges indexed under `key` in map `which`, sorted by offset; NULL/0 when absent.
  * Borrowed from the view. */
 const store_range *store_view_lookup(const store_view *v, store_key which, const char *key, size_t *n);
