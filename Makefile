@@ -4,7 +4,7 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench clean cluster-up cluster-down run up down \
+.PHONY: all deps build build-asan test unit-test unit-test-asan e2e bench bench-compare clean cluster-up cluster-down run up down \
         images manifests certs deploy undeploy fuzz fuzz-smoke
 
 all: build
@@ -64,6 +64,17 @@ test: unit-test unit-test-asan fuzz-smoke e2e
 
 bench: build
 	bash bench/run.sh
+
+# Side by side with upstream's Go binaries (../shared/upstream, a yardstick kept outside the
+# repo): about 25 minutes on 2 cores; figures in $${WORK:-/tmp/sbs-run}/summary.md.
+# Without that directory there is nothing to compare against, and it says so.
+UPSTREAM_BENCH ?= ../shared/upstream/bench/run.sh
+bench-compare: build
+	@if [ ! -f $(UPSTREAM_BENCH) ]; then \
+	  echo "bench-compare: $(UPSTREAM_BENCH) not found (upstream's Go binaries and their side-by-side bench live outside the repo): nothing to compare"; \
+	else \
+	  bash bench/compare_deps.sh && bash $(UPSTREAM_BENCH) $(ROUNDS); \
+	fi
 
 # A real local control plane (etcd + kube-apiserver built from their Go modules) and an
 # OCI registry on 127.0.0.1; state, kubeconfig and env file under .dev/.

@@ -9,7 +9,8 @@
 #   1. pushes certified-operators-v4.18 as a catalog image (not timed);
 #   2. starts catalogd on a free 127.0.0.1 port with an empty cache dir;
 #   3. times ClusterCatalog creation → Serving=True (pull + unpack + load + validate + store
-#      + status), then RSS of catalogd while serving, and one GET /api/v1/all;
+#      + status), then RSS of catalogd while serving and 5 s later (STEADY_SECS), and one
+#      GET /api/v1/all;
 #   4. restarts catalogd on the same cache and times start → /api/v1/all answering 200
 #      (the persisted store is served before any reconcile).
 # catalogd is stopped by its PID only.  Needs curl, python3 and kubectl.
@@ -106,6 +107,8 @@ EOF
 t1=$(now_ns)
 echo "create → Serving=True: $(secs "$t0" "$t1") s"
 echo "RSS while serving: $(rss_mib) MiB (peak $(hwm_mib) MiB)"
+sleep "${STEADY_SECS:-5}" # the gzip form is written just after Serving; then catalogd idles
+echo "steady RSS ${STEADY_SECS:-5} s later: $(rss_mib) MiB"
 t0=$(now_ns)
 size=$(curl -sf -o /dev/null -w '%{size_download}' "$URL/catalogs/$NAME/api/v1/all")
 echo "GET /api/v1/all: $size bytes in $(secs "$t0" "$(now_ns)") s; RSS after $(rss_mib) MiB"

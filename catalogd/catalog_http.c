@@ -26,7 +26,18 @@ typedef struct body_gen {
     store_view *view; /* one reference, dropped when the request's pool is cleared */
     h2o_iovec_t *segs; /* pool memory */
     size_t nsegs, seg, seg_off;
+    h2o_iovec_t sent[CHUNK_SEGS]; /* the last chunk handed to h2o_send, done at the next proceed */
+    size_t nsent;
 } body_gen;
+
+/* The pages of a chunk h2o has sent go out of the process's page tables (they stay in the page
+ * cache): serving /api/v1/all of a 180 MB catalog would otherwise leave RSS 180 MB higher. */
+static void drop_sent(body_gen *b)
+{
+    for (size_t i = 0; i < b->nsent; i++)
+        store_view_drop_pages(b->view, b->sent[i].base, b->sent[i].len);
+    b->nsent = 0;
+}
 
 static void add_hdr(h2o_req_t *req, const h2o_token_t *t, const char *v, size_t len)
 {
@@ -101,8 +112,9 @@ static int send_precondition_failed(h2o_req_t *req)
 static void gen_proceed(h2o_generator_t *g, h2o_req_t *req)
 {
     body_gen *b = (body_gen *)g;
-    h2o_iovec_t out[CHUNK_SEGS];
+    h2o_iovec_t *out = b->sent;
     size_t n = 0, bytes = 0;
+    drop_sent(b);
     while (b->seg < b->nsegs && n < CHUNK_SEGS && bytes < CHUNK_BYTES) {
         h2o_iovec_t s = b->segs[b->seg];
         size_t take = s.len - b->seg_off;
@@ -117,6 +129,7 @@ static void gen_proceed(h2o_generator_t *g, h2o_req_t *req)
             b->seg_off = 0;
         }
     }
+    b->nsent = n;
     h2o_send(req, out, n, b->seg == b->nsegs ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
@@ -132,6 +145,7 @@ static void gen_stop(h2o_generator_t *g, h2o_req_t *req)
 static void gen_dispose(void *p)
 {
     body_gen *b = p;
+    drop_sent(b);
     store_view_release(b->view);
 }
 

@@ -2,8 +2,10 @@
  *
  * Layout (shared/spec/olmv1-behaviour.md §4.3):
  *   <root>/catalogs/<name>/catalog.jsonl   every normalised meta blob, one per line
- *   <root>/catalogs/<name>/catalog.jsonl.gz the same bytes gzipped once, at write time, so
- *                                          that the server never compresses a catalog
+ *   <root>/catalogs/<name>/catalog.jsonl.gz the same bytes gzipped once, just after the write
+ *                                          (store_add_gzip), so that the server never
+ *                                          compresses a catalog
+ *   <root>/catalogs/<name>/source          the digest ref the content came from (optional)
  *   <root>/catalogs/<name>/index.json      {"by_schema":{..},"by_package":{..},"by_name":{..}}
  *                                          each key -> [[offset,len],...] into catalog.jsonl
  *
@@ -42,10 +44,23 @@ typedef enum store_key {
     STORE_BY_NAME = 2,
 } store_key;
 
+#define STORE_SOURCE_FILE "source"
+
 /* Writes catalog `name` (a DNS-1123 subdomain; checked) from `cat` (metas in load order)
- * and swaps it in atomically.  Orphaned temp dirs of this catalog are removed first.
- * On failure nothing already stored changes. */
-int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_error *err);
+ * and swaps it in atomically, with `source` (may be NULL: none) as the ref it came from.
+ * Orphaned temp dirs of this catalog are removed first.  On failure nothing already
+ * stored changes.  The gzip form is not written: see store_add_gzip. */
+int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err);
+
+/* Adds catalog.jsonl.gz to the current store of `name` unless a matching one is there: the
+ * slow half of a write (zlib level 6 of the whole jsonl), kept apart so a new catalog is
+ * served (plain) before it is compressed.  1 written, 0 already there, -1 with err set.
+ * Serialised with store_write for the same name by the caller. */
+int store_add_gzip(const char *root, const char *name, olm_error *err);
+
+/* The source digest ref the current store of `name` was written with (malloc'd), or NULL
+ * when there is none (no store, or written without one). */
+char *store_read_source(const char *root, const char *name);
 
 /* Opens the current store of `name`.  Returns a view holding one reference (release with
  * store_view_release), or NULL with err set; errno is ENOENT when the catalog is not stored. */
@@ -61,6 +76,12 @@ time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, sec
 /* The gzip form of the jsonl (a complete gzip member), or NULL when the store has none
  * (written by an older catalogd: the next write adds it) or it does not match the jsonl. */
 const char *store_view_gzip(const store_view *v, size_t *len);
+
+/* Drops from the process's page tables the whole pages of [p, p+len) that lie in the view's
+ * mappings (catalog.jsonl or its gzip form) when the slice is large (>= 256 KiB); other slices
+ * are left alone.  The mappings are read-only views of files, so the bytes stay readable (from
+ * the page cache) for anyone else serving them. */
+void store_view_drop_pages(const store_view *v, const char *p, size_t len);
 
 /* The ranges indexed under `key` in map `which`, sorted by offset; NULL/0 when absent.
  * Borrowed from the view. */

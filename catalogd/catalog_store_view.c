@@ -280,6 +280,29 @@ const char *store_view_gzip(const store_view *v, size_t *len)
     return v->gz;
 }
 
+#define DROP_MIN (256 * 1024) /* a whole catalog, a big slice of it: not a typical /metas answer */
+
+static void drop_in(const char *map, size_t map_len, const char *p, size_t len)
+{
+    if (!map || p < map || p + len > map + map_len)
+        return;
+    static size_t pagesz;
+    if (!pagesz)
+        pagesz = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + pagesz - 1) & ~(uintptr_t)(pagesz - 1);
+    uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(pagesz - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void store_view_drop_pages(const store_view *v, const char *p, size_t len)
+{
+    if (len < DROP_MIN)
+        return;
+    drop_in(v->data, v->size, p, len);
+    drop_in(v->gz, v->gz_size, p, len);
+}
+
 const store_range *store_view_lookup(const store_view *v, store_key which, const char *key, size_t *n)
 {
     index_entry probe = {.key = (char *)key};

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,14 +126,12 @@ static int write_file(const char *dir, const char *file, const char *data, size_
     return 0;
 }
 
-/* <dir>/<file>: `data` gzipped (zlib level 6, Go's gzip.DefaultCompression), fsynced.
- * Done once per content on the threadpool, so no request ever compresses a catalog. */
-static int write_gzip_file(const char *dir, const char *file, const char *data, size_t len, olm_error *err)
+/* <path>: `data` gzipped (zlib level 6, Go's gzip.DefaultCompression), fsynced; an existing
+ * file (a temp file left by a crash) is truncated.  Done once per content on the threadpool,
+ * so no request ever compresses a catalog. */
+static int write_gzip_file(const char *p, const char *data, size_t len, olm_error *err)
 {
-    char p[4096];
-    if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
-        return olm_error_set(err, "path too long: %s/%s", dir, file);
-    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return olm_error_set(err, "create %s: %s", p, strerror(errno));
     z_stream z;
@@ -250,7 +249,7 @@ static int swap_in(const char *tmp, const char *final, olm_error *err)
     return 0;
 }
 
-int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_error *err)
+int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err)
 {
     char msg[1024];
     if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
@@ -274,8 +273,8 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, olm_
         goto fail;
     }
     if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, err) < 0 ||
-        write_gzip_file(tmp, "catalog.jsonl.gz", cat->jsonl, cat->jsonl_len, err) < 0 ||
-        write_file(tmp, "index.json", idx.data, idx.len, err) < 0)
+        write_file(tmp, "index.json", idx.data, idx.len, err) < 0 ||
+        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), err) < 0))
         goto fail;
     if (fsync_path(tmp) < 0) {
         olm_error_set(err, "fsync %s: %s", tmp, strerror(errno));
@@ -294,6 +293,102 @@ fail:
 out:
     strbuf_free(&idx);
     return rc;
+}
+
+/* <root>/catalogs/<name> into dir, the name checked. */
+static int store_dir(const char *root, const char *name, char *dir, size_t dirsz, olm_error *err)
+{
+    char msg[1024];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
+        return olm_error_set(err, "invalid catalog name: %s", msg);
+    if (pathf(dir, dirsz, "%s/catalogs/%s", root, name) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    return 0;
+}
+
+/* The last 4 bytes of a gzip member: the uncompressed size mod 2^32. */
+static int gzip_matches(int dfd, size_t jsonl_size)
+{
+    int fd = openat(dfd, "catalog.jsonl.gz", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char t[4];
+    int ok = fstat(fd, &st) == 0 && st.st_size >= 18 && pread(fd, t, 4, st.st_size - 4) == 4 &&
+             ((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24) ==
+                 (uint32_t)jsonl_size;
+    close(fd);
+    return ok;
+}
+
+int store_add_gzip(const char *root, const char *name, olm_error *err)
+{
+    char dir[4096], tmp[4096], final[4096];
+    if (store_dir(root, name, dir, sizeof dir, err) < 0)
+        return -1;
+    if (pathf(tmp, sizeof tmp, "%s/.catalog.jsonl.gz.tmp", dir) < 0 ||
+        pathf(final, sizeof final, "%s/catalog.jsonl.gz", dir) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return olm_error_set(err, "open %s: %s", dir, strerror(errno));
+    int fd = openat(dfd, "catalog.jsonl", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        close(dfd);
+        return olm_error_set(err, "open %s/catalog.jsonl: %s", dir, strerror(e));
+    }
+    size_t len = (size_t)st.st_size;
+    if (gzip_matches(dfd, len)) {
+        close(fd);
+        close(dfd);
+        return 0;
+    }
+    const char *data = NULL;
+    if (len) {
+        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            close(dfd);
+            return olm_error_set(err, "mmap %s/catalog.jsonl: %s", dir, strerror(e));
+        }
+        madvise(m, len, MADV_SEQUENTIAL);
+        data = m;
+    }
+    close(fd);
+    int rc = write_gzip_file(tmp, data, len, err);
+    if (data)
+        munmap((void *)data, len);
+    if (rc == 0 && rename(tmp, final) < 0)
+        rc = olm_error_set(err, "rename %s: %s", tmp, strerror(errno));
+    if (rc == 0 && fsync(dfd) < 0)
+        rc = olm_error_set(err, "fsync %s: %s", dir, strerror(errno));
+    if (rc < 0)
+        unlink(tmp);
+    close(dfd);
+    return rc < 0 ? -1 : 1;
+}
+
+char *store_read_source(const char *root, const char *name)
+{
+    char dir[4096], p[4200];
+    olm_error err;
+    if (store_dir(root, name, dir, sizeof dir, &err) < 0 || pathf(p, sizeof p, "%s/%s", dir, STORE_SOURCE_FILE) < 0)
+        return NULL;
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char buf[2048];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0 || (size_t)n == sizeof buf - 1) /* empty, unreadable or not a ref */
+        return NULL;
+    buf[n] = '\0';
+    return strdup(buf);
 }
 
 int store_delete(const char *root, const char *name, olm_error *err)

@@ -24,6 +24,7 @@
  * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,11 @@ static void drain_publish(app *a)
                     catalogd_log(CATALOGD_LOG_ERROR, it->name, "out of memory: new content not served");
                 else
                     catalogd_log(CATALOGD_LOG_INFO, it->name, "serving new content (%zu bytes)",
+                                 store_view_size(it->view));
+                break;
+            case CC_PUBLISH_GZIP:
+                if (catalog_server_set_catalog(a->srv, it->name, it->view) == 0)
+                    catalogd_log(CATALOGD_LOG_DEBUG, it->name, "serving the gzip form too (%zu bytes)",
                                  store_view_size(it->view));
                 break;
             case CC_PUBLISH_REMOVE:
@@ -793,6 +799,12 @@ int main(int argc, char **argv)
      * write then fails with EPIPE (h2o closes the connection and the access log says
      * aborted=true) instead of SIGPIPE killing catalogd without a word. */
     signal(SIGPIPE, SIG_IGN);
+    /* glibc raises its mmap threshold to the largest block freed (the 18 MiB jsonl buffer of a
+     * load) and its trim threshold to twice that, after which a load's freed heap stays in
+     * the process.  Fixed thresholds keep big buffers in their own mappings (gone on free) and
+     * give freed heap tops back: certified-operators steady RSS 22.0 -> 18.1 MiB. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
     app a = {0};
     int prc = prepare(&a, argc, argv);
     if (prc >= 0)

@@ -48,6 +48,11 @@ void clustercatalog_records_free(clustercatalog_reconciler *r);
 int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
               time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal);
 
+/* Adds the gzip form to the store of `name` when it lacks it and publishes the view that
+ * serves it (threadpool; after the status write, so Serving does not wait for zlib).  A
+ * failure is logged: the catalog is served plain until a later reconcile succeeds. */
+void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name);
+
 /* True when the store of `name` has its catalog.jsonl and index.json. */
 bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const char *name);
 

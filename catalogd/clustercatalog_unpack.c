@@ -84,7 +84,8 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
 }
 
 /* Load, validate and store the FBC at `root`; publishes the new view.  -1 with msg set. */
-static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, char *msg, size_t msgsz)
+static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, const char *source, char *msg,
+                     size_t msgsz)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -108,7 +109,7 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
     } else {
         t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
-        rc = store_write(r->cfg.cache_dir, name, cat, &err);
+        rc = store_write(r->cfg.cache_dir, name, cat, source, &err);
         store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
         uv_rwlock_rdunlock(&r->store_lock);
         catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0, v ? "" : ": failed");
@@ -152,24 +153,50 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
         return -1;
     }
     /* Unpack only when the digest moved or the store is gone: re-storing identical content on
-     * every poll (upstream) costs a full load and rewrite for nothing. */
+     * every poll (upstream) costs a full load and rewrite for nothing.  Without a record (a
+     * restart, or a failure dropped it) the store's own source ref tells what it holds. */
+    char *persisted = stored_ref ? NULL : store_read_source(r->cfg.cache_dir, name);
+    if (persisted)
+        stored_ref = persisted;
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        int src = store_fbc(r, name, res.fbc_root, msg, msgsz);
+        int src = store_fbc(r, name, res.fbc_root, res.digest_ref, msg, msgsz);
         /* A big catalog's DOM is hundreds of MiB of small blocks; hand the freed heap back
          * so the RSS of a long-running catalogd reflects what it serves, not its peak. */
         malloc_trim(0);
         if (src != 0) {
             publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
+            free(persisted);
             return -1;
         }
         publish(r, CC_PUBLISH_UNPACK, name, NULL, true, mono_seconds() - t0);
     }
+    free(persisted);
     *last_unpacked = st.st_mtime;
     *digest_ref = res.digest_ref;
     res.digest_ref = NULL;
     oci_pull_result_free(&res);
     return 0;
+}
+
+void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name)
+{
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    uv_rwlock_rdlock(&r->store_lock);
+    int rc = store_add_gzip(r->cfg.cache_dir, name, &err);
+    store_view *v = rc == 1 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+    uv_rwlock_rdunlock(&r->store_lock);
+    if (rc < 0 || (rc == 1 && !v)) {
+        /* Served plain meanwhile; the next successful reconcile tries again. */
+        catalogd_log(CATALOGD_LOG_WARN, name, "storing the gzip form: %s", err.msg);
+        return;
+    }
+    malloc_trim(0); /* zlib's state and buffers, freed */
+    if (v) {
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "gzip took %.1f ms", olm_time_mono_ms() - t0);
+        publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
+    }
 }

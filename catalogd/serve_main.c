@@ -58,7 +58,9 @@ static int load_one(const char *cache, const char *spec, load_result *res)
     double t0 = now();
     olm_error err;
     fbc_catalog *cat = fbc_load_dir(eq + 1, &err);
-    int rc = cat ? store_write(cache, res->name, cat, &err) : -1;
+    int rc = cat ? store_write(cache, res->name, cat, NULL, &err) : -1;
+    if (rc == 0 && store_add_gzip(cache, res->name, &err) < 0)
+        rc = -1;
     fbc_catalog_free(cat);
     res->seconds = now() - t0;
     res->ok = rc == 0;

@@ -60,8 +60,10 @@ static void write_catalog(const char *root, const char *name, const char *text)
 {
     fbc_catalog *c = load(text);
     olm_error err;
-    if (store_write(root, name, c, &err) < 0)
+    if (store_write(root, name, c, NULL, &err) < 0)
         fail_msg("store_write: %s", err.msg);
+    if (store_add_gzip(root, name, &err) < 0)
+        fail_msg("store_add_gzip: %s", err.msg);
     fbc_catalog_free(c);
 }
 
@@ -141,8 +143,8 @@ static void test_index_contents(void **state)
     free(idx);
 }
 
-/* catalog.jsonl.gz: the gzip of catalog.jsonl, written with it; a view maps it only when
- * it matches (an older store without it, or a damaged one, is served plain). */
+/* catalog.jsonl.gz: the gzip of catalog.jsonl, added after the write (store_add_gzip); a view
+ * maps it only when it matches (a store without it, or a damaged one, is served plain). */
 static void test_gzip_form(void **state)
 {
     fixture *f = *state;
@@ -196,6 +198,52 @@ static void test_gzip_form(void **state)
     assert_null(store_view_gzip(v, &gzlen));
     assert_true(store_view_size(v) > 0);
     store_view_release(v);
+
+    /* store_add_gzip writes it back once; a matching one is left alone. */
+    assert_int_equal(store_add_gzip(f->root, "big", &err), 1);
+    assert_int_equal(store_add_gzip(f->root, "big", &err), 0);
+    v = store_open(f->root, "big", &err);
+    assert_non_null(v);
+    assert_non_null(store_view_gzip(v, &gzlen));
+    store_view_release(v);
+    /* ... also over a damaged one and a temp file a crash left behind */
+    assert_int_equal(truncate(p, 100), 0);
+    snprintf(p, sizeof p, "%s/catalogs/big/.catalog.jsonl.gz.tmp", f->root);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fputs("junk", fp);
+    fclose(fp);
+    assert_int_equal(store_add_gzip(f->root, "big", &err), 1);
+    assert_int_equal(access(p, F_OK), -1);
+    v = store_open(f->root, "big", &err);
+    assert_non_null(v);
+    assert_non_null(store_view_gzip(v, &gzlen));
+    store_view_release(v);
+    /* no store: an error naming it */
+    assert_int_equal(store_add_gzip(f->root, "absent", &err), -1);
+    assert_non_null(strstr(err.msg, "absent"));
+}
+
+/* The source ref goes into the store with its content, and leaves with it. */
+static void test_source_ref(void **state)
+{
+    fixture *f = *state;
+    olm_error err;
+    assert_null(store_read_source(f->root, "src"));
+    fbc_catalog *c = load("{\"schema\":\"olm.package\",\"name\":\"p\"}\n");
+    assert_int_equal(store_write(f->root, "src", c, "reg/x@sha256:0123", &err), 0);
+    char *s = store_read_source(f->root, "src");
+    assert_non_null(s);
+    assert_string_equal(s, "reg/x@sha256:0123");
+    free(s);
+    /* a write without one (serve-only tools) leaves none behind */
+    assert_int_equal(store_write(f->root, "src", c, NULL, &err), 0);
+    assert_null(store_read_source(f->root, "src"));
+    assert_int_equal(store_write(f->root, "src", c, "reg/x@sha256:4567", &err), 0);
+    assert_int_equal(store_delete(f->root, "src", &err), 0);
+    assert_null(store_read_source(f->root, "src"));
+    assert_null(store_read_source(f->root, "Bad_Name"));
+    fbc_catalog_free(c);
 }
 
 static void test_select(void **state)
@@ -314,7 +362,7 @@ static void test_open_missing_and_invalid(void **state)
     assert_null(store_open(f->root, "../etc", &err));
     assert_non_null(strstr(err.msg, "invalid catalog name"));
     fbc_catalog *c = load(SMALL);
-    assert_int_equal(store_write(f->root, "Bad_Name", c, &err), -1);
+    assert_int_equal(store_write(f->root, "Bad_Name", c, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "RFC 1123"));
     fbc_catalog_free(c);
     assert_false(exists(f->root, "catalogs/Bad_Name"));
@@ -339,7 +387,7 @@ static void test_empty_catalog(void **state)
     fixture *f = *state;
     fbc_catalog *c = load("");
     olm_error err;
-    assert_int_equal(store_write(f->root, "empty", c, &err), 0);
+    assert_int_equal(store_write(f->root, "empty", c, NULL, &err), 0);
     fbc_catalog_free(c);
     store_view *v = store_open(f->root, "empty", &err);
     assert_non_null(v);
@@ -407,6 +455,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_index_contents, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gzip_form, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_ref, setup, teardown),
         cmocka_unit_test_setup_teardown(test_select, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swap_keeps_old_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_after_restart, setup, teardown),

@@ -11,10 +11,12 @@ small subsets of it) and the served content is compared byte for byte with
 nothing asserts timing.  Stdlib, PyYAML and pytest only.
 """
 
+import gzip
 import json
 import os
 import re
 import shutil
+import urllib.request
 
 import pytest
 
@@ -142,6 +144,14 @@ def test_serves_catalog_with_exact_status(catalogd, olmv1, registry, name):
     assert metas == b"".join(packages)
     assert len(packages) == 20
 
+    # The gzip form is made once, just after Serving (plain until then); it is the same bytes.
+    def gzipped():
+        req = urllib.request.Request(f"{catalogd.base}/catalogs/{name}/api/v1/all",
+                                     headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.headers.get("Content-Encoding") == "gzip" and r.read()
+    assert gzip.decompress(catalogd.wait_for(gzipped, "the gzip form of /all")) == expected
+
     # A wrong label is put back (there is no mutating webhook in this setup).
     kubectl("label", "--overwrite", "clustercatalog", name, f"{NAME_LABEL}=wrong")
     catalogd.wait_for(lambda: get(name)["metadata"]["labels"][NAME_LABEL] == name, "the name label")
@@ -244,6 +254,14 @@ def test_restart_serves_stored_content_at_once_and_collects_garbage(catalogd, ol
     obj = wait_serving(catalogd, name)
     assert_served(obj, catalogd, name, digest_ref)
     assert catalogd.all(name) == (200, expected)
+
+    # The store remembers the digest it came from: the restart's reconcile pulls (an image cache
+    # hit), sees the same digest and neither loads nor rewrites the catalog.  The delete is
+    # queued behind that reconcile, so once it is done the log tells.
+    kubectl("delete", "clustercatalog", name, f"--timeout={WAIT}s")
+    log = catalogd.log_path.read_text()
+    assert "unpacking" not in log and "serving new content" not in log, catalogd.log_tail()
+    assert "content removed" in log, catalogd.log_tail()
 
 
 def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
