@@ -19,6 +19,8 @@ static void wipe(char *s)
 static void path_free(drift_path *p)
 {
     free(p->path);
+    free(p->resource);
+    free(p->ns);
     for (size_t i = 0; i < p->nkeys; i++)
         free(p->keys[i]);
     free(p->keys);
@@ -133,12 +135,14 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
         /* One namespace: watch there, which a namespace-scoped ServiceAccount may do. */
         if (g->ri.namespaced && g->only_ns && !g->many_ns) {
             p->path = kube_resource_path(&g->ri, g->only_ns, NULL, NULL, err);
-            if (!p->path)
-                rc = -1;
-        } else {
-            p->path = g->cluster_path;
-            g->cluster_path = NULL;
+            p->ns = strdup(g->only_ns);
+            if (!p->path || !p->ns)
+                rc = p->path ? olm_error_set(err, "out of memory") : -1;
         }
+        p->resource = g->cluster_path;
+        g->cluster_path = NULL;
+        if (rc == 0 && !p->path && !(p->path = strdup(p->resource)))
+            rc = olm_error_set(err, "out of memory");
         p->keys = g->keys;
         p->nkeys = g->nkeys;
         g->keys = NULL;
