@@ -19,7 +19,8 @@
 #
 # Usage: bench/scale_extensions.sh N          e.g.  bench/scale_extensions.sh 1000
 # Environment: BUILD (default build/), MAX_WAIT seconds (default 600), OPCTL_ARGS (extra
-# operator-controller flags, one string split on spaces).
+# operator-controller flags, one string split on spaces, e.g. "--log-level debug"),
+# KEEP_LOGS (a directory to copy the daemons' logs to at the end).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -153,4 +154,5 @@ t0=$(now)
 kubectl delete clusterextensions -l bench=scale --wait=true --timeout="${max_wait}s" >/dev/null
 awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2f s\n", n, a-b}'
 sleep 15
+[ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
 echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB; kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"

@@ -104,7 +104,8 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
 char *drift_selector(const char *extension);
 
 /* A hash of what an object's owner may have changed: the object without status,
- * metadata.resourceVersion, metadata.managedFields and metadata.generation. */
+ * metadata.resourceVersion, metadata.managedFields, metadata.generation and the
+ * Deployment controller's deployment.kubernetes.io/revision annotation. */
 uint64_t drift_content_hash(const json_t *obj);
 
 /* ------------------------------------------------------------ watches (loop thread) */

@@ -8,6 +8,8 @@
 
 #include "drift.h"
 
+#define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
+
 static void wipe(char *s)
 {
     if (s) {
@@ -188,6 +190,19 @@ uint64_t drift_content_hash(const json_t *obj)
         json_object_del(md, "resourceVersion");
         json_object_del(md, "managedFields");
         json_object_del(md, "generation");
+        /* The Deployment controller's revision counter: written once to every new Deployment
+         * (and on each rollout), never by our apply; as change it would cost every install
+         * a second, no-op reconcile. */
+        json_t *ann = json_object_get(md, "annotations");
+        if (json_object_get(ann, DEPLOYMENT_REVISION_ANNOTATION)) {
+            ann = json_copy(ann);
+            json_object_del(ann, DEPLOYMENT_REVISION_ANNOTATION);
+            if (json_object_size(ann) == 0)
+                json_object_del(md, "annotations");
+            else
+                json_object_set(md, "annotations", ann);
+            json_decref(ann);
+        }
         json_object_set_new(top, "metadata", md);
     }
     char *text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);

@@ -11,6 +11,10 @@
  * its extension (and that are in its namespace, for a namespaced path) are judged
  * exactly as its own watch would (drift_watch.c): after the sync, DELETED or a MODIFIED
  * that changed content enqueues; at each (re)sync, an expected object missing enqueues.
+ * An extension that joins a watch already synced cannot go by "missing": the objects its
+ * apply has just created may still be on their way as ADDED events.  It goes by the
+ * deletions seen instead (kept GONE_KEEP_MS): one of its objects deleted between its apply
+ * and its joining enqueues it.
  *
  * The runner: the first subscriber whose identity is not known to be refused starts it.
  * A 403 (or 401) for the runner's identity, the runner's extension going away or getting
@@ -29,6 +33,10 @@
 #include "install_record.h"
 #include "olm_log.h"
 
+/* How long a deletion is remembered for extensions joining later; a reconcile posts
+ * its watches right after its apply, so this is ample. */
+#define GONE_KEEP_MS 120000
+
 struct drift_shared {
     drift_watcher *d;
     char *resource;      /* cluster-wide collection path: the key */
@@ -38,6 +46,7 @@ struct drift_shared {
     char *identity;      /* "ns/sa" of the token bw runs with */
     bool synced;         /* bw's current start has listed */
     json_t *seen;        /* key -> content hash */
+    json_t *gone;        /* key -> uv_now (ms) of its DELETED event, for GONE_KEEP_MS */
     json_t *denied;      /* identity -> true: 403 (may not list/watch the type cluster-wide) */
     drift_shared *next;
 };
@@ -101,6 +110,7 @@ static bool start(drift_shared *sh, drift_ext *e)
     sh->identity = id;
     sh->runner = e;
     json_object_clear(sh->seen);
+    json_object_clear(sh->gone);
     bw->d = d;
     bw->sh = sh;
     bw->cfg = e->cfg;
@@ -136,6 +146,7 @@ static void shared_free(drift_shared *sh)
     free(sh->resource);
     free(sh->identity);
     json_decref(sh->seen);
+    json_decref(sh->gone);
     json_decref(sh->denied);
     free(sh);
 }
@@ -143,10 +154,12 @@ static void shared_free(drift_shared *sh)
 static drift_shared *shared_new(drift_watcher *d, const char *resource)
 {
     drift_shared *sh = calloc(1, sizeof *sh);
-    if (!sh || !(sh->resource = strdup(resource)) || !(sh->seen = json_object()) || !(sh->denied = json_object())) {
+    if (!sh || !(sh->resource = strdup(resource)) || !(sh->seen = json_object()) || !(sh->gone = json_object()) ||
+        !(sh->denied = json_object())) {
         if (sh) {
             free(sh->resource);
             json_decref(sh->seen);
+            json_decref(sh->gone);
         }
         free(sh);
         return NULL;
@@ -191,8 +204,16 @@ bool drift_shared_attach(drift_watch *w)
         return false;
     w->covered = true;
     w->synced = false;
-    if (sh->synced)
-        check_expected(sh, w);
+    if (sh->synced) {
+        /* Joining a running watch: deletions it saw count, absences do not (see top). */
+        w->synced = true;
+        for (size_t i = 0; i < w->nkeys; i++) {
+            if (json_object_get(sh->gone, w->keys[i])) {
+                drift_request_reconcile(w);
+                break;
+            }
+        }
+    }
     return true;
 }
 
@@ -266,14 +287,23 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
     char *key = kube_object_key(obj);
     if (!key)
         return;
+    uint64_t now = uv_now(sh->d->loop);
     if (type == KUBE_WATCH_DELETED) {
         json_object_del(sh->seen, key);
+        if (json_object_size(sh->gone) >= 256) { /* forget old deletions now and then */
+            const char *k;
+            json_t *v, *tmp;
+            json_object_foreach_safe(sh->gone, tmp, k, v) if (now - (uint64_t)json_integer_value(v) > GONE_KEEP_MS)
+                json_object_del(sh->gone, k);
+        }
+        json_object_set_new(sh->gone, key, json_integer((json_int_t)now));
         free(key);
         drift_watch *w = sh->synced ? target(sh, obj) : NULL;
         if (w && w->synced)
             drift_request_reconcile(w);
         return;
     }
+    json_object_del(sh->gone, key);
     json_int_t h = (json_int_t)drift_content_hash(obj);
     json_t *old = json_object_get(sh->seen, key);
     bool changed = !old || json_integer_value(old) != h;

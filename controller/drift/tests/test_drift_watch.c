@@ -267,6 +267,14 @@ static void test_content_hash_ignores_server_bookkeeping(void **state)
     json_t *labelled = cm("c", "v", "4");
     json_object_set_new(json_object_get(labelled, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
     assert_true(drift_content_hash(a) != drift_content_hash(labelled));
+    /* The Deployment controller's revision annotation is bookkeeping too; other annotations are not. */
+    json_t *rev = cm("c", "v", "5");
+    json_object_set_new(json_object_get(rev, "metadata"), "annotations",
+                        json_pack("{s:s}", "deployment.kubernetes.io/revision", "1"));
+    assert_true(drift_content_hash(a) == drift_content_hash(rev));
+    json_object_set_new(json_object_get(json_object_get(rev, "metadata"), "annotations"), "x", json_string("y"));
+    assert_true(drift_content_hash(a) != drift_content_hash(rev));
+    json_decref(rev);
     /* The input is not modified. */
     assert_non_null(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
     assert_non_null(json_object_get(b, "status"));
@@ -644,14 +652,29 @@ static void test_shared_one_watch_per_type_for_many_extensions(void **state)
     json_decref(stray);
     json_decref(other);
 
-    /* A third extension joins the running watches: nothing new opens; its expected
-     * objects are checked against what the shared watch has seen. */
+    /* More extensions join the running watches: nothing new opens.  One whose object
+     * was deleted between its apply and its joining is enqueued; one whose objects have
+     * not come as events yet (they are on their way) is not. */
+    json_t *c1 = owned("ConfigMap", "ns-c", "cfg", "c", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, c1);
+    json_decref(c1);
     install_object_ref refs_c[] = {{"v1", "ConfigMap", "ns-c", "cfg"}};
     s = spec_in("c", "ns-c", "token-c", refs_c, 1);
+    post(wd, &s);
+    install_object_ref refs_d[] = {{"v1", "ConfigMap", "ns-d", "cfg"}};
+    s = spec_in("d", "ns-d", "token-d", refs_d, 1);
     post(wd, &s);
     assert_int_equal(nrunning(wd), 2);
     assert_int_equal(wd->nenq, 4);
     assert_string_equal(wd->enq[3], "c");
+    /* ... and is watched from then on. */
+    json_t *d1 = owned("ConfigMap", "ns-d", "cfg", "d", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, d1);
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, d1);
+    json_decref(d1);
+    assert_int_equal(wd->nenq, 5);
+    assert_string_equal(wd->enq[4], "d");
 }
 
 static void test_shared_uninstalling_the_runner_keeps_the_others_repaired(void **state)
