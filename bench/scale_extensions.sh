@@ -20,7 +20,9 @@
 # Usage: bench/scale_extensions.sh N          e.g.  bench/scale_extensions.sh 1000
 # Environment: BUILD (default build/), MAX_WAIT seconds (default 600), OPCTL_ARGS (extra
 # operator-controller flags, one string split on spaces, e.g. "--log-level debug"),
-# KEEP_LOGS (a directory to copy the daemons' logs to at the end).
+# KEEP_LOGS (a directory to copy the daemons' logs to at the end), MALLOC_STATS=1 (at the
+# end, glibc's malloc_stats() of operator-controller via gdb, into its log: bytes in use
+# against bytes held from the system, per arena).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -163,5 +165,6 @@ t0=$(now)
 kubectl delete clusterextensions -l bench=scale --wait=true --timeout="${max_wait}s" >/dev/null
 awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2f s\n", n, a-b}'
 sleep 15
+[ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
 [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
 echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB; kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
