@@ -37,6 +37,8 @@ apiserver_sum() { kubectl get --raw /metrics | awk -v m="$1" -v f="${2:-}" \
   'index($1, m) == 1 && (substr($1, length(m) + 1, 1) == "{" || substr($1, length(m) + 1, 1) == "") && index($1, f) {s += $2} END {printf "%d", s}'; }
 watches() { echo "registered_watchers $(apiserver_sum apiserver_registered_watchers)," \
                  "longrunning WATCH $(apiserver_sum apiserver_longrunning_requests 'verb="WATCH"')"; }
+# RSS split: anonymous (heap, stacks) and file-backed (the binary and its libraries).
+rss_split() { awk '/^RssAnon/ {a=$2} /^RssFile/ {f=$2} END {printf "anon %d KiB, file %d KiB", a, f}' "/proc/$opctl_pid/status"; }
 hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$opctl_pid/status"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # CPU seconds (user+system) a process has used so far.
@@ -131,7 +133,7 @@ print(sum(any(c["type"] == "Installed" and c["status"] == "True" for c in i.get(
 }
 sleep 3
 echo "machine: $(nproc) CPU(s), load average $(load)"
-echo "before: operator-controller RSS $(rss_kib) KiB; kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
+echo "before: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
 
 echo "CPU used so far: $(cpus)"
 t0=$(now)
@@ -167,4 +169,4 @@ awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2
 sleep 15
 [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
 [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
-echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB; kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
+echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
