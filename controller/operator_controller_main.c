@@ -855,11 +855,6 @@ int main(int argc, char **argv)
      * (MALLOC_ARENA_MAX in the environment still wins: glibc reads it at start-up). */
     if (!getenv("MALLOC_ARENA_MAX"))
         mallopt(M_ARENA_MAX, 2);
-    /* Response bodies and JSON texts above 64 KiB get their own mappings, returned whole
-     * when freed, instead of holes in the heap between long-lived small objects (a fixed
-     * threshold also stops glibc from raising it after the first big free). */
-    if (!getenv("MALLOC_MMAP_THRESHOLD_"))
-        mallopt(M_MMAP_THRESHOLD, 64 * 1024);
     /* libcurl's global state must be set up before any thread may use it. */
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
         fprintf(stderr, "operator-controller: curl_global_init failed\n");
