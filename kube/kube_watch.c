@@ -34,6 +34,7 @@ struct kube_watch {
     char *continue_token;
     unsigned lists;
     bool synced;
+    bool keep_metadata_only;
 
     kube_uvcurl_req *list_req;
 
@@ -134,6 +135,30 @@ static void emit(kube_watch *w, kube_watch_event_type t, json_t *obj)
         w->h.on_event(t, obj, w->data);
 }
 
+/* What `known` keeps of `obj` (a new reference): the object, or with keep_metadata_only
+ * its identity (kube_watch_options).  NULL on out of memory. */
+static json_t *keep(const kube_watch *w, json_t *obj)
+{
+    if (!w->keep_metadata_only)
+        return json_incref(obj);
+    static const char *const top[] = {"apiVersion", "kind"};
+    static const char *const meta[] = {"name", "namespace", "uid", "labels", "resourceVersion"};
+    json_t *k = json_object(), *md = json_object(), *omd = json_object_get(obj, "metadata");
+    if (!k || !md || json_object_set(k, "metadata", md) != 0) {
+        json_decref(k);
+        json_decref(md);
+        return NULL;
+    }
+    json_decref(md);
+    for (size_t i = 0; i < sizeof top / sizeof *top; i++)
+        if (json_object_get(obj, top[i]))
+            json_object_set(k, top[i], json_object_get(obj, top[i]));
+    for (size_t i = 0; i < sizeof meta / sizeof *meta; i++)
+        if (json_object_get(omd, meta[i]))
+            json_object_set(md, meta[i], json_object_get(omd, meta[i]));
+    return k;
+}
+
 /* Compares the fresh LIST with what was reported and reports the difference. */
 static void apply_listing(kube_watch *w)
 {
@@ -154,6 +179,13 @@ static void apply_listing(kube_watch *w)
     }
     json_decref(w->known);
     w->known = listing;
+    if (w->keep_metadata_only) { /* the events are out: from now on only what a relist needs */
+        json_object_foreach(listing, key, obj) {
+            json_t *k = keep(w, obj);
+            if (k)
+                json_object_set_new(listing, key, k); /* same key: the iteration goes on */
+        }
+    }
     w->synced = true;
     if (w->h.on_synced && !w->stopped)
         w->h.on_synced(w->data);
@@ -322,7 +354,7 @@ static int on_stream_event(const char *type, json_t *obj, void *data)
         return 0; /* unknown event types are skipped, as client-go does */
     char *key = kube_object_key(obj);
     int rc = !key ? -1 : t == KUBE_WATCH_DELETED ? (json_object_del(w->known, key), 0)
-                                                 : json_object_set(w->known, key, obj);
+                                                 : json_object_set_new(w->known, key, keep(w, obj));
     free(key);
     if (rc != 0) {
         w->abort = ABORT_ERROR;
@@ -494,6 +526,7 @@ kube_watch *kube_watch_new(kube_uvcurl *uc, const kube_config *cfg, const kube_w
     if (w->backoff_max < w->backoff_initial)
         w->backoff_max = w->backoff_initial;
     w->backoff_next = w->backoff_initial;
+    w->keep_metadata_only = opts->keep_metadata_only;
     w->h = *handlers;
     w->data = data;
     w->known = json_object();

@@ -53,6 +53,11 @@ typedef struct kube_watch_options {
     unsigned list_page_size;     /* LIST limit; 0: 500 */
     uint64_t backoff_initial_ms; /* first retry delay after an error; 0: 200 */
     uint64_t backoff_max_ms;     /* retry delay cap; 0: 30000 */
+    /* Keep only apiVersion, kind and metadata's name, namespace, uid, labels and
+     * resourceVersion of each object for the relist comparison, not the whole object:
+     * the DELETED events a relist reports then carry just those.  For watchers of many
+     * objects that only need their identity on deletion (drift watches). */
+    bool keep_metadata_only;
 } kube_watch_options;
 
 /* The informer/work-queue key of an object: "namespace/name", or "name" for

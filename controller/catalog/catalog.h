@@ -74,6 +74,10 @@ int catalog_client_get_package(catalog_client *cc, const json_t *catalog, const 
 
 /* Drops every cached entry of the catalog `name` (deleted catalogs). */
 void catalog_client_forget(catalog_client *cc, const char *name);
+/* Drops every cached entry of `package`, from any catalog (its extension was
+ * uninstalled: the cache would otherwise only ever grow with the packages ever
+ * installed; another extension of the package fetches it again once). */
+void catalog_client_forget_package(catalog_client *cc, const char *package);
 /* Cached (catalog, ref, package) entries, for metrics and tests. */
 size_t catalog_client_cached(catalog_client *cc);
 

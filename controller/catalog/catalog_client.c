@@ -1,6 +1,7 @@
 /* catalog_client: fetch one package from catalogd's /api/v1/metas, cache it, and build
  * the resolver's catalog list.  See catalog.h for the contract. */
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -81,13 +82,14 @@ static bool unlink_locked(catalog_client *cc, catalog_package **link)
     return --p->refs == 0;
 }
 
-void catalog_client_forget(catalog_client *cc, const char *name)
+/* Drops the entries whose catalog (by_package false) or package (true) is `name`. */
+static void forget(catalog_client *cc, const char *name, bool by_package)
 {
     catalog_package *dead = NULL;
     uv_mutex_lock(&cc->lock);
     for (catalog_package **l = &cc->head; *l;) {
         catalog_package *p = *l;
-        if (strcmp(p->catalog, name) != 0) {
+        if (strcmp(by_package ? p->package : p->catalog, name) != 0) {
             l = &p->next;
             continue;
         }
@@ -102,6 +104,16 @@ void catalog_client_forget(catalog_client *cc, const char *name)
         package_destroy(dead);
         dead = n;
     }
+}
+
+void catalog_client_forget(catalog_client *cc, const char *name)
+{
+    forget(cc, name, false);
+}
+
+void catalog_client_forget_package(catalog_client *cc, const char *package)
+{
+    forget(cc, package, true);
 }
 
 void catalog_client_free(catalog_client *cc)

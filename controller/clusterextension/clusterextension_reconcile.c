@@ -255,6 +255,9 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     remove_bundle_cache(run);
     if (*sa)
         clusterextension_token_cache_forget(run->r->cfg.tokens, ns, sa);
+    const char *pkg = clusterextension_str(run->ce, "spec.source.catalog.packageName");
+    if (*pkg && run->r->cfg.catalog_client)
+        catalog_client_forget_package(run->r->cfg.catalog_client, pkg);
     if (set_finalizer(run, false, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;

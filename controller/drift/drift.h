@@ -2,10 +2,32 @@
  *
  * After a successful reconcile, the reconcile posts what its extension installed: one
  * collection path per distinct resource type of the install record, the objects
- * expected in it, and the ServiceAccount token the reconcile used.  The watcher (on the
- * loop thread) keeps one watch per (extension, resource type), authenticated with that
- * token -- NOT operator-controller's own identity, which stays least-privileged -- and
- * filtered by the owner labels
+ * expected in it, and the ServiceAccount token the reconcile used.  Watches are always
+ * authenticated with such a token -- NOT operator-controller's own identity, which stays
+ * least-privileged.
+ *
+ * Shared watches (the default; drift_shared.c): per resource type, ONE cluster-wide watch
+ * filtered by  olm.operatorframework.io/owner-kind=ClusterExtension  reports for every
+ * extension that installed objects of that type; events go to the extension named by the
+ * object's owner-name label (and, for a namespaced path, only from that namespace).  It
+ * runs with the token of one of those extensions' ServiceAccounts that the apiserver
+ * lets list+watch the type cluster-wide; one that gets a 403 is not asked again, the next
+ * one is tried, and when none can, each extension keeps its own watch as below.  So 1,000
+ * extensions of five kinds cost five apiserver watches instead of 5,000, when at least
+ * one installer may watch cluster-wide (common: installers bound by ClusterRoleBinding).
+ *
+ * Why this widens no identity's privileges: the shared watch is a read of exactly what
+ * its identity X may read cluster-wide (the apiserver enforces it; a 403 ends the
+ * attempt), so no request is made with any identity that it was not granted.  What X's
+ * watch reports is not handed to any identity: it only makes operator-controller enqueue
+ * the extension that owns the object, and that extension's repair is done, as always,
+ * with ITS OWN ServiceAccount (the apply of applier_repair).  An extension whose
+ * installer may not watch a type therefore gets its drift noticed sooner, but can still
+ * only change what its installer may change.  Nothing of the objects reaches an
+ * extension's status except what its own reconcile reads with its own token.
+ *
+ * Per-extension watches (fallback, or drift_watcher_options.per_extension_only): one
+ * watch per (extension, resource type) with that extension's token, filtered by
  *     olm.operatorframework.io/owner-kind=ClusterExtension,olm.operatorframework.io/owner-name=<ext>
  * Namespaced kinds are watched in their namespace when every recorded object of the kind
  * is in one namespace (what a namespace-scoped ServiceAccount can do), cluster-wide
@@ -36,6 +58,7 @@
 #define OLM_DRIFT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -52,6 +75,8 @@
 
 typedef struct drift_path {
     char *path;  /* collection path, e.g. "/apis/apps/v1/namespaces/ns/deployments"; owned */
+    char *resource; /* the type's cluster-wide collection path, e.g. "/apis/apps/v1/deployments"; owned */
+    char *ns;       /* the namespace of a namespaced `path`, NULL when `path` is cluster-wide; owned */
     char **keys; /* keys ("ns/name" or "name") of the recorded objects in it; owned */
     size_t nkeys;
 } drift_path;
@@ -79,7 +104,8 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
 char *drift_selector(const char *extension);
 
 /* A hash of what an object's owner may have changed: the object without status,
- * metadata.resourceVersion, metadata.managedFields and metadata.generation. */
+ * metadata.resourceVersion, metadata.managedFields, metadata.generation and the
+ * Deployment controller's deployment.kubernetes.io/revision annotation. */
 uint64_t drift_content_hash(const json_t *obj);
 
 /* ------------------------------------------------------------ watches (loop thread) */
@@ -119,6 +145,7 @@ typedef struct drift_callbacks {
 typedef struct drift_watcher_options {
     uint64_t coalesce_ms;       /* delay before the reconcile an event asks for; 0: 1000 */
     uint64_t min_refresh_ms;    /* earliest refresh reconcile after a post; 0: 1000 */
+    bool per_extension_only;    /* no shared watches: one per (extension, type) */
 } drift_watcher_options;
 
 typedef struct drift_watcher drift_watcher;
@@ -137,8 +164,11 @@ int drift_watcher_forget(drift_watcher *d, const char *extension, olm_error *err
 /* Loop thread.  Applies what was posted now (otherwise the uv_async does it). */
 void drift_watcher_flush(drift_watcher *d);
 
-/* Loop thread.  Watches running (started, not stopped or given up after a 403/401). */
+/* Loop thread.  Watches running (started, not stopped or given up after a 403/401),
+ * shared ones included. */
 size_t drift_watcher_active(const drift_watcher *d);
+/* Loop thread.  Shared watches running. */
+size_t drift_watcher_shared(const drift_watcher *d);
 /* Loop thread.  Extensions with a spec applied. */
 size_t drift_watcher_extensions(const drift_watcher *d);
 

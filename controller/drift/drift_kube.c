@@ -2,8 +2,8 @@
  *
  * Each watch is one kube_watch (LIST, then a streaming WATCH resumed from the last
  * resourceVersion, relisting after 410) on the shared kube_uvcurl.  Cost per watch:
- * the kube_watch struct, a uv_timer_t, one libcurl easy handle for the stream, and a
- * copy of every listed object (what a relist is compared with); the connection is
+ * the kube_watch struct, a uv_timer_t, one libcurl easy handle for the stream, and the
+ * identity of every listed object (what a relist is compared with); the connection is
  * libcurl's: over https it negotiates HTTP/2 and multiplexes streams to the same
  * apiserver onto shared connections when the TLS settings match (all ServiceAccount
  * tokens carry the same ones), so a watch costs a stream, not a socket. */
@@ -45,7 +45,9 @@ static void *kube_start(void *data, const kube_config *cfg, const char *path, co
         return NULL;
     }
     b->w = w;
-    kube_watch_options o = {.path = path, .label_selector = selector};
+    /* Deletions need only the object's identity and owner labels (drift_watch_event,
+     * drift_shared_event): at 1,000 extensions, whole objects were most of the RSS. */
+    kube_watch_options o = {.path = path, .label_selector = selector, .keep_metadata_only = true};
     kube_watch_handlers h = {.on_event = on_event, .on_synced = on_synced, .on_error = on_error};
     b->kw = kube_watch_new(data, cfg, &o, &h, b, err);
     if (!b->kw) {

@@ -8,6 +8,8 @@
 
 #include "drift.h"
 
+#define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
+
 static void wipe(char *s)
 {
     if (s) {
@@ -19,6 +21,8 @@ static void wipe(char *s)
 static void path_free(drift_path *p)
 {
     free(p->path);
+    free(p->resource);
+    free(p->ns);
     for (size_t i = 0; i < p->nkeys; i++)
         free(p->keys[i]);
     free(p->keys);
@@ -133,12 +137,14 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
         /* One namespace: watch there, which a namespace-scoped ServiceAccount may do. */
         if (g->ri.namespaced && g->only_ns && !g->many_ns) {
             p->path = kube_resource_path(&g->ri, g->only_ns, NULL, NULL, err);
-            if (!p->path)
-                rc = -1;
-        } else {
-            p->path = g->cluster_path;
-            g->cluster_path = NULL;
+            p->ns = strdup(g->only_ns);
+            if (!p->path || !p->ns)
+                rc = p->path ? olm_error_set(err, "out of memory") : -1;
         }
+        p->resource = g->cluster_path;
+        g->cluster_path = NULL;
+        if (rc == 0 && !p->path && !(p->path = strdup(p->resource)))
+            rc = olm_error_set(err, "out of memory");
         p->keys = g->keys;
         p->nkeys = g->nkeys;
         g->keys = NULL;
@@ -184,6 +190,19 @@ uint64_t drift_content_hash(const json_t *obj)
         json_object_del(md, "resourceVersion");
         json_object_del(md, "managedFields");
         json_object_del(md, "generation");
+        /* The Deployment controller's revision counter: written once to every new Deployment
+         * (and on each rollout), never by our apply; as change it would cost every install
+         * a second, no-op reconcile. */
+        json_t *ann = json_object_get(md, "annotations");
+        if (json_object_get(ann, DEPLOYMENT_REVISION_ANNOTATION)) {
+            ann = json_copy(ann);
+            json_object_del(ann, DEPLOYMENT_REVISION_ANNOTATION);
+            if (json_object_size(ann) == 0)
+                json_object_del(md, "annotations");
+            else
+                json_object_set(md, "annotations", ann);
+            json_decref(ann);
+        }
         json_object_set_new(top, "metadata", md);
     }
     char *text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);

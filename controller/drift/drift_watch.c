@@ -5,81 +5,21 @@
  *   drift_ext          one extension: its token config, watches and refresh timer
  *   drift_watch     one (extension, collection path) watch and what it has seen
  *   drift_cfg          a kube_config with the extension's token, shared by its watches
- *                      and freed (token zeroed) when the last one has closed */
-#include <pthread.h>
+ *                      and freed (token zeroed) when the last one has closed
+ * (structures in drift_internal.h; the shared watches in drift_shared.c) */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "drift.h"
+#include "drift_internal.h"
 #include "olm_log.h"
-
-typedef struct drift_cfg {
-    kube_config cfg;
-    unsigned refs;
-} drift_cfg;
-
-typedef struct drift_ext drift_ext;
-
-struct drift_watch {
-    drift_watcher *d;
-    drift_ext *ext;    /* NULL once stopped */
-    char *path;
-    char **keys;       /* expected objects (owned) */
-    size_t nkeys;
-    drift_cfg *cfg;    /* one reference */
-    void *handle;      /* the backend's; NULL once stopped */
-    bool closing;      /* stopped; the backend's close callback has not run yet */
-    bool synced;
-    json_t *seen;      /* key -> content hash (integer) */
-    char *last_error;  /* last logged error, to log each distinct one once */
-    drift_watch *next;
-};
-
-struct drift_ext {
-    drift_watcher *d;
-    char *name, *ns, *sa;
-    drift_cfg *cfg;       /* one reference; NULL before the first spec */
-    drift_watch *watches;
-    uv_timer_t *refresh;  /* allocated: closes asynchronously */
-    bool rejected;        /* a 401 was handled for this token */
-    json_t *forbidden;    /* path -> true: a 403 was logged (once per path until it works) */
-    drift_ext *next;
-};
-
-/* A posted request: a spec to apply, or (spec.token NULL) forget the extension. */
-typedef struct drift_post {
-    drift_spec spec;
-    struct drift_post *next;
-} drift_post;
-
-struct drift_watcher {
-    uv_loop_t *loop;
-    /* The server and CA of every watch, without credentials.  One CA file for all of
-     * them: libcurl shares a connection only between transfers with the same TLS
-     * settings (CA path included), so the watches of all extensions can be streams of
-     * one HTTP/2 connection. */
-    kube_config shared;
-    drift_backend be;
-    drift_callbacks cb;
-    uint64_t coalesce_ms, min_refresh_ms;
-    drift_ext *exts;
-    size_t nexts, active;
-    uv_async_t async;
-    pthread_mutex_t lock;
-    drift_post *posts; /* guarded by lock */
-    bool stopping;
-    unsigned pending_closes;
-    void (*closed)(void *data);
-    void *closed_data;
-};
 
 /* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
  * leave drift to the periodic repair). */
-static void logf_(drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(drift_watcher *d, const char *ext, const char *fmt, ...)
+void drift_logf(drift_watcher *d, const char *ext, const char *fmt, ...)
 {
     char line[1024];
     va_list ap;
@@ -96,7 +36,7 @@ static void maybe_finish(drift_watcher *d);
 
 /* ------------------------------------------------------------ token configs */
 
-static void cfg_unref(drift_cfg *c)
+void drift_cfg_unref(drift_cfg *c)
 {
     if (c && --c->refs == 0) {
         kube_config_free(&c->cfg); /* zeroes the token */
@@ -125,11 +65,7 @@ static drift_cfg *cfg_new(drift_watcher *d, const char *token, olm_error *err)
     return c;
 }
 
-/* ------------------------------------------------------------ one watch
- *
- * A watch is running (handle set), closing (stopped, the backend's close callback not
- * run yet) or idle (never started, or closed after a 403/401).  Its struct is freed
- * when it is both unlinked from its extension (ext NULL) and not closing. */
+/* ------------------------------------------------------------ one watch (states: drift_internal.h) */
 
 static void keys_free(char **keys, size_t n)
 {
@@ -140,8 +76,10 @@ static void keys_free(char **keys, size_t n)
 
 static void watch_free(drift_watch *w)
 {
-    cfg_unref(w->cfg);
+    drift_cfg_unref(w->cfg);
     free(w->path);
+    free(w->resource);
+    free(w->ns);
     keys_free(w->keys, w->nkeys);
     json_decref(w->seen);
     free(w->last_error);
@@ -153,15 +91,15 @@ static void watch_closed(void *data)
     drift_watch *w = data;
     drift_watcher *d = w->d;
     w->closing = false;
-    cfg_unref(w->cfg); /* the backend no longer uses it */
+    drift_cfg_unref(w->cfg); /* the backend no longer uses it */
     w->cfg = NULL;
-    if (!w->ext)
+    if (w->released)
         watch_free(w);
     d->pending_closes--;
     maybe_finish(d);
 }
 
-static void watch_halt(drift_watch *w)
+void drift_watch_halt(drift_watch *w)
 {
     if (!w->handle)
         return;
@@ -175,12 +113,16 @@ static void watch_halt(drift_watch *w)
 }
 
 /* `w` is already unlinked from its extension. */
-static void watch_release(drift_watch *w)
+void drift_watch_release(drift_watch *w)
 {
-    watch_halt(w);
+    drift_shared_detach(w);
+    w->sh = NULL;
+    drift_watch_halt(w);
     w->ext = NULL;
     if (!w->closing)
         watch_free(w);
+    else
+        w->released = true; /* watch_closed frees it */
 }
 
 /* Takes over p->path and p->keys. */
@@ -194,9 +136,13 @@ static drift_watch *watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
     w->d = d;
     w->ext = e;
     w->path = p->path;
+    w->resource = p->resource;
+    w->ns = p->ns;
     w->keys = p->keys;
     w->nkeys = p->nkeys;
     p->path = NULL;
+    p->resource = NULL;
+    p->ns = NULL;
     p->keys = NULL;
     p->nkeys = 0;
     w->cfg = e->cfg;
@@ -204,31 +150,38 @@ static drift_watch *watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
     return w;
 }
 
-static void watch_start(drift_watch *w)
+void drift_watch_start_own(drift_watch *w)
 {
     drift_watcher *d = w->d;
+    w->covered = false;
+    w->synced = false;
+    json_object_clear(w->seen);
     olm_error err;
     char *sel = drift_selector(w->ext->name);
     if (!sel) {
-        logf_(d, w->ext->name, "drift watch of %s: out of memory", w->path);
+        drift_logf(d, w->ext->name, "drift watch of %s: out of memory", w->path);
         return;
     }
     w->handle = d->be.start(d->be.data, &w->cfg->cfg, w->path, sel, w, &err);
     free(sel);
     if (!w->handle) {
-        logf_(d, w->ext->name, "drift watch of %s: %s", w->path, err.msg);
+        drift_logf(d, w->ext->name, "drift watch of %s: %s", w->path, err.msg);
         return;
     }
     d->active++;
 }
 
-static void request_reconcile(drift_watch *w)
+void drift_request_reconcile(drift_watch *w)
 {
     w->d->cb.enqueue_after(w->ext->name, w->d->coalesce_ms, w->d->cb.data);
 }
 
 void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t *obj)
 {
+    if (w->sh) {
+        drift_shared_event(w->sh, type, obj);
+        return;
+    }
     if (!w->ext)
         return;
     char *key = kube_object_key(obj);
@@ -237,7 +190,7 @@ void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t 
     if (type == KUBE_WATCH_DELETED) {
         json_object_del(w->seen, key);
         if (w->synced)
-            request_reconcile(w);
+            drift_request_reconcile(w);
         free(key);
         return;
     }
@@ -248,11 +201,15 @@ void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t 
     free(key);
     /* ADDED after the sync is an object coming (back) with our labels: our own apply. */
     if (w->synced && type == KUBE_WATCH_MODIFIED && changed)
-        request_reconcile(w);
+        drift_request_reconcile(w);
 }
 
 void drift_watch_synced(drift_watch *w)
 {
+    if (w->sh) {
+        drift_shared_synced(w->sh);
+        return;
+    }
     if (!w->ext)
         return;
     json_object_del(w->ext->forbidden, w->path); /* it works now: log a later 403 again */
@@ -264,7 +221,7 @@ void drift_watch_synced(drift_watch *w)
     /* An object deleted between the apply and this LIST raised no event. */
     for (size_t i = 0; i < w->nkeys; i++) {
         if (!json_object_get(w->seen, w->keys[i])) {
-            request_reconcile(w);
+            drift_request_reconcile(w);
             break;
         }
     }
@@ -273,11 +230,15 @@ void drift_watch_synced(drift_watch *w)
 static void ext_halt_watches(drift_ext *e)
 {
     for (drift_watch *w = e->watches; w; w = w->next)
-        watch_halt(w);
+        drift_watch_halt(w);
 }
 
 void drift_watch_error(drift_watch *w, long http_status, const char *msg)
 {
+    if (w->sh) {
+        drift_shared_error(w->sh, http_status, msg);
+        return;
+    }
     drift_ext *e = w->ext;
     if (!e)
         return;
@@ -286,7 +247,7 @@ void drift_watch_error(drift_watch *w, long http_status, const char *msg)
         /* The token was rejected; every watch of the extension uses it. */
         if (!e->rejected) {
             e->rejected = true;
-            logf_(d, e->name, "drift watch: the token of ServiceAccount %s/%s was rejected (HTTP 401); reconciling "
+            drift_logf(d, e->name, "drift watch: the token of ServiceAccount %s/%s was rejected (HTTP 401); reconciling "
                   "for a new one", e->ns, e->sa);
             if (d->cb.token_rejected)
                 d->cb.token_rejected(e->ns, e->sa, e->cfg->cfg.token, d->cb.data);
@@ -298,29 +259,59 @@ void drift_watch_error(drift_watch *w, long http_status, const char *msg)
     if (http_status == 403) {
         if (!json_object_get(e->forbidden, w->path)) {
             json_object_set_new(e->forbidden, w->path, json_true());
-            logf_(d, e->name, "drift watch: ServiceAccount %s/%s may not %s %s (HTTP 403); drift of those objects "
+            drift_logf(d, e->name, "drift watch: ServiceAccount %s/%s may not %s %s (HTTP 403); drift of those objects "
                   "is repaired only by the periodic check (--drift-repair-interval)",
                   e->ns, e->sa, w->synced ? "watch" : "list", w->path);
         }
-        watch_halt(w);
+        drift_watch_halt(w);
         return;
     }
     /* Anything else the watch retries by itself; say each distinct problem once. */
     if (!w->last_error || strcmp(w->last_error, msg) != 0) {
         free(w->last_error);
         w->last_error = strdup(msg);
-        logf_(d, e->name, "drift watch: %s", msg);
+        drift_logf(d, e->name, "drift watch: %s", msg);
     }
 }
 
 /* ------------------------------------------------------------ extensions */
 
-static drift_ext *ext_find(drift_watcher *d, const char *name)
+drift_ext *drift_ext_by_name(drift_watcher *d, const char *name)
 {
-    for (drift_ext *e = d->exts; e; e = e->next)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    return NULL;
+    json_t *v = json_object_get(d->by_name, name);
+    return v ? (drift_ext *)(intptr_t)json_integer_value(v) : NULL;
+}
+
+drift_watch *drift_watch_replace(drift_watch *w)
+{
+    drift_ext *e = w->ext;
+    drift_watch *n = calloc(1, sizeof *n);
+    if (!n || !(n->seen = json_object())) {
+        free(n);
+        return NULL;
+    }
+    n->d = w->d;
+    n->ext = e;
+    n->path = w->path;
+    n->resource = w->resource;
+    n->ns = w->ns;
+    n->keys = w->keys;
+    n->nkeys = w->nkeys;
+    w->path = w->resource = w->ns = NULL;
+    w->keys = NULL;
+    w->nkeys = 0;
+    n->sub = w->sub; /* the subscription moves over, its count unchanged */
+    w->sub = NULL;
+    n->cfg = e->cfg;
+    e->cfg->refs++;
+    drift_watch **pp = &e->watches;
+    while (*pp != w)
+        pp = &(*pp)->next;
+    *pp = n;
+    n->next = w->next;
+    w->next = NULL;
+    drift_watch_release(w);
+    return n;
 }
 
 static void timer_closed(uv_handle_t *h)
@@ -341,11 +332,12 @@ static void on_refresh(uv_timer_t *t)
 
 static void ext_free(drift_watcher *d, drift_ext *e)
 {
+    drift_shared_runner_changed(e);
     while (e->watches) {
         drift_watch *w = e->watches;
         e->watches = w->next;
         w->next = NULL;
-        watch_release(w);
+        drift_watch_release(w);
     }
     if (e->refresh) {
         uv_timer_stop(e->refresh);
@@ -353,7 +345,7 @@ static void ext_free(drift_watcher *d, drift_ext *e)
         d->pending_closes++;
         uv_close((uv_handle_t *)e->refresh, timer_closed);
     }
-    cfg_unref(e->cfg);
+    drift_cfg_unref(e->cfg);
     free(e->name);
     free(e->ns);
     free(e->sa);
@@ -371,6 +363,7 @@ static void ext_remove(drift_watcher *d, const char *name)
     drift_ext *e = *pp;
     *pp = e->next;
     d->nexts--;
+    json_object_del(d->by_name, e->name);
     ext_free(d, e);
 }
 
@@ -384,6 +377,13 @@ static drift_ext *ext_new(drift_watcher *d, const char *name)
     e->forbidden = json_object();
     e->refresh = malloc(sizeof *e->refresh);
     if (!e->name || !e->forbidden || !e->refresh) {
+        free(e->name);
+        json_decref(e->forbidden);
+        free(e->refresh);
+        free(e);
+        return NULL;
+    }
+    if (json_object_set_new(d->by_name, name, json_integer((json_int_t)(intptr_t)e)) != 0) {
         free(e->name);
         json_decref(e->forbidden);
         free(e->refresh);
@@ -424,13 +424,13 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
         return;
     }
     olm_error err;
-    drift_ext *e = ext_find(d, s->extension);
+    drift_ext *e = drift_ext_by_name(d, s->extension);
     if (!e && !(e = ext_new(d, s->extension))) {
-        logf_(d, s->extension, "drift watch: out of memory");
+        drift_logf(d, s->extension, "drift watch: out of memory");
         return;
     }
     if (!replace_str(&e->ns, s->ns) || !replace_str(&e->sa, s->sa)) {
-        logf_(d, s->extension, "drift watch: out of memory");
+        drift_logf(d, s->extension, "drift watch: out of memory");
         return;
     }
     if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
@@ -442,17 +442,19 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
     if (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0) {
         drift_cfg *c = cfg_new(d, s->token, &err);
         if (!c) {
-            logf_(d, s->extension, "drift watch: %s", err.msg);
+            drift_logf(d, s->extension, "drift watch: %s", err.msg);
             return;
         }
-        /* Every watch used the old token: start them all again with the new one. */
+        /* Every watch used the old token: start them all again with the new one (shared
+         * watches it runs get a runner again in drift_shared_settle). */
+        drift_shared_runner_changed(e);
         while (e->watches) {
             drift_watch *w = e->watches;
             e->watches = w->next;
             w->next = NULL;
-            watch_release(w);
+            drift_watch_release(w);
         }
-        cfg_unref(e->cfg);
+        drift_cfg_unref(e->cfg);
         e->cfg = c;
         e->rejected = false;
     }
@@ -463,7 +465,7 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
         if (!p) {
             *pp = w->next;
             w->next = NULL;
-            watch_release(w);
+            drift_watch_release(w);
             continue;
         }
         keys_free(w->keys, w->nkeys);
@@ -480,12 +482,13 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
             continue;
         drift_watch *w = watch_new(d, e, &s->paths[i]);
         if (!w) {
-            logf_(d, e->name, "drift watch: out of memory");
+            drift_logf(d, e->name, "drift watch: out of memory");
             continue;
         }
         w->next = e->watches;
         e->watches = w;
-        watch_start(w);
+        if (!drift_shared_attach(w))
+            drift_watch_start_own(w);
     }
     uv_timer_stop(e->refresh);
     if (s->refresh_at > 0) {
@@ -521,6 +524,7 @@ void drift_watcher_flush(drift_watcher *d)
     drift_post *p = take_posts(d);
     for (drift_post *q = p; q && !d->stopping; q = q->next)
         apply_spec(d, &q->spec);
+    drift_shared_settle(d);
     free_posts(p);
 }
 
@@ -592,8 +596,16 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     d->cb = *cb;
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
+    d->per_extension_only = opts && opts->per_extension_only;
+    if (!(d->by_name = json_object())) {
+        kube_config_free(&d->shared);
+        free(d);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
     if (pthread_mutex_init(&d->lock, NULL) != 0) {
         kube_config_free(&d->shared);
+        json_decref(d->by_name);
         free(d);
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
@@ -602,6 +614,7 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     if (rc != 0) {
         pthread_mutex_destroy(&d->lock);
         kube_config_free(&d->shared);
+        json_decref(d->by_name);
         free(d);
         olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
         return NULL;
@@ -620,6 +633,11 @@ size_t drift_watcher_extensions(const drift_watcher *d)
     return d->nexts;
 }
 
+size_t drift_watcher_shared(const drift_watcher *d)
+{
+    return d->nshared;
+}
+
 static void maybe_finish(drift_watcher *d)
 {
     if (!d->stopping || d->pending_closes > 0)
@@ -627,6 +645,7 @@ static void maybe_finish(drift_watcher *d)
     free_posts(take_posts(d));
     pthread_mutex_destroy(&d->lock);
     kube_config_free(&d->shared); /* after every watch: removes the shared CA copy */
+    json_decref(d->by_name);
     void (*cb)(void *) = d->closed;
     void *data = d->closed_data;
     free(d);
@@ -653,7 +672,8 @@ void drift_watcher_stop(drift_watcher *d, void (*closed)(void *data), void *data
         drift_ext *e = d->exts;
         d->exts = e->next;
         d->nexts--;
-        ext_free(d, e);
+        json_object_del(d->by_name, e->name);
+        ext_free(d, e); /* the last subscriber of a shared watch frees it */
     }
     uv_close((uv_handle_t *)&d->async, async_closed);
 }

@@ -138,7 +138,10 @@ static void test_object_key(void **state)
 
 /* ---------------------------------------------------------------- watch over HTTP */
 
-#define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}"
+#define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":1}}"
+
+/* test_watch_scenario_metadata_only: the same scenario with keep_metadata_only. */
+static bool keep_metadata_only;
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
 
 typedef struct scenario {
@@ -226,6 +229,11 @@ static void sc_event(kube_watch_event_type t, json_t *obj, void *data)
     const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     size_t used = strlen(sc->log);
     snprintf(sc->log + used, sizeof sc->log - used, "%s%s %s", used ? "," : "", names[t], name);
+    /* "b" vanishes at a relist: its DELETED carries what the watch kept of it. */
+    if (t == KUBE_WATCH_DELETED && strcmp(name, "b") == 0) {
+        assert_true(keep_metadata_only == !json_object_get(obj, "spec"));
+        assert_string_equal(json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion")), "2");
+    }
     if (t == KUBE_WATCH_DELETED && strcmp(name, "d") == 0)
         kube_watch_stop(sc->w, on_watch_closed, sc); /* stopping from inside a callback is allowed */
 }
@@ -274,6 +282,7 @@ static void test_watch_scenario(void **state)
         .list_page_size = 1,
         .backoff_initial_ms = 10,
         .backoff_max_ms = 40,
+        .keep_metadata_only = keep_metadata_only,
     };
     kube_watch_handlers h = {sc_event, sc_synced, sc_error};
     sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
@@ -313,6 +322,14 @@ static void test_watch_scenario(void **state)
     }
     assert_null(strstr(sc.targets[5], "watch="));
     assert_null(strstr(sc.targets[7], "watch="));
+}
+
+/* The same, keeping only the objects' identity: the same events and relist differences. */
+static void test_watch_scenario_metadata_only(void **state)
+{
+    keep_metadata_only = true;
+    test_watch_scenario(state);
+    keep_metadata_only = false;
 }
 
 /* Stopping right after start (LIST in flight) releases everything. */
@@ -366,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_parser_callback_stops),
         cmocka_unit_test(test_object_key),
         cmocka_unit_test(test_watch_scenario),
+        cmocka_unit_test(test_watch_scenario_metadata_only),
         cmocka_unit_test(test_watch_stop_during_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

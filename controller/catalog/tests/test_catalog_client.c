@@ -196,6 +196,16 @@ static void test_fetch_and_cache(void **state)
     assert_int_equal(catalog_client_get_package(cc, c2, "bar", &p, &err), 0);
     assert_int_equal(catalog_package_fbc(p)->nbundles, 0);
     catalog_package_release(p);
+    /* An uninstalled extension's package is dropped (from every catalog), the others stay. */
+    assert_int_equal(catalog_client_cached(cc), 2);
+    catalog_client_forget_package(cc, "bar");
+    assert_int_equal(catalog_client_cached(cc), 1);
+    catalog_client_forget_package(cc, "never-fetched");
+    assert_int_equal(catalog_client_cached(cc), 1);
+    before = atomic_load(&f->requests);
+    assert_int_equal(catalog_client_get_package(cc, c2, "foo", &p, &err), 0); /* still cached */
+    assert_int_equal(atomic_load(&f->requests) - before, 0);
+    catalog_package_release(p);
     catalog_client_forget(cc, "good");
     assert_int_equal(catalog_client_cached(cc), 0);
     json_decref(c);

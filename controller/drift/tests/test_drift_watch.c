@@ -122,6 +122,10 @@ static int nrunning(world *wd)
     return n;
 }
 
+/* setup: per-extension watches only (drift_watcher_options.per_extension_only);
+ * setup_shared: the default, shared watches per resource type. */
+static bool shared_mode;
+
 static int setup(void **state)
 {
     world *wd = calloc(1, sizeof *wd);
@@ -129,12 +133,20 @@ static int setup(void **state)
     wd->base.server = "https://127.0.0.1:6443";
     drift_backend be = {fake_start, fake_stop, wd};
     drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
-    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5};
+    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5, .per_extension_only = !shared_mode};
     olm_error err;
     wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
     assert_non_null(wd->d);
     *state = wd;
     return 0;
+}
+
+static int setup_shared(void **state)
+{
+    shared_mode = true;
+    int rc = setup(state);
+    shared_mode = false;
+    return rc;
 }
 
 static void on_stopped(void *data)
@@ -255,6 +267,14 @@ static void test_content_hash_ignores_server_bookkeeping(void **state)
     json_t *labelled = cm("c", "v", "4");
     json_object_set_new(json_object_get(labelled, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
     assert_true(drift_content_hash(a) != drift_content_hash(labelled));
+    /* The Deployment controller's revision annotation is bookkeeping too; other annotations are not. */
+    json_t *rev = cm("c", "v", "5");
+    json_object_set_new(json_object_get(rev, "metadata"), "annotations",
+                        json_pack("{s:s}", "deployment.kubernetes.io/revision", "1"));
+    assert_true(drift_content_hash(a) == drift_content_hash(rev));
+    json_object_set_new(json_object_get(json_object_get(rev, "metadata"), "annotations"), "x", json_string("y"));
+    assert_true(drift_content_hash(a) != drift_content_hash(rev));
+    json_decref(rev);
     /* The input is not modified. */
     assert_non_null(json_object_get(json_object_get(b, "metadata"), "resourceVersion"));
     assert_non_null(json_object_get(b, "status"));
@@ -532,6 +552,275 @@ static void test_stop_with_pending_posts_and_closes(void **state)
     wd->d = NULL;
 }
 
+
+/* ------------------------------------------------------------ shared watches */
+
+static install_object_ref refs_a[] = {
+    {"apps/v1", "Deployment", "ns-a", "mgr"},
+    {"v1", "ConfigMap", "ns-a", "cfg"},
+};
+static install_object_ref refs_b[] = {
+    {"apps/v1", "Deployment", "ns-b", "mgr"},
+    {"v1", "ConfigMap", "ns-b", "cfg"},
+};
+static const char *CM_ALL = "/api/v1/configmaps", *DEP_ALL = "/apis/apps/v1/deployments";
+
+/* Extension `ext` installed as ServiceAccount ns/installer. */
+static drift_spec spec_in(const char *ext, const char *ns, const char *token, install_object_ref *refs, size_t n)
+{
+    drift_spec s = make_spec(ext, token, refs, n);
+    free(s.ns);
+    s.ns = strdup(ns);
+    return s;
+}
+
+/* An object of `owner` as the watch reports it. */
+static json_t *owned(const char *kind, const char *ns, const char *name, const char *owner, const char *value)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s}}, s:{s:s}}", "apiVersion", "v1", "kind", kind,
+                     "metadata", "name", name, "namespace", ns, "resourceVersion", "1", "labels",
+                     "olm.operatorframework.io/owner-kind", "ClusterExtension", "olm.operatorframework.io/owner-name",
+                     owner, "data", "k", value);
+}
+
+static void sync_shared(fake_watch *f, const char *kind, const char *owners[][2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = owned(kind, owners[i][1], strcmp(kind, "Deployment") == 0 ? "mgr" : "cfg", owners[i][0], "v");
+        drift_watch_event(f->w, KUBE_WATCH_ADDED, o);
+        json_decref(o);
+    }
+    drift_watch_synced(f->w);
+}
+
+static bool enqueued(world *wd, const char *ext)
+{
+    for (int i = 0; i < wd->nenq; i++)
+        if (strcmp(wd->enq[i], ext) == 0)
+            return true;
+    return false;
+}
+
+static void test_shared_one_watch_per_type_for_many_extensions(void **state)
+{
+    world *wd = *state;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    s = spec_in("b", "ns-b", "token-b", refs_b, 2);
+    post(wd, &s);
+    /* Two types: two cluster-wide watches, filtered by the owner kind only, with the
+     * first extension's token; nothing per extension. */
+    assert_int_equal(nrunning(wd), 2);
+    assert_int_equal(drift_watcher_shared(wd->d), 2);
+    assert_int_equal(drift_watcher_active(wd->d), 2);
+    fake_watch *cmw = running(wd, CM_ALL);
+    assert_non_null(cmw);
+    assert_non_null(running(wd, DEP_ALL));
+    assert_string_equal(cmw->selector, "olm.operatorframework.io/owner-kind=ClusterExtension");
+    assert_string_equal(cmw->token, "token-a");
+
+    /* The initial list enqueues only an extension whose expected object is missing. */
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(cmw, "ConfigMap", cms, 2);
+    const char *deps[][2] = {{"a", "ns-a"}};
+    sync_shared(running(wd, DEP_ALL), "Deployment", deps, 1);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+
+    /* Events go to the object's owner only. */
+    json_t *b2 = owned("ConfigMap", "ns-b", "cfg", "b", "edited");
+    drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, b2);
+    assert_int_equal(wd->nenq, 2);
+    assert_string_equal(wd->enq[1], "b");
+    drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, b2); /* same content: nothing */
+    assert_int_equal(wd->nenq, 2);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a1);
+    assert_int_equal(wd->nenq, 3);
+    assert_string_equal(wd->enq[2], "a");
+    /* Re-created by the repair (ADDED): nothing.  An object labelled for "a" outside a's
+     * namespace, or for an extension not watched: nothing. */
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    json_t *stray = owned("ConfigMap", "elsewhere", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, stray);
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, stray);
+    json_t *other = owned("ConfigMap", "ns-z", "cfg", "zzz", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, other);
+    assert_int_equal(wd->nenq, 3);
+    json_decref(a1);
+    json_decref(b2);
+    json_decref(stray);
+    json_decref(other);
+
+    /* More extensions join the running watches: nothing new opens.  One whose object
+     * was deleted between its apply and its joining is enqueued; one whose objects have
+     * not come as events yet (they are on their way) is not. */
+    json_t *c1 = owned("ConfigMap", "ns-c", "cfg", "c", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, c1);
+    json_decref(c1);
+    install_object_ref refs_c[] = {{"v1", "ConfigMap", "ns-c", "cfg"}};
+    s = spec_in("c", "ns-c", "token-c", refs_c, 1);
+    post(wd, &s);
+    install_object_ref refs_d[] = {{"v1", "ConfigMap", "ns-d", "cfg"}};
+    s = spec_in("d", "ns-d", "token-d", refs_d, 1);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 2);
+    assert_int_equal(wd->nenq, 4);
+    assert_string_equal(wd->enq[3], "c");
+    /* ... and is watched from then on. */
+    json_t *d1 = owned("ConfigMap", "ns-d", "cfg", "d", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, d1);
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, d1);
+    json_decref(d1);
+    assert_int_equal(wd->nenq, 5);
+    assert_string_equal(wd->enq[4], "d");
+}
+
+static void test_shared_uninstalling_the_runner_keeps_the_others_repaired(void **state)
+{
+    world *wd = *state;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    s = spec_in("b", "ns-b", "token-b", refs_b, 2);
+    post(wd, &s);
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(running(wd, CM_ALL), "ConfigMap", cms, 2);
+    sync_shared(running(wd, DEP_ALL), "Deployment", cms, 2);
+    assert_int_equal(wd->nenq, 0);
+
+    /* "a" (whose token runs the watches) is uninstalled: they go on with b's token. */
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(nrunning(wd), 2);
+    fake_watch *cmw = running(wd, CM_ALL);
+    assert_string_equal(cmw->token, "token-b");
+    assert_string_equal(running(wd, DEP_ALL)->token, "token-b");
+    const char *only_b[][2] = {{"b", "ns-b"}};
+    sync_shared(cmw, "ConfigMap", only_b, 1);
+    sync_shared(running(wd, DEP_ALL), "Deployment", only_b, 1);
+    assert_int_equal(wd->nenq, 0);
+    /* b is still repaired; a's objects (uninstalled) ask for nothing. */
+    json_t *b1 = owned("ConfigMap", "ns-b", "cfg", "b", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, b1);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a1);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+    json_decref(a1);
+    json_decref(b1);
+
+    /* The last one goes: nothing runs. */
+    assert_int_equal(drift_watcher_forget(wd->d, "b", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(nrunning(wd), 0);
+    assert_int_equal(drift_watcher_shared(wd->d), 0);
+    assert_int_equal(drift_watcher_active(wd->d), 0);
+}
+
+static void test_shared_403_for_one_identity_does_not_affect_another(void **state)
+{
+    world *wd = *state;
+    wd->defer_close = true;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    s = spec_in("b", "ns-b", "token-b", refs_b, 2);
+    post(wd, &s);
+    /* a's ServiceAccount may not list ConfigMaps cluster-wide: b's is asked instead, and
+     * a stays covered by it.  Not worth a warning (a's own watch would log its own 403). */
+    fake_watch *cmw = running(wd, CM_ALL);
+    drift_watch_error(cmw->w, 403, "LIST returned HTTP 403");
+    assert_false(cmw->running);
+    cmw = running(wd, CM_ALL);
+    assert_non_null(cmw);
+    assert_string_equal(cmw->token, "token-b");
+    assert_int_equal(nrunning(wd), 2);
+    assert_int_equal(wd->nlogs, 0);
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(cmw, "ConfigMap", cms, 2);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
+    drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a1);
+    assert_true(enqueued(wd, "a"));
+    json_decref(a1);
+
+    /* Later b loses cluster-wide access as well (a relist gets 403): nobody is left to run
+     * it, so each extension opens its own watch in its namespace with its own token. */
+    wd->nenq = 0;
+    drift_watch_error(cmw->w, 403, "LIST returned HTTP 403");
+    assert_null(running(wd, CM_ALL));
+    fake_watch *own_a = running(wd, "/api/v1/namespaces/ns-a/configmaps");
+    fake_watch *own_b = running(wd, "/api/v1/namespaces/ns-b/configmaps");
+    assert_non_null(own_a);
+    assert_non_null(own_b);
+    assert_string_equal(own_a->token, "token-a");
+    assert_string_equal(own_b->token, "token-b");
+    assert_string_equal(own_b->selector,
+                        "olm.operatorframework.io/owner-kind=ClusterExtension,olm.operatorframework.io/owner-name=b");
+    assert_non_null(running(wd, DEP_ALL)); /* the other type is not affected */
+    assert_int_equal(drift_watcher_shared(wd->d), 1);
+
+    /* a's own watch gets a 403 too: logged for a only; b's own watch goes on repairing. */
+    drift_watch_error(own_a->w, 403, "LIST returned HTTP 403");
+    assert_int_equal(wd->nlogs, 1);
+    assert_non_null(strstr(wd->logs[0], "a: drift watch: ServiceAccount ns-a/installer may not list"));
+    json_t *b1 = owned("ConfigMap", "ns-b", "cfg", "b", "v");
+    list_and_sync(own_b, &b1, 1);
+    drift_watch_event(own_b->w, KUBE_WATCH_DELETED, b1);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+    json_decref(b1);
+    run_deferred_closes(wd);
+    /* A new extension of a refused identity does not try again: it watches on its own. */
+    install_object_ref refs_a2[] = {{"v1", "ConfigMap", "ns-a", "cfg2"}};
+    s = spec_in("a2", "ns-a", "token-a", refs_a2, 1);
+    post(wd, &s);
+    assert_null(running(wd, CM_ALL));
+}
+
+static void test_shared_own_watches_are_covered_once_it_syncs(void **state)
+{
+    world *wd = *state;
+    wd->defer_close = true;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    fake_watch *cmw = running(wd, CM_ALL);
+    drift_watch_error(cmw->w, 403, "403"); /* a: refused, own watch */
+    assert_non_null(running(wd, "/api/v1/namespaces/ns-a/configmaps"));
+    s = spec_in("b", "ns-b", "token-b", refs_b, 2);
+    post(wd, &s); /* b tries: covered while it runs */
+    cmw = running(wd, CM_ALL);
+    assert_string_equal(cmw->token, "token-b");
+    assert_non_null(running(wd, "/api/v1/namespaces/ns-a/configmaps")); /* until the sync */
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(cmw, "ConfigMap", cms, 2);
+    assert_null(running(wd, "/api/v1/namespaces/ns-a/configmaps"));
+    assert_int_equal(wd->nenq, 0);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a1);
+    assert_true(enqueued(wd, "a"));
+    json_decref(a1);
+    run_deferred_closes(wd);
+}
+
+static void test_shared_new_token_of_the_runner(void **state)
+{
+    world *wd = *state;
+    wd->defer_close = true;
+    drift_spec s = spec_in("a", "ns-a", "t1", refs_a, 2);
+    post(wd, &s);
+    s = spec_in("a", "ns-a", "t2", refs_a, 2);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 2);
+    assert_string_equal(running(wd, CM_ALL)->token, "t2");
+    run_deferred_closes(wd);
+    assert_int_equal(drift_watcher_active(wd->d), 2);
+    /* A 401 of the shared watch asks the runner's extension for a fresh token. */
+    drift_watch_error(running(wd, CM_ALL)->w, 401, "Unauthorized");
+    assert_true(enqueued(wd, "a"));
+    assert_non_null(running(wd, "/api/v1/namespaces/ns-a/configmaps")); /* its own, meanwhile */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +839,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refresh_timer_asks_for_a_reconcile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_posts_from_another_thread_reach_the_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_with_pending_posts_and_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_one_watch_per_type_for_many_extensions, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_uninstalling_the_runner_keeps_the_others_repaired, setup_shared,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shared_403_for_one_identity_does_not_affect_another, setup_shared,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shared_own_watches_are_covered_once_it_syncs, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_new_token_of_the_runner, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_with_pending_posts_and_closes, setup_shared, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

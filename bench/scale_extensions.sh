@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Scale benchmark: N ClusterExtensions applied at once (not part of the test suite).
+#
+# Brings up its own local cluster (e2e/cluster/up.sh in a temporary state dir, via
+# bench/opctl_env.sh), catalogd and operator-controller, then builds and pushes N one-bundle
+# packages scale-op-000 .. scale-op-<N-1> in ONE catalog "scale".  Each bundle (written by
+# e2e/tests/olmv1_bundles.py) installs a Deployment (pause image), a ConfigMap, a
+# ServiceAccount and a Role + RoleBinding (install mode OwnNamespace), so every extension has
+# five kinds of objects in its own namespace, installed by its own ServiceAccount.
+# Namespaces, ServiceAccounts and their binding are created first (not timed); then all N
+# ClusterExtensions go in one `kubectl apply` and it prints:
+#   * the time until every one reports Installed=True, and the load average then,
+#   * operator-controller RSS: idle before, peak while installing (sampled; and VmHWM), after,
+#   * kube-apiserver RSS before / after, and its watch count (apiserver_registered_watchers
+#     summed, and apiserver_longrunning_requests{verb="WATCH"} summed) before / after,
+#   * operator-controller's drift watches and TokenRequests,
+#   * after deleting all N (uninstall), the time that took and operator-controller RSS.
+# Everything is stopped by PID at the end.
+#
+# Usage: bench/scale_extensions.sh N          e.g.  bench/scale_extensions.sh 1000
+# Environment: BUILD (default build/), MAX_WAIT seconds (default 600), OPCTL_ARGS (extra
+# operator-controller flags, one string split on spaces, e.g. "--log-level debug"),
+# KEEP_LOGS (a directory to copy the daemons' logs to at the end), MALLOC_STATS=1 (at the
+# end, glibc's malloc_stats() of operator-controller via gdb, into its log: bytes in use
+# against bytes held from the system, per arena).
+set -euo pipefail
+n=${1:-100}
+OPCTL_BENCH_NAME=scale
+read -r -a OPCTL_EXTRA_ARGS <<<"${OPCTL_ARGS:-}"
+# shellcheck source=bench/opctl_env.sh
+source "$(dirname "$0")/opctl_env.sh"
+
+metric() { curl -fsS "http://127.0.0.1:$hport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+apiserver_rss() { awk '/^VmRSS/ {print $2}' "/proc/$OLMV1_APISERVER_PID/status"; }
+# Sums of a metric family of the apiserver (scraped with the admin kubeconfig).
+apiserver_sum() { kubectl get --raw /metrics | awk -v m="$1" -v f="${2:-}" \
+  'index($1, m) == 1 && (substr($1, length(m) + 1, 1) == "{" || substr($1, length(m) + 1, 1) == "") && index($1, f) {s += $2} END {printf "%d", s}'; }
+watches() { echo "registered_watchers $(apiserver_sum apiserver_registered_watchers)," \
+                 "longrunning WATCH $(apiserver_sum apiserver_longrunning_requests 'verb="WATCH"')"; }
+# RSS split: anonymous (heap, stacks) and file-backed (the binary and its libraries).
+rss_split() { awk '/^RssAnon/ {a=$2} /^RssFile/ {f=$2} END {printf "anon %d KiB, file %d KiB", a, f}' "/proc/$opctl_pid/status"; }
+hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$opctl_pid/status"; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+# CPU seconds (user+system) a process has used so far.
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat"; }
+cpus() { echo "operator-controller $(cpu_s "$opctl_pid") s, kube-apiserver $(cpu_s "$OLMV1_APISERVER_PID") s," \
+              "etcd $(cpu_s "$OLMV1_ETCD_PID") s, catalogd $(cpu_s "$catalogd_pid") s"; }
+
+# ---- N packages in one catalog
+t0=$(now)
+python3 - "$repo" "$OLMV1_REGISTRY" "$state/scale" "$n" "$build/cli/olmv1" <<'PY' >"$state/scale-catalog.ref"
+import json, sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+repo, registry, out, n, olmv1 = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+sys.path.insert(0, str(Path(repo) / "e2e" / "tests"))
+import olmv1_bundles as ob
+
+def one(i):
+    pkg = f"scale-op-{i:03d}"
+    d = ob.write_bundle(out / pkg, pkg, "1.0.0", supported=("OwnNamespace",), cluster_rules=None,
+                        rules=ob.READ_CONFIGMAPS, image="registry.k8s.io/pause:3.10", default_channel="stable")
+    rc, ref, err = ob.run_olmv1(olmv1, "bundle", "push", "-q", str(d), f"{registry}/scale/bundle-{pkg}:v1.0.0")
+    if rc:
+        raise SystemExit(f"bundle push {pkg}: {err}")
+    return pkg, ref
+
+with ThreadPoolExecutor(4) as ex:
+    results = list(ex.map(one, range(n)))
+cat = out / "catalog"
+cat.mkdir(parents=True, exist_ok=True)
+lines = []
+for pkg, ref in results:
+    lines += [{"schema": "olm.package", "name": pkg, "defaultChannel": "stable"},
+              {"schema": "olm.channel", "name": "stable", "package": pkg, "entries": [{"name": f"{pkg}.v1.0.0"}]},
+              {"schema": "olm.bundle", "name": f"{pkg}.v1.0.0", "package": pkg, "image": ref,
+               "properties": [{"type": "olm.package", "value": {"packageName": pkg, "version": "1.0.0"}}]}]
+(cat / "catalog.json").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+rc, ref, err = ob.run_olmv1(olmv1, "catalog", "push", "-q", str(cat), f"{registry}/scale/catalog:latest")
+if rc:
+    raise SystemExit(f"catalog push: {err}")
+print(ref)
+PY
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: olm.operatorframework.io/v1
+kind: ClusterCatalog
+metadata:
+  name: scale
+spec:
+  source:
+    type: Image
+    image:
+      ref: $(cat "$state/scale-catalog.ref")
+YAML
+kubectl wait --for=condition=Serving --timeout=300s clustercatalog/scale >/dev/null
+awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "setup: %d packages pushed, catalog serving in %.1f s\n", n, a-b}'
+
+# ---- namespaces, ServiceAccounts, one binding (not timed); then the N ClusterExtensions
+python3 - "$n" >"$state/objs.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+items = []
+for i in range(n):
+    ns = f"scale-{i}"
+    items += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+              {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}}]
+items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+              "metadata": {"name": "scale-installer"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-installer"},
+              "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": f"scale-{i}"} for i in range(n)]})
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+PY
+python3 - "$n" >"$state/ces.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+     "metadata": {"name": f"scale-{i}", "labels": {"bench": "scale"}},
+     "spec": {"namespace": f"scale-{i}", "serviceAccount": {"name": "installer"},
+              "config": {"configType": "Inline", "inline": {"watchNamespace": f"scale-{i}"}},
+              "source": {"sourceType": "Catalog", "catalog": {"packageName": f"scale-op-{i:03d}",
+                                                              "selector": {"matchLabels": {
+                                                                  "olm.operatorframework.io/metadata.name": "scale"}}}}}}
+    for i in range(n)]}))
+PY
+kubectl apply -f "$state/objs.json" >/dev/null
+installed() {
+  kubectl get clusterextensions -l bench=scale -o json | python3 -c '
+import json, sys
+items = json.load(sys.stdin)["items"]
+print(sum(any(c["type"] == "Installed" and c["status"] == "True" for c in i.get("status", {}).get("conditions", []))
+          for i in items))'
+}
+sleep 3
+echo "machine: $(nproc) CPU(s), load average $(load)"
+echo "before: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
+
+echo "CPU used so far: $(cpus)"
+t0=$(now)
+kubectl apply -f "$state/ces.json" >/dev/null
+peak=0 done_n=0
+while :; do
+  r=$(rss_kib); [ "${r:-0}" -gt "$peak" ] && peak=$r
+  # operator-controller's gauge counts Installed=True in its informer's copy of the objects:
+  # cheap to poll (a `kubectl get` of 1,000 objects every turn would load the machine);
+  # the apiserver's view confirms it.
+  done_n=$(metric operator_controller_installed_extensions)
+  [ "${done_n:-0}" -ge "$n" ] && { done_n=$(installed); [ "$done_n" -ge "$n" ] && break; }
+  if awk -v a="$(now)" -v b="$t0" -v m="$max_wait" 'BEGIN{exit !(a-b>m)}'; then
+    echo "bench: only $done_n/$n Installed after ${max_wait}s" >&2
+    break
+  fi
+  sleep 0.2
+done
+t1=$(now)
+awk -v a="$t1" -v b="$t0" -v n="$n" -v d="$done_n" -v l="$(load)" \
+  'BEGIN{printf "apply -> Installed=True: %d/%d in %.2f s (load average %s)\n", d, n, a-b, l}'
+echo "CPU used by then: $(cpus)"
+echo "operator-controller peak RSS while installing: sampled ${peak} KiB, VmHWM $(hwm_kib) KiB"
+sleep 15 # idle: past operator-controller's periodic heap trim
+echo "installed, idle: operator-controller RSS $(rss_kib) KiB; kube-apiserver RSS $(apiserver_rss) KiB"
+echo "  apiserver watches: $(watches)"
+echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
+     "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
+     "reconciles $(metric operator_controller_reconcile_total)"
+t0=$(now)
+kubectl delete clusterextensions -l bench=scale --wait=true --timeout="${max_wait}s" >/dev/null
+awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2f s\n", n, a-b}'
+sleep 15
+[ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
+[ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
+echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"

@@ -1,0 +1,114 @@
+/* drift_internal: the watcher's structures, shared by drift_watch.c (extensions and
+ * their watches, the mailbox) and drift_shared.c (one watch per resource type for many
+ * extensions).  Loop thread only, except the mailbox. */
+#ifndef OLM_DRIFT_INTERNAL_H
+#define OLM_DRIFT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "drift.h"
+
+typedef struct drift_cfg {
+    kube_config cfg;
+    unsigned refs;
+} drift_cfg;
+
+typedef struct drift_ext drift_ext;
+typedef struct drift_shared drift_shared;
+
+/* One (extension, collection path) watch, or the backend watch of a shared watch (`sh`
+ * set, `ext` NULL).  An extension's watch is running (handle set), covered (its
+ * resource's shared watch reports for it; no handle of its own), closing (stopped, the
+ * backend's close callback not run yet) or idle (never started, or closed after a
+ * 403/401).  Its struct is freed when it is both released and not closing. */
+struct drift_watch {
+    drift_watcher *d;
+    drift_ext *ext;    /* NULL once stopped, and for a shared watch's backend watch */
+    drift_shared *sh;  /* the backend watch of this shared watch; NULL once released */
+    drift_shared *sub; /* an extension's watch: the shared watch of its resource (counted in nsubs) */
+    char *path;
+    char *resource;    /* the type's cluster-wide path */
+    char *ns;          /* namespace of a namespaced path; NULL: cluster-wide */
+    char **keys;       /* expected objects (owned) */
+    size_t nkeys;
+    drift_cfg *cfg;    /* one reference */
+    void *handle;      /* the backend's; NULL once stopped */
+    bool closing;      /* stopped; the backend's close callback has not run yet */
+    bool released;     /* unlinked while closing: freed by the close callback */
+    bool synced;
+    bool covered;
+    json_t *seen;      /* key -> content hash (integer) */
+    char *last_error;  /* last logged error, to log each distinct one once */
+    drift_watch *next;
+};
+
+struct drift_ext {
+    drift_watcher *d;
+    char *name, *ns, *sa;
+    drift_cfg *cfg;       /* one reference; NULL before the first spec */
+    drift_watch *watches;
+    uv_timer_t *refresh;  /* allocated: closes asynchronously */
+    bool rejected;        /* a 401 was handled for this token */
+    json_t *forbidden;    /* path -> true: a 403 was logged (once per path until it works) */
+    drift_ext *next;
+};
+
+/* A posted request: a spec to apply, or (spec.token NULL) forget the extension. */
+typedef struct drift_post {
+    drift_spec spec;
+    struct drift_post *next;
+} drift_post;
+
+struct drift_watcher {
+    uv_loop_t *loop;
+    /* The server and CA of every watch, without credentials.  One CA file for all of
+     * them: libcurl shares a connection only between transfers with the same TLS
+     * settings (CA path included), so the watches of all extensions can be streams of
+     * one HTTP/2 connection. */
+    kube_config shared;
+    drift_backend be;
+    drift_callbacks cb;
+    uint64_t coalesce_ms, min_refresh_ms;
+    bool per_extension_only;
+    drift_ext *exts;
+    json_t *by_name;   /* extension name -> drift_ext * (as an integer): where shared events go */
+    size_t nexts, active, nshared;
+    drift_shared *shares;
+    uv_async_t async;
+    pthread_mutex_t lock;
+    drift_post *posts; /* guarded by lock */
+    bool stopping;
+    unsigned pending_closes;
+    void (*closed)(void *data);
+    void *closed_data;
+};
+
+/* drift_watch.c, for drift_shared.c */
+void drift_logf(drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void drift_cfg_unref(drift_cfg *c);
+void drift_watch_halt(drift_watch *w);
+void drift_watch_release(drift_watch *w);
+void drift_watch_start_own(drift_watch *w);
+void drift_request_reconcile(drift_watch *w);
+drift_ext *drift_ext_by_name(drift_watcher *d, const char *name);
+/* A fresh struct for the same path and keys as `w` (which is released), linked in its
+ * place in w->ext's list; returns it (NULL on out of memory, `w` then stays). */
+drift_watch *drift_watch_replace(drift_watch *w);
+
+/* drift_shared.c */
+/* A new extension's watch `w` (linked, not started): joins its resource's shared watch.
+ * Returns true when covered (nothing to start), false when it must run its own. */
+bool drift_shared_attach(drift_watch *w);
+/* An extension's watch is released: leaves its shared watch (freed when unused). */
+void drift_shared_detach(drift_watch *w);
+/* Shared watches run by `e`'s token: `e` is gone or has a new token; called before
+ * e's watches are released. */
+void drift_shared_runner_changed(drift_ext *e);
+/* After a batch of posts: shared watches without a runner get one (or give up). */
+void drift_shared_settle(drift_watcher *d);
+void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json_t *obj);
+void drift_shared_synced(drift_shared *sh);
+void drift_shared_error(drift_shared *sh, long http_status, const char *msg);
+
+#endif
