@@ -92,7 +92,7 @@ int cluster_check_output(const char *cmd, const char *output, const char *const 
  * when it is missing, "unexpected argument" when more follow; 0 or CLI_EXIT_USAGE. */
 int cluster_take_name(int argc, char **argv, const char *cmd, const char *hint, const char **name);
 
-/* --timeout DURATION (cluster_parse_timeout) into *out; 0, or CLI_EXIT_USAGE after
+/* --timeout DURATION ("90", "90s", "5m", "1h") into *out; 0, or CLI_EXIT_USAGE after
  * "olmv1 <cmd>: --timeout wants a duration like 90s, 5m or 1h, got "x"". */
 int cluster_take_timeout(const char *cmd, const char *arg, long *out);
 

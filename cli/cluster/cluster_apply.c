@@ -121,18 +121,3 @@ int cluster_wait_gone(kube_client *c, const char *api_version, const char *kind,
         sleep_ms(1000);
     }
 }
-
-long cluster_parse_timeout(const char *s)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (end == s || v <= 0 || v > 7 * 24 * 3600)
-        return -1;
-    if (*end == '\0' || strcmp(end, "s") == 0)
-        return v;
-    if (strcmp(end, "m") == 0 && v <= 7 * 24 * 60)
-        return v * 60;
-    if (strcmp(end, "h") == 0 && v <= 7 * 24)
-        return v * 3600;
-    return -1;
-}

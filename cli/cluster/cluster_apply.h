@@ -33,7 +33,4 @@ int cluster_wait_installed(kube_client *c, const char *name, const char *want_ve
 int cluster_wait_gone(kube_client *c, const char *api_version, const char *kind, const char *ns, const char *name,
                       long timeout_s, olm_error *err);
 
-/* Parses a --timeout value: "90", "90s", "5m", "1h"; -1 when bad. */
-long cluster_parse_timeout(const char *s);
-
 #endif

@@ -125,9 +125,25 @@ int cluster_take_name(int argc, char **argv, const char *cmd, const char *hint, 
     return 0;
 }
 
+/* A --timeout value: "90", "90s", "5m", "1h" (up to a week) in seconds; -1 when bad. */
+static long parse_timeout(const char *s)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (end == s || v <= 0 || v > 7 * 24 * 3600)
+        return -1;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        return v;
+    if (strcmp(end, "m") == 0 && v <= 7 * 24 * 60)
+        return v * 60;
+    if (strcmp(end, "h") == 0 && v <= 7 * 24)
+        return v * 3600;
+    return -1;
+}
+
 int cluster_take_timeout(const char *cmd, const char *arg, long *out)
 {
-    if ((*out = cluster_parse_timeout(arg)) >= 0)
+    if ((*out = parse_timeout(arg)) >= 0)
         return 0;
     fprintf(stderr, "olmv1 %s: --timeout wants a duration like 90s, 5m or 1h, got \"%s\"\n", cmd, arg);
     return CLI_EXIT_USAGE;
