@@ -244,6 +244,23 @@ def test_sample_installer_rbac(crds):
     assert not can_i(sa, "get", "secrets", "-n", "olmv1-system")
 
 
+def test_openshift_global_pull_secret_rbac(system_rbac):
+    """config/rbac-openshift/global-pull-secret.yaml lets both daemons read openshift-config's
+    pull-secret by name, and nothing else there."""
+    kubectl("create", "namespace", "openshift-config", check=False)
+    rbac = CONFIG / "rbac-openshift" / "global-pull-secret.yaml"
+    kubectl("apply", "--server-side", "-f", rbac)
+    try:
+        for sa in (OC_SA, CATALOGD_SA):
+            for verb in ("get", "list", "watch"):
+                assert can_i(sa, verb, "secrets/pull-secret", "-n", "openshift-config"), (sa, verb)
+            assert not can_i(sa, "get", "secrets/etcd-client", "-n", "openshift-config"), sa
+            assert not can_i(sa, "list", "secrets", "-n", "openshift-config"), sa
+            assert not can_i(sa, "update", "secrets/pull-secret", "-n", "openshift-config"), sa
+    finally:
+        kubectl("delete", "--ignore-not-found", "-f", rbac, check=False)
+
+
 def test_network_policy_ports():
     docs = load_yaml_docs(CONFIG / "manager" / "networkpolicies.yaml")
     ports = {}
