@@ -1,7 +1,9 @@
 /* kube_transport: the blocking REST client object and its HTTP requests (see
  * kube_transport.h for the threading and ownership rules).  One CURL easy handle per
  * call keeps calls independent; pooling idle handles keeps their keep-alive
- * connections for the next call. */
+ * connections for the next call.  Credentials go in per-request headers (set again
+ * after every curl_easy_reset), which is what lets clients of different tokens share
+ * one pool: a pooled handle carries connections, never the previous caller's token. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +21,81 @@ static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, vo
 {
     (void)h;
     (void)access;
-    kube_client *c = userp;
-    pthread_mutex_lock(&c->share_locks[data]);
+    kube_conn_pool *p = userp;
+    pthread_mutex_lock(&p->share_locks[data]);
 }
 
 static void share_unlock(CURL *h, curl_lock_data data, void *userp)
 {
     (void)h;
-    kube_client *c = userp;
-    pthread_mutex_unlock(&c->share_locks[data]);
+    kube_conn_pool *p = userp;
+    pthread_mutex_unlock(&p->share_locks[data]);
+}
+
+static kube_conn_pool *conn_pool_new(void)
+{
+    kube_conn_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    atomic_init(&p->refs, 1);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&p->share_locks[i], NULL);
+    pthread_mutex_init(&p->lock, NULL);
+    p->share = curl_share_init();
+    if (!p->share) {
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy(&p->share_locks[i]);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return NULL;
+    }
+    curl_share_setopt(p->share, CURLSHOPT_LOCKFUNC, share_lock);
+    curl_share_setopt(p->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+    curl_share_setopt(p->share, CURLSHOPT_USERDATA, p);
+    curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(p->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    return p;
+}
+
+static void conn_pool_unref(kube_conn_pool *p)
+{
+    if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    for (int i = 0; i < p->nidle; i++) /* before the share they point at */
+        curl_easy_cleanup(p->idle[i]);
+    curl_share_cleanup(p->share);
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_destroy(&p->share_locks[i]);
+    pthread_mutex_destroy(&p->lock);
+    kube_config_free(&p->tls);
+    free(p);
+}
+
+/* Everything but the configuration and the connection pool. */
+static kube_client *client_alloc(const kube_client_options *opts, olm_error *err)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        olm_error_set(err, "kube client: libcurl initialisation failed");
+        return NULL;
+    }
+    kube_client *c = calloc(1, sizeof *c);
+    if (c) {
+        c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
+        c->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
+        c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "olmv1");
+        c->disc = json_object();
+        if (c->user_agent && c->disc) {
+            pthread_mutex_init(&c->disc_lock, NULL);
+            pthread_mutex_init(&c->token_lock, NULL);
+            return c;
+        }
+        json_decref(c->disc);
+        free(c->user_agent);
+        free(c);
+    }
+    curl_global_cleanup();
+    olm_error_set(err, "out of memory");
+    return NULL;
 }
 
 kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, olm_error *err)
@@ -36,57 +104,92 @@ kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, 
         olm_error_set(err, "kube client: the configuration has no server");
         return NULL;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        olm_error_set(err, "kube client: libcurl initialisation failed");
+    kube_client *c = client_alloc(opts, err);
+    if (!c)
+        return NULL;
+    if (!(c->conns = conn_pool_new())) {
+        kube_client_free(c);
+        olm_error_set(err, "out of memory");
         return NULL;
     }
-    kube_client *c = calloc(1, sizeof *c);
-    if (!c)
-        goto oom;
-    c->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
-    c->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 60000;
-    c->user_agent = strdup(opts && opts->user_agent ? opts->user_agent : "olmv1");
-    c->disc = json_object();
-    if (!c->user_agent || !c->disc)
-        goto oom_free;
-    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-        pthread_mutex_init(&c->share_locks[i], NULL);
-    pthread_mutex_init(&c->disc_lock, NULL);
-    pthread_mutex_init(&c->pool_lock, NULL);
-    c->share = curl_share_init();
-    if (!c->share) {
-        kube_client_free(c);
-        goto oom;
-    }
-    curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
-    curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-    curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     c->cfg = *cfg; /* take ownership only once nothing can fail */
     memset(cfg, 0, sizeof *cfg);
     return c;
-oom_free:
-    json_decref(c->disc);
-    free(c->user_agent);
-    free(c);
-    curl_global_cleanup();
-oom:
-    olm_error_set(err, "out of memory");
-    return NULL;
+}
+
+/* base's token pool, made on first use (its TLS template: base's settings and its own
+ * copy of an inline CA, without credentials). */
+static kube_conn_pool *token_pool(kube_client *base, olm_error *err)
+{
+    pthread_mutex_lock(&base->token_lock);
+    kube_conn_pool *p = base->token_conns;
+    if (!p) {
+        p = conn_pool_new();
+        if (!p) {
+            olm_error_set(err, "out of memory");
+        } else if (kube_config_with_token(&base->cfg, "-", &p->tls, err) != 0) {
+            conn_pool_unref(p);
+            p = NULL;
+        } else {
+            explicit_bzero(p->tls.token, strlen(p->tls.token));
+            free(p->tls.token);
+            p->tls.token = NULL;
+            base->token_conns = p;
+        }
+    }
+    if (p)
+        atomic_fetch_add(&p->refs, 1);
+    pthread_mutex_unlock(&base->token_lock);
+    return p;
+}
+
+static char *dup_opt(const char *s, bool *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *oom = true;
+    return d;
+}
+
+kube_client *kube_client_new_for_token(kube_client *base, const char *token, const kube_client_options *opts,
+                                       olm_error *err)
+{
+    if (!base || !token || !*token) {
+        olm_error_set(err, "kube_client_new_for_token: a base client and a token are required");
+        return NULL;
+    }
+    kube_conn_pool *p = token_pool(base, err);
+    if (!p)
+        return NULL;
+    kube_client *c = client_alloc(opts, err);
+    if (!c) {
+        conn_pool_unref(p);
+        return NULL;
+    }
+    c->conns = p;
+    /* The CA path is the pool's (not a copy: the pool's reference keeps the file). */
+    bool oom = false;
+    c->cfg.server = dup_opt(p->tls.server, &oom);
+    c->cfg.ca_file = dup_opt(p->tls.ca_file, &oom);
+    c->cfg.namespace = dup_opt(p->tls.namespace, &oom);
+    c->cfg.token = dup_opt(token, &oom);
+    c->cfg.insecure_skip_tls_verify = p->tls.insecure_skip_tls_verify;
+    c->cfg.request_metrics = p->tls.request_metrics;
+    if (oom) {
+        kube_client_free(c);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    return c;
 }
 
 void kube_client_free(kube_client *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->npool; i++) /* before the share they point at */
-        curl_easy_cleanup(c->pool[i]);
-    pthread_mutex_destroy(&c->pool_lock);
-    if (c->share)
-        curl_share_cleanup(c->share);
-    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
-        pthread_mutex_destroy(&c->share_locks[i]);
+    conn_pool_unref(c->conns);
+    conn_pool_unref(c->token_conns);
+    pthread_mutex_destroy(&c->token_lock);
     pthread_mutex_destroy(&c->disc_lock);
     json_decref(c->disc);
     free(c->user_agent);
@@ -121,10 +224,11 @@ void kube_response_free(kube_response *r)
 static CURL *handle_acquire(kube_client *c)
 {
     CURL *h = NULL;
-    pthread_mutex_lock(&c->pool_lock);
-    if (c->npool > 0)
-        h = c->pool[--c->npool];
-    pthread_mutex_unlock(&c->pool_lock);
+    kube_conn_pool *p = c->conns;
+    pthread_mutex_lock(&p->lock);
+    if (p->nidle > 0)
+        h = p->idle[--p->nidle];
+    pthread_mutex_unlock(&p->lock);
     if (h) {
         curl_easy_reset(h);
         return h;
@@ -137,12 +241,13 @@ static void handle_release(kube_client *c, CURL *h, bool reusable)
     if (reusable) {
         /* Drop per-call pointers (headers, error buffer, sink) before pooling. */
         curl_easy_reset(h);
-        pthread_mutex_lock(&c->pool_lock);
-        if (c->npool < KUBE_CLIENT_POOL) {
-            c->pool[c->npool++] = h;
+        kube_conn_pool *p = c->conns;
+        pthread_mutex_lock(&p->lock);
+        if (p->nidle < KUBE_CLIENT_POOL) {
+            p->idle[p->nidle++] = h;
             h = NULL;
         }
-        pthread_mutex_unlock(&c->pool_lock);
+        pthread_mutex_unlock(&p->lock);
     }
     if (h)
         curl_easy_cleanup(h);
@@ -215,7 +320,7 @@ long kube_request(kube_client *c, const char *method, const char *path, const ch
     TRY_SETOPT(CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
     TRY_SETOPT(CURLOPT_TIMEOUT_MS, c->timeout_ms);
     TRY_SETOPT(CURLOPT_USERAGENT, c->user_agent);
-    TRY_SETOPT(CURLOPT_SHARE, c->share);
+    TRY_SETOPT(CURLOPT_SHARE, c->conns->share);
     TRY_SETOPT(CURLOPT_ERRORBUFFER, errbuf);
     TRY_SETOPT(CURLOPT_WRITEFUNCTION, on_body);
     TRY_SETOPT(CURLOPT_WRITEDATA, &sink);

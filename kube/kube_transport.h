@@ -7,7 +7,8 @@
  * uses its own CURL easy handle, taken from a small mutex-guarded pool of idle
  * handles (so keep-alive connections are reused, but never by two threads at
  * once) or created fresh; DNS and TLS sessions are shared through a CURLSH with
- * mutexes.  The configuration is immutable after kube_client_new().  Calls block:
+ * mutexes.  Clients made by kube_client_new_for_token() from one base share one such
+ * pool between them (see there).  The configuration is immutable after kube_client_new().  Calls block:
  * run them on a worker thread (the libuv threadpool), never on an event loop.
  *
  * Ownership: json_t ** outputs are new references the caller json_decref()s;
@@ -51,6 +52,16 @@ typedef struct kube_client_options {
  * opts may be NULL.  Free with kube_client_free(). */
 kube_client *kube_client_new(kube_config *cfg, const kube_client_options *opts, olm_error *err);
 void kube_client_free(kube_client *c);
+/* A client for base's API server that authenticates only with `token` (a ServiceAccount
+ * token): base's server, CA and TLS verification, no client certificate, no token file.
+ * All clients made from one base share DNS, TLS sessions and idle keep-alive connections
+ * (a pool kept apart from base's own), so a client per reconcile costs no new TLS
+ * handshake.  Sharing connections between identities is safe because a bearer token is
+ * sent per request (each request of this client carries only this client's token) and
+ * none of these clients ever presents a client certificate, the one credential that is
+ * bound to a connection.  base may be freed before the clients made from it. */
+kube_client *kube_client_new_for_token(kube_client *base, const char *token, const kube_client_options *opts,
+                                       olm_error *err);
 /* Borrowed; valid while the client lives. */
 const kube_config *kube_client_config(const kube_client *c);
 /* How many responses of this client were HTTP 401 Unauthorized (any thread).  Lets a

@@ -266,7 +266,7 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
         olm_error_set(err, "out of memory");
         goto done;
     }
-    if (applier_write_record(ctx, &rec, err) < 0)
+    if (applier_write_record(ctx, &rec, prev == NULL, err) < 0)
         goto done;
     if (prune_rc < 0) {
         if (err)

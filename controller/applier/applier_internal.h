@@ -103,7 +103,11 @@ void applier_refs_free(install_object_ref *refs, size_t n);
 
 /* -1 with a clear message when ctx->system_namespace does not exist. */
 int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err);
-/* Creates or updates the record Secret through admin (skips the write when unchanged). */
-int applier_write_record(const applier_ctx *ctx, const install_record *rec, olm_error *err);
+/* Creates or updates the record Secret through admin (skips the write when unchanged).
+ * likely_new: the caller found no record a moment ago, so the create is tried before any
+ * read (an AlreadyExists falls back to read-then-update: the outcome is the same, one
+ * request fewer for a first install).  The system namespace is only looked at when the
+ * write fails with NotFound, to say what is missing. */
+int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool likely_new, olm_error *err);
 
 #endif

@@ -28,10 +28,8 @@ static bool json_str_eq(const json_t *a, const json_t *b)
     return json_is_string(a) && json_is_string(b) && json_equal(a, b);
 }
 
-int applier_write_record(const applier_ctx *ctx, const install_record *rec, olm_error *err)
+int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool likely_new, olm_error *err)
 {
-    if (applier_check_system_namespace(ctx, err) < 0)
-        return -1;
     json_t *want = install_record_to_secret(rec, ctx->system_namespace);
     if (!want)
         return olm_error_set(err, "out of memory");
@@ -41,7 +39,8 @@ int applier_write_record(const applier_ctx *ctx, const install_record *rec, olm_
      * read; a concurrent writer (409) makes us read again. */
     for (int attempt = 0; attempt < RECORD_WRITE_ATTEMPTS; attempt++) {
         json_t *cur = NULL;
-        rc = kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &cur, err);
+        rc = attempt == 0 && likely_new ? KUBE_NOT_FOUND
+                                         : kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &cur, err);
         if (rc == KUBE_NOT_FOUND) {
             rc = kube_create(ctx->admin, want, NULL, err);
             if (rc == KUBE_ALREADY_EXISTS)
@@ -77,6 +76,11 @@ int applier_write_record(const applier_ctx *ctx, const install_record *rec, olm_
         json_object_del(json_object_get(want, "metadata"), "resourceVersion");
         if (rc != KUBE_CONFLICT)
             break;
+    }
+    /* A create into a namespace that is gone answers NotFound: say which is missing. */
+    if (rc == KUBE_NOT_FOUND && applier_check_system_namespace(ctx, err) < 0) {
+        json_decref(want);
+        return -1;
     }
     if (rc < 0)
         olm_error_wrap(err, "writing the install record Secret '%s' in namespace '%s'", name, ctx->system_namespace);

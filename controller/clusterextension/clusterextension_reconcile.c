@@ -222,14 +222,9 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
          * token failure (timeout, 5xx, 429) is retried as it is, never read as "gone": the
          * fallback would end in advice to drop the finalizer over a passing fault. */
         kube_client *admin = run->r->cfg.admin;
-        kube_config cfg;
         int trc = *sa ? clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, &err) : KUBE_NOT_FOUND;
         if (trc == 0) {
-            if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, &err) == 0) {
-                run->as_sa = kube_client_new(&cfg, NULL, &err);
-                if (!run->as_sa)
-                    kube_config_free(&cfg);
-            }
+            run->as_sa = kube_client_new_for_token(admin, run->token.value, NULL, &err);
         } else if (trc != KUBE_NOT_FOUND && trc != KUBE_FORBIDDEN && trc != KUBE_UNAUTHORIZED) {
             olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
             clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: requesting a token for service account \"%s\" in "

@@ -136,15 +136,10 @@ static int sa_client(clusterextension_run *run, olm_error *err)
                                   "the bundle needs", sa, ns);
     if (rc < 0)
         return olm_error_wrap(err, "requesting a token for service account \"%s\" in namespace \"%s\"", sa, ns);
-    kube_config cfg;
-    if (kube_config_with_token(kube_client_config(admin), run->token.value, &cfg, err) != 0)
-        return -1;
     kube_client_options co = {.user_agent = "operator-controller"};
-    run->as_sa = kube_client_new(&cfg, &co, err);
-    if (!run->as_sa) {
-        kube_config_free(&cfg);
+    run->as_sa = kube_client_new_for_token(admin, run->token.value, &co, err);
+    if (!run->as_sa)
         return -1;
-    }
     run->actx.as_sa = run->as_sa;
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "fake_http_server.h"
 #include "kube_client.h"
+#include "kube_client_internal.h" /* the connection pool clients share */
 
 /* ------------------------------------------------------------ pure functions */
 
@@ -185,6 +186,48 @@ static void test_get_and_headers(void **state)
     fake_http_push(&f->srv, 200, "not json");
     assert_int_equal(kube_get(f->c, "v1", "ConfigMap", "ns", "z", &obj, &err), KUBE_ERROR);
     assert_non_null(strstr(err.msg, "invalid JSON"));
+}
+
+/* Clients for different tokens made from one base share one connection pool (pooled easy
+ * handles with their connections go from one identity to the next), yet every request
+ * carries its own client's token and never the base's or the other client's. */
+static void test_token_clients_share_pool_not_tokens(void **state)
+{
+    struct fixture *f = *state;
+    olm_error err = {""};
+    kube_client_options o = {.user_agent = "sa-test"};
+    kube_client *a = kube_client_new_for_token(f->c, "token-a", &o, &err);
+    kube_client *b = kube_client_new_for_token(f->c, "token-b", NULL, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_ptr_equal(a->conns, b->conns);   /* one pool for every token client */
+    assert_ptr_not_equal(a->conns, f->c->conns); /* kept apart from the base's own */
+    assert_null(kube_client_new_for_token(f->c, "", NULL, &err));
+    kube_client *order[] = {a, b, a, f->c, b, b, a};
+    const char *want[] = {"Bearer token-a", "Bearer token-b", "Bearer token-a", "Bearer admin-token",
+                          "Bearer token-b", "Bearer token-b", "Bearer token-a"};
+    size_t n = sizeof order / sizeof order[0];
+    for (size_t i = 0; i < n; i++) {
+        fake_http_push(&f->srv, 200, "{}");
+        json_t *obj = NULL;
+        assert_int_equal(kube_get(order[i], "v1", "ConfigMap", "ns", "x", &obj, &err), KUBE_OK);
+        json_decref(obj);
+    }
+    assert_int_equal(a->conns->nidle, 1); /* the same handle went round all token clients */
+    char buf[256];
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(fake_http_header(req_at(f, i), "Authorization", buf, sizeof buf), want[i]);
+    assert_string_equal(fake_http_header(req_at(f, 0), "User-Agent", buf, sizeof buf), "sa-test");
+    /* The base may go first: the token clients keep the pool (and its CA copy) alive. */
+    kube_client_free(f->c);
+    f->c = NULL;
+    fake_http_push(&f->srv, 200, "{}");
+    json_t *obj = NULL;
+    assert_int_equal(kube_get(b, "v1", "ConfigMap", "ns", "x", &obj, &err), KUBE_OK);
+    json_decref(obj);
+    assert_string_equal(fake_http_header(req_at(f, n), "Authorization", buf, sizeof buf), "Bearer token-b");
+    kube_client_free(a);
+    kube_client_free(b);
 }
 
 static void test_list(void **state)
@@ -490,6 +533,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discovery, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_raw_request, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_use, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_token_clients_share_pool_not_tokens, srv_setup, srv_teardown),
         cmocka_unit_test(test_connection_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -382,6 +382,36 @@ static void test_apply_order_record_prune_uninstall(void **state)
     json_decref(objs);
 }
 
+/* A first install (no previous record) creates the record Secret without reading it or
+ * the system namespace again; a record that exists after all (the caller's view was
+ * stale) is still updated, through the AlreadyExists fallback. */
+static void test_record_write_create_first(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    assert_int_equal(f->st.nlog, 1);
+    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(f->st.gets_by_admin, 1); /* the system namespace, checked once up front */
+    install_record_free(&rec);
+
+    f->st.nlog = 0;
+    applier_bundle b2 = bundle;
+    b2.version = "2.0.0";
+    assert_int_equal(applier_apply(&f->ctx, &b2, objs, NULL, &rec, &err), 0);
+    assert_int_equal(f->st.nlog, 2);
+    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
+    assert_log_prefix(&f->st, 1, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    install_record_free(&rec);
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_string_equal(got.bundle_version, "2.0.0");
+    install_record_free(&got);
+    json_decref(objs);
+}
+
 static void test_conflict_before_any_write(void **state)
 {
     struct fx *f = *state;
@@ -586,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_identity_and_ownership),
         cmocka_unit_test_setup_teardown(test_apply_order_record_prune_uninstall, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_record_write_create_first, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
