@@ -48,6 +48,7 @@
 #include "olm_parse.h"
 #include "olm_fs.h"
 #include "olm_process_metrics.h"
+#include "pull_secret_watch.h"
 
 #define LEASE_NAME "catalogd-operator-lock"
 #define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
@@ -78,8 +79,7 @@ typedef struct app {
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     oci_registries_conf *registries; /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
-    kube_informer *secret_inf;       /* the watch on that Secret */
-    bool secret_missing_logged;
+    pull_secret_watch *secret_watch; /* the watch on that Secret */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     uv_signal_t sigterm, sigint;
@@ -297,82 +297,20 @@ static void requeue_all_catalogs(app *a)
     json_decref(all);
 }
 
-static void pull_secret_set(app *a, json_t *secret)
-{
-    olm_error err;
-    const char *name = a->f.common.global_pull_secret;
-    char origin[300];
-    snprintf(origin, sizeof origin, "global pull secret %s", name);
-    if (oci_auth_store_set_secret(a->pull_secret, secret, origin, &err) != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s; pulls keep the credentials they had", err.msg);
-        return;
-    }
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "global pull secret %s loaded (resourceVersion %s): used from the next pull",
-                 name, json_string_value(json_object_get(json_object_get(secret, "metadata"), "resourceVersion")));
-    a->secret_missing_logged = false;
-    requeue_all_catalogs(a);
-}
+static void pull_secret_loaded(void *data) { requeue_all_catalogs(data); }
 
-static void on_secret_add(json_t *obj, void *data) { pull_secret_set(data, obj); }
-static const char *resource_version(const json_t *obj)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-}
-
-static void on_secret_update(json_t *old_obj, json_t *new_obj, void *data)
-{
-    const char *was = resource_version(old_obj), *is = resource_version(new_obj);
-    if (was && is && strcmp(was, is) == 0)
-        return; /* a relist of the same Secret: nothing changed, nothing to re-queue */
-    pull_secret_set(data, new_obj);
-}
-
-static void on_secret_delete(json_t *obj, void *data)
-{
-    app *a = data;
-    oci_auth_store_clear(a->pull_secret);
-    catalogd_log(CATALOGD_LOG_WARN, NULL, "global pull secret %s was deleted: pulling anonymously",
-                 a->f.common.global_pull_secret);
-}
-
-static void on_secret_synced(void *data)
-{
-    app *a = data;
-    if (kube_informer_count(a->secret_inf) == 0 && !a->secret_missing_logged) {
-        a->secret_missing_logged = true;
-        catalogd_log(CATALOGD_LOG_WARN, NULL,
-                     "global pull secret %s not found: pulling anonymously until it is created",
-                     a->f.common.global_pull_secret);
-    }
-}
-
-static void on_secret_error(const char *msg, void *data)
-{
-    app *a = data;
-    catalogd_log(CATALOGD_LOG_WARN, NULL, "watching the global pull secret %s: %s", a->f.common.global_pull_secret,
-                 msg);
-}
-
-/* The watch on --global-pull-secret NS/NAME (a field selector on its name, so the Role
- * needs get/list/watch on that one Secret only). */
+/* --global-pull-secret's watch (pullsecret/); its credentials go to every pull. */
 static int start_pull_secret_watch(app *a, olm_error *err)
 {
     const char *ref = a->f.common.global_pull_secret;
     if (!ref)
         return 0;
-    char ns[64], name[254], path[400], field[300];
-    if (olm_parse_ns_name(ref, ns, sizeof ns, name, sizeof name) != 0)
-        return olm_error_set(err, "--global-pull-secret: want NAMESPACE/NAME, got \"%s\"", ref);
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets", ns);
-    snprintf(field, sizeof field, "metadata.name=%s", name);
     if (!(a->pull_secret = oci_auth_store_new(err)))
         return -1;
-    kube_watch_options wo = {.path = path, .field_selector = field};
-    kube_informer_handlers h = {on_secret_add, on_secret_update, on_secret_delete, on_secret_synced, on_secret_error};
-    a->secret_inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
-    if (!a->secret_inf)
-        return -1;
-    return kube_informer_start(a->secret_inf, err);
+    pull_secret_watch_options o = {
+        .ref = ref, .store = a->pull_secret, .log_key = "catalog", .on_loaded = pull_secret_loaded, .data = a};
+    a->secret_watch = pull_secret_watch_start(a->uc, kube_client_config(a->client), &o, err);
+    return a->secret_watch ? 0 : -1;
 }
 
 static int start_controllers(app *a, olm_error *err)
@@ -431,10 +369,10 @@ static void informer_closed(void *data)
     one_closed(a);
 }
 
-static void secret_inf_closed(void *data)
+static void secret_watch_closed(void *data)
 {
     app *a = data;
-    a->secret_inf = NULL;
+    a->secret_watch = NULL;
     one_closed(a);
 }
 
@@ -465,9 +403,9 @@ static void begin_shutdown_phase2(app *a)
         a->closing++;
         kube_informer_stop(a->inf, informer_closed, a);
     }
-    if (a->secret_inf) {
+    if (a->secret_watch) {
         a->closing++;
-        kube_informer_stop(a->secret_inf, secret_inf_closed, a);
+        pull_secret_watch_stop(a->secret_watch, secret_watch_closed, a);
     }
     if (a->leader) {
         a->closing++;
