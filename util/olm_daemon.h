@@ -74,6 +74,17 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
     "                                 and its drop-ins PATH.d/*.conf (default\n"                                   \
     "                                 /etc/containers/registries.conf, when it exists)\n"
 
+/* The usage lines of the TLS profile and log level flags, the same in both daemons. */
+#define OLM_DAEMON_TLS_LOG_USAGE \
+    "  --tls-profile NAME             old, intermediate (default), modern or custom: TLS versions\n" \
+    "                                 and ciphers as OpenShift's TLS security profiles\n" \
+    "  --tls-custom-version V         with custom: the minimum, TLSv1.0..TLSv1.3 (default TLSv1.2)\n" \
+    "  --tls-custom-ciphers LIST      with custom: IANA or OpenSSL cipher names, comma-separated\n" \
+    "  --tls-custom-curves LIST       with custom: X25519, secp256r1, secp384r1, ... comma-separated\n" \
+    "  --log-level LEVEL              error, warn, info (default) or debug (each reconcile step\n" \
+    "                                 with its duration)\n" \
+    "  -v N                           klog's verbosity: 1 or more is debug (--log-level wins)\n"
+
 /* Sets the process's log level and format from checked flags (main, before any thread). */
 void olm_daemon_apply_logging(const olm_daemon_flags *f);
 
