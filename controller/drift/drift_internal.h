@@ -1,6 +1,8 @@
-/* drift_internal: the watcher's structures, shared by drift_watch.c (extensions and
- * their watches, the mailbox) and drift_shared.c (one watch per resource type for many
- * extensions).  Loop thread only, except the mailbox. */
+/* drift_internal: the watcher's structures, shared by drift_watch.c (one watch),
+ * drift_shared.c (one watch per resource type for many extensions), drift_mailbox.c
+ * (posts from other threads) and drift_watcher.c (the extensions, the backend's entry
+ * points, start and stop), in that order of layers.  Loop thread only, except the
+ * mailbox. */
 #ifndef OLM_DRIFT_INTERNAL_H
 #define OLM_DRIFT_INTERNAL_H
 
@@ -84,17 +86,33 @@ struct drift_watcher {
     void *closed_data;
 };
 
-/* drift_watch.c, for drift_shared.c */
+/* drift_watch.c: one watch (for drift_shared.c and drift_watcher.c) */
 void drift_logf(drift_watcher *d, const char *ext, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+drift_cfg *drift_cfg_new(drift_watcher *d, const char *token, olm_error *err);
 void drift_cfg_unref(drift_cfg *c);
+void drift_keys_free(char **keys, size_t n);
+/* Takes over p->path, p->resource, p->ns and p->keys; not linked, not started. */
+drift_watch *drift_watch_new(drift_watcher *d, drift_ext *e, drift_path *p);
 void drift_watch_halt(drift_watch *w);
+/* `w` is unlinked and detached from its shared watch. */
 void drift_watch_release(drift_watch *w);
 void drift_watch_start_own(drift_watch *w);
 void drift_request_reconcile(drift_watch *w);
+/* What an extension's own watch does with its backend's reports. */
+void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const json_t *obj);
+void drift_watch_own_synced(drift_watch *w);
+void drift_watch_own_error(drift_watch *w, long http_status, const char *msg);
 drift_ext *drift_ext_by_name(drift_watcher *d, const char *name);
 /* A fresh struct for the same path and keys as `w` (which is released), linked in its
  * place in w->ext's list; returns it (NULL on out of memory, `w` then stays). */
 drift_watch *drift_watch_replace(drift_watch *w);
+/* One of the watcher's pending closes has finished; after the last one of a stopping
+ * watcher, frees it and calls its `closed` callback. */
+void drift_close_done(drift_watcher *d);
+
+/* drift_mailbox.c */
+drift_post *drift_posts_take(drift_watcher *d);
+void drift_posts_free(drift_post *p);
 
 /* drift_shared.c */
 /* A new extension's watch `w` (linked, not started): joins its resource's shared watch.

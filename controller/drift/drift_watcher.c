@@ -1,0 +1,339 @@
+/* drift_watcher: the watcher on the loop thread (see drift.h): the extensions (token,
+ * watches, refresh timer), applying the specs posted to the mailbox, the backend's event
+ * entry points (to a shared watch or the extension's own), and start-up and shutdown.
+ * (structures in drift_internal.h; one watch in drift_watch.c; shared watches in
+ * drift_shared.c) */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drift_internal.h"
+#include "olm_log.h"
+
+/* ------------------------------------------------------------ extensions */
+
+static void timer_closed(uv_handle_t *h)
+{
+    drift_watcher *d = h->data;
+    free(h);
+    drift_close_done(d);
+}
+
+static void on_refresh(uv_timer_t *t)
+{
+    drift_ext *e = t->data;
+    /* The reconcile gets a fresh token from the cache and posts it: the watches are
+     * re-created before the old token expires. */
+    e->d->cb.enqueue_after(e->name, 0, e->d->cb.data);
+}
+
+static void ext_free(drift_watcher *d, drift_ext *e)
+{
+    drift_shared_runner_changed(e);
+    while (e->watches) {
+        drift_watch *w = e->watches;
+        e->watches = w->next;
+        w->next = NULL;
+        drift_shared_detach(w);
+        drift_watch_release(w);
+    }
+    if (e->refresh) {
+        uv_timer_stop(e->refresh);
+        e->refresh->data = d;
+        d->pending_closes++;
+        uv_close((uv_handle_t *)e->refresh, timer_closed);
+    }
+    drift_cfg_unref(e->cfg);
+    free(e->name);
+    free(e->ns);
+    free(e->sa);
+    json_decref(e->forbidden);
+    free(e);
+}
+
+static void ext_remove(drift_watcher *d, const char *name)
+{
+    drift_ext **pp = &d->exts;
+    while (*pp && strcmp((*pp)->name, name) != 0)
+        pp = &(*pp)->next;
+    if (!*pp)
+        return;
+    drift_ext *e = *pp;
+    *pp = e->next;
+    d->nexts--;
+    json_object_del(d->by_name, e->name);
+    ext_free(d, e);
+}
+
+static drift_ext *ext_new(drift_watcher *d, const char *name)
+{
+    drift_ext *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->d = d;
+    e->name = strdup(name);
+    e->forbidden = json_object();
+    e->refresh = malloc(sizeof *e->refresh);
+    if (!e->name || !e->forbidden || !e->refresh) {
+        free(e->name);
+        json_decref(e->forbidden);
+        free(e->refresh);
+        free(e);
+        return NULL;
+    }
+    if (json_object_set_new(d->by_name, name, json_integer((json_int_t)(intptr_t)e)) != 0) {
+        free(e->name);
+        json_decref(e->forbidden);
+        free(e->refresh);
+        free(e);
+        return NULL;
+    }
+    uv_timer_init(d->loop, e->refresh);
+    e->refresh->data = e;
+    e->next = d->exts;
+    d->exts = e;
+    d->nexts++;
+    return e;
+}
+
+static drift_path *spec_find_path(drift_spec *s, const char *path)
+{
+    for (size_t i = 0; i < s->npaths; i++)
+        if (s->paths[i].path && strcmp(s->paths[i].path, path) == 0)
+            return &s->paths[i];
+    return NULL;
+}
+
+static bool replace_str(char **dst, const char *src)
+{
+    char *c = strdup(src ? src : "");
+    if (!c)
+        return false;
+    free(*dst);
+    *dst = c;
+    return true;
+}
+
+/* Loop thread.  Makes the extension's watches match `s` (consumed). */
+static void apply_spec(drift_watcher *d, drift_spec *s)
+{
+    if (!s->token) {
+        ext_remove(d, s->extension);
+        return;
+    }
+    olm_error err;
+    drift_ext *e = drift_ext_by_name(d, s->extension);
+    if (!e && !(e = ext_new(d, s->extension))) {
+        drift_logf(d, s->extension, "drift watch: out of memory");
+        return;
+    }
+    if (!replace_str(&e->ns, s->ns) || !replace_str(&e->sa, s->sa)) {
+        drift_logf(d, s->extension, "drift watch: out of memory");
+        return;
+    }
+    if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
+        /* Posted by a reconcile that took the token from the cache before the 401 dropped
+         * it: the next reconcile mints a new one. */
+        d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
+        return;
+    }
+    if (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0) {
+        drift_cfg *c = drift_cfg_new(d, s->token, &err);
+        if (!c) {
+            drift_logf(d, s->extension, "drift watch: %s", err.msg);
+            return;
+        }
+        /* Every watch used the old token: start them all again with the new one (shared
+         * watches it runs get a runner again in drift_shared_settle). */
+        drift_shared_runner_changed(e);
+        while (e->watches) {
+            drift_watch *w = e->watches;
+            e->watches = w->next;
+            w->next = NULL;
+            drift_shared_detach(w);
+            drift_watch_release(w);
+        }
+        drift_cfg_unref(e->cfg);
+        e->cfg = c;
+        e->rejected = false;
+    }
+    /* Kinds no longer installed stop; kinds still installed keep their watch. */
+    for (drift_watch **pp = &e->watches; *pp;) {
+        drift_watch *w = *pp;
+        drift_path *p = spec_find_path(s, w->path);
+        if (!p) {
+            *pp = w->next;
+            w->next = NULL;
+            drift_shared_detach(w);
+            drift_watch_release(w);
+            continue;
+        }
+        drift_keys_free(w->keys, w->nkeys);
+        w->keys = p->keys;
+        w->nkeys = p->nkeys;
+        p->keys = NULL;
+        p->nkeys = 0;
+        free(p->path);
+        p->path = NULL; /* handled */
+        pp = &w->next;
+    }
+    for (size_t i = 0; i < s->npaths; i++) {
+        if (!s->paths[i].path)
+            continue;
+        drift_watch *w = drift_watch_new(d, e, &s->paths[i]);
+        if (!w) {
+            drift_logf(d, e->name, "drift watch: out of memory");
+            continue;
+        }
+        w->next = e->watches;
+        e->watches = w;
+        if (!drift_shared_attach(w))
+            drift_watch_start_own(w);
+    }
+    uv_timer_stop(e->refresh);
+    if (s->refresh_at > 0) {
+        time_t now = time(NULL);
+        uint64_t ms = s->refresh_at > now ? (uint64_t)(s->refresh_at - now) * 1000u : 0;
+        uv_timer_start(e->refresh, on_refresh, ms < d->min_refresh_ms ? d->min_refresh_ms : ms, 0);
+    }
+}
+
+/* ------------------------------------------------------------ the mailbox */
+
+void drift_watcher_flush(drift_watcher *d)
+{
+    drift_post *p = drift_posts_take(d);
+    for (drift_post *q = p; q && !d->stopping; q = q->next)
+        apply_spec(d, &q->spec);
+    drift_shared_settle(d);
+    drift_posts_free(p);
+}
+
+static void on_async(uv_async_t *a)
+{
+    drift_watcher_flush(a->data);
+}
+
+/* ------------------------------------------------------------ the backend's events */
+
+/* A shared watch's backend watch reports to the shared watch; any other to itself. */
+void drift_watch_event(drift_watch *w, kube_watch_event_type type, const json_t *obj)
+{
+    if (w->sh)
+        drift_shared_event(w->sh, type, obj);
+    else
+        drift_watch_own_event(w, type, obj);
+}
+
+void drift_watch_synced(drift_watch *w)
+{
+    if (w->sh)
+        drift_shared_synced(w->sh);
+    else
+        drift_watch_own_synced(w);
+}
+
+void drift_watch_error(drift_watch *w, long http_status, const char *msg)
+{
+    if (w->sh)
+        drift_shared_error(w->sh, http_status, msg);
+    else
+        drift_watch_own_error(w, http_status, msg);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const drift_backend *backend,
+                                       const drift_callbacks *cb, const drift_watcher_options *opts,
+                                       olm_error *err)
+{
+    if (!backend || !backend->start || !backend->stop || !cb || !cb->enqueue_after) {
+        olm_error_set(err, "drift watch: a backend and an enqueue callback are required");
+        return NULL;
+    }
+    drift_watcher *d = calloc(1, sizeof *d);
+    if (!d) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    d->loop = loop;
+    /* A copy with its own CA file (when the CA came inline), its placeholder token dropped. */
+    if (kube_config_with_token(base, "-", &d->shared, err) != 0) {
+        free(d);
+        return NULL;
+    }
+    explicit_bzero(d->shared.token, strlen(d->shared.token));
+    free(d->shared.token);
+    d->shared.token = NULL;
+    d->be = *backend;
+    d->cb = *cb;
+    d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
+    d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
+    d->per_extension_only = opts && opts->per_extension_only;
+    if (!(d->by_name = json_object())) {
+        kube_config_free(&d->shared);
+        free(d);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    if (pthread_mutex_init(&d->lock, NULL) != 0) {
+        kube_config_free(&d->shared);
+        json_decref(d->by_name);
+        free(d);
+        olm_error_set(err, "pthread_mutex_init failed");
+        return NULL;
+    }
+    int rc = uv_async_init(loop, &d->async, on_async);
+    if (rc != 0) {
+        pthread_mutex_destroy(&d->lock);
+        kube_config_free(&d->shared);
+        json_decref(d->by_name);
+        free(d);
+        olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
+        return NULL;
+    }
+    d->async.data = d;
+    return d;
+}
+
+size_t drift_watcher_active(const drift_watcher *d)
+{
+    return d->active;
+}
+
+size_t drift_watcher_extensions(const drift_watcher *d)
+{
+    return d->nexts;
+}
+
+size_t drift_watcher_shared(const drift_watcher *d)
+{
+    return d->nshared;
+}
+
+static void async_closed(uv_handle_t *h)
+{
+    drift_watcher *d = h->data;
+    drift_close_done(d);
+}
+
+void drift_watcher_stop(drift_watcher *d, void (*closed)(void *data), void *data)
+{
+    if (d->stopping)
+        return;
+    d->stopping = true;
+    d->closed = closed;
+    d->closed_data = data;
+    d->pending_closes++; /* the async handle; also keeps drift_close_done from freeing the watcher before the end */
+    while (d->exts) {
+        drift_ext *e = d->exts;
+        d->exts = e->next;
+        d->nexts--;
+        json_object_del(d->by_name, e->name);
+        ext_free(d, e); /* the last subscriber of a shared watch frees it */
+    }
+    uv_close((uv_handle_t *)&d->async, async_closed);
+}
