@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube_client_internal.h"
 #include "kube_request_metrics.h"
 #include "strbuf.h"
 
 #define KUBE_MAX_BODY ((size_t)512 * 1024 * 1024) /* a runaway response must not eat the heap */
+#define KUBE_MAX_RETRIES 10     /* client-go's default for responses with a Retry-After */
+#define KUBE_MAX_RETRY_WAIT_S 10 /* one wait blocks a worker thread: never longer than this */
 
 /* ------------------------------------------------------------ lifecycle */
 
@@ -277,11 +280,32 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
         }                                                                                        \
     } while (0)
 
-long kube_request(kube_client *c, const char *method, const char *path, const char *query,
-                  const char *content_type, const char *body, size_t body_len,
-                  kube_response *resp, olm_error *err)
+/* The server's Retry-After of a response that asks to be retried (429, or any 5xx, as
+ * client-go's checkWait reads it): whole seconds, or -1 when there is none.  An HTTP-date
+ * form counts as none, as in client-go. */
+static long retry_after_seconds(CURL *h, long status)
+{
+    if (status != 429 && status < 500)
+        return -1;
+    struct curl_header *hdr = NULL;
+    if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &hdr) != CURLHE_OK || !hdr || !hdr->value)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long secs = strtol(hdr->value, &end, 10);
+    while (end && (*end == ' ' || *end == '\t'))
+        end++;
+    if (errno || end == hdr->value || !end || *end || secs < 0)
+        return -1;
+    return secs;
+}
+
+static long request_once(kube_client *c, const char *method, const char *path, const char *query,
+                         const char *content_type, const char *body, size_t body_len,
+                         kube_response *resp, long *retry_after, olm_error *err)
 {
     memset(resp, 0, sizeof *resp);
+    *retry_after = -1;
     long result = -1;
     CURLcode cc = CURLE_OK;
     struct curl_slist *headers = NULL;
@@ -357,6 +381,7 @@ long kube_request(kube_client *c, const char *method, const char *path, const ch
     result = resp->status;
     if (result == 401)
         atomic_fetch_add(&c->unauthorized, 1);
+    *retry_after = retry_after_seconds(h, result);
 done:
     if (result < 0)
         kube_response_free(resp);
@@ -365,6 +390,36 @@ done:
     handle_release(c, h, result >= 0);
     free(url);
     return result;
+}
+
+long kube_request(kube_client *c, const char *method, const char *path, const char *query,
+                  const char *content_type, const char *body, size_t body_len,
+                  kube_response *resp, olm_error *err)
+{
+    /* An API server that sheds load (API Priority and Fairness) answers 429 with a
+     * Retry-After; it also sends one with some 5xx.  Such a request was not carried out,
+     * so like client-go we wait as told and send it again, whatever its verb, up to
+     * KUBE_MAX_RETRIES times: a reconcile then finishes instead of failing into the work
+     * queue's back-off.  No Retry-After: the status goes back to the caller at once.
+     * The waits stay within the client's request timeout, counted from the first send. */
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (unsigned attempt = 0;; attempt++) {
+        long retry_after;
+        long st = request_once(c, method, path, query, content_type, body, body_len, resp, &retry_after, err);
+        if (st < 0 || retry_after < 0 || attempt >= KUBE_MAX_RETRIES)
+            return st;
+        unsigned wait = retry_after > KUBE_MAX_RETRY_WAIT_S ? KUBE_MAX_RETRY_WAIT_S : (unsigned)retry_after;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long elapsed_ms = (long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (elapsed_ms + (long)wait * 1000 > c->timeout_ms)
+            return st;
+        kube_response_free(resp);
+        struct timespec ts = {(time_t)wait, 0};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
 }
 
 /* ------------------------------------------------------------ JSON calls */

@@ -84,7 +84,9 @@ void kube_response_free(kube_response *r);
  * already-escaped query string without '?' (or NULL); content_type and body may
  * be NULL.  Returns the HTTP status (any status, including 4xx/5xx; *resp holds
  * the body) or -1 with err set when no HTTP response arrived (the message names
- * the server and curl's error). */
+ * the server and curl's error).  A 429 or 5xx with a Retry-After of whole seconds is
+ * sent again after that wait (at most 10 s each, 10 times, as client-go does); the
+ * last answer is returned. */
 long kube_request(kube_client *c, const char *method, const char *path, const char *query,
                   const char *content_type, const char *body, size_t body_len,
                   kube_response *resp, olm_error *err);

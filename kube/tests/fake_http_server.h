@@ -41,6 +41,7 @@ typedef struct fake_http_response {
     int status;
     const char *content_type; /* NULL: application/json */
     const char *body;         /* borrowed; must outlive the server */
+    const char *headers;      /* extra header lines, each ending in "\r\n", or NULL (borrowed) */
 } fake_http_response;
 
 struct fake_http_server;
@@ -69,7 +70,7 @@ FAKE_UNUSED static void fake_http_push(fake_http_server *s, int status, const ch
 {
     pthread_mutex_lock(&s->lock);
     if (s->n_queue < FAKE_HTTP_MAX)
-        s->queue[s->n_queue++] = (fake_http_response){status, NULL, body};
+        s->queue[s->n_queue++] = (fake_http_response){status, NULL, body, NULL};
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -77,7 +78,16 @@ FAKE_UNUSED static void fake_http_push_ct(fake_http_server *s, int status, const
 {
     pthread_mutex_lock(&s->lock);
     if (s->n_queue < FAKE_HTTP_MAX)
-        s->queue[s->n_queue++] = (fake_http_response){status, content_type, body};
+        s->queue[s->n_queue++] = (fake_http_response){status, content_type, body, NULL};
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* A response with extra header lines (e.g. "Retry-After: 1\r\n"). */
+FAKE_UNUSED static void fake_http_push_headers(fake_http_server *s, int status, const char *headers, const char *body)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->n_queue < FAKE_HTTP_MAX)
+        s->queue[s->n_queue++] = (fake_http_response){status, NULL, body, headers};
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -160,7 +170,7 @@ static void fake_http_serve_one(fake_http_server *s, int cfd)
     req.headers = strndup(eol + 2, hdr_end - (size_t)(eol + 2 - buf));
     req.body_len = need - hdr_end;
     req.body = strndup(buf + hdr_end, req.body_len);
-    fake_http_response resp = {500, "text/plain", "fake_http_server: no response queued"};
+    fake_http_response resp = {500, "text/plain", "fake_http_server: no response queued", NULL};
     pthread_mutex_lock(&s->lock);
     if (s->handler) {
         pthread_mutex_unlock(&s->lock);
@@ -177,10 +187,11 @@ static void fake_http_serve_one(fake_http_server *s, int cfd)
     }
     pthread_mutex_unlock(&s->lock);
     const char *body = resp.body ? resp.body : "";
-    char head[512];
+    char head[1024];
     int hl = snprintf(head, sizeof head,
-                      "HTTP/1.1 %d Fake\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                      resp.status, resp.content_type ? resp.content_type : "application/json", strlen(body));
+                      "HTTP/1.1 %d Fake\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+                      resp.status, resp.content_type ? resp.content_type : "application/json", strlen(body),
+                      resp.headers ? resp.headers : "");
     if (send(cfd, head, (size_t)hl, MSG_NOSIGNAL) == hl)
         (void)send(cfd, body, strlen(body), MSG_NOSIGNAL);
 out:

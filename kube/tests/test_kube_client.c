@@ -449,6 +449,56 @@ static void test_raw_request(void **state)
     kube_response_free(&resp);
 }
 
+/* A 429 or 5xx with a Retry-After was not carried out: sent again (body and all) after
+ * the wait; without a Retry-After the status comes back at once (test_raw_request). */
+static void test_retry_after(void **state)
+{
+    struct fixture *f = *state;
+    olm_error err = {""};
+    static const char throttled[] = "{\"kind\":\"Status\",\"code\":429,\"reason\":\"TooManyRequests\","
+                                    "\"message\":\"too many requests, please try again later\"}";
+    fake_http_push_headers(&f->srv, 429, "Retry-After: 0\r\n", throttled);
+    fake_http_push_headers(&f->srv, 503, "Retry-After: 1\r\n", "{}");
+    fake_http_push(&f->srv, 201, "{\"metadata\":{\"name\":\"x\"}}");
+    json_t *out = NULL;
+    assert_int_equal(kube_request_json(f->c, "POST", "/api/v1/namespaces", NULL, "application/json",
+                                       "{\"metadata\":{\"name\":\"x\"}}", &out, &err), KUBE_OK);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(out, "metadata"), "name")), "x");
+    json_decref(out);
+    assert_int_equal(fake_http_count(&f->srv), 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_string_equal(req_at(f, i)->method, "POST");
+        assert_string_equal(req_at(f, i)->body, "{\"metadata\":{\"name\":\"x\"}}");
+    }
+
+    /* An HTTP-date, or no number at all, is no Retry-After: the 429 is the answer. */
+    fake_http_push_headers(&f->srv, 429, "Retry-After: Wed, 21 Oct 2026 07:28:00 GMT\r\n", throttled);
+    assert_int_equal(kube_request_json(f->c, "GET", "/api/v1/namespaces/x", NULL, NULL, NULL, &out, &err),
+                     KUBE_UNAVAILABLE);
+    assert_non_null(strstr(err.msg, "too many requests"));
+    assert_int_equal(fake_http_count(&f->srv), 4);
+
+    /* A 4xx other than 429 is never retried, whatever it carries. */
+    fake_http_push_headers(&f->srv, 409, "Retry-After: 0\r\n", "{\"kind\":\"Status\",\"code\":409}");
+    assert_int_equal(kube_request_json(f->c, "GET", "/api/v1/namespaces/x", NULL, NULL, NULL, &out, &err),
+                     KUBE_CONFLICT);
+    assert_int_equal(fake_http_count(&f->srv), 5);
+
+    /* A wait beyond the client's request timeout (5 s here) is not waited: the 429 is the
+     * answer at once. */
+    fake_http_push_headers(&f->srv, 429, "Retry-After: 30\r\n", throttled);
+    assert_int_equal(kube_request_json(f->c, "GET", "/api/v1/namespaces/x", NULL, NULL, NULL, &out, &err),
+                     KUBE_UNAVAILABLE);
+    assert_int_equal(fake_http_count(&f->srv), 6);
+
+    /* It gives up after 10 retries and returns the last answer. */
+    for (int i = 0; i < 12; i++)
+        fake_http_push_headers(&f->srv, 429, "Retry-After: 0\r\n", throttled);
+    assert_int_equal(kube_request_json(f->c, "GET", "/api/v1/namespaces/x", NULL, NULL, NULL, &out, &err),
+                     KUBE_UNAVAILABLE);
+    assert_int_equal(fake_http_count(&f->srv), 6 + 11);
+}
+
 static void test_connection_failure(void **state)
 {
     (void)state;
@@ -478,7 +528,7 @@ static void ok_handler(fake_http_server *s, const fake_http_request *req, fake_h
 {
     (void)s;
     (void)req;
-    *resp = (fake_http_response){200, NULL, "{\"kind\":\"Namespace\"}"};
+    *resp = (fake_http_response){200, NULL, "{\"kind\":\"Namespace\"}", NULL};
 }
 
 struct worker {
@@ -532,6 +582,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_request, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_discovery, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_raw_request, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_retry_after, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_use, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_token_clients_share_pool_not_tokens, srv_setup, srv_teardown),
         cmocka_unit_test(test_connection_failure),
