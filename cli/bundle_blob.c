@@ -156,7 +156,11 @@ json_t *bundle_blob_from_image(const char *image, int *code, olm_error *err)
         opts.registry.auth_file = auth && *auth ? auth : NULL;
         opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
         oci_pull_result res;
-        if (oci_pull(image, dest, &opts, &res, err) != 0) {
+        oci_registries_conf *conf = oci_registries_conf_from_env(err);
+        opts.registry.registries = conf;
+        if (!conf) {
+            *code = 1;
+        } else if (oci_pull(image, dest, &opts, &res, err) != 0) {
             olm_error_wrap(err, "pulling bundle image %s", image);
             *code = 5;
         } else {
@@ -166,6 +170,7 @@ json_t *bundle_blob_from_image(const char *image, int *code, olm_error *err)
             }
             oci_pull_result_free(&res);
         }
+        oci_registries_conf_free(conf);
     }
     int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {

@@ -33,7 +33,11 @@ static int load_image(const char *ref, fbc_catalog **out, olm_error *err)
     opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
     oci_pull_result res;
     int rc = 0;
-    if (oci_pull(ref, dest, &opts, &res, err) != 0) {
+    oci_registries_conf *conf = oci_registries_conf_from_env(err);
+    opts.registry.registries = conf;
+    if (!conf) {
+        rc = 1;
+    } else if (oci_pull(ref, dest, &opts, &res, err) != 0) {
         olm_error_wrap(err, "pulling catalog image %s", ref);
         rc = 5;
     } else {
@@ -41,6 +45,7 @@ static int load_image(const char *ref, fbc_catalog **out, olm_error *err)
             rc = 1;
         oci_pull_result_free(&res);
     }
+    oci_registries_conf_free(conf);
     int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         oci_remove_tree_at(fd, "catalog", NULL);

@@ -35,6 +35,8 @@ static void usage(FILE *out)
             "                      registry not named there speaks plain HTTP)\n"
             "  --registries-conf PATH  pull as containers-registries.conf v2 says (mirrors,\n"
             "                      blocked and insecure registries), with drop-ins PATH.d/*.conf\n"
+            "                      (default: $CONTAINERS_REGISTRIES_CONF, else\n"
+            "                      /etc/containers/registries.conf when it exists)\n"
             "  --max-bytes N       refuse images whose files add up to more (default 2 GiB)\n"
             "  --max-files N       refuse images with more entries, counting the parent\n"
             "                      directories they imply (default 200000)\n"
@@ -176,8 +178,9 @@ int cmd_image_pull(int argc, char **argv)
     oci_pull_result res;
     olm_error err;
     oci_registries_conf *conf = NULL;
-    if (registries_conf && !(conf = oci_registries_conf_load(registries_conf, true, &err))) {
-        fprintf(stderr, "olmv1 %s: --registries-conf: %s\n", argv[0], err.msg);
+    if (registries_conf ? !(conf = oci_registries_conf_load(registries_conf, true, &err))
+                        : !(conf = oci_registries_conf_from_env(&err))) {
+        fprintf(stderr, "olmv1 %s: %s%s\n", argv[0], registries_conf ? "--registries-conf: " : "", err.msg);
         return 1;
     }
     opts.registry.registries = conf;

@@ -421,6 +421,14 @@ bad:
     return NULL;
 }
 
+oci_registries_conf *oci_registries_conf_from_env(olm_error *err)
+{
+    const char *env = getenv("CONTAINERS_REGISTRIES_CONF");
+    if (env && *env)
+        return oci_registries_conf_load(env, true, err);
+    return oci_registries_conf_load(NULL, false, err);
+}
+
 /* ---------------------------------------------------------------- matching */
 
 /* containers/image's refMatchingPrefix: the length of ref that the prefix covers, or -1. */

@@ -43,6 +43,11 @@ void oci_registries_conf_free(oci_registries_conf *conf);
  * and, for syntax errors, the line: "<file>: line 3: expected '=' after the key". */
 oci_registries_conf *oci_registries_conf_load(const char *path, bool required, olm_error *err);
 
+/* What a command-line tool pulls with, as podman and skopeo do: the file named by
+ * $CONTAINERS_REGISTRIES_CONF (required to exist), else the default path when it
+ * exists.  Errors as oci_registries_conf_load's. */
+oci_registries_conf *oci_registries_conf_from_env(olm_error *err);
+
 /* Merges one file's text over `conf`, as a drop-in would be (`origin` names it in
  * errors and in "blocked" messages; `allow_v1`: the main file may use the v1 format).
  * On error `conf` is unchanged. */

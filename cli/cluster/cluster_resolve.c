@@ -265,7 +265,11 @@ int cluster_render_bundle(const char *image, const char *install_ns, const json_
     opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
     oci_pull_result res;
     int rc = 0;
-    if (oci_pull(image, dest, &opts, &res, err) != 0) {
+    oci_registries_conf *conf = oci_registries_conf_from_env(err);
+    opts.registry.registries = conf;
+    if (!conf) {
+        rc = cluster_wrap(err, CLI_EXIT_FAILED, "pulling bundle image %s", image);
+    } else if (oci_pull(image, dest, &opts, &res, err) != 0) {
         rc = cluster_wrap(err, CLI_EXIT_UNREACHABLE, "pulling bundle image %s", image);
     } else {
         rc = render_dir(dest, install_ns, config, objects, err);
@@ -273,6 +277,7 @@ int cluster_render_bundle(const char *image, const char *install_ns, const json_
             cluster_wrap(err, rc, "bundle %s", image);
         oci_pull_result_free(&res);
     }
+    oci_registries_conf_free(conf);
     int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
         oci_remove_tree_at(fd, "bundle", NULL);

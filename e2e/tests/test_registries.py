@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import olmv1_bundles
+import olmv1_cli as cli
 import olmv1_e2e
 from conftest import kubectl, kubectl_json, unique  # noqa: F401
 from olmv1_e2e import (CATALOGD_WAIT, configmap_version, create_catalog, delete_ce, free_port, ns,  # noqa: F401
@@ -203,6 +204,17 @@ def test_catalog_and_bundles_only_through_a_mirror(env, ns, name):
     got = olmv1("image", "pull", "-q", "--registries-conf", str(env["conf"]), "--catalog",
                 f"{a}/mirrored/{pkg}-catalog:v1", str(out))
     assert got.splitlines()[0].startswith(f"{a}/mirrored/{pkg}-catalog@sha256:")
+
+    # ... and so do the commands that render from the cluster, through $CONTAINERS_REGISTRIES_CONF
+    # as podman and skopeo read it: the RBAC preview pulls the bundle from the mirror.
+    args = ("install", "extension", unique("regcli"), "--package", pkg, "--namespace", ns, "--create-rbac",
+            "--dry-run", "-o", "yaml")
+    preview = cli.ok(*args, env={**cli.direct_env(env), "CONTAINERS_REGISTRIES_CONF": env["conf"]})
+    assert "kind: ClusterExtension" in preview
+    for conf, code, says in ((None, cli.EXIT_UNREACHABLE, f"pulling bundle image {images['1.0.0']}: "),
+                             (env["work"] / "missing.conf", cli.EXIT_FAILED, "missing.conf: No such file or directory")):
+        rc, _, err = cli.run(*args, env={**cli.direct_env(env), "CONTAINERS_REGISTRIES_CONF": conf})
+        assert rc == code and says in err.splitlines()[-1], (rc, err)
 
 
 def test_blocked_registry_is_a_clear_condition(env):
