@@ -1,13 +1,11 @@
 /* bundle_blob: a registry+v1 bundle as an olm.bundle blob (bundle_blob.h). */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bundle.h"
 #include "bundle_blob.h"
-#include "oci_pull.h"
+#include "image_temp.h"
 #include "upgradeable.h"
 
 static int add_prop(json_t *props, const char *type, json_t *value)
@@ -132,55 +130,25 @@ json_t *bundle_blob_from_dir(const char *dir, const char *image, olm_error *err)
     return blob;
 }
 
+struct blob_pull {
+    const char *image;
+    json_t *blob;
+};
+
+static int blob_of_dir(const char *dir, const oci_pull_result *res, void *data, olm_error *err)
+{
+    (void)res;
+    struct blob_pull *p = data;
+    if ((p->blob = bundle_blob_from_dir(dir, p->image, err)))
+        return 0;
+    olm_error_wrap(err, "bundle %s", p->image);
+    return 8;
+}
+
 json_t *bundle_blob_from_image(const char *image, int *code, olm_error *err)
 {
-    const char *tmp = getenv("TMPDIR");
-    char *parent = NULL, *dest = NULL;
-    *code = 1;
-    if (asprintf(&parent, "%s/olmv1-bundle-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
-        olm_error_set(err, "out of memory");
-        return NULL;
-    }
-    if (!mkdtemp(parent)) {
-        olm_error_set(err, "cannot create a temporary directory: %m");
-        free(parent);
-        return NULL;
-    }
-    json_t *blob = NULL;
-    if (asprintf(&dest, "%s/bundle", parent) < 0) {
-        dest = NULL;
-        olm_error_set(err, "out of memory");
-    } else {
-        oci_pull_opts opts = {0};
-        const char *auth = getenv("REGISTRY_AUTH_FILE");
-        opts.registry.auth_file = auth && *auth ? auth : NULL;
-        opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
-        oci_pull_result res;
-        oci_registries_conf *conf = oci_registries_conf_from_env(err);
-        opts.registry.registries = conf;
-        if (!conf) {
-            *code = 1;
-        } else if (oci_pull(image, dest, &opts, &res, err) != 0) {
-            olm_error_wrap(err, "pulling bundle image %s", image);
-            *code = 5;
-        } else {
-            if (!(blob = bundle_blob_from_dir(dest, image, err))) {
-                olm_error_wrap(err, "bundle %s", image);
-                *code = 8;
-            }
-            oci_pull_result_free(&res);
-        }
-        oci_registries_conf_free(conf);
-    }
-    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        oci_remove_tree_at(fd, "bundle", NULL);
-        close(fd);
-    }
-    rmdir(parent);
-    free(dest);
-    free(parent);
-    if (blob)
-        *code = 0;
-    return blob;
+    struct blob_pull p = {image, NULL};
+    int rc = image_temp_pull(image, false, blob_of_dir, &p, err);
+    *code = rc == IMAGE_TEMP_PULL_FAILED ? 5 : rc == IMAGE_TEMP_SETUP_FAILED ? 1 : rc;
+    return p.blob;
 }

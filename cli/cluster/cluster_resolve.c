@@ -1,14 +1,12 @@
 /* cluster_resolve: selectors, resolution from the cluster's catalogs, and the bundle
  * rendered as operator-controller renders it (cluster_resolve.h). */
 #include <ctype.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bundle.h"
 #include "cluster_resolve.h"
-#include "oci_pull.h"
+#include "image_temp.h"
 #include "render.h"
 
 #define CATALOG_NAME_LABEL "olm.operatorframework.io/metadata.name"
@@ -242,49 +240,27 @@ static int render_dir(const char *dir, const char *install_ns, const json_t *con
     return rc;
 }
 
+struct render_pull {
+    const char *image, *install_ns;
+    const json_t *config;
+    json_t **objects;
+};
+
+static int render_pulled(const char *dir, const oci_pull_result *res, void *data, olm_error *err)
+{
+    (void)res;
+    struct render_pull *p = data;
+    int rc = render_dir(dir, p->install_ns, p->config, p->objects, err);
+    if (rc != 0)
+        cluster_wrap(err, rc, "bundle %s", p->image);
+    return rc;
+}
+
 int cluster_render_bundle(const char *image, const char *install_ns, const json_t *config, json_t **objects,
                           olm_error *err)
 {
     *objects = NULL;
-    const char *tmp = getenv("TMPDIR");
-    char *parent = NULL, *dest = NULL;
-    if (asprintf(&parent, "%s/olmv1-bundle-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
-        return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-    if (!mkdtemp(parent)) {
-        free(parent);
-        return cluster_error(err, CLI_EXIT_FAILED, "cannot create a temporary directory: %m");
-    }
-    if (asprintf(&dest, "%s/bundle", parent) < 0) {
-        rmdir(parent);
-        free(parent);
-        return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
-    }
-    oci_pull_opts opts = {0};
-    const char *auth = getenv("REGISTRY_AUTH_FILE");
-    opts.registry.auth_file = auth && *auth ? auth : NULL;
-    opts.registry.insecure_hosts = getenv("OLMV1_INSECURE_REGISTRIES");
-    oci_pull_result res;
-    int rc = 0;
-    oci_registries_conf *conf = oci_registries_conf_from_env(err);
-    opts.registry.registries = conf;
-    if (!conf) {
-        rc = cluster_wrap(err, CLI_EXIT_FAILED, "pulling bundle image %s", image);
-    } else if (oci_pull(image, dest, &opts, &res, err) != 0) {
-        rc = cluster_wrap(err, CLI_EXIT_UNREACHABLE, "pulling bundle image %s", image);
-    } else {
-        rc = render_dir(dest, install_ns, config, objects, err);
-        if (rc != 0)
-            cluster_wrap(err, rc, "bundle %s", image);
-        oci_pull_result_free(&res);
-    }
-    oci_registries_conf_free(conf);
-    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        oci_remove_tree_at(fd, "bundle", NULL);
-        close(fd);
-    }
-    rmdir(parent);
-    free(dest);
-    free(parent);
-    return rc;
+    struct render_pull p = {image, install_ns, config, objects};
+    int rc = image_temp_pull(image, false, render_pulled, &p, err);
+    return rc == IMAGE_TEMP_PULL_FAILED ? CLI_EXIT_UNREACHABLE : rc == IMAGE_TEMP_SETUP_FAILED ? CLI_EXIT_FAILED : rc;
 }
