@@ -77,7 +77,7 @@ typedef struct app {
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
-    oci_registries_conf *registries; /* registries.conf (--registries-conf): mirrors, blocked */
+    oci_registries_follow *registries; /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
     pull_secret_watch *secret_watch; /* the watch on that Secret */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
@@ -330,7 +330,7 @@ static int start_controllers(app *a, olm_error *err)
         .cache_dir = a->f.cache_dir,
         .url_root = a->url_root,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                              .auth_store = a->pull_secret, .registries = a->registries,
+                              .auth_store = a->pull_secret, .registries_follow = a->registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .poll_override_ms = a->f.poll_override_ms,
         .publish = publish,
@@ -616,10 +616,10 @@ static void log_started(app *a)
     if (c->tls_cert)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
                      *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (oci_registries_conf_count(a->registries))
+    if (oci_registries_follow_count(a->registries))
         catalogd_log(CATALOGD_LOG_INFO, NULL, "registries configuration %s(.d): %zu [[registry]] entries",
                      c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT,
-                     oci_registries_conf_count(a->registries));
+                     oci_registries_follow_count(a->registries));
 }
 
 /* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
@@ -721,7 +721,8 @@ static int prepare(app *a, int argc, char **argv)
         return 1;
     }
     olm_error err;
-    if (!(a->registries = oci_registries_conf_load(a->f.common.registries_conf, a->f.common.registries_conf != NULL, &err))) {
+    if (!(a->registries = oci_registries_follow_new(a->f.common.registries_conf, a->f.common.registries_conf != NULL,
+                                                    olm_daemon_registries_notice, NULL, &err))) {
         fprintf(stderr, "catalogd: %s%s\n", a->f.common.registries_conf ? "--registries-conf: " : "", err.msg);
         return 1;
     }
@@ -761,7 +762,7 @@ int main(int argc, char **argv)
     if (a.client)
         kube_client_free(a.client);
     olm_ca_set_free(a.pull_cas);
-    oci_registries_conf_free(a.registries);
+    oci_registries_follow_free(a.registries);
     oci_auth_store_free(a.pull_secret);
     kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();

@@ -74,7 +74,7 @@ typedef struct app {
     kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
     kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
-    oci_registries_conf *registries;     /* registries.conf (--registries-conf): mirrors, blocked */
+    oci_registries_follow *registries;   /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;         /* --global-pull-secret's credentials, or NULL */
     pull_secret_watch *secret_watch;     /* the watch on that Secret */
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
@@ -458,7 +458,7 @@ static int start_controllers(app *a, olm_error *err)
         .system_namespace = a->system_ns,
         .cache_dir = a->f.cache_path,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                              .auth_store = a->pull_secret, .registries = a->registries,
+                              .auth_store = a->pull_secret, .registries_follow = a->registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
         .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
@@ -699,9 +699,9 @@ static void log_started(app *a)
     if (a->listeners.metrics && c->tls_cert)
         logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
               *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (oci_registries_conf_count(a->registries))
+    if (oci_registries_follow_count(a->registries))
         logf_(OLM_LOG_INFO, "registries configuration %s(.d): %zu [[registry]] entries",
-              c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_conf_count(a->registries));
+              c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_follow_count(a->registries));
 }
 
 /* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
@@ -787,7 +787,7 @@ static int preflight(app *a, char *msg, size_t msgsz)
         return -1;
     olm_error err;
     const char *rc_path = a->f.common.registries_conf;
-    if (!(a->registries = oci_registries_conf_load(rc_path, rc_path != NULL, &err))) {
+    if (!(a->registries = oci_registries_follow_new(rc_path, rc_path != NULL, olm_daemon_registries_notice, NULL, &err))) {
         snprintf(msg, msgsz, "%s%s", rc_path ? "--registries-conf: " : "", err.msg);
         return -1;
     }
@@ -829,7 +829,7 @@ static void free_cas(app *a)
 {
     olm_ca_set_free(a->catalogd_cas);
     olm_ca_set_free(a->pull_cas);
-    oci_registries_conf_free(a->registries);
+    oci_registries_follow_free(a->registries);
     a->registries = NULL;
     oci_auth_store_free(a->pull_secret);
     a->pull_secret = NULL;

@@ -7,6 +7,7 @@
  *   oci_auth.h      WWW-Authenticate parsing, docker config "auths" credentials
  *   oci_auth_store.h  credentials replaced at run time (--global-pull-secret)
  *   oci_registries_conf.h  registries.conf v2: mirrors, blocked and insecure registries
+ *   oci_registries_follow.h  the same, re-read when it changes (daemons)
  *   oci_manifest.h  manifest / index JSON parsing, platform selection (no I/O)
  *   oci_unpack.h    applying tar layers under a root dir (paths, links, whiteouts)
  *   oci_image.h     blobs; deterministic tar+gzip layer, config and manifest; bundle labels
@@ -28,6 +29,7 @@
 #include "oci_media.h"
 #include "oci_ref.h"
 #include "oci_registries_conf.h"
+#include "oci_registries_follow.h"
 #include "oci_registry.h"
 
 #endif

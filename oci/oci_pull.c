@@ -348,7 +348,10 @@ static double mono_now(void)
 int oci_pull_each_source(const oci_ref *ref, const oci_pull_opts *opts, oci_source_fn fn, void *ctx, olm_error *err)
 {
     oci_pull_sources src;
-    if (oci_registries_conf_sources(opts->registry.registries, ref, &src, err) != 0)
+    int src_rc = opts->registry.registries_follow
+                     ? oci_registries_follow_sources(opts->registry.registries_follow, ref, &src, err)
+                     : oci_registries_conf_sources(opts->registry.registries, ref, &src, err);
+    if (src_rc != 0)
         return -1;
     double start = mono_now();
     long deadline = opts->registry.deadline_seconds;

@@ -403,7 +403,8 @@ oci_registries_conf *oci_registries_conf_load(const char *path, bool required, o
             nn++;
     }
     closedir(d);
-    qsort(names, nn, sizeof *names, cmp_names);
+    if (nn > 1) /* qsort(NULL, 0, ...) is undefined: an empty drop-in directory */
+        qsort(names, nn, sizeof *names, cmp_names);
     for (size_t i = 0; i < nn; i++) {
         struct stat fs;
         /* only regular files (a directory named x.conf is skipped, as containers/image does) */

@@ -11,6 +11,7 @@
 #include "oci_image.h"
 #include "oci_ref.h"
 #include "oci_registries_conf.h"
+#include "oci_registries_follow.h"
 #include "olm_error.h"
 #include "olm_tls.h"
 
@@ -28,6 +29,8 @@ typedef struct oci_registry_opts {
                                     consulted before auth_file; borrowed, or NULL */
     const oci_registries_conf *registries; /* mirrors, blocked and insecure registries
                                     (registries.conf) for pulls; borrowed, or NULL */
+    oci_registries_follow *registries_follow; /* the same, re-read when it changes on disk
+                                    (daemons); borrowed, or NULL; used instead of registries */
     const char *ca_path;         /* extra CA directory for TLS, or NULL */
     const olm_ca_set *extra_cas; /* trusted in addition to the system store (--pull-cas-dir),
                                     or NULL; borrowed: it must outlive the registry */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_log.h"
 #include "olm_parse.h"
 #include "olm_read_file.h"
 #include "olm_version.h"
@@ -137,4 +138,13 @@ int olm_daemon_preflight(const olm_daemon_flags *f, olm_ca_set **pull_cas, char 
         return -1;
     }
     return 0;
+}
+
+void olm_daemon_registries_notice(const char *path, const char *problem, size_t entries, void *data)
+{
+    (void)data;
+    if (problem)
+        olm_log(OLM_LOG_ERROR, "registriesConf", path, "%s; pulls go on with the configuration read before", problem);
+    else
+        olm_log(OLM_LOG_INFO, "registriesConf", path, "changed on disk, read again: %zu [[registry]] entries", entries);
 }

@@ -105,6 +105,11 @@ const char *olm_daemon_system_namespace(const char *file, char *buf, size_t bufs
  * olm_ca_set_free).  0, or -1 with a one-line msg naming the flag and the file. */
 int olm_daemon_preflight(const olm_daemon_flags *f, olm_ca_set **pull_cas, char *msg, size_t msgsz);
 
+/* What a daemon logs when its registries.conf changed on disk (oci_registries_follow's
+ * notice; called on the pulling thread): the entries now in effect, or why the change was
+ * not taken and that the pulls keep the configuration read before.  `data` is unused. */
+void olm_daemon_registries_notice(const char *path, const char *problem, size_t entries, void *data);
+
 /* Loads a CA directory for `flag` into *set (created on first use), for the daemons' other
  * CA flags; 0, or -1 with msg "<flag>: <why>". */
 int olm_daemon_load_cas(const char *flag, const char *dir, bool is_dir, olm_ca_set **set, char *msg, size_t msgsz);

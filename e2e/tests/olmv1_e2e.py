@@ -129,6 +129,9 @@ class Daemon:
             self.proc = None
         assert rc == 0, f"{self.label} exited {rc}\n{self.log_tail()}"
 
+    def log_text(self):
+        return self.log_path.read_text(errors="replace")
+
     def log_tail(self, n=40):
         try:
             lines = self.log_path.read_text(errors="replace").splitlines()
@@ -210,10 +213,6 @@ class Controller(Daemon):
         self.spawn(cmd, "ab", env)
         wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
                  "operator-controller to be ready", self)
-
-    def log_text(self):
-        return self.log_path.read_text(errors="replace")
-
 
 # ---------------------------------------------------------------- a module's environment
 

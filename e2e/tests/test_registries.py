@@ -227,6 +227,42 @@ def test_blocked_registry_is_a_clear_condition(env):
     assert c.get("Serving", {}).get("status") != "True"
 
 
+def test_registries_conf_changes_apply_without_a_restart(env):
+    """registries.conf is re-read when it changes: a drop-in written while catalogd runs blocks
+    the next pull; a malformed edit is one log line and changes nothing; once the drop-ins are
+    gone the same ClusterCatalog is pulled and served, all without a restart."""
+    pkg = unique("regr")
+    ref = olmv1_e2e.push_catalog(env, pkg, {"1.0.0": f"{env['registry']}/e2e/{pkg}-bundle:v1.0.0"},
+                                 ("1.0.0",), "v1")
+    repo = ref.rsplit("/", 1)[0]  # <registry>/e2e
+    block = env["dropins"] / "60-later.conf"
+    bad = env["dropins"] / "70-bad.conf"
+    try:
+        block.write_text(f'[[registry]]\nprefix = "{repo}/{pkg}-catalog"\nlocation = "{repo}/{pkg}-catalog"\n'
+                         "blocked = true\n")
+        cat = apply_catalog(env, pkg, ref)
+        c = wait_catalog_message(env, cat, "is blocked")
+        assert str(block) in c["Progressing"]["message"]
+        started = env["catalogd"].starts
+
+        bad.write_text("[[registry]]\nlocation = nope\n")
+        env["catalogd"].wait_for(lambda: "70-bad.conf: line 2" in env["catalogd"].log_text(),
+                                 "catalogd to log the malformed drop-in", timeout=CATALOGD_WAIT)
+        lines = [ln for ln in env["catalogd"].log_text().splitlines() if "70-bad.conf: line 2" in ln]
+        assert len(lines) == 1 and "pulls go on with the configuration read before" in lines[0], lines
+        assert str(block) in catalog_conditions(cat)["Progressing"]["message"]  # still blocked
+
+        block.unlink()
+        bad.unlink()
+        env["catalogd"].wait_for(lambda: catalog_conditions(cat).get("Serving", {}).get("status") == "True",
+                                 f"ClusterCatalog {cat} to serve once unblocked", timeout=CATALOGD_WAIT)
+        assert env["catalogd"].starts == started  # no restart
+        assert "read again" in env["catalogd"].log_text()
+    finally:
+        for f in (block, bad):
+            f.unlink(missing_ok=True)
+
+
 def test_registry_with_a_login_through_the_global_pull_secret(env, ns, name):
     auth = env["auth"]
     pkg = unique("rega")

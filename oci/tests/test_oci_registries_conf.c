@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -279,6 +280,134 @@ static void test_load_and_drop_ins(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- a followed configuration: re-read when the files change ---- */
+
+struct notices {
+    int good, bad;
+    size_t entries;
+    char problem[512];
+};
+
+static void on_notice(const char *path, const char *problem, size_t entries, void *data)
+{
+    struct notices *n = data;
+    assert_non_null(strstr(path, "registries.conf"));
+    if (problem) {
+        n->bad++;
+        snprintf(n->problem, sizeof n->problem, "%s", problem);
+    } else {
+        n->good++;
+    }
+    n->entries = entries;
+}
+
+static char *follow_sources(oci_registries_follow *f, const char *ref, olm_error *err)
+{
+    oci_ref r;
+    assert_int_equal(oci_ref_parse(ref, &r, err), 0);
+    oci_pull_sources s;
+    int rc = oci_registries_follow_sources(f, &r, &s, err);
+    oci_ref_free(&r);
+    if (rc != 0)
+        return NULL;
+    static char out[1024];
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < s.n; i++)
+        n += (size_t)snprintf(out + n, sizeof out - n, "%s%s", i ? " | " : "", s.v[i].ref);
+    oci_pull_sources_free(&s);
+    return out;
+}
+
+static void expect_follow(oci_registries_follow *f, const char *ref, const char *want)
+{
+    olm_error err;
+    char *got = follow_sources(f, ref, &err);
+    if (!got)
+        fail_msg("%s: %s", ref, err.msg);
+    assert_string_equal(got, want);
+}
+
+/* Rewrites `path` with `text` and moves its modification time on by `bump` seconds, so
+ * that an edit of the same size within one clock tick is still a change. */
+static void rewrite(const char *path, const char *text, int bump)
+{
+    write_file(path, text);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    struct timespec t[2] = {st.st_atim, {st.st_mtim.tv_sec + bump, st.st_mtim.tv_nsec}};
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+#define MIRROR_OF_A(m) "[[registry]]\nprefix = \"a.io\"\nlocation = \"a.io\"\n[[registry.mirror]]\nlocation = \"" m "\"\n"
+
+static void test_follow_changes(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/oci-regfollow-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char main_path[256], d[256], p[300];
+    snprintf(main_path, sizeof main_path, "%s/registries.conf", dir);
+    snprintf(d, sizeof d, "%s/registries.conf.d", dir);
+    olm_error err;
+    struct notices n = {0};
+
+    /* a required file that is missing stops the start, as oci_registries_conf_load */
+    assert_null(oci_registries_follow_new(main_path, true, on_notice, &n, &err));
+    assert_non_null(strstr(err.msg, main_path));
+
+    write_file(main_path, MIRROR_OF_A("m1.local"));
+    oci_registries_follow *f = oci_registries_follow_new(main_path, true, on_notice, &n, &err);
+    if (!f)
+        fail_msg("%s", err.msg);
+    assert_int_equal(oci_registries_follow_count(f), 1);
+    expect_follow(f, "a.io/app:v1", "m1.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.good + n.bad, 0); /* nothing changed: no notice */
+
+    /* an edit of the same size: the next pull takes it */
+    rewrite(main_path, MIRROR_OF_A("m2.local"), 1);
+    expect_follow(f, "a.io/app:v1", "m2.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.good, 1);
+    expect_follow(f, "a.io/app:v1", "m2.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.good, 1); /* once per change */
+
+    /* a new drop-in blocks b.io: the pull is refused naming it */
+    assert_int_equal(mkdir(d, 0755), 0);
+    snprintf(p, sizeof p, "%s/50-block.conf", d);
+    write_file(p, "[[registry]]\nlocation = \"b.io\"\nblocked = true\n");
+    assert_null(follow_sources(f, "b.io/app:v1", &err));
+    assert_non_null(strstr(err.msg, "50-block.conf"));
+    assert_int_equal(n.good, 2);
+    assert_int_equal(n.entries, 2);
+
+    /* a malformed edit: reported once, the last good configuration stays */
+    rewrite(main_path, "[[registry]]\nlocation = nope\n", 2);
+    expect_follow(f, "a.io/app:v1", "m2.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.bad, 1);
+    assert_non_null(strstr(n.problem, "registries.conf: line 2"));
+    assert_null(follow_sources(f, "b.io/app:v1", &err)); /* still blocked */
+    assert_int_equal(n.bad, 1);
+
+    /* fixed: taken again; the drop-in removed: b.io is allowed again */
+    rewrite(main_path, MIRROR_OF_A("m3.local"), 3);
+    assert_int_equal(unlink(p), 0);
+    expect_follow(f, "a.io/app:v1", "m3.local/app:v1 | a.io/app:v1");
+    expect_follow(f, "b.io/app:v1", "b.io/app:v1");
+    assert_int_equal(n.good, 3);
+    assert_int_equal(oci_registries_follow_count(f), 1);
+
+    /* the required file removed: reported, the pulls keep the last good one */
+    assert_int_equal(unlink(main_path), 0);
+    expect_follow(f, "a.io/app:v1", "m3.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.bad, 2);
+    assert_non_null(strstr(n.problem, "No such file"));
+    oci_registries_follow_free(f);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_toml_values(void **state)
 {
     (void)state;
@@ -378,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_v1_format),
         cmocka_unit_test(test_load_and_drop_ins),
+        cmocka_unit_test(test_follow_changes),
         cmocka_unit_test(test_toml_values),
         cmocka_unit_test(test_auth_store),
     };
