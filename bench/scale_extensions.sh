@@ -22,7 +22,9 @@
 # operator-controller flags, one string split on spaces, e.g. "--log-level debug"),
 # KEEP_LOGS (a directory to copy the daemons' logs to at the end), MALLOC_STATS=1 (at the
 # end, glibc's malloc_stats() of operator-controller via gdb, into its log: bytes in use
-# against bytes held from the system, per arena).
+# against bytes held from the system, per arena), SMAPS_DIR (a directory for copies of
+# operator-controller's /proc/PID/smaps when idle before, and when idle after the uninstall:
+# which mappings hold the resident memory).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -133,6 +135,7 @@ print(sum(any(c["type"] == "Installed" and c["status"] == "True" for c in i.get(
 }
 sleep 3
 echo "machine: $(nproc) CPU(s), load average $(load)"
+[ -z "${SMAPS_DIR:-}" ] || { mkdir -p "$SMAPS_DIR"; cp "/proc/$opctl_pid/smaps" "$SMAPS_DIR/idle.smaps"; }
 echo "before: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
 
 echo "CPU used so far: $(cpus)"
@@ -179,5 +182,6 @@ awk -v a="$(now)" -v b="$t0" -v n="$n" -v left="$left" -v l="$(load)" \
   'BEGIN{printf "delete all %d -> gone: %.2f s, %d left (load average %s)\n", n, a-b, left, l}'
 sleep 15
 [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
+[ -z "${SMAPS_DIR:-}" ] || cp "/proc/$opctl_pid/smaps" "$SMAPS_DIR/uninstalled.smaps"
 [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
 echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"

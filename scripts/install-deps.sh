@@ -7,6 +7,8 @@ packages=(
   build-essential cmake pkg-config git
   libjansson-dev libyaml-dev libcmocka-dev
   libuv1-dev libcurl4-openssl-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
+  # libarchive.a's dependencies (oci/CMakeLists.txt links libarchive statically)
+  libzstd-dev liblz4-dev libacl1-dev libbz2-dev liblzma-dev libxml2-dev nettle-dev
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk apache2-utils hyperfine
   # the real test node (OLMV1_NODE=real, e2e/cluster/node.sh) and its Pods' toolbox image
   containerd runc containernetworking-plugins iptables busybox-static
