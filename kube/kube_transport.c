@@ -256,6 +256,32 @@ static void handle_release(kube_client *c, CURL *h, bool reusable)
         curl_easy_cleanup(h);
 }
 
+static void pool_close_idle(kube_conn_pool *p)
+{
+    if (!p)
+        return;
+    CURL *idle[KUBE_CLIENT_POOL];
+    pthread_mutex_lock(&p->lock);
+    int n = p->nidle;
+    memcpy(idle, p->idle, (size_t)n * sizeof *idle);
+    p->nidle = 0;
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < n; i++) /* outside the lock: closing may write a TLS close_notify */
+        curl_easy_cleanup(idle[i]);
+}
+
+void kube_client_close_idle(kube_client *c)
+{
+    pool_close_idle(c->conns);
+    pthread_mutex_lock(&c->token_lock);
+    kube_conn_pool *tp = c->token_conns;
+    if (tp)
+        atomic_fetch_add(&tp->refs, 1);
+    pthread_mutex_unlock(&c->token_lock);
+    pool_close_idle(tp);
+    conn_pool_unref(tp);
+}
+
 struct sink {
     strbuf sb;
     bool too_big;

@@ -80,6 +80,12 @@ typedef struct kube_response {
 
 void kube_response_free(kube_response *r);
 
+/* Closes the idle keep-alive connections `c` holds for its next calls: its own and, for a
+ * base client, those its ServiceAccount clients share.  Each is TLS state and buffers
+ * (about 100 KiB), worth giving back when a controller goes idle after a burst; the next
+ * call connects again, resuming the TLS session.  Any thread. */
+void kube_client_close_idle(kube_client *c);
+
 /* One HTTP request.  `path` starts with '/' and is already escaped; `query` is an
  * already-escaped query string without '?' (or NULL); content_type and body may
  * be NULL.  Returns the HTTP status (any status, including 4xx/5xx; *resp holds

@@ -499,6 +499,35 @@ static void test_retry_after(void **state)
     assert_int_equal(fake_http_count(&f->srv), 6 + 11);
 }
 
+/* Idle pooled connections are closed on request (own pool and the token clients' shared
+ * one); calls after that connect again. */
+static void test_close_idle(void **state)
+{
+    struct fixture *f = *state;
+    olm_error err = {""};
+    kube_client *sa = kube_client_new_for_token(f->c, "sa-token", NULL, &err);
+    assert_non_null(sa);
+    for (int i = 0; i < 2; i++)
+        fake_http_push(&f->srv, 200, "{\"kind\":\"Namespace\"}");
+    json_t *out = NULL;
+    assert_int_equal(kube_request_json(f->c, "GET", "/api/v1/namespaces/a", NULL, NULL, NULL, &out, &err), KUBE_OK);
+    json_decref(out);
+    assert_int_equal(kube_request_json(sa, "GET", "/api/v1/namespaces/b", NULL, NULL, NULL, &out, &err), KUBE_OK);
+    json_decref(out);
+    kube_conn_pool *own = f->c->conns, *shared = f->c->token_conns;
+    assert_non_null(shared);
+    assert_int_equal(own->nidle, 1);
+    assert_int_equal(shared->nidle, 1);
+    kube_client_close_idle(f->c);
+    assert_int_equal(own->nidle, 0);
+    assert_int_equal(shared->nidle, 0);
+    fake_http_push(&f->srv, 200, "{\"kind\":\"Namespace\"}");
+    assert_int_equal(kube_request_json(sa, "GET", "/api/v1/namespaces/c", NULL, NULL, NULL, &out, &err), KUBE_OK);
+    json_decref(out);
+    assert_int_equal(shared->nidle, 1);
+    kube_client_free(sa);
+}
+
 static void test_connection_failure(void **state)
 {
     (void)state;
@@ -583,6 +612,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_discovery, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_raw_request, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_retry_after, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_close_idle, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_use, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_token_clients_share_pool_not_tokens, srv_setup, srv_teardown),
         cmocka_unit_test(test_connection_failure),
