@@ -112,6 +112,11 @@ typedef struct fbc_catalog {
  * Schema-level problems are not load errors: see fbc_validate(). */
 fbc_catalog *fbc_load_dir(const char *dir, olm_error *err);
 
+/* fbc_load_dir on up to `threads` threads (this one included; 1 = fbc_load_dir): files
+ * are decoded side by side, biggest first, and put together in walk order, so the
+ * catalog, and the error when there is one, are exactly fbc_load_dir's. */
+fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err);
+
 /* Loads a buffer (JSON lines, concatenated JSON, or YAML documents).  `source_name`
  * names the buffer in messages and in fbc_meta.file. */
 fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_name, olm_error *err);

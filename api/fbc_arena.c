@@ -53,6 +53,24 @@ const char *fbc_arena_strdup(fbc_arena *a, const char *s)
     return out;
 }
 
+void fbc_arena_take(fbc_arena *dst, fbc_arena *src)
+{
+    struct fbc_arena_block *first = src->head;
+    if (!first)
+        return;
+    src->head = NULL;
+    if (!dst->head) {
+        dst->head = first;
+        return;
+    }
+    /* Behind dst's head, which keeps the free space new strings go to. */
+    struct fbc_arena_block *last = first;
+    while (last->next)
+        last = last->next;
+    last->next = dst->head->next;
+    dst->head->next = first;
+}
+
 void fbc_arena_free(fbc_arena *a)
 {
     struct fbc_arena_block *b = a->head;
