@@ -105,6 +105,9 @@ fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err);
  * src's files had been loaded into dst after its own; src is left empty.  -1 on out of
  * memory (both stay valid to free). */
 int fbc_model_append(fbc_catalog *dst, fbc_catalog *src);
+/* Gives back the spare room of a loaded, unfinished catalog's growing arrays: a parallel
+ * load keeps one such catalog per file until they are appended. */
+void fbc_model_trim(fbc_catalog *c);
 
 /* ---- fbc_index.c: string -> index hash ---- */
 

@@ -74,6 +74,7 @@ static void *work(void *arg)
             note_failure(j, i);
             continue;
         }
+        fbc_model_trim(c);
         j->parts[i] = c;
     }
     return NULL;

@@ -450,6 +450,44 @@ static int append_array(void **dst, size_t n_dst, size_t *cap, void **src, size_
     return 0;
 }
 
+/* realloc *arr down to n elements of `elem` bytes (*cap = n); a failed shrink keeps it. */
+static void shrink(void **arr, size_t n, size_t *cap, size_t elem)
+{
+    if (!*arr || n >= *cap)
+        return;
+    if (n == 0) {
+        free(*arr);
+        *arr = NULL;
+        *cap = 0;
+        return;
+    }
+    void *na = realloc(*arr, n * elem);
+    if (na) {
+        *arr = na;
+        *cap = n;
+    }
+}
+
+void fbc_model_trim(fbc_catalog *c)
+{
+    fbc_priv *p = c->priv;
+    shrink((void **)&c->metas, c->nmetas, &p->metas_cap, sizeof *c->metas);
+    shrink((void **)&p->files, p->nfiles, &p->files_cap, sizeof *p->files);
+    shrink((void **)&p->shape, p->nshape, &p->shape_cap, sizeof *p->shape);
+    shrink((void **)&c->packages, c->npackages, &p->packages_cap, sizeof *c->packages);
+    shrink((void **)&c->channels, c->nchannels, &p->channels_cap, sizeof *c->channels);
+    shrink((void **)&c->bundles, c->nbundles, &p->bundles_cap, sizeof *c->bundles);
+    shrink((void **)&c->deprecations, c->ndeprecations, &p->deprecations_cap, sizeof *c->deprecations);
+    shrink((void **)&p->value_offs, p->nvalue_offs, &p->value_offs_cap, sizeof *p->value_offs);
+    if (p->jsonl.data && p->jsonl.cap > p->jsonl.len + 1) {
+        char *shrunk = realloc(p->jsonl.data, p->jsonl.len + 1);
+        if (shrunk) {
+            p->jsonl.data = shrunk;
+            p->jsonl.cap = p->jsonl.len + 1;
+        }
+    }
+}
+
 /* Moves src's n elements behind dst's (updating both counts) so that, whatever fails,
  * each element belongs to exactly one of them. */
 #define APPEND(dst_arr, dst_n, dst_cap, src_arr, src_n, src_cap)                                        \
