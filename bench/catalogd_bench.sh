@@ -103,9 +103,10 @@ spec:
     image:
       ref: $REF
 EOF
+t_applied=$(now_ns)
 "$KUBECTL" wait --for=condition=Serving "clustercatalog/$NAME" --timeout=600s >/dev/null
 t1=$(now_ns)
-echo "create → Serving=True: $(secs "$t0" "$t1") s"
+echo "create → Serving=True: $(secs "$t0" "$t1") s (kubectl apply returned after $(secs "$t0" "$t_applied") s; created at $(date -u -d "@$(awk -v a="$t0" 'BEGIN { printf "%.3f", a / 1e9 }')" +%H:%M:%S.%3N))"
 echo "RSS while serving: $(rss_mib) MiB (peak $(hwm_mib) MiB)"
 sleep "${STEADY_SECS:-5}" # the gzip form is written just after Serving; then catalogd idles
 echo "steady RSS ${STEADY_SECS:-5} s later: $(rss_mib) MiB"
