@@ -8,7 +8,8 @@
  * §4.3 (normalisation) and the FBC invariants listed in fbc_validate().
  *
  * Memory: each blob is decoded, normalised and mined for the fields of the typed views,
- * then its DOM is freed, so a load holds at most one blob's DOM at a time.  What stays
+ * then its DOM is freed, so a load holds at most one blob's DOM at a time (one per thread
+ * for fbc_load_dir_parallel).  What stays
  * is the normalised text of every blob, back to back in one buffer (`jsonl`, exactly
  * what catalogd stores and `olmv1 catalog render` prints), plus copies of the strings
  * the typed views need.
