@@ -8,7 +8,8 @@
  * §4.3 (normalisation) and the FBC invariants listed in fbc_validate().
  *
  * Memory: each blob is decoded, normalised and mined for the fields of the typed views,
- * then its DOM is freed, so a load holds at most one blob's DOM at a time.  What stays
+ * then its DOM is freed, so a load holds at most one blob's DOM at a time (one per thread
+ * for fbc_load_dir_parallel).  What stays
  * is the normalised text of every blob, back to back in one buffer (`jsonl`, exactly
  * what catalogd stores and `olmv1 catalog render` prints), plus copies of the strings
  * the typed views need.
@@ -111,6 +112,11 @@ typedef struct fbc_catalog {
  * (<file> is `dir`/<relative path>, so the user can open it).
  * Schema-level problems are not load errors: see fbc_validate(). */
 fbc_catalog *fbc_load_dir(const char *dir, olm_error *err);
+
+/* fbc_load_dir on up to `threads` threads (this one included; 1 = fbc_load_dir): files
+ * are decoded side by side, biggest first, and put together in walk order, so the
+ * catalog, and the error when there is one, are exactly fbc_load_dir's. */
+fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err);
 
 /* Loads a buffer (JSON lines, concatenated JSON, or YAML documents).  `source_name`
  * names the buffer in messages and in fbc_meta.file. */

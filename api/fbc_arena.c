@@ -9,6 +9,7 @@
 #include "fbc_internal.h"
 
 #define ARENA_BLOCK_SIZE (64 * 1024)
+#define ARENA_FIRST_BLOCK_SIZE (4 * 1024)
 
 struct fbc_arena_block {
     struct fbc_arena_block *next;
@@ -35,7 +36,13 @@ const char *fbc_arena_strdup(fbc_arena *a, const char *s)
         /* A string bigger than a quarter block gets a block of its own behind the
          * current one, so the current block's free space is not thrown away. */
         bool own = n > ARENA_BLOCK_SIZE / 4;
-        struct fbc_arena_block *nb = block_new(own ? n : ARENA_BLOCK_SIZE);
+        /* Blocks double from 4 KiB up to ARENA_BLOCK_SIZE: a parallel load gives every
+         * file an arena of its own (fbc_arena_take joins them), and a small file's strings
+         * must not pin a mostly empty 64 KiB block each. */
+        size_t size = b && !own ? b->size * 2 : ARENA_FIRST_BLOCK_SIZE;
+        if (size > ARENA_BLOCK_SIZE || size < n)
+            size = ARENA_BLOCK_SIZE; /* n <= ARENA_BLOCK_SIZE / 4 unless own */
+        struct fbc_arena_block *nb = block_new(own ? n : size);
         if (!nb)
             return NULL;
         if (own && b) {
@@ -51,6 +58,24 @@ const char *fbc_arena_strdup(fbc_arena *a, const char *s)
     memcpy(out, s, n);
     b->used += n;
     return out;
+}
+
+void fbc_arena_take(fbc_arena *dst, fbc_arena *src)
+{
+    struct fbc_arena_block *first = src->head;
+    if (!first)
+        return;
+    src->head = NULL;
+    if (!dst->head) {
+        dst->head = first;
+        return;
+    }
+    /* Behind dst's head, which keeps the free space new strings go to. */
+    struct fbc_arena_block *last = first;
+    while (last->next)
+        last = last->next;
+    last->next = dst->head->next;
+    dst->head->next = first;
 }
 
 void fbc_arena_free(fbc_arena *a)

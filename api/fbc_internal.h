@@ -91,6 +91,24 @@ int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
 int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,
                   olm_error *err);
 
+/* ---- fbc_load.c / fbc_load_parallel.c: the loader's steps ---- */
+
+/* An empty catalog to load into (its model not finished). */
+fbc_catalog *fbc_catalog_new(void);
+/* Appends the blobs of the file `rel` under `dir` to `c`, as fbc_load_dir does for each
+ * file; messages name "<dir>/<rel>:<line>".  -1 with err set. */
+int fbc_load_file_into(fbc_catalog *c, const char *dir, const char *rel, olm_error *err);
+/* Finishes the model of a loaded `c` (see fbc_model_finish); on failure frees it and
+ * returns NULL with err set. */
+fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err);
+/* Moves everything `src` holds (not finished) to the end of `dst` (not finished), as if
+ * src's files had been loaded into dst after its own; src is left empty.  -1 on out of
+ * memory (both stay valid to free). */
+int fbc_model_append(fbc_catalog *dst, fbc_catalog *src);
+/* Gives back the spare room of a loaded, unfinished catalog's growing arrays: a parallel
+ * load keeps one such catalog per file until they are appended. */
+void fbc_model_trim(fbc_catalog *c);
+
 /* ---- fbc_index.c: string -> index hash ---- */
 
 typedef struct fbc_index {
@@ -114,6 +132,8 @@ typedef struct fbc_arena {
 /* Copies the NUL-terminated `s`; NULL on out of memory.  The copy lives until
  * fbc_arena_free. */
 const char *fbc_arena_strdup(fbc_arena *a, const char *s);
+/* Moves every string of `src` into `dst` (pointers to them stay valid); src is left empty. */
+void fbc_arena_take(fbc_arena *dst, fbc_arena *src);
 void fbc_arena_free(fbc_arena *a);
 
 /* ---- fbc_model.c ---- */

@@ -73,7 +73,7 @@ static int add_blob(void *ud, json_t *obj, int lineno, olm_error *err)
     return 0;
 }
 
-static fbc_catalog *catalog_new(void)
+fbc_catalog *fbc_catalog_new(void)
 {
     fbc_catalog *c = calloc(1, sizeof *c);
     if (!c)
@@ -141,7 +141,7 @@ fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_na
     loader L = {0};
     if (!source_name)
         source_name = "<buffer>";
-    if (!(L.c = catalog_new()) || !(L.file = own_name(L.c, source_name))) {
+    if (!(L.c = fbc_catalog_new()) || !(L.file = own_name(L.c, source_name))) {
         fbc_catalog_free(L.c);
         olm_error_set(err, "%s: out of memory", source_name);
         return NULL;
@@ -151,36 +151,38 @@ fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_na
     return finish(&L, rc, err);
 }
 
+int fbc_load_file_into(fbc_catalog *c, const char *dir, const char *rel, olm_error *err)
+{
+    loader L = {.c = c};
+    char *abs = NULL;
+    fbc_input in;
+    int rc;
+    if (asprintf(&abs, "%s/%s", dir, rel) < 0) {
+        abs = NULL; /* asprintf leaves it undefined on failure */
+        rc = olm_error_set(err, "loading %s: out of memory", dir);
+    } else if (!(L.file = own_name(c, rel))) {
+        rc = olm_error_set(err, "loading %s: out of memory", dir);
+    } else if ((rc = fbc_input_open(&in, abs, err)) == 0) {
+        /* Messages name the file as the user can open it (dir/relative). */
+        L.display = abs;
+        L.input = &in;
+        rc = fbc_decode_stream(in.data, in.len, abs, add_blob, &L, err);
+        fbc_input_close(&in);
+    }
+    free(abs);
+    free(L.marks.items);
+    return rc;
+}
+
+fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err)
+{
+    if (fbc_model_finish(c, err) == 0)
+        return c;
+    fbc_catalog_free(c);
+    return NULL;
+}
+
 fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
 {
-    fbc_file_list files = {0};
-    if (fbc_walk_dir(dir, &files, err) < 0)
-        return NULL;
-    loader L = {0};
-    int rc = 0;
-    if (!(L.c = catalog_new())) {
-        fbc_file_list_free(&files);
-        olm_error_set(err, "loading %s: out of memory", dir);
-        return NULL;
-    }
-    for (size_t i = 0; i < files.n && rc == 0; i++) {
-        char *abs = NULL;
-        fbc_input in;
-        if (asprintf(&abs, "%s/%s", dir, files.paths[i]) < 0) {
-            abs = NULL; /* asprintf leaves it undefined on failure */
-            rc = olm_error_set(err, "loading %s: out of memory", dir);
-        } else if (!(L.file = own_name(L.c, files.paths[i]))) {
-            rc = olm_error_set(err, "loading %s: out of memory", dir);
-        } else if ((rc = fbc_input_open(&in, abs, err)) == 0) {
-            /* Messages name the file as the user can open it (dir/relative). */
-            L.display = abs;
-            L.input = &in;
-            rc = fbc_decode_stream(in.data, in.len, abs, add_blob, &L, err);
-            L.input = NULL;
-            fbc_input_close(&in);
-        }
-        free(abs);
-    }
-    fbc_file_list_free(&files);
-    return finish(&L, rc, err);
+    return fbc_load_dir_parallel(dir, 1, err); /* one thread: file after file */
 }

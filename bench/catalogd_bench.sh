@@ -10,7 +10,7 @@
 #   2. starts catalogd on a free 127.0.0.1 port with an empty cache dir;
 #   3. times ClusterCatalog creation → Serving=True (pull + unpack + load + validate + store
 #      + status), then RSS of catalogd while serving and 5 s later (STEADY_SECS), and one
-#      GET /api/v1/all;
+#      GET /api/v1/all, and the stage timings of catalogd's debug log;
 #   4. restarts catalogd on the same cache and times start → /api/v1/all answering 200
 #      (the persisted store is served before any reconcile).
 # catalogd is stopped by its PID only.  Needs curl, python3 and kubectl.
@@ -70,7 +70,7 @@ URL=http://127.0.0.1:$PORT
 
 start_catalogd() { # $1: log file; sets PID, returns when /healthz answers
   "$CATALOGD" --cache-dir "$WORK/cache" --catalogs-server-addr "127.0.0.1:$PORT" --no-access-log \
-    2>"$1" &
+    --log-level debug 2>"$1" &
   PID=$!
   until curl -sf -o /dev/null "$URL/healthz"; do
     kill -0 "$PID" 2>/dev/null || { cat "$1" >&2; echo "catalogd exited early" >&2; exit 1; }
@@ -103,16 +103,18 @@ spec:
     image:
       ref: $REF
 EOF
+t_applied=$(now_ns)
 "$KUBECTL" wait --for=condition=Serving "clustercatalog/$NAME" --timeout=600s >/dev/null
 t1=$(now_ns)
-echo "create → Serving=True: $(secs "$t0" "$t1") s"
+echo "create → Serving=True: $(secs "$t0" "$t1") s (kubectl apply returned after $(secs "$t0" "$t_applied") s; created at $(date -u -d "@$(awk -v a="$t0" 'BEGIN { printf "%.3f", a / 1e9 }')" +%H:%M:%S.%3N))"
 echo "RSS while serving: $(rss_mib) MiB (peak $(hwm_mib) MiB)"
 sleep "${STEADY_SECS:-5}" # the gzip form is written just after Serving; then catalogd idles
 echo "steady RSS ${STEADY_SECS:-5} s later: $(rss_mib) MiB"
 t0=$(now_ns)
 size=$(curl -sf -o /dev/null -w '%{size_download}' "$URL/catalogs/$NAME/api/v1/all")
 echo "GET /api/v1/all: $size bytes in $(secs "$t0" "$(now_ns)") s; RSS after $(rss_mib) MiB"
-grep -E 'unpacking|serving new content|status written' "$WORK/catalogd-1.log" | sed 's/^/  log: /'
+# the debug log times each stage (pull, load, validate, store, status, reconcile, gzip)
+grep -E 'unpacking|serving new content|status written| took ' "$WORK/catalogd-1.log" | sed 's/^/  log: /'
 
 stop_catalogd
 t0=$(now_ns)

@@ -42,14 +42,15 @@ static size_t dir_bytes(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: fbc_bench CATALOG_DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
         return 2;
     }
+    unsigned threads = argc == 3 ? (unsigned)strtoul(argv[2], NULL, 10) : 1;
     double mb = dir_bytes(argv[1]) / 1e6;
     olm_error err;
     double t0 = now();
-    fbc_catalog *c = fbc_load_dir(argv[1], &err);
+    fbc_catalog *c = fbc_load_dir_parallel(argv[1], threads, &err);
     if (!c) {
         fprintf(stderr, "fbc_bench: %s\n", err.msg);
         return 1;
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
     double t3 = now();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("catalog %s\n", argv[1]);
+    printf("catalog %s (%u load thread%s)\n", argv[1], threads, threads == 1 ? "" : "s");
     printf("  input %.1f MB, %zu blobs (%zu packages, %zu channels, %zu bundles), rendered %.1f MB, %d problems\n", mb,
            c->nmetas, c->npackages, c->nchannels, c->nbundles, out_bytes / 1e6, nproblems);
     printf("  load     %7.3f s  %7.1f MB/s\n", t1 - t0, mb / (t1 - t0));

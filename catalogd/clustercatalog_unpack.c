@@ -16,6 +16,17 @@
 #include "fbc.h"
 #include "strbuf.h"
 
+/* Threads decoding a catalog's files side by side (the reconcile's own included): the
+ * decode is most of a load, and catalogd is sized for two cores.  One on a one-CPU
+ * machine, where a second thread only adds its memory. */
+#define CC_LOAD_THREADS 2
+
+static unsigned load_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < CC_LOAD_THREADS ? (unsigned)n : CC_LOAD_THREADS;
+}
+
 /* A condition message names at most this many validation problems; the rest are counted. */
 #define CC_MAX_PROBLEMS_SHOWN 10
 
@@ -89,7 +100,7 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
-    fbc_catalog *cat = fbc_load_dir(root, &err);
+    fbc_catalog *cat = fbc_load_dir_parallel(root, load_threads(), &err);
     catalogd_log(CATALOGD_LOG_DEBUG, name, "load took %.1f ms%s", olm_time_mono_ms() - t0, cat ? "" : ": failed");
     if (!cat) {
         snprintf(msg, msgsz, "error storing fbc: %s", err.msg);

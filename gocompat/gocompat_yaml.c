@@ -226,8 +226,13 @@ static void float_key(double f, char buf[GOCOMPAT_FLOAT_BUF])
         snprintf(buf, GOCOMPAT_FLOAT_BUF, ".nan");
 }
 
-/* The string form of a map key that was a scalar event.  Caller frees. */
-static char *scalar_key(ydec *d, const yaml_event_t *ev, bool *is_merge)
+/* Room for a map key on build_mapping's stack (per nesting level, up to 1000 deep). */
+#define KEY_SMALL 64
+
+/* The string form of a map key that was a scalar event: in `small` (KEY_SMALL bytes, the
+ * caller's) when it fits, as most keys do (one malloc and free less per key of a
+ * catalog), else malloc'd; the caller frees it unless it is `small`. */
+static char *scalar_key(ydec *d, const yaml_event_t *ev, bool *is_merge, char *small)
 {
     gocompat_yaml_scalar s;
     char buf[64], *k = NULL;
@@ -236,7 +241,14 @@ static char *scalar_key(ydec *d, const yaml_event_t *ev, bool *is_merge)
         return NULL;
     switch (s.kind) {
     case GOCOMPAT_YAML_STRING:
-        k = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        if (ev->data.scalar.length < KEY_SMALL) {
+            /* The same string strndup gives: up to the first NUL. */
+            k = small;
+            memcpy(k, ev->data.scalar.value, ev->data.scalar.length);
+            k[ev->data.scalar.length] = '\0';
+        } else {
+            k = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        }
         break;
     case GOCOMPAT_YAML_MERGE:
         *is_merge = true;
@@ -352,8 +364,9 @@ static int remember_key_anchor(ydec *d, const yaml_event_t *kev)
     return rc;
 }
 
-/* The key that starts with `kev` (consumed); NULL with the error set. */
-static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge)
+/* The key that starts with `kev` (consumed); NULL with the error set.  Freed by the
+ * caller unless it is `small` (see scalar_key). */
+static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge, char *small)
 {
     int kline = line_of(kev);
     char *key = NULL;
@@ -361,9 +374,10 @@ static char *mapping_key(ydec *d, yaml_event_t *kev, int depth, bool *merge)
     if (d->flags & GOCOMPAT_YAML_STRINGS)
         return string_key(d, kev, depth, kline);
     if (kev->type == YAML_SCALAR_EVENT) {
-        key = scalar_key(d, kev, merge);
+        key = scalar_key(d, kev, merge, small);
         if (key && remember_key_anchor(d, kev) < 0) {
-            free(key);
+            if (key != small)
+                free(key);
             key = NULL;
         }
     } else if (kev->type == YAML_ALIAS_EVENT) {
@@ -394,17 +408,20 @@ static json_t *build_mapping(ydec *d, int depth, ycost *cost)
         }
         int kline = line_of(&kev);
         bool merge;
-        char *key = mapping_key(d, &kev, depth, &merge);
+        char small[KEY_SMALL];
+        char *key = mapping_key(d, &kev, depth, &merge, small);
         if (!key)
             goto fail;
         if (next_event(d, &vev) < 0) {
-            free(key);
+            if (key != small)
+                free(key);
             goto fail;
         }
         ycost vcost = {0, 0};
         json_t *val = build(d, &vev, depth + 1, &vcost);
         if (!val) {
-            free(key);
+            if (key != small)
+                free(key);
             goto fail;
         }
         vcost.bytes = sat_add(vcost.bytes, strlen(key) + 4); /* "key": and a comma */
@@ -415,7 +432,8 @@ static json_t *build_mapping(ydec *d, int depth, ycost *cost)
         else
             rc = json_object_setn(obj, key, strlen(key), val) < 0 ? oom(d) : 0;
         json_decref(val);
-        free(key);
+        if (key != small)
+            free(key);
         if (rc < 0)
             goto fail;
     }

@@ -1,0 +1,207 @@
+/* fbc_load_parallel: fbc_load_dir on several threads, with the same result.
+ *
+ * Decoding the YAML/JSON of a catalog is nearly all of a load, and a catalog is many
+ * files (certified-operators: 55 files, 20 MB), so each file is loaded into a catalog
+ * of its own by whichever thread is free, the biggest files first (so that no thread
+ * is left with a big file at the end while the others idle).  The per-file catalogs
+ * are appended in walk order (fbc_model_append: the text is copied once, the views and
+ * strings are moved) by the calling thread once no file is left to take, while the
+ * others finish theirs, which gives the very metas, lines, views and shape
+ * problems a serial load gives.  Errors too: every file before the first failing one
+ * (in walk order) is still loaded, so the error reported is the one fbc_load_dir
+ * reports; files after it are skipped.
+ *
+ * Memory: each thread holds one blob's DOM at a time, as a serial load does; the
+ * per-file texts add up to the final one, and each is freed as soon as it is copied,
+ * so the copy costs at most one file's text on top. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fbc_internal.h"
+
+#define MAX_THREADS 16
+
+typedef struct job {
+    const char *dir;
+    const fbc_file_list *files;
+    size_t *order;            /* file indexes, biggest file first */
+    fbc_catalog **parts;      /* per file, in walk order; NULL = not loaded */
+    olm_error *errs;          /* per file */
+    atomic_size_t next;       /* next position in `order` to take */
+    atomic_size_t first_fail; /* lowest walk index that failed; files.n = none */
+    pthread_mutex_t mu;       /* guards done, with cv */
+    pthread_cond_t cv;
+    bool *done;               /* per file: its worker is finished with it */
+} job;
+
+typedef struct sized {
+    size_t index;
+    off_t size;
+} sized;
+
+static int bigger_first(const void *a, const void *b)
+{
+    const sized *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index; /* stable: walk order */
+}
+
+static void note_failure(job *j, size_t index)
+{
+    size_t cur = atomic_load(&j->first_fail);
+    while (index < cur && !atomic_compare_exchange_weak(&j->first_fail, &cur, index))
+        ;
+}
+
+/* Loads file i into j->parts[i] (NULL on failure, with j->errs[i] set). */
+static void load_one(job *j, size_t i)
+{
+    if (i > atomic_load(&j->first_fail))
+        return; /* an earlier file failed: the load's error is settled before this one */
+    fbc_catalog *c = fbc_catalog_new();
+    if (!c) {
+        olm_error_set(&j->errs[i], "loading %s: out of memory", j->dir);
+        note_failure(j, i);
+        return;
+    }
+    if (fbc_load_file_into(c, j->dir, j->files->paths[i], &j->errs[i]) < 0) {
+        fbc_catalog_free(c);
+        note_failure(j, i);
+        return;
+    }
+    fbc_model_trim(c);
+    j->parts[i] = c;
+}
+
+static void *work(void *arg)
+{
+    job *j = arg;
+    for (;;) {
+        size_t pos = atomic_fetch_add(&j->next, 1);
+        if (pos >= j->files->n)
+            break;
+        size_t i = j->order[pos];
+        load_one(j, i);
+        pthread_mutex_lock(&j->mu);
+        j->done[i] = true;
+        pthread_cond_broadcast(&j->cv);
+        pthread_mutex_unlock(&j->mu);
+    }
+    return NULL;
+}
+
+static void wait_done(job *j, size_t i)
+{
+    pthread_mutex_lock(&j->mu);
+    while (!j->done[i])
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* Loads every file on `threads` threads (this one included) and appends them to *out in walk
+ * order, this thread starting on that as soon as no file is left to take, while the others
+ * finish theirs.  0; 1 when a file failed (its error is the first failure's, after the
+ * join); -1 out of memory appending. */
+static int run(job *j, unsigned threads, fbc_catalog **out)
+{
+    pthread_t tids[MAX_THREADS];
+    unsigned started = 0;
+    for (unsigned t = 1; t < threads; t++) {
+        if (pthread_create(&tids[started], NULL, work, j) != 0)
+            break; /* fewer threads just take longer */
+        started++;
+    }
+    work(j);
+    int rc = 0;
+    for (size_t i = 0; i < j->files->n && rc == 0; i++) {
+        wait_done(j, i);
+        if (!j->parts[i]) {
+            rc = 1; /* every file before it loaded: it is the first failure */
+        } else if (!*out) {
+            *out = j->parts[i];
+            j->parts[i] = NULL;
+        } else if (fbc_model_append(*out, j->parts[i]) < 0) {
+            rc = -1;
+        } else {
+            fbc_catalog_free(j->parts[i]); /* empty now: its text was copied and freed */
+            j->parts[i] = NULL;
+        }
+    }
+    for (unsigned t = 0; t < started; t++)
+        pthread_join(tids[t], NULL);
+    return rc;
+}
+
+fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err)
+{
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    fbc_file_list files = {0};
+    if (fbc_walk_dir(dir, &files, err) < 0)
+        return NULL;
+    if (threads <= 1 || files.n < 2) { /* file after file, stopping at the first error */
+        fbc_catalog *c = fbc_catalog_new();
+        int rc = c ? 0 : olm_error_set(err, "loading %s: out of memory", dir);
+        for (size_t i = 0; i < files.n && rc == 0; i++)
+            rc = fbc_load_file_into(c, dir, files.paths[i], err);
+        fbc_file_list_free(&files);
+        if (rc != 0) {
+            fbc_catalog_free(c);
+            return NULL;
+        }
+        return fbc_load_finish(c, err);
+    }
+    job j = {.dir = dir, .files = &files, .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.first_fail, files.n);
+    sized *by_size = calloc(files.n, sizeof *by_size);
+    j.order = calloc(files.n, sizeof *j.order);
+    j.parts = calloc(files.n, sizeof *j.parts);
+    j.errs = calloc(files.n, sizeof *j.errs);
+    j.done = calloc(files.n, sizeof *j.done);
+    fbc_catalog *out = NULL, *merged = NULL;
+    if (!by_size || !j.order || !j.parts || !j.errs || !j.done) {
+        olm_error_set(err, "loading %s: out of memory", dir);
+        goto done;
+    }
+    for (size_t i = 0; i < files.n; i++) {
+        char *abs = NULL;
+        struct stat st;
+        by_size[i].index = i;
+        /* A file that cannot be stat'ed sorts last; loading it reports why. */
+        if (asprintf(&abs, "%s/%s", dir, files.paths[i]) >= 0 && stat(abs, &st) == 0)
+            by_size[i].size = st.st_size;
+        else
+            by_size[i].size = -1;
+        free(abs);
+    }
+    qsort(by_size, files.n, sizeof *by_size, bigger_first);
+    for (size_t i = 0; i < files.n; i++)
+        j.order[i] = by_size[i].index;
+
+    int rc = run(&j, threads, &merged);
+    if (rc != 0) {
+        if (rc > 0)
+            *err = j.errs[atomic_load(&j.first_fail)];
+        else
+            olm_error_set(err, "loading %s: out of memory", dir);
+        fbc_catalog_free(merged);
+        goto done;
+    }
+    out = fbc_load_finish(merged, err);
+done:
+    for (size_t i = 0; j.parts && i < files.n; i++)
+        fbc_catalog_free(j.parts[i]);
+    free(j.parts);
+    free(j.errs);
+    free(j.done);
+    free(j.order);
+    free(by_size);
+    fbc_file_list_free(&files);
+    return out;
+}

@@ -1,0 +1,257 @@
+/* fbc_load_dir_parallel gives exactly fbc_load_dir's catalog (same lines, metas, views,
+ * validation problems) and exactly its error, whatever the number of threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fbc.h"
+
+static const char *shared(void)
+{
+    const char *s = getenv("OLMV1_SHARED");
+    return s && *s ? s : "../../../shared";
+}
+
+static void same_str(const char *a, const char *b, const char *what, size_t i)
+{
+    if ((a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0))
+        fail_msg("%s %zu: \"%s\" vs \"%s\"", what, i, a ? a : "(null)", b ? b : "(null)");
+}
+
+/* Same slice of each catalog's own jsonl (value slices are checked by offset too). */
+static void same_slice(const fbc_catalog *a, const char *pa, size_t la, const fbc_catalog *b, const char *pb,
+                       size_t lb, const char *what, size_t i)
+{
+    if ((pa == NULL) != (pb == NULL) || la != lb)
+        fail_msg("%s %zu: slices differ", what, i);
+    if (pa && (pa - a->jsonl != pb - b->jsonl || memcmp(pa, pb, la) != 0))
+        fail_msg("%s %zu: slices differ", what, i);
+}
+
+static void same_catalog(const fbc_catalog *a, const fbc_catalog *b)
+{
+    assert_int_equal(a->jsonl_len, b->jsonl_len);
+    assert_true(a->jsonl_len == 0 || memcmp(a->jsonl, b->jsonl, a->jsonl_len) == 0);
+    assert_int_equal(a->nmetas, b->nmetas);
+    for (size_t i = 0; i < a->nmetas; i++) {
+        const fbc_meta *x = &a->metas[i], *y = &b->metas[i];
+        same_str(x->schema, y->schema, "schema", i);
+        same_str(x->package, y->package, "package", i);
+        same_str(x->name, y->name, "name", i);
+        same_str(x->file, y->file, "file", i);
+        assert_int_equal(x->lineno, y->lineno);
+        assert_int_equal(x->offset, y->offset);
+        same_slice(a, x->line, x->line_len, b, y->line, y->line_len, "line", i);
+    }
+    assert_int_equal(a->npackages, b->npackages);
+    for (size_t i = 0; i < a->npackages; i++) {
+        same_str(a->packages[i].name, b->packages[i].name, "package", i);
+        same_str(a->packages[i].default_channel, b->packages[i].default_channel, "defaultChannel", i);
+        assert_int_equal(a->packages[i].meta - a->metas, b->packages[i].meta - b->metas);
+    }
+    assert_int_equal(a->nchannels, b->nchannels);
+    for (size_t i = 0; i < a->nchannels; i++) {
+        const fbc_channel *x = &a->channels[i], *y = &b->channels[i];
+        same_str(x->name, y->name, "channel", i);
+        assert_int_equal(x->meta - a->metas, y->meta - b->metas);
+        assert_int_equal(x->nentries, y->nentries);
+        for (size_t k = 0; k < x->nentries; k++) {
+            same_str(x->entries[k].name, y->entries[k].name, "entry", k);
+            same_str(x->entries[k].replaces, y->entries[k].replaces, "replaces", k);
+            same_str(x->entries[k].skip_range, y->entries[k].skip_range, "skipRange", k);
+            assert_int_equal(x->entries[k].nskips, y->entries[k].nskips);
+            for (size_t s = 0; s < x->entries[k].nskips; s++)
+                same_str(x->entries[k].skips[s], y->entries[k].skips[s], "skip", s);
+        }
+    }
+    assert_int_equal(a->nbundles, b->nbundles);
+    for (size_t i = 0; i < a->nbundles; i++) {
+        const fbc_bundle *x = &a->bundles[i], *y = &b->bundles[i];
+        same_str(x->name, y->name, "bundle", i);
+        same_str(x->image, y->image, "image", i);
+        same_str(x->version, y->version, "version", i);
+        same_str(x->release, y->release, "release", i);
+        same_str(x->package_name, y->package_name, "packageName", i);
+        assert_int_equal(x->meta - a->metas, y->meta - b->metas);
+        assert_int_equal(x->nproperties, y->nproperties);
+        for (size_t k = 0; k < x->nproperties; k++) {
+            same_str(x->properties[k].type, y->properties[k].type, "property", k);
+            same_slice(a, x->properties[k].value, x->properties[k].value_len, b, y->properties[k].value,
+                       y->properties[k].value_len, "value", k);
+        }
+    }
+    assert_int_equal(a->ndeprecations, b->ndeprecations);
+    for (size_t i = 0; i < a->ndeprecations; i++) {
+        assert_int_equal(a->deprecations[i].nentries, b->deprecations[i].nentries);
+        for (size_t k = 0; k < a->deprecations[i].nentries; k++)
+            same_str(a->deprecations[i].entries[k].message, b->deprecations[i].entries[k].message, "message", k);
+    }
+    fbc_problems pa = {0}, pb = {0};
+    int na = fbc_validate(a, &pa), nb = fbc_validate(b, &pb);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < pa.n; i++)
+        same_str(pa.items[i], pb.items[i], "problem", i);
+    fbc_problems_free(&pa);
+    fbc_problems_free(&pb);
+}
+
+/* Serial, 2 and 3 threads: the same catalog, or the same error (want_ok: which). */
+static void check_dir(const char *dir, bool want_ok)
+{
+    olm_error e1;
+    olm_error_clear(&e1);
+    fbc_catalog *serial = fbc_load_dir(dir, &e1);
+    if ((serial != NULL) != want_ok)
+        fail_msg("%s: serial load %s: %s", dir, serial ? "worked" : "failed", e1.msg);
+    for (unsigned threads = 2; threads <= 3; threads++) {
+        olm_error e2;
+        olm_error_clear(&e2);
+        fbc_catalog *par = fbc_load_dir_parallel(dir, threads, &e2);
+        if (!serial) {
+            if (par)
+                fail_msg("%s: serial load failed (%s), %u threads loaded", dir, e1.msg, threads);
+            if (strcmp(e1.msg, e2.msg) != 0)
+                fail_msg("%s (%u threads):\n got  %s\n want %s", dir, threads, e2.msg, e1.msg);
+            continue;
+        }
+        if (!par)
+            fail_msg("%s: %u threads failed: %s", dir, threads, e2.msg);
+        same_catalog(serial, par);
+        fbc_catalog_free(par);
+    }
+    fbc_catalog_free(serial);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Many packages, one file each, some with wrong-typed fields, in subdirectories. */
+static void make_catalog(char *dir, size_t dirsz)
+{
+    snprintf(dir, dirsz, "/tmp/fbc-parallel-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 12; i++) {
+        char sub[4096], text[8192];
+        snprintf(sub, sizeof sub, "%s/p%02d", dir, i);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        int n = snprintf(text, sizeof text,
+                         "schema: olm.package\nname: p%02d\ndefaultChannel: %s\n---\n"
+                         "schema: olm.channel\npackage: p%02d\nname: stable\nentries:\n",
+                         i, i == 3 ? "[not, a, string]" : "stable", i);
+        /* Sizes differ so that the biggest-first order is not the walk order. */
+        for (int v = 0; v < 1 + (i * 7) % 11; v++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "  - name: p%02d.v%d.0.0%s\n", i, v,
+                          v ? "" : "\n    skips: [a, 1]");
+        for (int v = 0; v < 1 + (i * 7) % 11; v++)
+            n += snprintf(text + n, sizeof text - (size_t)n,
+                          "---\nschema: olm.bundle\npackage: p%02d\nname: p%02d.v%d.0.0\nimage: img/p%02d:%d\n"
+                          "properties:\n- type: olm.package\n  value: {packageName: p%02d, version: %d.0.0}\n"
+                          "- type: olm.gvk\n  value: {group: g, kind: K%d, version: v1}\n",
+                          i, i, v, i, v, i, v, v);
+        write_file(sub, "catalog.yaml", text);
+    }
+    write_file(dir, "loose.json", "{\"schema\":\"olm.package\",\"name\":\"loose\"}\n{\"schema\":\"x.other\",\"a\":[1,2]}\n");
+}
+
+static void remove_catalog(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_same_catalog_generated(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_catalog(dir, sizeof dir);
+    check_dir(dir, true);
+    /* The shape problems of several files come in walk order, the same as serial. */
+    olm_error err;
+    fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
+    assert_non_null(c);
+    assert_int_equal(c->npackages, 13);
+    fbc_problems probs = {0};
+    assert_true(fbc_validate(c, &probs) >= 3);
+    assert_non_null(strstr(probs.items[0], "p00/catalog.yaml:"));
+    assert_non_null(strstr(probs.items[0], "invalid-field"));
+    fbc_problems_free(&probs);
+    fbc_catalog_free(c);
+    remove_catalog(dir);
+}
+
+static void test_same_catalog_fixtures(void **state)
+{
+    (void)state;
+    static const char *const dirs[] = {
+        "fixtures/valid/basic", "fixtures/indexignore", "fixtures/invalid/invalid-field",
+        "fixtures/invalid/duplicate-bundle", "fixtures/invalid/replaces-cycle",
+    };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        check_dir(dirs[i], true);
+}
+
+static void test_same_catalog_certified(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/data/catalogs/certified-operators-v4.18", shared());
+    check_dir(dir, true);
+}
+
+/* Two broken files: the error is the first one's in walk order, even though the later,
+ * bigger one is decoded first; malformed fixtures give their usual error. */
+static void test_same_error(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_catalog(dir, sizeof dir);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/p02", dir);
+    write_file(p, "zz-broken.yaml", "schema: olm.package\nname: [unclosed\n");
+    snprintf(p, sizeof p, "%s/p10", dir);
+    write_file(p, "broken.json", "{\"schema\":\"olm.package\",\"name\":\"p10b\"}\n{\"schema\":\"x\",}\n");
+    olm_error err;
+    olm_error_clear(&err);
+    fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
+    assert_null(c);
+    char want[4200];
+    snprintf(want, sizeof want, "%s/p02/zz-broken.yaml:", dir);
+    if (strncmp(err.msg, want, strlen(want)) != 0)
+        fail_msg("got %s, want %s...", err.msg, want);
+    check_dir(dir, false);
+    remove_catalog(dir);
+
+    static const char *const malformed[] = {
+        "fixtures/malformed/broken-yaml", "fixtures/malformed/broken-json", "fixtures/malformed/non-object",
+        "fixtures/malformed/yaml-list-doc", "fixtures/malformed/dup-schema", "fixtures/does-not-exist",
+    };
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+        check_dir(malformed[i], false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_catalog_generated),
+        cmocka_unit_test(test_same_catalog_fixtures),
+        cmocka_unit_test(test_same_catalog_certified),
+        cmocka_unit_test(test_same_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
