@@ -22,7 +22,8 @@
 # operator-controller flags, one string split on spaces, e.g. "--log-level debug"),
 # KEEP_LOGS (a directory to copy the daemons' logs to at the end), MALLOC_STATS=1 (at the
 # end, glibc's malloc_stats() of operator-controller via gdb, into its log: bytes in use
-# against bytes held from the system, per arena).
+# against bytes held from the system, per arena), SKIP_UNINSTALL=1 (stop after the installed
+# figures: no delete-all, for quick iterations).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -163,6 +164,7 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
+[ "${SKIP_UNINSTALL:-0}" = 0 ] || exit 0
 t0=$(now)
 kubectl delete clusterextensions -l bench=scale --wait=true --timeout="${max_wait}s" >/dev/null
 awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2f s\n", n, a-b}'

@@ -426,10 +426,11 @@ static int start_pull_secret_watch(app *a, olm_error *err)
 static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->client);
-    kube_watch_options cco = {.path = CC_PATH};
+    /* Nothing here reads managedFields: a thousand ClusterExtensions cache without them. */
+    kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
     kube_informer_handlers cch = {clustercatalog_add, clustercatalog_update, clustercatalog_delete, on_cc_synced, on_watch_error};
     a->clustercatalog_inf = kube_informer_new(a->uc, cfg, &cco, &cch, a, err);
-    kube_watch_options ceo = {.path = CE_PATH};
+    kube_watch_options ceo = {.path = CE_PATH, .drop_managed_fields = true};
     kube_informer_handlers ceh = {clusterextension_add, clusterextension_update, clusterextension_delete, on_ce_synced, on_watch_error};
     a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
     if (!a->clusterextension_inf)

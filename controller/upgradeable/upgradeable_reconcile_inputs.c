@@ -147,46 +147,129 @@ static int read_version(kube_client *c, const upgradeable_reconcile_opts *o, upg
     return wr;
 }
 
-/* The record Secret of extension `name` among `secrets`: *found set; *bad set (with
- * err) when a Secret owned by it cannot be read. */
-static int find_record(upgradeable_inputs *out, const json_t *secrets, const char *name, upgradeable_extension *e,
-                       bool *found)
+/* Each record Secret decoded once, found by the extension it names.  The pass used to decode
+ * every Secret again for every ClusterExtension: n x n base64 + JSON decodes, which at a
+ * thousand extensions was most of operator-controller's CPU during an install burst. */
+typedef struct record_row {
+    char *bundle, *properties; /* NULL for a bad Secret (properties also when it has none) */
+    bool bad;                  /* its owner cannot be told which bundle is installed */
+} record_row;
+
+typedef struct record_index {
+    json_t *by_name; /* extension name -> integer index into rows (the first Secret for it) */
+    record_row *rows;
+    size_t n;
+} record_index;
+
+static void record_index_free(record_index *x)
 {
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->rows[i].bundle);
+        free(x->rows[i].properties);
+    }
+    free(x->rows);
+    json_decref(x->by_name);
+    memset(x, 0, sizeof *x);
+}
+
+/* A Secret counts for the extension its record names; one that cannot be read counts, as a
+ * failed lookup, for the extension its owner label names.  When several Secrets count for
+ * one extension the first in list order wins (as the scan per extension did). */
+static int record_index_build(const json_t *secrets, record_index *x)
+{
+    memset(x, 0, sizeof *x);
+    size_t total = json_array_size(secrets);
+    x->by_name = json_object();
+    x->rows = calloc(total ? total : 1, sizeof *x->rows);
+    if (!x->by_name || !x->rows)
+        return -1;
     size_t i;
     json_t *s;
-    *found = false;
     json_array_foreach (secrets, i, s) {
-        char *ext, *bundle, *props;
+        char *ext = NULL, *bundle = NULL, *props = NULL;
         olm_error rerr;
-        if (upgradeable_record_from_secret(s, &ext, &bundle, &props, &rerr) < 0) {
+        const char *name;
+        bool bad = upgradeable_record_from_secret(s, &ext, &bundle, &props, &rerr) < 0;
+        if (bad) {
             if (strcmp(rerr.msg, "out of memory") == 0)
                 return -1;
-            const char *owner = json_string_value(
+            name = json_string_value(
                 json_object_get(json_object_get(json_object_get(s, "metadata"), "labels"), OWNER_NAME_LABEL));
-            if (owner && strcmp(owner, name) == 0) {
-                *found = true;
-                e->lookup_failed = true;
-                e->bundle = "";
-                return 0;
-            }
-            continue;
+        } else {
+            name = ext;
         }
-        bool mine = strcmp(ext, name) == 0;
-        free(ext);
-        if (!mine) {
+        if (!name || json_object_get(x->by_name, name)) { /* nobody's, or not the first */
+            free(ext);
             free(bundle);
             free(props);
             continue;
         }
-        *found = true;
-        if (!(e->bundle = keep(out, bundle))) { /* keep() freed bundle */
-            free(props);
+        record_row *row = &x->rows[x->n];
+        *row = (record_row){.bundle = bundle, .properties = props, .bad = bad};
+        int rc = json_object_set_new(x->by_name, name, json_integer((json_int_t)x->n));
+        free(ext);
+        x->n++; /* the row is the index's now, whatever happened to the key */
+        if (rc != 0)
             return -1;
-        }
-        e->properties = props ? keep(out, props) : NULL;
-        return props && !e->properties ? -1 : 0;
     }
     return 0;
+}
+
+/* The record of extension `name` into *e: *found set when there is one. */
+static int find_record(upgradeable_inputs *out, const record_index *x, const char *name, upgradeable_extension *e,
+                       bool *found)
+{
+    const json_t *at = json_object_get(x->by_name, name);
+    *found = at != NULL;
+    if (!at)
+        return 0;
+    const record_row *row = &x->rows[json_integer_value(at)];
+    if (row->bad) {
+        e->lookup_failed = true;
+        e->bundle = "";
+        return 0;
+    }
+    if (!(e->bundle = keep(out, strdup(row->bundle))))
+        return -1;
+    e->properties = row->properties ? keep(out, strdup(row->properties)) : NULL;
+    return row->properties && !e->properties ? -1 : 0;
+}
+
+int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeable_inputs *out)
+{
+    bool secrets_ok = secrets != NULL;
+    record_index x = {0};
+    int rc = secrets_ok ? record_index_build(secrets, &x) : 0;
+    size_t nces = json_array_size(ces);
+    if (rc == 0 && nces && !(out->exts = calloc(nces, sizeof *out->exts)))
+        rc = -1;
+    size_t i;
+    json_t *ce;
+    json_array_foreach (ces, i, ce) {
+        if (rc < 0)
+            break;
+        const char *name = json_string_value(json_object_get(json_object_get(ce, "metadata"), "name"));
+        if (!name)
+            continue;
+        upgradeable_extension *e = &out->exts[out->n];
+        memset(e, 0, sizeof *e);
+        bool found = !secrets_ok;
+        if (!secrets_ok) {
+            e->lookup_failed = true;
+            e->bundle = "";
+        } else if (find_record(out, &x, name, e, &found) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!found) /* not installed yet: upstream skips it silently */
+            continue;
+        if (!(e->name = keep(out, strdup(name))))
+            rc = -1;
+        else
+            out->n++;
+    }
+    record_index_free(&x);
+    return rc;
 }
 
 int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o, upgradeable_inputs *out,
@@ -206,36 +289,10 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
         strbuf_free(&why);
     }
     /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
-    bool secrets_ok = rc == 0 && ces &&
-                      list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", &secrets, &kerr) == 0;
-    size_t nces = json_array_size(ces);
-    if (rc == 0 && nces && !(out->exts = calloc(nces, sizeof *out->exts)))
-        rc = -1;
-    size_t i;
-    json_t *ce;
-    json_array_foreach (ces, i, ce) {
-        if (rc < 0)
-            break;
-        const char *name = json_string_value(json_object_get(json_object_get(ce, "metadata"), "name"));
-        if (!name)
-            continue;
-        upgradeable_extension *e = &out->exts[out->n];
-        memset(e, 0, sizeof *e);
-        bool found = !secrets_ok;
-        if (!secrets_ok) {
-            e->lookup_failed = true;
-            e->bundle = "";
-        } else if (find_record(out, secrets, name, e, &found) < 0) {
-            rc = -1;
-            break;
-        }
-        if (!found) /* not installed yet: upstream skips it silently */
-            continue;
-        if (!(e->name = keep(out, strdup(name))))
-            rc = -1;
-        else
-            out->n++;
-    }
+    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", &secrets, &kerr) != 0)
+        secrets = NULL;
+    if (rc == 0 && ces)
+        rc = upgradeable_inputs_match(ces, secrets, out);
     json_decref(ces);
     json_decref(secrets);
     if (rc < 0) {

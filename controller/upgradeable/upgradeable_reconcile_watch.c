@@ -1,8 +1,9 @@
 /* upgradeable_reconcile_watch: the event-driven form of the upgrade check.  Three
- * informers (ClusterExtensions, install record Secrets, ClusterVersion "version") only
+ * watches (ClusterExtensions, install record Secrets, ClusterVersion "version") only
  * serve as triggers: every event queues the one key "olm", and the pass itself reads the
  * cluster through REST (upgradeable_reconcile_once), so it never works from a cache that
- * is still filling.  The work queue deduplicates a burst of events into one pass and
+ * is still filling.  Being triggers, the watches keep only each object's identity
+ * (keep_metadata_only), not a second copy of every ClusterExtension and record.  The work queue deduplicates a burst of events into one pass and
  * never runs two passes at once.
  *
  * Thread affinity: everything here runs on the loop thread except reconcile_cb, which
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "install_record.h"
-#include "kube_informer.h"
+#include "kube_watch.h"
 #include "kube_uvcurl.h"
 #include "kube_workqueue.h"
 #include "upgradeable_reconciler.h"
@@ -22,7 +23,7 @@
 
 #define KEY "olm"
 #define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
-#define NINFORMERS 3
+#define NWATCHES 3
 
 struct upgradeable_reconciler {
     uv_loop_t *loop;
@@ -30,10 +31,10 @@ struct upgradeable_reconciler {
     char *system_namespace, *version_override; /* owned copies */
     upgradeable_reconcile_opts opts;           /* points at the copies */
     kube_uvcurl *uc;
-    kube_informer *inf[NINFORMERS];
+    kube_watch *watch[NWATCHES];
     kube_workqueue *wq;
     bool stopping;
-    int closing; /* informer/uvcurl closes still pending */
+    int closing; /* watch/uvcurl closes still pending */
     void (*done_cb)(void *data);
     void *done_data;
     atomic_uint passes;
@@ -60,9 +61,7 @@ static void enqueue(upgradeable_reconciler *r)
                 err.msg);
 }
 
-static void on_add(json_t *obj, void *data) { enqueue(data); }
-static void on_update(json_t *old_obj, json_t *new_obj, void *data) { enqueue(data); }
-static void on_delete(json_t *obj, void *data) { enqueue(data); }
+static void on_event(kube_watch_event_type type, json_t *obj, void *data) { enqueue(data); }
 static void on_synced(void *data) { enqueue(data); }
 static void on_error(const char *msg, void *data)
 {
@@ -96,20 +95,20 @@ static void one_closed(void *data)
         free_reconciler(r);
 }
 
-static void informer_closed(void *data)
+static void watch_closed(void *data)
 {
     one_closed(data);
 }
 
-/* Phase 2, once no pass runs: the informers, then the multi handle they share. */
+/* Phase 2, once no pass runs: the watches, then the multi handle they share. */
 static void stop_watches(upgradeable_reconciler *r)
 {
     r->closing = 1; /* held until every stop was issued */
-    for (int i = 0; i < NINFORMERS; i++) {
-        if (r->inf[i]) {
+    for (int i = 0; i < NWATCHES; i++) {
+        if (r->watch[i]) {
             r->closing++;
-            kube_informer_stop(r->inf[i], informer_closed, r);
-            r->inf[i] = NULL;
+            kube_watch_stop(r->watch[i], watch_closed, r);
+            r->watch[i] = NULL;
         }
     }
     one_closed(r);
@@ -140,13 +139,13 @@ unsigned upgradeable_reconciler_passes(const upgradeable_reconciler *r)
     return atomic_load(&((upgradeable_reconciler *)r)->passes);
 }
 
-static int start_informer(upgradeable_reconciler *r, int i, const char *path, const char *label,
-                          const char *field, olm_error *err)
+static int start_watch(upgradeable_reconciler *r, int i, const char *path, const char *label, const char *field,
+                       olm_error *err)
 {
-    kube_watch_options wo = {.path = path, .label_selector = label, .field_selector = field};
-    kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_error};
-    r->inf[i] = kube_informer_new(r->uc, kube_client_config(r->client), &wo, &h, r, err);
-    return r->inf[i] ? kube_informer_start(r->inf[i], err) : -1;
+    kube_watch_options wo = {.path = path, .label_selector = label, .field_selector = field, .keep_metadata_only = true};
+    kube_watch_handlers h = {on_event, on_synced, on_error};
+    r->watch[i] = kube_watch_new(r->uc, kube_client_config(r->client), &wo, &h, r, err);
+    return r->watch[i] ? kube_watch_start(r->watch[i], err) : -1;
 }
 
 int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upgradeable_reconcile_opts *opts,
@@ -186,11 +185,11 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
     if (rc == 0 && !(r->wq = kube_workqueue_new(loop, &qo, reconcile_cb, r, err)))
         rc = -1;
     if (rc == 0)
-        rc = start_informer(r, 0, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL, NULL, err);
+        rc = start_watch(r, 0, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL, NULL, err);
     if (rc == 0)
-        rc = start_informer(r, 1, secrets_path, INSTALL_RECORD_LABEL "=true", NULL, err);
+        rc = start_watch(r, 1, secrets_path, INSTALL_RECORD_LABEL "=true", NULL, err);
     if (rc == 0)
-        rc = start_informer(r, 2, "/apis/config.openshift.io/v1/clusterversions", NULL, "metadata.name=version", err);
+        rc = start_watch(r, 2, "/apis/config.openshift.io/v1/clusterversions", NULL, "metadata.name=version", err);
     free(secrets_path);
     if (rc < 0) {
         /* Tear down asynchronously like a stop; the caller gets no handle. */

@@ -138,10 +138,13 @@ static void test_object_key(void **state)
 
 /* ---------------------------------------------------------------- watch over HTTP */
 
-#define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":1}}"
+#define OBJ(name, rv)                                                                                                 \
+    "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\",\"managedFields\":[{\"manager\":\"m\"}]},"      \
+    "\"spec\":{\"x\":1}}"
 
-/* test_watch_scenario_metadata_only: the same scenario with keep_metadata_only. */
-static bool keep_metadata_only;
+/* test_watch_scenario_metadata_only / _no_managed_fields: the same scenario with
+ * keep_metadata_only / drop_managed_fields. */
+static bool keep_metadata_only, drop_managed_fields;
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
 
 typedef struct scenario {
@@ -227,6 +230,11 @@ static void sc_event(kube_watch_event_type t, json_t *obj, void *data)
     scenario *sc = data;
     static const char *names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    bool has_mf = json_object_get(json_object_get(obj, "metadata"), "managedFields") != NULL;
+    if (drop_managed_fields) /* never reported, from a LIST or a watch event */
+        assert_false(has_mf);
+    else if (!keep_metadata_only || t != KUBE_WATCH_DELETED)
+        assert_true(has_mf);
     size_t used = strlen(sc->log);
     snprintf(sc->log + used, sizeof sc->log - used, "%s%s %s", used ? "," : "", names[t], name);
     /* "b" vanishes at a relist: its DELETED carries what the watch kept of it. */
@@ -283,6 +291,7 @@ static void test_watch_scenario(void **state)
         .backoff_initial_ms = 10,
         .backoff_max_ms = 40,
         .keep_metadata_only = keep_metadata_only,
+        .drop_managed_fields = drop_managed_fields,
     };
     kube_watch_handlers h = {sc_event, sc_synced, sc_error};
     sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
@@ -330,6 +339,14 @@ static void test_watch_scenario_metadata_only(void **state)
     keep_metadata_only = true;
     test_watch_scenario(state);
     keep_metadata_only = false;
+}
+
+/* The same, dropping managedFields: the same events, none of them carries it. */
+static void test_watch_scenario_no_managed_fields(void **state)
+{
+    drop_managed_fields = true;
+    test_watch_scenario(state);
+    drop_managed_fields = false;
 }
 
 /* Stopping right after start (LIST in flight) releases everything. */
@@ -384,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_object_key),
         cmocka_unit_test(test_watch_scenario),
         cmocka_unit_test(test_watch_scenario_metadata_only),
+        cmocka_unit_test(test_watch_scenario_no_managed_fields),
         cmocka_unit_test(test_watch_stop_during_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
