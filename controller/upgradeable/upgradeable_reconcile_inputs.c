@@ -15,7 +15,7 @@
 #include "strbuf.h"
 #include "upgradeable_reconciler.h"
 
-#define PAGE_SIZE 500
+#define PAGE_SIZE 100 /* one page is what a pass holds whole at a time */
 
 /* ------------------------------------------------------------ record decoding */
 
@@ -87,9 +87,48 @@ static const char *keep(upgradeable_inputs *in, char *s)
     return s;
 }
 
-/* Every page of a list, items appended to *items (created here). */
+/* What a pass keeps of a listed object: only what upgradeable_inputs_match reads, so a
+ * thousand ClusterExtensions and records are not all held whole (status, managedFields)
+ * while the pass runs.  A new reference, NULL when out of memory. */
+typedef json_t *(*slim_fn)(json_t *item);
+
+static json_t *copy_path(json_t *to, json_t *from, const char *a, const char *b)
+{
+    json_t *v = json_object_get(json_object_get(from, a), b);
+    if (!v)
+        return to;
+    json_t *sub = json_object_get(to, a);
+    if (!sub) {
+        if (json_object_set_new(to, a, json_object()) != 0)
+            return NULL;
+        sub = json_object_get(to, a);
+    }
+    return json_object_set(sub, b, v) == 0 ? to : NULL;
+}
+
+static json_t *slim_extension(json_t *ce)
+{
+    json_t *k = json_object();
+    if (k && !copy_path(k, ce, "metadata", "name")) {
+        json_decref(k);
+        return NULL;
+    }
+    return k;
+}
+
+static json_t *slim_record(json_t *secret)
+{
+    json_t *k = json_object();
+    if (k && (!copy_path(k, secret, "metadata", "labels") || !copy_path(k, secret, "data", "record.json"))) {
+        json_decref(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* Every page of a list, what `slim` keeps of each item appended to *items (created here). */
 static int list_all(kube_client *c, const char *api_version, const char *kind, const char *ns, const char *selector,
-                    json_t **items, olm_error *err)
+                    slim_fn slim, json_t **items, olm_error *err)
 {
     *items = json_array();
     if (!*items)
@@ -104,8 +143,12 @@ static int list_all(kube_client *c, const char *api_version, const char *kind, c
         cont = NULL;
         if (rc < 0)
             break;
-        if (json_array_extend(*items, json_object_get(page, "items")) < 0)
-            rc = olm_error_set(err, "out of memory");
+        size_t i;
+        json_t *it;
+        json_array_foreach (json_object_get(page, "items"), i, it) {
+            if (rc == 0 && json_array_append_new(*items, slim(it)) < 0)
+                rc = olm_error_set(err, "out of memory");
+        }
         const char *next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         if (rc == 0 && next && *next && !(cont = strdup(next)))
             rc = olm_error_set(err, "out of memory");
@@ -281,7 +324,7 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
     json_t *ces = NULL, *secrets = NULL;
     olm_error kerr;
     int rc = read_version(c, o, out);
-    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, &ces, &kerr) < 0) {
+    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, slim_extension, &ces, &kerr) < 0) {
         strbuf why = STRBUF_INIT;
         if (strbuf_printf(&why, "cannot list ClusterExtensions: %s", kerr.msg) < 0 ||
             !(out->list_error = strbuf_detach(&why)))
@@ -289,7 +332,7 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
         strbuf_free(&why);
     }
     /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
-    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", &secrets, &kerr) != 0)
+    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", slim_record, &secrets, &kerr) != 0)
         secrets = NULL;
     if (rc == 0 && ces)
         rc = upgradeable_inputs_match(ces, secrets, out);

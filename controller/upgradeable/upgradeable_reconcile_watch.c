@@ -2,13 +2,14 @@
  * watches (ClusterExtensions, install record Secrets, ClusterVersion "version") only
  * serve as triggers: every event queues the one key "olm", and the pass itself reads the
  * cluster through REST (upgradeable_reconcile_once), so it never works from a cache that
- * is still filling.  Being triggers, the watches keep only each object's identity
+ * is still filling.  Passes are spaced out (upgradeable_internal.h): a burst of events
+ * makes a few passes, not one per event.  Being triggers, the watches keep only each object's identity
  * (keep_metadata_only), not a second copy of every ClusterExtension and record.  The work queue deduplicates a burst of events into one pass and
  * never runs two passes at once.
  *
  * Thread affinity: everything here runs on the loop thread except reconcile_cb, which
  * runs on a threadpool thread and touches only the borrowed client, the copied options
- * and the atomic counter. */
+ * and the atomics. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,10 @@
 #include "kube_watch.h"
 #include "kube_uvcurl.h"
 #include "kube_workqueue.h"
-#include "upgradeable_reconciler.h"
 #include "olm_log.h"
+#include "olm_time.h"
+#include "upgradeable_internal.h"
+#include "upgradeable_reconciler.h"
 
 #define KEY "olm"
 #define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
@@ -38,13 +41,34 @@ struct upgradeable_reconciler {
     void (*done_cb)(void *data);
     void *done_data;
     atomic_uint passes;
+    /* When the last pass started and ended (olm_time_mono_ms): written by the pass on its
+     * thread, read by enqueue on the loop thread. */
+    _Atomic uint64_t pass_start_ms, pass_end_ms;
+    atomic_bool running;
 };
+
+uint64_t upgradeable_pass_delay_ms(uint64_t now_ms, uint64_t last_start_ms, uint64_t last_end_ms, bool running)
+{
+    uint64_t took = last_end_ms > last_start_ms ? last_end_ms - last_start_ms : 0;
+    uint64_t gap = took * UPGRADEABLE_PASS_GAP_FACTOR;
+    if (gap < UPGRADEABLE_PASS_GAP_MIN_MS)
+        gap = UPGRADEABLE_PASS_GAP_MIN_MS;
+    if (running)
+        return gap;
+    if (!last_end_ms || now_ms >= last_end_ms + gap)
+        return 0;
+    return last_end_ms + gap - now_ms;
+}
 
 static kube_wq_result reconcile_cb(const char *key, void *data)
 {
     upgradeable_reconciler *r = data;
     olm_error err;
+    atomic_store(&r->running, true);
+    atomic_store(&r->pass_start_ms, (uint64_t)olm_time_mono_ms());
     int rc = upgradeable_reconcile_once(r->client, &r->opts, &err);
+    atomic_store(&r->pass_end_ms, (uint64_t)olm_time_mono_ms());
+    atomic_store(&r->running, false);
     atomic_fetch_add(&r->passes, 1);
     if (rc < 0) {
         olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: %s (will retry)", err.msg);
@@ -56,7 +80,9 @@ static kube_wq_result reconcile_cb(const char *key, void *data)
 static void enqueue(upgradeable_reconciler *r)
 {
     olm_error err;
-    if (r->wq && !r->stopping && kube_workqueue_add(r->wq, KEY, &err) != 0)
+    uint64_t delay = upgradeable_pass_delay_ms((uint64_t)olm_time_mono_ms(), atomic_load(&r->pass_start_ms),
+                                               atomic_load(&r->pass_end_ms), atomic_load(&r->running));
+    if (r->wq && !r->stopping && kube_workqueue_add_after(r->wq, KEY, delay, &err) != 0)
         olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: could not queue a pass: %s",
                 err.msg);
 }
@@ -163,6 +189,9 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
     r->loop = loop;
     r->client = client;
     atomic_init(&r->passes, 0);
+    atomic_init(&r->pass_start_ms, 0);
+    atomic_init(&r->pass_end_ms, 0);
+    atomic_init(&r->running, false);
     const char *ns = opts && opts->system_namespace && *opts->system_namespace
                          ? opts->system_namespace
                          : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;

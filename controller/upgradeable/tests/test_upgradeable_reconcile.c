@@ -13,6 +13,7 @@
 
 #include "olm_base64.h"
 #include "olm_time.h"
+#include "upgradeable_internal.h"
 #include "upgradeable_reconciler.h"
 
 #define T0 "2026-01-01T00:00:00Z"
@@ -282,6 +283,23 @@ static void test_inputs_match(void **state)
     json_decref(secrets);
 }
 
+/* ---- spacing of passes ---- */
+
+static void test_pass_delay(void **state)
+{
+    /* Never run: now. */
+    assert_int_equal(upgradeable_pass_delay_ms(5000, 0, 0, false), 0);
+    /* A 50 ms pass ended at 10,000: the next waits for the minimum gap, then goes. */
+    assert_int_equal(upgradeable_pass_delay_ms(10000, 9950, 10000, false), UPGRADEABLE_PASS_GAP_MIN_MS);
+    assert_int_equal(upgradeable_pass_delay_ms(10400, 9950, 10000, false), UPGRADEABLE_PASS_GAP_MIN_MS - 400);
+    assert_int_equal(upgradeable_pass_delay_ms(10000 + UPGRADEABLE_PASS_GAP_MIN_MS, 9950, 10000, false), 0);
+    /* A slow pass (500 ms) spaces the next one by ten times that. */
+    assert_int_equal(upgradeable_pass_delay_ms(20000, 19500, 20000, false), 500 * UPGRADEABLE_PASS_GAP_FACTOR);
+    assert_int_equal(upgradeable_pass_delay_ms(20000 + 500 * UPGRADEABLE_PASS_GAP_FACTOR, 19500, 20000, false), 0);
+    /* One is running: the next follows it by the gap. */
+    assert_int_equal(upgradeable_pass_delay_ms(30000, 29900, 20000, true), UPGRADEABLE_PASS_GAP_MIN_MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_merge_unchanged),        cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_record_decode),          cmocka_unit_test(test_missing_cluster_version),
         cmocka_unit_test(test_list_error_and_lookup), cmocka_unit_test(test_inputs_match),
+        cmocka_unit_test(test_pass_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

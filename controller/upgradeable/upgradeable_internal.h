@@ -1,0 +1,22 @@
+/* upgradeable_internal: what the upgradeable library's files share, and its unit tests. */
+#ifndef OLM_UPGRADEABLE_INTERNAL_H
+#define OLM_UPGRADEABLE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A pass lists every ClusterExtension and install record, so during a burst of events
+ * (a thousand extensions applied at once) back-to-back passes would spend more CPU in
+ * operator-controller and the apiserver than the installs themselves.  The next pass
+ * starts no sooner than this long after the last one ended: at least
+ * UPGRADEABLE_PASS_GAP_MIN_MS, and UPGRADEABLE_PASS_GAP_FACTOR times as long as the
+ * last pass took, which keeps the check's share of the time to a few per cent. */
+#define UPGRADEABLE_PASS_GAP_MIN_MS 1000u
+#define UPGRADEABLE_PASS_GAP_FACTOR 10u
+
+/* Pure: how long a pass asked for at `now_ms` waits, given when the last one started
+ * and ended (monotonic ms; both 0 before the first) and whether one is running (then
+ * the next one follows it by the gap, counted from now).  0: start it now. */
+uint64_t upgradeable_pass_delay_ms(uint64_t now_ms, uint64_t last_start_ms, uint64_t last_end_ms, bool running);
+
+#endif
