@@ -164,11 +164,15 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
-[ "${SKIP_UNINSTALL:-0}" = 0 ] || exit 0
+# MALLOC_STATS and KEEP_LOGS, at the end of either form of the run.
+finish() {
+  [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
+  [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
+}
+[ "${SKIP_UNINSTALL:-0}" = 0 ] || { finish; exit 0; }
 t0=$(now)
 kubectl delete clusterextensions -l bench=scale --wait=true --timeout="${max_wait}s" >/dev/null
 awk -v a="$(now)" -v b="$t0" -v n="$n" 'BEGIN{printf "delete all %d -> gone: %.2f s\n", n, a-b}'
 sleep 15
-[ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
-[ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
+finish
 echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"

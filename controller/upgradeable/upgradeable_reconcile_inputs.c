@@ -13,6 +13,7 @@
 #include "install_record.h"
 #include "olm_base64.h"
 #include "strbuf.h"
+#include "upgradeable_internal.h"
 #include "upgradeable_reconciler.h"
 
 #define PAGE_SIZE 100 /* one page is what a pass holds whole at a time */
@@ -90,9 +91,9 @@ static const char *keep(upgradeable_inputs *in, char *s)
 /* What a pass keeps of a listed object: only what upgradeable_inputs_match reads, so a
  * thousand ClusterExtensions and records are not all held whole (status, managedFields)
  * while the pass runs.  A new reference, NULL when out of memory. */
-typedef json_t *(*slim_fn)(json_t *item);
+typedef json_t *(*slim_fn)(const json_t *item);
 
-static json_t *copy_path(json_t *to, json_t *from, const char *a, const char *b)
+static json_t *copy_path(json_t *to, const json_t *from, const char *a, const char *b)
 {
     json_t *v = json_object_get(json_object_get(from, a), b);
     if (!v)
@@ -106,7 +107,7 @@ static json_t *copy_path(json_t *to, json_t *from, const char *a, const char *b)
     return json_object_set(sub, b, v) == 0 ? to : NULL;
 }
 
-static json_t *slim_extension(json_t *ce)
+json_t *upgradeable_slim_extension(const json_t *ce)
 {
     json_t *k = json_object();
     if (k && !copy_path(k, ce, "metadata", "name")) {
@@ -116,7 +117,7 @@ static json_t *slim_extension(json_t *ce)
     return k;
 }
 
-static json_t *slim_record(json_t *secret)
+json_t *upgradeable_slim_record(const json_t *secret)
 {
     json_t *k = json_object();
     if (k && (!copy_path(k, secret, "metadata", "labels") || !copy_path(k, secret, "data", "record.json"))) {
@@ -324,7 +325,7 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
     json_t *ces = NULL, *secrets = NULL;
     olm_error kerr;
     int rc = read_version(c, o, out);
-    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, slim_extension, &ces, &kerr) < 0) {
+    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, upgradeable_slim_extension, &ces, &kerr) < 0) {
         strbuf why = STRBUF_INIT;
         if (strbuf_printf(&why, "cannot list ClusterExtensions: %s", kerr.msg) < 0 ||
             !(out->list_error = strbuf_detach(&why)))
@@ -332,12 +333,26 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
         strbuf_free(&why);
     }
     /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
-    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", slim_record, &secrets, &kerr) != 0)
+    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", upgradeable_slim_record, &secrets, &kerr) != 0)
         secrets = NULL;
     if (rc == 0 && ces)
         rc = upgradeable_inputs_match(ces, secrets, out);
     json_decref(ces);
     json_decref(secrets);
+    if (rc < 0) {
+        upgradeable_inputs_free(out);
+        return olm_error_set(err, "upgradeable: out of memory");
+    }
+    return 0;
+}
+
+int upgradeable_inputs_from_lists(kube_client *c, const upgradeable_reconcile_opts *o, const json_t *ces,
+                                  const json_t *secrets, upgradeable_inputs *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = read_version(c, o, out);
+    if (rc == 0)
+        rc = upgradeable_inputs_match(ces, secrets, out);
     if (rc < 0) {
         upgradeable_inputs_free(out);
         return olm_error_set(err, "upgradeable: out of memory");
