@@ -36,6 +36,7 @@ struct kube_watch {
     bool synced;
     bool keep_metadata_only;
     bool drop_managed_fields;
+    void (*transform)(json_t *obj);
 
     kube_uvcurl_req *list_req;
 
@@ -130,11 +131,14 @@ static void retry_later(kube_watch *w, enum retry_kind kind)
 
 /* ---------------------------------------------------------------- LIST */
 
-/* drop_managed_fields (kube_watch_options): `obj` is the watch's own, fresh from the parser. */
+/* drop_managed_fields and transform (kube_watch_options): `obj` is the watch's own, fresh
+ * from the parser. */
 static void trim(const kube_watch *w, json_t *obj)
 {
     if (w->drop_managed_fields)
         json_object_del(json_object_get(obj, "metadata"), "managedFields");
+    if (w->transform)
+        w->transform(obj);
 }
 
 static void emit(kube_watch *w, kube_watch_event_type t, json_t *obj)
@@ -538,6 +542,7 @@ kube_watch *kube_watch_new(kube_uvcurl *uc, const kube_config *cfg, const kube_w
     w->backoff_next = w->backoff_initial;
     w->keep_metadata_only = opts->keep_metadata_only;
     w->drop_managed_fields = opts->drop_managed_fields;
+    w->transform = opts->transform;
     w->h = *handlers;
     w->data = data;
     w->known = json_object();
