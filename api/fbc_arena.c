@@ -2,14 +2,17 @@
  *
  * The views outlive the DOM they were read from, so each string is copied once into
  * big blocks that never move (no per-string malloc header, no realloc invalidating
- * pointers) and are all freed together with the catalog. */
+ * pointers) and are all freed together with the catalog.  The first block is small and
+ * each next one twice the last, up to ARENA_BLOCK_SIZE: operator-controller keeps one
+ * catalog per package it resolved (a few hundred bytes of strings each), and a thousand of
+ * those in 64 KiB blocks were 64 MB. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fbc_internal.h"
 
 #define ARENA_BLOCK_SIZE (64 * 1024)
-#define ARENA_FIRST_BLOCK_SIZE (4 * 1024)
+#define ARENA_FIRST_BLOCK_SIZE 1024
 
 struct fbc_arena_block {
     struct fbc_arena_block *next;
@@ -35,14 +38,13 @@ const char *fbc_arena_strdup(fbc_arena *a, const char *s)
     if (!b || b->size - b->used < n) {
         /* A string bigger than a quarter block gets a block of its own behind the
          * current one, so the current block's free space is not thrown away. */
-        bool own = n > ARENA_BLOCK_SIZE / 4;
-        /* Blocks double from 4 KiB up to ARENA_BLOCK_SIZE: a parallel load gives every
-         * file an arena of its own (fbc_arena_take joins them), and a small file's strings
-         * must not pin a mostly empty 64 KiB block each. */
-        size_t size = b && !own ? b->size * 2 : ARENA_FIRST_BLOCK_SIZE;
-        if (size > ARENA_BLOCK_SIZE || size < n)
-            size = ARENA_BLOCK_SIZE; /* n <= ARENA_BLOCK_SIZE / 4 unless own */
-        struct fbc_arena_block *nb = block_new(own ? n : size);
+        /* Blocks double from 1 KiB up to ARENA_BLOCK_SIZE: a parallel load gives every
+         * file an arena of its own (fbc_arena_take joins them), and the catalog client
+         * caches one small catalog per installed package; neither must pin a mostly empty
+         * 64 KiB block each. */
+        size_t next = !b ? ARENA_FIRST_BLOCK_SIZE : b->size >= ARENA_BLOCK_SIZE / 2 ? ARENA_BLOCK_SIZE : 2 * b->size;
+        bool own = n > next / 4;
+        struct fbc_arena_block *nb = block_new(own ? n : next);
         if (!nb)
             return NULL;
         if (own && b) {

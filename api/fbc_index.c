@@ -49,7 +49,7 @@ static bool slot_equals(const char *slot, const char *k, size_t n)
 
 static int grow(fbc_index *ix)
 {
-    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    size_t cap = ix->cap ? ix->cap * 2 : 8; /* a power of two */
     char **keys = calloc(cap, sizeof *keys);
     size_t *vals = calloc(cap, sizeof *vals);
     if (!keys || !vals) {

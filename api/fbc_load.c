@@ -25,7 +25,7 @@ static int add_meta(fbc_catalog *c, const char *schema, const char *package, con
 {
     fbc_priv *p = c->priv;
     if (c->nmetas == p->metas_cap) {
-        size_t cap = p->metas_cap ? p->metas_cap * 2 : 256;
+        size_t cap = p->metas_cap ? p->metas_cap * 2 : 8; /* small: one package is a catalog too */
         fbc_meta *nm = realloc(c->metas, cap * sizeof *nm);
         if (!nm)
             return -1;

@@ -94,7 +94,7 @@ static int grow(void **arr, size_t n, size_t *cap, size_t elem)
 {
     if (n < *cap)
         return 0;
-    size_t ncap = *cap ? *cap * 2 : 64;
+    size_t ncap = *cap ? *cap * 2 : 4; /* small: one package is a catalog too */
     void *na = realloc(*arr, ncap * elem);
     if (!na)
         return -1;

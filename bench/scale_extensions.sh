@@ -24,7 +24,8 @@
 # end, glibc's malloc_stats() of operator-controller via gdb, into its log: bytes in use
 # against bytes held from the system, per arena), SMAPS_DIR (a directory for copies of
 # operator-controller's /proc/PID/smaps when idle before, and when idle after the uninstall:
-# which mappings hold the resident memory).
+# which mappings hold the resident memory), SKIP_UNINSTALL=1 (stop after the installed
+# figures: no delete-all, for quick iterations).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -166,6 +167,12 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
+# MALLOC_STATS and KEEP_LOGS, at the end of either form of the run.
+finish() {
+  [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
+  [ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
+}
+[ "${SKIP_UNINSTALL:-0}" = 0 ] || { finish; exit 0; }
 # `kubectl delete --wait=true` waits for the objects one after another and takes about 18 s
 # for 100 ConfigMaps that have no finalizer at all, which would hide the uninstall's own
 # time: delete without waiting, then count what is left every 0.2 s.
@@ -181,7 +188,6 @@ done
 awk -v a="$(now)" -v b="$t0" -v n="$n" -v left="$left" -v l="$(load)" \
   'BEGIN{printf "delete all %d -> gone: %.2f s, %d left (load average %s)\n", n, a-b, left, l}'
 sleep 15
-[ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
 [ -z "${SMAPS_DIR:-}" ] || cp "/proc/$opctl_pid/smaps" "$SMAPS_DIR/uninstalled.smaps"
-[ -z "${KEEP_LOGS:-}" ] || { mkdir -p "$KEEP_LOGS"; cp "$state"/logs/*.log "$KEEP_LOGS"/; }
+finish
 echo "uninstalled, idle: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"

@@ -35,6 +35,8 @@ struct kube_watch {
     unsigned lists;
     bool synced;
     bool keep_metadata_only;
+    bool drop_managed_fields;
+    void (*transform)(json_t *obj);
 
     kube_uvcurl_req *list_req;
 
@@ -128,6 +130,16 @@ static void retry_later(kube_watch *w, enum retry_kind kind)
 }
 
 /* ---------------------------------------------------------------- LIST */
+
+/* drop_managed_fields and transform (kube_watch_options): `obj` is the watch's own, fresh
+ * from the parser. */
+static void trim(const kube_watch *w, json_t *obj)
+{
+    if (w->drop_managed_fields)
+        json_object_del(json_object_get(obj, "metadata"), "managedFields");
+    if (w->transform)
+        w->transform(obj);
+}
 
 static void emit(kube_watch *w, kube_watch_event_type t, json_t *obj)
 {
@@ -245,6 +257,7 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
     size_t i;
     json_t *it;
     json_array_foreach(items, i, it) {
+        trim(w, it);
         char *key = kube_object_key(it);
         if (!key || json_object_set(w->listing, key, it) != 0) {
             free(key);
@@ -352,6 +365,7 @@ static int on_stream_event(const char *type, json_t *obj, void *data)
         t = KUBE_WATCH_DELETED;
     else
         return 0; /* unknown event types are skipped, as client-go does */
+    trim(w, obj);
     char *key = kube_object_key(obj);
     int rc = !key ? -1 : t == KUBE_WATCH_DELETED ? (json_object_del(w->known, key), 0)
                                                  : json_object_set_new(w->known, key, keep(w, obj));
@@ -527,6 +541,8 @@ kube_watch *kube_watch_new(kube_uvcurl *uc, const kube_config *cfg, const kube_w
         w->backoff_max = w->backoff_initial;
     w->backoff_next = w->backoff_initial;
     w->keep_metadata_only = opts->keep_metadata_only;
+    w->drop_managed_fields = opts->drop_managed_fields;
+    w->transform = opts->transform;
     w->h = *handlers;
     w->data = data;
     w->known = json_object();

@@ -58,6 +58,14 @@ typedef struct kube_watch_options {
      * the DELETED events a relist reports then carry just those.  For watchers of many
      * objects that only need their identity on deletion (drift watches). */
     bool keep_metadata_only;
+    /* Drop metadata.managedFields from every object before it is reported or kept: the
+     * server-side apply bookkeeping is often the biggest part of an object, and a cache
+     * of thousands of them (an informer's) never reads it. */
+    bool drop_managed_fields;
+    /* Optional: reduces each object in place to what the consumer reads, before it is
+     * reported or kept (client-go's informer transform).  It must keep metadata.name,
+     * .namespace and .resourceVersion (the watch's own bookkeeping).  Loop thread. */
+    void (*transform)(json_t *obj);
 } kube_watch_options;
 
 /* The informer/work-queue key of an object: "namespace/name", or "name" for

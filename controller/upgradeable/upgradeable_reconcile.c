@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "olm_time.h"
+#include "upgradeable_internal.h"
 #include "upgradeable_reconciler.h"
 
 #define CO_API "config.openshift.io/v1"
@@ -76,7 +77,10 @@ int upgradeable_write_cluster_operator(kube_client *c, const upgradeable_conditi
     return rc < 0 ? -1 : 0;
 }
 
-int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_opts *opts, olm_error *err)
+/* The pass over inputs read one way or the other: `lists` says whether ces/secrets are
+ * given (the watches' copies) or listed now. */
+static int pass(kube_client *admin, const upgradeable_reconcile_opts *opts, bool lists, const json_t *ces,
+                const json_t *secrets, olm_error *err)
 {
     bool served = false;
     if (kube_group_version_served(admin, UPGRADEABLE_OPENSHIFT_API, &served, err) < 0)
@@ -84,7 +88,8 @@ int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_o
     if (!served)
         return UPGRADEABLE_NOT_OPENSHIFT;
     upgradeable_inputs in;
-    if (upgradeable_inputs_read(admin, opts, &in, err) < 0)
+    if ((lists ? upgradeable_inputs_from_lists(admin, opts, ces, secrets, &in, err)
+               : upgradeable_inputs_read(admin, opts, &in, err)) < 0)
         return -1;
     upgradeable_result r;
     int rc = upgradeable_inputs_check(&in, NULL, &r, err);
@@ -97,4 +102,15 @@ int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_o
     rc = upgradeable_write_cluster_operator(admin, conds, 2, err);
     upgradeable_result_free(&r);
     return rc;
+}
+
+int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_opts *opts, olm_error *err)
+{
+    return pass(admin, opts, false, NULL, NULL, err);
+}
+
+int upgradeable_reconcile_lists(kube_client *admin, const upgradeable_reconcile_opts *opts, const json_t *ces,
+                                const json_t *secrets, olm_error *err)
+{
+    return pass(admin, opts, true, ces, secrets, err);
 }

@@ -13,9 +13,10 @@
 #include "install_record.h"
 #include "olm_base64.h"
 #include "strbuf.h"
+#include "upgradeable_internal.h"
 #include "upgradeable_reconciler.h"
 
-#define PAGE_SIZE 500
+#define PAGE_SIZE 100 /* one page is what a pass holds whole at a time */
 
 /* ------------------------------------------------------------ record decoding */
 
@@ -87,9 +88,48 @@ static const char *keep(upgradeable_inputs *in, char *s)
     return s;
 }
 
-/* Every page of a list, items appended to *items (created here). */
+/* What a pass keeps of a listed object: only what upgradeable_inputs_match reads, so a
+ * thousand ClusterExtensions and records are not all held whole (status, managedFields)
+ * while the pass runs.  A new reference, NULL when out of memory. */
+typedef json_t *(*slim_fn)(const json_t *item);
+
+static json_t *copy_path(json_t *to, const json_t *from, const char *a, const char *b)
+{
+    json_t *v = json_object_get(json_object_get(from, a), b);
+    if (!v)
+        return to;
+    json_t *sub = json_object_get(to, a);
+    if (!sub) {
+        if (json_object_set_new(to, a, json_object()) != 0)
+            return NULL;
+        sub = json_object_get(to, a);
+    }
+    return json_object_set(sub, b, v) == 0 ? to : NULL;
+}
+
+json_t *upgradeable_slim_extension(const json_t *ce)
+{
+    json_t *k = json_object();
+    if (k && !copy_path(k, ce, "metadata", "name")) {
+        json_decref(k);
+        return NULL;
+    }
+    return k;
+}
+
+json_t *upgradeable_slim_record(const json_t *secret)
+{
+    json_t *k = json_object();
+    if (k && (!copy_path(k, secret, "metadata", "labels") || !copy_path(k, secret, "data", "record.json"))) {
+        json_decref(k);
+        return NULL;
+    }
+    return k;
+}
+
+/* Every page of a list, what `slim` keeps of each item appended to *items (created here). */
 static int list_all(kube_client *c, const char *api_version, const char *kind, const char *ns, const char *selector,
-                    json_t **items, olm_error *err)
+                    slim_fn slim, json_t **items, olm_error *err)
 {
     *items = json_array();
     if (!*items)
@@ -104,8 +144,12 @@ static int list_all(kube_client *c, const char *api_version, const char *kind, c
         cont = NULL;
         if (rc < 0)
             break;
-        if (json_array_extend(*items, json_object_get(page, "items")) < 0)
-            rc = olm_error_set(err, "out of memory");
+        size_t i;
+        json_t *it;
+        json_array_foreach (json_object_get(page, "items"), i, it) {
+            if (rc == 0 && json_array_append_new(*items, slim(it)) < 0)
+                rc = olm_error_set(err, "out of memory");
+        }
         const char *next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
         if (rc == 0 && next && *next && !(cont = strdup(next)))
             rc = olm_error_set(err, "out of memory");
@@ -147,67 +191,99 @@ static int read_version(kube_client *c, const upgradeable_reconcile_opts *o, upg
     return wr;
 }
 
-/* The record Secret of extension `name` among `secrets`: *found set; *bad set (with
- * err) when a Secret owned by it cannot be read. */
-static int find_record(upgradeable_inputs *out, const json_t *secrets, const char *name, upgradeable_extension *e,
-                       bool *found)
+/* Each record Secret decoded once, found by the extension it names.  The pass used to decode
+ * every Secret again for every ClusterExtension: n x n base64 + JSON decodes, which at a
+ * thousand extensions was most of operator-controller's CPU during an install burst. */
+typedef struct record_row {
+    char *bundle, *properties; /* NULL for a bad Secret (properties also when it has none) */
+    bool bad;                  /* its owner cannot be told which bundle is installed */
+} record_row;
+
+typedef struct record_index {
+    json_t *by_name; /* extension name -> integer index into rows (the first Secret for it) */
+    record_row *rows;
+    size_t n;
+} record_index;
+
+static void record_index_free(record_index *x)
 {
+    for (size_t i = 0; i < x->n; i++) {
+        free(x->rows[i].bundle);
+        free(x->rows[i].properties);
+    }
+    free(x->rows);
+    json_decref(x->by_name);
+    memset(x, 0, sizeof *x);
+}
+
+/* A Secret counts for the extension its record names; one that cannot be read counts, as a
+ * failed lookup, for the extension its owner label names.  When several Secrets count for
+ * one extension the first in list order wins (as the scan per extension did). */
+static int record_index_build(const json_t *secrets, record_index *x)
+{
+    memset(x, 0, sizeof *x);
+    size_t total = json_array_size(secrets);
+    x->by_name = json_object();
+    x->rows = calloc(total ? total : 1, sizeof *x->rows);
+    if (!x->by_name || !x->rows)
+        return -1;
     size_t i;
     json_t *s;
-    *found = false;
     json_array_foreach (secrets, i, s) {
-        char *ext, *bundle, *props;
+        char *ext = NULL, *bundle = NULL, *props = NULL;
         olm_error rerr;
-        if (upgradeable_record_from_secret(s, &ext, &bundle, &props, &rerr) < 0) {
+        const char *name;
+        bool bad = upgradeable_record_from_secret(s, &ext, &bundle, &props, &rerr) < 0;
+        if (bad) {
             if (strcmp(rerr.msg, "out of memory") == 0)
                 return -1;
-            const char *owner = json_string_value(
+            name = json_string_value(
                 json_object_get(json_object_get(json_object_get(s, "metadata"), "labels"), OWNER_NAME_LABEL));
-            if (owner && strcmp(owner, name) == 0) {
-                *found = true;
-                e->lookup_failed = true;
-                e->bundle = "";
-                return 0;
-            }
-            continue;
+        } else {
+            name = ext;
         }
-        bool mine = strcmp(ext, name) == 0;
-        free(ext);
-        if (!mine) {
+        if (!name || json_object_get(x->by_name, name)) { /* nobody's, or not the first */
+            free(ext);
             free(bundle);
             free(props);
             continue;
         }
-        *found = true;
-        if (!(e->bundle = keep(out, bundle))) { /* keep() freed bundle */
-            free(props);
+        record_row *row = &x->rows[x->n];
+        *row = (record_row){.bundle = bundle, .properties = props, .bad = bad};
+        int rc = json_object_set_new(x->by_name, name, json_integer((json_int_t)x->n));
+        free(ext);
+        x->n++; /* the row is the index's now, whatever happened to the key */
+        if (rc != 0)
             return -1;
-        }
-        e->properties = props ? keep(out, props) : NULL;
-        return props && !e->properties ? -1 : 0;
     }
     return 0;
 }
 
-int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o, upgradeable_inputs *out,
-                            olm_error *err)
+/* The record of extension `name` into *e: *found set when there is one. */
+static int find_record(upgradeable_inputs *out, const record_index *x, const char *name, upgradeable_extension *e,
+                       bool *found)
 {
-    memset(out, 0, sizeof *out);
-    const char *ns = o && o->system_namespace && *o->system_namespace ? o->system_namespace
-                                                                       : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;
-    json_t *ces = NULL, *secrets = NULL;
-    olm_error kerr;
-    int rc = read_version(c, o, out);
-    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, &ces, &kerr) < 0) {
-        strbuf why = STRBUF_INIT;
-        if (strbuf_printf(&why, "cannot list ClusterExtensions: %s", kerr.msg) < 0 ||
-            !(out->list_error = strbuf_detach(&why)))
-            rc = -1;
-        strbuf_free(&why);
+    const json_t *at = json_object_get(x->by_name, name);
+    *found = at != NULL;
+    if (!at)
+        return 0;
+    const record_row *row = &x->rows[json_integer_value(at)];
+    if (row->bad) {
+        e->lookup_failed = true;
+        e->bundle = "";
+        return 0;
     }
-    /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
-    bool secrets_ok = rc == 0 && ces &&
-                      list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", &secrets, &kerr) == 0;
+    if (!(e->bundle = keep(out, strdup(row->bundle))))
+        return -1;
+    e->properties = row->properties ? keep(out, strdup(row->properties)) : NULL;
+    return row->properties && !e->properties ? -1 : 0;
+}
+
+int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeable_inputs *out)
+{
+    bool secrets_ok = secrets != NULL;
+    record_index x = {0};
+    int rc = secrets_ok ? record_index_build(secrets, &x) : 0;
     size_t nces = json_array_size(ces);
     if (rc == 0 && nces && !(out->exts = calloc(nces, sizeof *out->exts)))
         rc = -1;
@@ -225,7 +301,7 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
         if (!secrets_ok) {
             e->lookup_failed = true;
             e->bundle = "";
-        } else if (find_record(out, secrets, name, e, &found) < 0) {
+        } else if (find_record(out, &x, name, e, &found) < 0) {
             rc = -1;
             break;
         }
@@ -236,8 +312,47 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
         else
             out->n++;
     }
+    record_index_free(&x);
+    return rc;
+}
+
+int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o, upgradeable_inputs *out,
+                            olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *ns = o && o->system_namespace && *o->system_namespace ? o->system_namespace
+                                                                       : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;
+    json_t *ces = NULL, *secrets = NULL;
+    olm_error kerr;
+    int rc = read_version(c, o, out);
+    if (rc == 0 && list_all(c, "olm.operatorframework.io/v1", "ClusterExtension", NULL, NULL, upgradeable_slim_extension, &ces, &kerr) < 0) {
+        strbuf why = STRBUF_INIT;
+        if (strbuf_printf(&why, "cannot list ClusterExtensions: %s", kerr.msg) < 0 ||
+            !(out->list_error = strbuf_detach(&why)))
+            rc = -1;
+        strbuf_free(&why);
+    }
+    /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
+    if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", upgradeable_slim_record, &secrets, &kerr) != 0)
+        secrets = NULL;
+    if (rc == 0 && ces)
+        rc = upgradeable_inputs_match(ces, secrets, out);
     json_decref(ces);
     json_decref(secrets);
+    if (rc < 0) {
+        upgradeable_inputs_free(out);
+        return olm_error_set(err, "upgradeable: out of memory");
+    }
+    return 0;
+}
+
+int upgradeable_inputs_from_lists(kube_client *c, const upgradeable_reconcile_opts *o, const json_t *ces,
+                                  const json_t *secrets, upgradeable_inputs *out, olm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = read_version(c, o, out);
+    if (rc == 0)
+        rc = upgradeable_inputs_match(ces, secrets, out);
     if (rc < 0) {
         upgradeable_inputs_free(out);
         return olm_error_set(err, "upgradeable: out of memory");

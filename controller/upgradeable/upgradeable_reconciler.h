@@ -64,6 +64,14 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *op
                             olm_error *err);
 void upgradeable_inputs_free(upgradeable_inputs *in);
 
+/* Pure: the rows of `out` (zeroed by the caller) from the listed ClusterExtensions and
+ * install record Secrets, as upgradeable_inputs_read makes them.  `secrets` NULL means
+ * they could not be listed: every extension is then a failed lookup.  Each Secret is
+ * decoded once; a Secret counts for the extension its record names, one that cannot be
+ * read for the extension of its owner label (as a failed lookup), and the first in list
+ * order wins.  0, or -1 when out of memory (free *out either way). */
+int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeable_inputs *out);
+
 /* The installed bundle of one install record Secret (data["record.json"], base64,
  * with "extension", "bundle":{"name"} and "properties" as verbatim text).  Sets the
  * three outputs (malloc'd; *properties NULL when the record has none) and returns 0,
@@ -105,8 +113,9 @@ typedef struct upgradeable_reconciler upgradeable_reconciler;
 /* Loop thread, before or while the loop runs.  Checks once (blocking discovery call)
  * whether config.openshift.io/v1 is served: if not, returns UPGRADEABLE_NOT_OPENSHIFT
  * with *out NULL and nothing started (the API is not looked for again).  Otherwise
- * starts informers on ClusterExtensions, the install record Secrets of the system
- * namespace and ClusterVersion "version"; any event of theirs queues the single key
+ * starts watches (triggers only: they keep no objects) on ClusterExtensions, the
+ * install record Secrets of the system namespace and ClusterVersion "version"; any
+ * event of theirs queues the single key
  * "olm" on a kube_workqueue whose reconcile (threadpool) runs
  * upgradeable_reconcile_once; errors retry with back-off, success re-runs every 10
  * minutes.  `client` is borrowed and must outlive the reconciler; `opts` strings are
@@ -114,7 +123,7 @@ typedef struct upgradeable_reconciler upgradeable_reconciler;
 int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upgradeable_reconcile_opts *opts,
                                  upgradeable_reconciler **out, olm_error *err);
 
-/* Loop thread.  Stops the queue (waiting for a running pass), the informers and their
+/* Loop thread.  Stops the queue (waiting for a running pass), the watches and their
  * HTTP multi handle, frees the reconciler, then calls done_cb (may be NULL). */
 void upgradeable_reconciler_stop(upgradeable_reconciler *r, void (*done_cb)(void *data), void *data);
 

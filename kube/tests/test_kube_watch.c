@@ -138,10 +138,19 @@ static void test_object_key(void **state)
 
 /* ---------------------------------------------------------------- watch over HTTP */
 
-#define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"},\"spec\":{\"x\":1}}"
+#define OBJ(name, rv)                                                                                                 \
+    "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\",\"managedFields\":[{\"manager\":\"m\"}]},"      \
+    "\"spec\":{\"x\":1}}"
 
-/* test_watch_scenario_metadata_only: the same scenario with keep_metadata_only. */
-static bool keep_metadata_only;
+/* test_watch_scenario_metadata_only / _no_managed_fields: the same scenario with
+ * keep_metadata_only / drop_managed_fields. */
+static bool keep_metadata_only, drop_managed_fields;
+
+/* The transform of test_watch_scenario_no_managed_fields: spec goes, the rest stays. */
+static void drop_spec(json_t *obj)
+{
+    json_object_del(obj, "spec");
+}
 #define EV(type, obj) "{\"type\":\"" type "\",\"object\":" obj "}\n"
 
 typedef struct scenario {
@@ -227,11 +236,18 @@ static void sc_event(kube_watch_event_type t, json_t *obj, void *data)
     scenario *sc = data;
     static const char *names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    bool has_mf = json_object_get(json_object_get(obj, "metadata"), "managedFields") != NULL;
+    if (drop_managed_fields) { /* never reported, from a LIST or a watch event; nor the spec */
+        assert_false(has_mf);
+        assert_null(json_object_get(obj, "spec"));
+    }
+    else if (!keep_metadata_only || t != KUBE_WATCH_DELETED)
+        assert_true(has_mf);
     size_t used = strlen(sc->log);
     snprintf(sc->log + used, sizeof sc->log - used, "%s%s %s", used ? "," : "", names[t], name);
     /* "b" vanishes at a relist: its DELETED carries what the watch kept of it. */
     if (t == KUBE_WATCH_DELETED && strcmp(name, "b") == 0) {
-        assert_true(keep_metadata_only == !json_object_get(obj, "spec"));
+        assert_true((keep_metadata_only || drop_managed_fields) == !json_object_get(obj, "spec"));
         assert_string_equal(json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion")), "2");
     }
     if (t == KUBE_WATCH_DELETED && strcmp(name, "d") == 0)
@@ -283,6 +299,8 @@ static void test_watch_scenario(void **state)
         .backoff_initial_ms = 10,
         .backoff_max_ms = 40,
         .keep_metadata_only = keep_metadata_only,
+        .drop_managed_fields = drop_managed_fields,
+        .transform = drop_managed_fields ? drop_spec : NULL,
     };
     kube_watch_handlers h = {sc_event, sc_synced, sc_error};
     sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
@@ -330,6 +348,15 @@ static void test_watch_scenario_metadata_only(void **state)
     keep_metadata_only = true;
     test_watch_scenario(state);
     keep_metadata_only = false;
+}
+
+/* The same, dropping managedFields and (transform) the spec: the same events, none of them
+ * carries either. */
+static void test_watch_scenario_no_managed_fields(void **state)
+{
+    drop_managed_fields = true;
+    test_watch_scenario(state);
+    drop_managed_fields = false;
 }
 
 /* Stopping right after start (LIST in flight) releases everything. */
@@ -384,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_object_key),
         cmocka_unit_test(test_watch_scenario),
         cmocka_unit_test(test_watch_scenario_metadata_only),
+        cmocka_unit_test(test_watch_scenario_no_managed_fields),
         cmocka_unit_test(test_watch_stop_during_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_base64.h"
 #include "olm_time.h"
+#include "upgradeable_internal.h"
 #include "upgradeable_reconciler.h"
 
 #define T0 "2026-01-01T00:00:00Z"
@@ -216,13 +218,96 @@ static void test_list_error_and_lookup(void **state)
     upgradeable_result_free(&r);
 }
 
+/* ---- matching ClusterExtensions with their record Secrets ---- */
+
+static json_t *record_secret(const char *record_json, const char *owner)
+{
+    olm_error err;
+    char *b64 = olm_base64_encode(record_json, strlen(record_json), NULL, &err);
+    assert_non_null(b64);
+    json_t *s = secret(b64, owner);
+    free(b64);
+    return s;
+}
+
+static json_t *ce_named(const char *name)
+{
+    return json_pack("{s:{s:s}}", "metadata", "name", name);
+}
+
+static const upgradeable_extension *row_of(const upgradeable_inputs *in, const char *name)
+{
+    for (size_t i = 0; i < in->n; i++)
+        if (strcmp(in->exts[i].name, name) == 0)
+            return &in->exts[i];
+    return NULL;
+}
+
+static void test_inputs_match(void **state)
+{
+    json_t *ces = json_pack("[o,o,o,o,o]", ce_named("foo"), ce_named("bar"), ce_named("baz"), ce_named("qux"),
+                            ce_named("dup"));
+    json_t *secrets = json_pack(
+        "[o,o,o,o,o,o]",
+        /* the record names qux though the label says someone else: the record wins */
+        record_secret("{\"extension\":\"qux\",\"bundle\":{\"name\":\"qux.v2\"}}", "other"),
+        record_secret("{\"extension\":\"foo\",\"bundle\":{\"name\":\"foo.v1\"},\"properties\":\"[]\"}", "foo"),
+        secret("!!!", "bar"), /* unreadable: bar's lookup failed */
+        /* two Secrets for dup: the first in list order counts */
+        record_secret("{\"extension\":\"dup\",\"bundle\":{\"name\":\"dup.first\"}}", "dup"),
+        record_secret("{\"extension\":\"dup\",\"bundle\":{\"name\":\"dup.second\"}}", "dup"),
+        record_secret("{\"extension\":\"gone\",\"bundle\":{\"name\":\"gone.v1\"}}", "gone"));
+    assert_non_null(ces);
+    assert_non_null(secrets);
+    upgradeable_inputs in = {0};
+    assert_int_equal(upgradeable_inputs_match(ces, secrets, &in), 0);
+    assert_int_equal(in.n, 4); /* baz has no record: not installed yet; gone has no ClusterExtension */
+    assert_string_equal(in.exts[0].name, "foo"); /* ClusterExtension list order */
+    assert_string_equal(row_of(&in, "foo")->bundle, "foo.v1");
+    assert_string_equal(row_of(&in, "foo")->properties, "[]");
+    assert_true(row_of(&in, "bar")->lookup_failed);
+    assert_string_equal(row_of(&in, "bar")->bundle, "");
+    assert_null(row_of(&in, "baz"));
+    assert_string_equal(row_of(&in, "qux")->bundle, "qux.v2");
+    assert_null(row_of(&in, "qux")->properties);
+    assert_string_equal(row_of(&in, "dup")->bundle, "dup.first");
+    upgradeable_inputs_free(&in);
+
+    /* The Secrets could not be listed: every extension is a failed lookup. */
+    assert_int_equal(upgradeable_inputs_match(ces, NULL, &in), 0);
+    assert_int_equal(in.n, 5);
+    for (size_t i = 0; i < in.n; i++)
+        assert_true(in.exts[i].lookup_failed);
+    upgradeable_inputs_free(&in);
+    json_decref(ces);
+    json_decref(secrets);
+}
+
+/* ---- spacing of passes ---- */
+
+static void test_pass_delay(void **state)
+{
+    /* Never run: now. */
+    assert_int_equal(upgradeable_pass_delay_ms(5000, 0, 0, false), 0);
+    /* A 50 ms pass ended at 10,000: the next waits for the minimum gap, then goes. */
+    assert_int_equal(upgradeable_pass_delay_ms(10000, 9950, 10000, false), UPGRADEABLE_PASS_GAP_MIN_MS);
+    assert_int_equal(upgradeable_pass_delay_ms(10400, 9950, 10000, false), UPGRADEABLE_PASS_GAP_MIN_MS - 400);
+    assert_int_equal(upgradeable_pass_delay_ms(10000 + UPGRADEABLE_PASS_GAP_MIN_MS, 9950, 10000, false), 0);
+    /* A slow pass (500 ms) spaces the next one by ten times that. */
+    assert_int_equal(upgradeable_pass_delay_ms(20000, 19500, 20000, false), 500 * UPGRADEABLE_PASS_GAP_FACTOR);
+    assert_int_equal(upgradeable_pass_delay_ms(20000 + 500 * UPGRADEABLE_PASS_GAP_FACTOR, 19500, 20000, false), 0);
+    /* One is running: the next follows it by the gap. */
+    assert_int_equal(upgradeable_pass_delay_ms(30000, 29900, 20000, true), UPGRADEABLE_PASS_GAP_MIN_MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_into_empty),       cmocka_unit_test(test_merge_keeps_time_and_others),
         cmocka_unit_test(test_merge_unchanged),        cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_record_decode),          cmocka_unit_test(test_missing_cluster_version),
-        cmocka_unit_test(test_list_error_and_lookup),
+        cmocka_unit_test(test_list_error_and_lookup), cmocka_unit_test(test_inputs_match),
+        cmocka_unit_test(test_pass_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
