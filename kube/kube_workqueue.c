@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_stack.h"
+
 /* Per-key state.  An item lives while any of its flags or counters is set, so the
  * failure count survives between reconciles until forget(). */
 typedef struct wq_item {
@@ -208,6 +210,10 @@ static void work_run(uv_work_t *req)
     uint64_t t0 = uv_hrtime();
     w->res = w->q->reconcile(w->item->key, w->q->data);
     w->reconcile_s = (double)(uv_hrtime() - t0) / 1e9;
+    /* This pool thread may sit idle for long now: what the reconcile's deepest calls
+     * touched of its stack is given back (a madvise; the next reconcile faults in what
+     * it needs). */
+    olm_stack_release_unused();
 }
 
 static void apply_result(kube_workqueue *q, wq_item *it, kube_wq_result res)
