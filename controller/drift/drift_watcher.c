@@ -30,7 +30,9 @@ static void on_refresh(uv_timer_t *t)
     e->d->cb.enqueue_after(e->name, 0, e->d->cb.data);
 }
 
-static void ext_free(drift_watcher *d, drift_ext *e)
+/* Every watch of `e` goes (its token changed, or `e` is gone); the shared watches it ran
+ * get another runner in drift_shared_settle. */
+static void release_all_watches(drift_ext *e)
 {
     drift_shared_runner_changed(e);
     while (e->watches) {
@@ -40,6 +42,11 @@ static void ext_free(drift_watcher *d, drift_ext *e)
         drift_shared_detach(w);
         drift_watch_release(w);
     }
+}
+
+static void ext_free(drift_watcher *d, drift_ext *e)
+{
+    release_all_watches(e);
     if (e->refresh) {
         uv_timer_stop(e->refresh);
         e->refresh->data = d;
@@ -146,16 +153,8 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
             drift_logf(d, s->extension, "drift watch: %s", err.msg);
             return;
         }
-        /* Every watch used the old token: start them all again with the new one (shared
-         * watches it runs get a runner again in drift_shared_settle). */
-        drift_shared_runner_changed(e);
-        while (e->watches) {
-            drift_watch *w = e->watches;
-            e->watches = w->next;
-            w->next = NULL;
-            drift_shared_detach(w);
-            drift_watch_release(w);
-        }
+        /* Every watch used the old token: start them all again with the new one. */
+        release_all_watches(e);
         drift_cfg_unref(e->cfg);
         e->cfg = c;
         e->rejected = false;
