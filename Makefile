@@ -11,6 +11,7 @@ all: build
 
 deps:
 	bash scripts/install-deps.sh
+	bash scripts/build-curl.sh
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo

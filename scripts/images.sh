@@ -35,15 +35,11 @@ dist=${OLMV1_DIST_DIR:-$repo/dist}
 mkdir -p "$dist"
 env_out=$(mktemp "$dist/images.env.XXXXXX")
 trap 'rm -f "$env_out"' EXIT
-# GNUTLS_NO_IMPLICIT_INIT=1: libgnutls is loaded only because Debian's libcurl NEEDs librtmp,
-# which NEEDs it; we never call it (libcurl speaks OpenSSL), yet its constructor initialises it
-# in every process: 640 KiB of resident pages per daemon (smaps).  gnutls documents the variable
-# for exactly this; the Containerfile sets it too.
 for name in catalogd operator-controller; do
   root=${OLMV1_IMAGES_WORK:-$build/images}/$name
   bash "$repo/images/rootfs.sh" "${binary[$name]}" "$root"
   ref=$("$olmv1" image push -q "$root" "$registry/olmv1/$name:$version" \
-          --entrypoint "/usr/local/bin/$name" --user 65532:65532 --env GNUTLS_NO_IMPLICIT_INIT=1 \
+          --entrypoint "/usr/local/bin/$name" --user 65532:65532 \
           --label "org.opencontainers.image.title=$name" \
           --label "org.opencontainers.image.version=$version" \
           --label "org.opencontainers.image.revision=$revision" \

@@ -6,7 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libjansson-dev libyaml-dev libcmocka-dev
-  libuv1-dev libcurl4-openssl-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
+  libuv1-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
+  # scripts/build-curl.sh (our static libcurl): Debian's curl source, unpacked by dpkg-source
+  # (build-essential brings dpkg-dev); libcurl4-openssl-dev only for -DOLMV1_SYSTEM_CURL=ON
+  libnghttp2-dev libcurl4-openssl-dev
   # libarchive.a's dependencies (oci/CMakeLists.txt links libarchive statically)
   libzstd-dev liblz4-dev libacl1-dev libbz2-dev liblzma-dev libxml2-dev nettle-dev
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk apache2-utils hyperfine
