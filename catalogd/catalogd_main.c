@@ -38,10 +38,8 @@
 #include "catalogd_flags.h"
 #include "catalogd_log.h"
 #include "clustercatalog_reconcile.h"
-#include "kube_authz.h"
+#include "daemon_runtime.h"
 #include "kube_informer.h"
-#include "kube_leader.h"
-#include "kube_request_metrics.h"
 #include "kube_workqueue.h"
 #include "olm_http_listeners.h"
 #include "oci_pull.h"
@@ -65,31 +63,24 @@ typedef struct pub_item {
 
 typedef struct app {
     catalogd_flags f;
-    uv_loop_t *loop;
+    daemon_runtime rt; /* client, loop, transport, listeners, signals, Lease */
     char url_root[1100];
-    kube_client *client;
-    kube_uvcurl *uc;
     kube_informer *inf;
     kube_workqueue *wq;
-    kube_leader *leader;
     clustercatalog_reconciler *rec;
     catalog_server *srv;
-    olm_http_listeners listeners;       /* --health-probe-bind-address, --metrics-bind-address */
-    kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
-    kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     oci_registries_follow *registries; /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
     pull_secret_watch *secret_watch; /* the watch on that Secret */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
-    uv_signal_t sigterm, sigint;
     uv_timer_t gc_timer;
     uv_work_t gc_work;
     uv_async_t pub_async;
     uv_mutex_t pub_lock; /* guards pub_head/pub_tail: publish() runs on any thread */
     pub_item *pub_head, *pub_tail;
-    bool gc_running, gc_started, stopping, controllers_started;
+    bool gc_running, gc_started, controllers_started;
     int closing;         /* informer/leader closes still pending before uvcurl can go */
     int exit_code;
 } app;
@@ -221,16 +212,16 @@ static void gc_after_cb(uv_work_t *w, int status)
 {
     app *a = w->data;
     a->gc_running = false;
-    if (a->stopping && !a->wq)
+    if (a->rt.stopping && !a->wq)
         begin_shutdown_phase2(a);
 }
 
 static void run_gc(app *a)
 {
-    if (a->gc_running || a->stopping || !a->rec)
+    if (a->gc_running || a->rt.stopping || !a->rec)
         return;
     a->gc_work.data = a;
-    if (uv_queue_work(a->loop, &a->gc_work, gc_work_cb, gc_after_cb) == 0)
+    if (uv_queue_work(a->rt.loop, &a->gc_work, gc_work_cb, gc_after_cb) == 0)
         a->gc_running = true;
 }
 
@@ -243,7 +234,7 @@ static void on_gc_timer(uv_timer_t *t)
 
 static void enqueue(app *a, json_t *obj)
 {
-    if (!a->wq || a->stopping)
+    if (!a->wq || a->rt.stopping)
         return;
     char *key = kube_object_key(obj);
     olm_error err;
@@ -270,7 +261,7 @@ static void on_delete(json_t *obj, void *data)
 static void on_synced(void *data)
 {
     app *a = data;
-    if (a->gc_started || a->stopping)
+    if (a->gc_started || a->rt.stopping)
         return;
     /* Only now does the cache say which catalogs exist; collecting earlier would take an
      * empty cache for "every catalog was deleted". */
@@ -310,7 +301,7 @@ static int start_pull_secret_watch(app *a, olm_error *err)
         return -1;
     pull_secret_watch_options o = {
         .ref = ref, .store = a->pull_secret, .log_key = "catalog", .on_loaded = pull_secret_loaded, .data = a};
-    a->secret_watch = pull_secret_watch_start(a->uc, kube_client_config(a->client), &o, err);
+    a->secret_watch = pull_secret_watch_start(a->rt.uc, kube_client_config(a->rt.client), &o, err);
     return a->secret_watch ? 0 : -1;
 }
 
@@ -318,7 +309,7 @@ static int start_controllers(app *a, olm_error *err)
 {
     kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
     kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_informer_error};
-    a->inf = kube_informer_new(a->uc, kube_client_config(a->client), &wo, &h, a, err);
+    a->inf = kube_informer_new(a->rt.uc, kube_client_config(a->rt.client), &wo, &h, a, err);
     if (!a->inf)
         return -1;
     if (start_pull_secret_watch(a, err) != 0)
@@ -326,7 +317,7 @@ static int start_controllers(app *a, olm_error *err)
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
     clustercatalog_reconciler_config rc = {
-        .client = a->client,
+        .client = a->rt.client,
         .informer = a->inf,
         .cache_dir = a->f.cache_dir,
         .url_root = a->url_root,
@@ -341,7 +332,7 @@ static int start_controllers(app *a, olm_error *err)
     if (!a->rec)
         return -1;
     kube_workqueue_options qo = {.concurrency = a->f.concurrency};
-    a->wq = kube_workqueue_new(a->loop, &qo, clustercatalog_reconcile, a->rec, err);
+    a->wq = kube_workqueue_new(a->rt.loop, &qo, clustercatalog_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
     a->controllers_started = true;
@@ -353,14 +344,14 @@ static int start_controllers(app *a, olm_error *err)
 static void uvcurl_closed(void *data)
 {
     app *a = data;
-    a->uc = NULL;
+    a->rt.uc = NULL;
 }
 
 static void one_closed(void *data)
 {
     app *a = data;
-    if (--a->closing == 0 && a->uc)
-        kube_uvcurl_close(a->uc, uvcurl_closed, a);
+    if (--a->closing == 0 && a->rt.uc)
+        kube_uvcurl_close(a->rt.uc, uvcurl_closed, a);
 }
 
 static void informer_closed(void *data)
@@ -380,7 +371,7 @@ static void secret_watch_closed(void *data)
 static void leader_closed(void *data)
 {
     app *a = data;
-    a->leader = NULL;
+    a->rt.leader = NULL;
     one_closed(a);
 }
 
@@ -408,15 +399,15 @@ static void begin_shutdown_phase2(app *a)
         a->closing++;
         pull_secret_watch_stop(a->secret_watch, secret_watch_closed, a);
     }
-    if (a->leader) {
+    if (a->rt.leader) {
         a->closing++;
-        kube_leader_stop(a->leader, leader_closed, a); /* releases the Lease */
+        kube_leader_stop(a->rt.leader, leader_closed, a); /* releases the Lease */
     }
     /* Stopping answers /metrics 503 from now on; then, before the uvcurl goes, a metrics
      * request still waiting for its review is answered 503 and its connection can drain. */
     stop_servers(a);
-    kube_authz_free(a->authz);
-    a->authz = NULL;
+    kube_authz_free(a->rt.authz);
+    a->rt.authz = NULL;
     one_closed(a);
 }
 
@@ -429,14 +420,11 @@ static void wq_done(void *data)
 
 static void begin_shutdown(app *a, int exit_code)
 {
-    if (a->stopping)
+    if (a->rt.stopping)
         return;
-    a->stopping = true;
+    a->rt.stopping = true;
     a->exit_code = exit_code;
-    uv_signal_stop(&a->sigterm);
-    uv_signal_stop(&a->sigint);
-    uv_close((uv_handle_t *)&a->sigterm, NULL);
-    uv_close((uv_handle_t *)&a->sigint, NULL);
+    daemon_runtime_close_signals(&a->rt);
     uv_timer_stop(&a->gc_timer);
     uv_close((uv_handle_t *)&a->gc_timer, NULL);
     if (a->wq)
@@ -445,10 +433,10 @@ static void begin_shutdown(app *a, int exit_code)
         begin_shutdown_phase2(a);
 }
 
-static void on_signal(uv_signal_t *h, int signum)
+static void on_signal(void *data, int signum)
 {
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "signal %d: shutting down", signum);
-    begin_shutdown(h->data, 0);
+    (void)signum; /* the runtime logged it */
+    begin_shutdown(data, 0);
 }
 
 /* ------------------------------------------------------------ leader election */
@@ -456,9 +444,8 @@ static void on_signal(uv_signal_t *h, int signum)
 static void on_started_leading(void *data)
 {
     app *a = data;
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "became leader (Lease %s)", LEASE_NAME);
     olm_error err;
-    if (!a->stopping && !a->controllers_started && start_controllers(a, &err) != 0) {
+    if (!a->controllers_started && start_controllers(a, &err) != 0) {
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting the reconciler: %s", err.msg);
         begin_shutdown(a, 1);
     }
@@ -466,39 +453,7 @@ static void on_started_leading(void *data)
 
 static void on_stopped_leading(void *data)
 {
-    app *a = data;
-    if (a->stopping)
-        return;
-    catalogd_log(CATALOGD_LOG_ERROR, NULL, "leader election lost; exiting");
-    begin_shutdown(a, 1);
-}
-
-static void on_new_leader(const char *identity, void *data)
-{
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "current leader: %s", identity && *identity ? identity : "(none)");
-}
-
-static void on_leader_error(const char *msg, void *data)
-{
-    catalogd_log(CATALOGD_LOG_WARN, NULL, "leader election: %s", msg);
-}
-
-static int start_leader_election(app *a, olm_error *err)
-{
-    const kube_config *cfg = kube_client_config(a->client);
-    const char *ns = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns;
-    char host[128] = "catalogd", identity[256];
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-    snprintf(identity, sizeof identity, "%s_%d_%08x", host, (int)getpid(), (unsigned)rand_r(&seed));
-    kube_leader_options o = {.lease_namespace = ns, .lease_name = LEASE_NAME, .identity = identity};
-    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, on_new_leader, on_leader_error};
-    a->leader = kube_leader_new(a->uc, cfg, &o, &cb, a, err);
-    if (!a->leader)
-        return -1;
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "campaigning for Lease %s/%s as %s", ns, LEASE_NAME, identity);
-    return kube_leader_start(a->leader, err);
+    begin_shutdown(data, 1);
 }
 
 /* ------------------------------------------------------------ main */
@@ -513,15 +468,15 @@ static int catalog_metrics_text(strbuf *out, void *data)
     int rc = 0;
     if (a->wq)
         rc |= kube_workqueue_render_metrics(a->wq, "clustercatalog", out);
-    if (a->rest_metrics)
-        rc |= kube_request_metrics_render(a->rest_metrics, out);
+    if (a->rt.rest_metrics)
+        rc |= kube_request_metrics_render(a->rt.rest_metrics, out);
     if (a->f.leader_elect) {
         rc |= olm_metrics_header(out, "leader_election_master_status",
                                  "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                                  "backup, 1 indicates master. 'name' is the string used to identify the lease.",
                                  "gauge");
         rc |= olm_metrics_sample(out, "leader_election_master_status", "name", LEASE_NAME,
-                                 a->leader && kube_leader_is_leader(a->leader) ? 1 : 0);
+                                 a->rt.leader && kube_leader_is_leader(a->rt.leader) ? 1 : 0);
     }
     rc |= olm_process_metrics_render(out);
     rc |= olm_build_info_render(out, "catalogd");
@@ -542,7 +497,7 @@ static void stop_servers(app *a)
 {
     if (a->srv)
         catalog_server_stop(a->srv, SERVER_GRACE_MS, server_stopped, &a->srv);
-    olm_http_listeners_stop(&a->listeners, SERVER_GRACE_MS);
+    olm_http_listeners_stop(&a->rt.listeners, SERVER_GRACE_MS);
 }
 
 /* Binds every listener before anything else runs, so that a port in use is one line and
@@ -560,16 +515,16 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
                              .access_log = a->f.access_log ? stderr : NULL, .metrics = catalog_metrics_text,
                              .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr)};
     olm_error err;
-    if (!(a->srv = catalog_server_start(a->loop, &o, &err))) {
+    if (!(a->srv = catalog_server_start(a->rt.loop, &o, &err))) {
         snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
     } else {
         olm_http_listeners_opts lo = {.flags = c, .log_key = "catalog", .health = health_text,
                                       .metrics = catalog_metrics_text, .arg = a};
-        if (olm_http_listeners_start(a->loop, &lo, &a->listeners, msg, msgsz) == 0)
+        if (olm_http_listeners_start(a->rt.loop, &lo, &a->rt.listeners, msg, msgsz) == 0)
             return 0;
         stop_servers(a);
     }
-    uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
+    uv_run(a->rt.loop, UV_RUN_DEFAULT); /* lets the listeners close */
     return -1;
 }
 
@@ -594,15 +549,11 @@ static void build_url_root(app *a)
 static void init_loop_handles(app *a)
 {
     uv_mutex_init(&a->pub_lock);
-    uv_async_init(a->loop, &a->pub_async, on_publish);
+    uv_async_init(a->rt.loop, &a->pub_async, on_publish);
     a->pub_async.data = a;
-    uv_timer_init(a->loop, &a->gc_timer);
+    uv_timer_init(a->rt.loop, &a->gc_timer);
     a->gc_timer.data = a;
-    uv_signal_init(a->loop, &a->sigterm);
-    uv_signal_init(a->loop, &a->sigint);
-    a->sigterm.data = a->sigint.data = a;
-    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&a->sigint, on_signal, SIGINT);
+    daemon_runtime_watch_signals(&a->rt, on_signal, a);
 }
 
 static void log_started(app *a)
@@ -612,8 +563,8 @@ static void log_started(app *a)
                  "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s, health %s, metrics %s, "
                  "system namespace %s",
                  c->tls_cert ? "https" : "http", a->f.server_addr, catalog_server_port(a->srv), a->url_root,
-                 a->f.cache_dir, a->listeners.health ? c->health_addr : "(catalog server only)",
-                 a->listeners.metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
+                 a->f.cache_dir, a->rt.listeners.health ? c->health_addr : "(catalog server only)",
+                 a->rt.listeners.metrics ? c->metrics_addr : "(catalog server only)", a->system_ns);
     if (c->tls_cert)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
                      *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
@@ -623,54 +574,23 @@ static void log_started(app *a)
                      oci_registries_follow_count(a->registries));
 }
 
-/* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
- * SubjectAccessReview): the *-metrics-reader ClusterRoles, as controller-runtime's filter. */
-static int guard_metrics(app *a, olm_error *err)
-{
-    kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
-    if (!a->listeners.metrics)
-        return 0;
-    a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
-    if (!a->authz)
-        return -1;
-    olm_http_gate g = kube_authz_gate(a->authz);
-    olm_http_server_set_gate(a->listeners.metrics, &g);
-    return 0;
-}
-
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
 static int run(app *a, bool *started)
 {
     olm_error err;
-    kube_config cfg;
-    if (kube_config_load(a->f.kubeconfig, &cfg, &err) != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "loading the kubeconfig: %s", err.msg);
+    if (daemon_runtime_connect(&a->rt, a->f.kubeconfig) != 0)
         return 1;
-    }
-    if (!(a->rest_metrics = kube_request_metrics_new())) {
-        kube_config_free(&cfg);
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "out of memory");
-        return 1;
-    }
-    cfg.request_metrics = a->rest_metrics;
-    kube_client_options co = {.user_agent = "catalogd"};
-    a->client = kube_client_new(&cfg, &co, &err);
-    if (!a->client) {
-        kube_config_free(&cfg);
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "kube client: %s", err.msg);
-        return 1;
-    }
     if (olm_mkdir_p(a->f.cache_dir) != 0) {
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "--cache-dir %s: cannot create it: %s", a->f.cache_dir,
                      strerror(errno));
         return 1;
     }
     sweep_interrupted_pulls(a);
-    a->loop = uv_default_loop();
+    a->rt.loop = uv_default_loop();
     char msg[OLM_ERROR_MAX + 256];
     if (start_listeners(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "catalogd: %s\n", msg);
-        uv_loop_close(a->loop);
+        uv_loop_close(a->rt.loop);
         return 1;
     }
     serve_stored(a);
@@ -678,20 +598,22 @@ static int run(app *a, bool *started)
     init_loop_handles(a);
     *started = true;
 
-    a->uc = kube_uvcurl_new(a->loop, &err);
-    int rc = !a->uc ? -1 : guard_metrics(a, &err);
-    if (rc == 0)
-        rc = a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    int rc = daemon_runtime_start_transport(&a->rt, &err);
+    if (rc == 0 && a->f.leader_elect)
+        rc = daemon_runtime_campaign(&a->rt, a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, LEASE_NAME,
+                                     on_started_leading, on_stopped_leading, a, &err);
+    else if (rc == 0)
+        rc = start_controllers(a, &err);
     if (rc != 0) {
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting: %s", err.msg);
         begin_shutdown(a, 1);
     } else {
         log_started(a);
     }
-    uv_run(a->loop, UV_RUN_DEFAULT);
-    if (a->srv || a->listeners.health || a->listeners.metrics)
+    uv_run(a->rt.loop, UV_RUN_DEFAULT);
+    if (a->srv || a->rt.listeners.health || a->rt.listeners.metrics)
         return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
-    uv_loop_close(a->loop);
+    uv_loop_close(a->rt.loop);
     uv_mutex_destroy(&a->pub_lock);
     return a->exit_code;
 }
@@ -749,7 +671,7 @@ int main(int argc, char **argv)
      * give freed heap tops back: certified-operators steady RSS 22.0 -> 18.1 MiB. */
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     mallopt(M_TRIM_THRESHOLD, 128 * 1024);
-    app a = {0};
+    app a = {.rt = {.prog = "catalogd", .log_key = "catalog"}};
     int prc = prepare(&a, argc, argv);
     if (prc >= 0)
         return prc;
@@ -764,12 +686,10 @@ int main(int argc, char **argv)
     }
     bool started = false;
     int rc = run(&a, &started);
-    if (a.client)
-        kube_client_free(a.client);
+    daemon_runtime_free(&a.rt);
     olm_ca_set_free(a.pull_cas);
     oci_registries_follow_free(a.registries);
     oci_auth_store_free(a.pull_secret);
-    kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();
     if (started)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);

@@ -38,10 +38,8 @@
 #include "catalog.h"
 #include "clusterextension.h"
 #include "crdsafety.h"
-#include "kube_authz.h"
+#include "daemon_runtime.h"
 #include "kube_informer.h"
-#include "kube_leader.h"
-#include "kube_request_metrics.h"
 #include "kube_workqueue.h"
 #include "olm_http_listeners.h"
 #include "oci_pull.h"
@@ -61,19 +59,13 @@
 
 typedef struct app {
     operator_flags f;
-    uv_loop_t *loop;
-    kube_client *client;
-    kube_uvcurl *uc;
+    daemon_runtime rt; /* client, loop, transport, listeners, signals, Lease */
     kube_informer *clusterextension_inf, *clustercatalog_inf;
     kube_workqueue *wq;
-    kube_leader *leader;
     catalog_client *cc;
     clusterextension_reconciler *rec;
     clusterextension_token_cache *tokens;
     drift_watcher *drift;
-    olm_http_listeners listeners;       /* --health-probe-bind-address, --metrics-bind-address */
-    kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
-    kube_authz *authz;                  /* the --metrics-bind-address listener's filter */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
     oci_registries_follow *registries;   /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;         /* --global-pull-secret's credentials, or NULL */
@@ -81,9 +73,8 @@ typedef struct app {
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
-    uv_signal_t sigterm, sigint;
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
-    bool stopping, controllers_started;
+    bool controllers_started;
     int closing;
     int exit_code;
 } app;
@@ -103,7 +94,7 @@ static void logf_(olm_log_level level, const char *fmt, ...)
 static void enqueue_key(app *a, const char *key)
 {
     olm_error err;
-    if (a->wq && !a->stopping && kube_workqueue_add(a->wq, key, &err) != 0)
+    if (a->wq && !a->rt.stopping && kube_workqueue_add(a->wq, key, &err) != 0)
         olm_log(OLM_LOG_ERROR, "clusterExtension", key, "could not queue: %s", err.msg);
 }
 
@@ -263,15 +254,15 @@ static void write_upstream_metrics(app *a, strbuf *b)
 {
     if (a->wq)
         kube_workqueue_render_metrics(a->wq, "clusterextension", b);
-    if (a->rest_metrics)
-        kube_request_metrics_render(a->rest_metrics, b);
+    if (a->rt.rest_metrics)
+        kube_request_metrics_render(a->rt.rest_metrics, b);
     if (a->f.leader_elect) {
         olm_metrics_header(b, "leader_election_master_status",
                            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
                            "indicates master. 'name' is the string used to identify the lease.",
                            "gauge");
         olm_metrics_sample(b, "leader_election_master_status", "name", LEASE_NAME,
-                           a->leader && kube_leader_is_leader(a->leader) ? 1 : 0);
+                           a->rt.leader && kube_leader_is_leader(a->rt.leader) ? 1 : 0);
     }
     write_extension_info(a, b);
     olm_process_metrics_render(b);
@@ -387,7 +378,7 @@ static void drift_enqueue(const char *extension, uint64_t delay_ms, void *data)
 {
     app *a = data;
     olm_error err;
-    if (a->wq && !a->stopping && kube_workqueue_add_after(a->wq, extension, delay_ms, &err) != 0)
+    if (a->wq && !a->rt.stopping && kube_workqueue_add_after(a->wq, extension, delay_ms, &err) != 0)
         olm_log(OLM_LOG_ERROR, "clusterExtension", extension, "could not queue: %s", err.msg);
 }
 
@@ -420,7 +411,7 @@ static int start_pull_secret_watch(app *a, olm_error *err)
         return -1;
     pull_secret_watch_options o = {
         .ref = ref, .store = a->pull_secret, .log_key = "clusterExtension", .on_loaded = pull_secret_loaded, .data = a};
-    a->secret_watch = pull_secret_watch_start(a->uc, kube_client_config(a->client), &o, err);
+    a->secret_watch = pull_secret_watch_start(a->rt.uc, kube_client_config(a->rt.client), &o, err);
     return a->secret_watch ? 0 : -1;
 }
 
@@ -474,14 +465,14 @@ static void ce_cache_form(json_t *obj)
 
 static int start_controllers(app *a, olm_error *err)
 {
-    const kube_config *cfg = kube_client_config(a->client);
+    const kube_config *cfg = kube_client_config(a->rt.client);
     /* Nothing reads managedFields from these caches. */
     kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
     kube_informer_handlers cch = {clustercatalog_add, clustercatalog_update, clustercatalog_delete, on_cc_synced, on_watch_error};
-    a->clustercatalog_inf = kube_informer_new(a->uc, cfg, &cco, &cch, a, err);
+    a->clustercatalog_inf = kube_informer_new(a->rt.uc, cfg, &cco, &cch, a, err);
     kube_watch_options ceo = {.path = CE_PATH, .drop_managed_fields = true, .transform = ce_cache_form};
     kube_informer_handlers ceh = {clusterextension_add, clusterextension_update, clusterextension_delete, on_ce_synced, on_watch_error};
-    a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->uc, cfg, &ceo, &ceh, a, err) : NULL;
+    a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->rt.uc, cfg, &ceo, &ceh, a, err) : NULL;
     if (!a->clusterextension_inf)
         return -1;
     catalog_client_options co = {.cas = a->catalogd_cas};
@@ -492,17 +483,17 @@ static int start_controllers(app *a, olm_error *err)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
-    clusterextension_token_cache_options to = {.mint = clusterextension_token_mint_kube, .mint_data = a->client};
+    clusterextension_token_cache_options to = {.mint = clusterextension_token_mint_kube, .mint_data = a->rt.client};
     a->tokens = clusterextension_token_cache_new(&to, err);
     if (!a->tokens)
         return -1;
-    drift_backend be = drift_backend_kube(a->uc);
+    drift_backend be = drift_backend_kube(a->rt.uc);
     drift_callbacks dcb = {drift_enqueue, drift_token_rejected, drift_log, a};
-    a->drift = drift_watcher_new(a->loop, cfg, &be, &dcb, NULL, err);
+    a->drift = drift_watcher_new(a->rt.loop, cfg, &be, &dcb, NULL, err);
     if (!a->drift)
         return -1;
     clusterextension_reconciler_config rc = {
-        .admin = a->client,
+        .admin = a->rt.client,
         .catalogs = a->clustercatalog_inf,
         .catalog_client = a->cc,
         .system_namespace = a->system_ns,
@@ -521,7 +512,7 @@ static int start_controllers(app *a, olm_error *err)
     if (!a->rec)
         return -1;
     kube_workqueue_options qo = {.concurrency = a->f.concurrency};
-    a->wq = kube_workqueue_new(a->loop, &qo, clusterextension_reconcile, a->rec, err);
+    a->wq = kube_workqueue_new(a->rt.loop, &qo, clusterextension_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
     a->controllers_started = true;
@@ -531,7 +522,7 @@ static int start_controllers(app *a, olm_error *err)
      * to start it is logged, it must not take the ClusterExtension controller down. */
     upgradeable_reconcile_opts uo = {.system_namespace = a->system_ns};
     olm_error uerr;
-    if (upgradeable_reconciler_start(a->loop, a->client, &uo, &a->upg, &uerr) < 0)
+    if (upgradeable_reconciler_start(a->rt.loop, a->rt.client, &uo, &a->upg, &uerr) < 0)
         logf_(OLM_LOG_ERROR, "OpenShift upgradeable check not started: %s", uerr.msg);
     return 0;
 }
@@ -540,14 +531,14 @@ static int start_controllers(app *a, olm_error *err)
 
 static void uvcurl_closed(void *data)
 {
-    ((app *)data)->uc = NULL;
+    ((app *)data)->rt.uc = NULL;
 }
 
 static void one_closed(void *data)
 {
     app *a = data;
-    if (--a->closing == 0 && a->uc)
-        kube_uvcurl_close(a->uc, uvcurl_closed, a);
+    if (--a->closing == 0 && a->rt.uc)
+        kube_uvcurl_close(a->rt.uc, uvcurl_closed, a);
 }
 
 static void clusterextension_inf_closed(void *data)
@@ -564,7 +555,7 @@ static void clustercatalog_inf_closed(void *data)
 
 static void leader_closed(void *data)
 {
-    ((app *)data)->leader = NULL;
+    ((app *)data)->rt.leader = NULL;
     one_closed(data);
 }
 
@@ -591,7 +582,7 @@ static void secret_watch_closed(void *data)
 
 static void stop_listeners(app *a)
 {
-    olm_http_listeners_stop(&a->listeners, LISTENER_GRACE_MS);
+    olm_http_listeners_stop(&a->rt.listeners, LISTENER_GRACE_MS);
 }
 
 /* Phase 2, once no reconcile runs: stop the watches, the election and the responder. */
@@ -612,9 +603,9 @@ static void shutdown_phase2(app *a)
         a->closing++;
         pull_secret_watch_stop(a->secret_watch, secret_watch_closed, a);
     }
-    if (a->leader) {
+    if (a->rt.leader) {
         a->closing++;
-        kube_leader_stop(a->leader, leader_closed, a);
+        kube_leader_stop(a->rt.leader, leader_closed, a);
     }
     if (a->upg) {
         a->closing++;
@@ -625,8 +616,8 @@ static void shutdown_phase2(app *a)
         drift_watcher_stop(a->drift, drift_closed, a);
     }
     stop_listeners(a); /* /metrics answers 503 from now on; reviews still running end with 503 */
-    kube_authz_free(a->authz);
-    a->authz = NULL;
+    kube_authz_free(a->rt.authz);
+    a->rt.authz = NULL;
     one_closed(a);
 }
 
@@ -647,19 +638,18 @@ static void on_trim(uv_timer_t *t)
     app *a = t->data;
     /* Idle after a burst: the pooled keep-alive connections (up to 8 per pool, ~100 KiB of
      * TLS state and buffers each) go too; the next reconcile connects again. */
-    if (a->wq && kube_workqueue_len(a->wq) == 0 && kube_workqueue_running(a->wq) == 0 && a->client)
-        kube_client_close_idle(a->client);
+    if (a->wq && kube_workqueue_len(a->wq) == 0 && kube_workqueue_running(a->wq) == 0 && a->rt.client)
+        kube_client_close_idle(a->rt.client);
     malloc_trim(0);
 }
 
 static void begin_shutdown(app *a, int exit_code)
 {
-    if (a->stopping)
+    if (a->rt.stopping)
         return;
-    a->stopping = true;
+    a->rt.stopping = true;
     a->exit_code = exit_code;
-    uv_close((uv_handle_t *)&a->sigterm, NULL);
-    uv_close((uv_handle_t *)&a->sigint, NULL);
+    daemon_runtime_close_signals(&a->rt);
     uv_close((uv_handle_t *)&a->trim, NULL);
     if (a->wq)
         kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
@@ -667,10 +657,10 @@ static void begin_shutdown(app *a, int exit_code)
         shutdown_phase2(a);
 }
 
-static void on_signal(uv_signal_t *h, int signum)
+static void on_signal(void *data, int signum)
 {
-    logf_(OLM_LOG_INFO, "signal %d: shutting down", signum);
-    begin_shutdown(h->data, 0);
+    (void)signum; /* the runtime logged it */
+    begin_shutdown(data, 0);
 }
 
 /* ------------------------------------------------------------ leader election */
@@ -678,9 +668,8 @@ static void on_signal(uv_signal_t *h, int signum)
 static void on_started_leading(void *data)
 {
     app *a = data;
-    logf_(OLM_LOG_INFO, "became leader (Lease %s)", LEASE_NAME);
     olm_error err;
-    if (!a->stopping && !a->controllers_started && start_controllers(a, &err) != 0) {
+    if (!a->controllers_started && start_controllers(a, &err) != 0) {
         logf_(OLM_LOG_ERROR, "starting the reconciler: %s", err.msg);
         begin_shutdown(a, 1);
     }
@@ -688,32 +677,7 @@ static void on_started_leading(void *data)
 
 static void on_stopped_leading(void *data)
 {
-    app *a = data;
-    if (a->stopping)
-        return;
-    logf_(OLM_LOG_ERROR, "leader election lost; exiting");
-    begin_shutdown(a, 1);
-}
-
-static void on_leader_error(const char *msg, void *data)
-{
-    logf_(OLM_LOG_ERROR, "leader election: %s", msg);
-}
-
-static int start_leader_election(app *a, olm_error *err)
-{
-    char host[128] = "operator-controller", identity[256];
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
-    snprintf(identity, sizeof identity, "%s_%d_%08x", host, (int)getpid(), (unsigned)rand_r(&seed));
-    kube_leader_options o = {.lease_namespace = a->system_ns, .lease_name = LEASE_NAME, .identity = identity};
-    kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, NULL, on_leader_error};
-    a->leader = kube_leader_new(a->uc, kube_client_config(a->client), &o, &cb, a, err);
-    if (!a->leader)
-        return -1;
-    logf_(OLM_LOG_INFO, "campaigning for Lease %s/%s as %s", a->system_ns, LEASE_NAME, identity);
-    return kube_leader_start(a->leader, err);
+    begin_shutdown(data, 1);
 }
 
 /* ------------------------------------------------------------ main */
@@ -724,20 +688,16 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
 {
     olm_http_listeners_opts o = {.flags = &a->f.common, .log_key = "clusterExtension", .health = on_health,
                                  .metrics = on_metrics, .arg = a};
-    if (olm_http_listeners_start(a->loop, &o, &a->listeners, msg, msgsz) == 0)
+    if (olm_http_listeners_start(a->rt.loop, &o, &a->rt.listeners, msg, msgsz) == 0)
         return 0;
-    uv_run(a->loop, UV_RUN_DEFAULT); /* lets the listeners close */
+    uv_run(a->rt.loop, UV_RUN_DEFAULT); /* lets the listeners close */
     return -1;
 }
 
 static void init_loop_handles(app *a)
 {
-    uv_signal_init(a->loop, &a->sigterm);
-    uv_signal_init(a->loop, &a->sigint);
-    a->sigterm.data = a->sigint.data = a;
-    uv_signal_start(&a->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&a->sigint, on_signal, SIGINT);
-    uv_timer_init(a->loop, &a->trim);
+    daemon_runtime_watch_signals(&a->rt, on_signal, a);
+    uv_timer_init(a->rt.loop, &a->trim);
     a->trim.data = a;
     uv_timer_start(&a->trim, on_trim, TRIM_INTERVAL_MS, TRIM_INTERVAL_MS);
     uv_unref((uv_handle_t *)&a->trim); /* never what keeps the loop alive */
@@ -749,9 +709,9 @@ static void log_started(app *a)
     logf_(OLM_LOG_INFO,
           "running: system namespace %s, cache %s, health %s, metrics %s%s, %u concurrent reconciles, drift repair "
           "every %llu ms",
-          a->system_ns, a->f.cache_path, a->listeners.health ? c->health_addr : "off",
-          a->listeners.metrics ? c->metrics_addr : "off", a->listeners.metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
-    if (a->listeners.metrics && c->tls_cert)
+          a->system_ns, a->f.cache_path, a->rt.listeners.health ? c->health_addr : "off",
+          a->rt.listeners.metrics ? c->metrics_addr : "off", a->rt.listeners.metrics && c->tls_cert ? " (https)" : "", a->f.concurrency, (unsigned long long)a->f.repair_interval_ms);
+    if (a->rt.listeners.metrics && c->tls_cert)
         logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
               *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
     if (oci_registries_follow_count(a->registries))
@@ -759,72 +719,43 @@ static void log_started(app *a)
               c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_follow_count(a->registries));
 }
 
-/* The metrics listener answers only callers whose token may get /metrics (TokenReview, then
- * SubjectAccessReview): the *-metrics-reader ClusterRoles, as controller-runtime's filter. */
-static int guard_metrics(app *a, olm_error *err)
-{
-    kube_uvcurl_set_request_metrics(a->uc, a->rest_metrics);
-    if (!a->listeners.metrics)
-        return 0;
-    a->authz = kube_authz_new(a->uc, kube_client_config(a->client), NULL, err);
-    if (!a->authz)
-        return -1;
-    olm_http_gate g = kube_authz_gate(a->authz);
-    olm_http_server_set_gate(a->listeners.metrics, &g);
-    return 0;
-}
-
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
 static int run(app *a, bool *started)
 {
     olm_error err;
-    kube_config cfg;
-    if (kube_config_load(a->f.kubeconfig, &cfg, &err) != 0) {
-        logf_(OLM_LOG_ERROR, "loading the kubeconfig: %s", err.msg);
+    if (daemon_runtime_connect(&a->rt, a->f.kubeconfig) != 0)
         return 1;
-    }
-    if (!(a->rest_metrics = kube_request_metrics_new())) {
-        kube_config_free(&cfg);
-        logf_(OLM_LOG_ERROR, "out of memory");
-        return 1;
-    }
-    cfg.request_metrics = a->rest_metrics;
-    kube_client_options co = {.user_agent = "operator-controller"};
-    a->client = kube_client_new(&cfg, &co, &err);
-    if (!a->client) {
-        kube_config_free(&cfg);
-        logf_(OLM_LOG_ERROR, "kube client: %s", err.msg);
-        return 1;
-    }
     if (olm_mkdir_p(a->f.cache_path) != 0) {
         logf_(OLM_LOG_ERROR, "--cache-path %s: cannot create it: %s", a->f.cache_path, strerror(errno));
         return 1;
     }
     sweep_interrupted_pulls(a);
-    a->loop = uv_default_loop();
+    a->rt.loop = uv_default_loop();
     char msg[OLM_ERROR_MAX + 256];
     if (start_listeners(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);
-        uv_loop_close(a->loop);
+        uv_loop_close(a->rt.loop);
         return 1;
     }
     init_loop_handles(a);
     *started = true;
 
-    a->uc = kube_uvcurl_new(a->loop, &err);
-    int rc = !a->uc ? -1 : guard_metrics(a, &err);
-    if (rc == 0)
-        rc = a->f.leader_elect ? start_leader_election(a, &err) : start_controllers(a, &err);
+    int rc = daemon_runtime_start_transport(&a->rt, &err);
+    if (rc == 0 && a->f.leader_elect)
+        rc = daemon_runtime_campaign(&a->rt, a->system_ns, LEASE_NAME, on_started_leading, on_stopped_leading, a,
+                                     &err);
+    else if (rc == 0)
+        rc = start_controllers(a, &err);
     if (rc != 0) {
         logf_(OLM_LOG_ERROR, "starting: %s", err.msg);
         begin_shutdown(a, 1);
     } else {
         log_started(a);
     }
-    uv_run(a->loop, UV_RUN_DEFAULT);
-    if (a->listeners.health || a->listeners.metrics)
+    uv_run(a->rt.loop, UV_RUN_DEFAULT);
+    if (a->rt.listeners.health || a->rt.listeners.metrics)
         return a->exit_code; /* a listener could not close with connections open: the OS reclaims it */
-    uv_loop_close(a->loop);
+    uv_loop_close(a->rt.loop);
     return a->exit_code;
 }
 
@@ -900,7 +831,7 @@ int main(int argc, char **argv)
     /* A peer that hangs up (a health probe, catalogd, the apiserver) is an EPIPE on that
      * connection, never a silent SIGPIPE death of the process. */
     signal(SIGPIPE, SIG_IGN);
-    app a = {0};
+    app a = {.rt = {.prog = "operator-controller", .log_key = "clusterExtension"}};
     int prc = prepare(&a, argc, argv);
     if (prc >= 0) {
         free_cas(&a);
@@ -924,10 +855,8 @@ int main(int argc, char **argv)
     int rc = run(&a, &started);
     catalog_client_free(a.cc);
     clusterextension_token_cache_free(a.tokens);
-    if (a.client)
-        kube_client_free(a.client);
+    daemon_runtime_free(&a.rt);
     free_cas(&a);
-    kube_request_metrics_free(a.rest_metrics);
     curl_global_cleanup();
     if (started)
         logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);

@@ -1,0 +1,77 @@
+/* daemon_runtime: the parts of a daemon's life that catalogd and operator-controller live the
+ * same way, as controller-runtime's Manager does for upstream's two binaries: the API client
+ * and the request metrics every call counts into, the watch transport on the loop, the filter
+ * in front of the metrics listener, SIGTERM/SIGINT, and the leader election with its log
+ * lines.  Each daemon keeps its own app struct and embeds one of these; what differs (its
+ * controllers, its listeners, the order it stops things in) stays in its main.
+ *
+ * Loop thread only, like everything it holds. */
+#ifndef OLMV1_DAEMON_RUNTIME_H
+#define OLMV1_DAEMON_RUNTIME_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "kube_authz.h"
+#include "kube_client.h"
+#include "kube_leader.h"
+#include "kube_request_metrics.h"
+#include "kube_uvcurl.h"
+#include "olm_error.h"
+#include "olm_http_listeners.h"
+
+typedef struct daemon_runtime {
+    const char *prog;                   /* "catalogd": the user agent and the Lease identity's default host */
+    const char *log_key;                /* olm_log key of its process-wide lines ("catalog", ...) */
+    kube_client *client;                /* REST, as the daemon's own identity */
+    kube_request_metrics *rest_metrics; /* rest_client_requests_total of every API request */
+    uv_loop_t *loop;
+    kube_uvcurl *uc;                    /* watches, the election, the metrics filter's reviews */
+    olm_http_listeners listeners;       /* --health-probe-bind-address, --metrics-bind-address */
+    kube_authz *authz;                  /* the metrics listener's filter, or NULL */
+    kube_leader *leader;                /* with --leader-elect, while it runs */
+    uv_signal_t sigterm, sigint;
+    bool signals_on;
+    bool stopping;                      /* set by the daemon when its shutdown begins */
+    struct {                            /* daemon_runtime_campaign's */
+        void (*started)(void *data);
+        void (*stopped)(void *data);
+        void *data;
+        const char *lease;              /* a literal of the daemon's */
+    } election;
+    void (*on_signal)(void *data, int signum);
+    void *signal_data;
+} daemon_runtime;
+
+/* Loads the kubeconfig (`path`, else $KUBECONFIG, else in-cluster), makes the request metrics
+ * and the REST client with prog as its user agent.  0, or -1 with one ERROR line logged. */
+int daemon_runtime_connect(daemon_runtime *rt, const char *kubeconfig_path);
+
+/* On rt->loop (set by the caller, listeners already up): the watch transport, counted in the
+ * request metrics, and, when a metrics listener runs, its filter: only callers whose token may
+ * get /metrics (TokenReview, then SubjectAccessReview; the *-metrics-reader ClusterRoles), as
+ * controller-runtime's.  0, or -1 with err. */
+int daemon_runtime_start_transport(daemon_runtime *rt, olm_error *err);
+
+/* SIGTERM and SIGINT on rt->loop call cb(data, signum); daemon_runtime_close_signals closes
+ * both handles (at shutdown; idempotent). */
+void daemon_runtime_watch_signals(daemon_runtime *rt, void (*cb)(void *data, int signum), void *data);
+void daemon_runtime_close_signals(daemon_runtime *rt);
+
+/* Campaigns for Lease ns/name as "<hostname>_<pid>_<random>".  started/stopped are the
+ * daemon's (start the controllers; shut down with exit 1 when the Lease is lost, so that a
+ * fresh start campaigns again, as controller-runtime does).  The runtime logs "campaigning
+ * ...", "became leader", the current leader, "leader election lost; exiting" and the
+ * election's errors (WARN: it retries), and calls neither hook once rt->stopping is set (a
+ * shutdown releases the Lease, which is no loss).  0, or -1 with err. */
+int daemon_runtime_campaign(daemon_runtime *rt, const char *ns, const char *lease, void (*started)(void *data),
+                            void (*stopped)(void *data), void *data, olm_error *err);
+
+/* The Lease holder's identity: "<host>_<pid>_<8 hex digits>", host from gethostname() or
+ * `fallback_host`.  Separate so it can be tested. */
+void daemon_leader_identity(const char *fallback_host, char *buf, size_t bufsz);
+
+/* At exit, after the loop ran dry: frees the client and the request metrics. */
+void daemon_runtime_free(daemon_runtime *rt);
+
+#endif
