@@ -143,6 +143,7 @@ static int unpack_layers(oci_registry *reg, const oci_ref *ref, const oci_image_
     oci_unpacker *u = oci_unpacker_new(root, m->prefix, opts->strip_prefix, &opts->limits, err);
     if (!u)
         return -1;
+    oci_unpacker_observe(u, opts->on_file, opts->on_file_ctx);
     uint64_t max = opts->limits.max_bytes ? opts->limits.max_bytes : OCI_UNPACK_DEFAULT_MAX_BYTES;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->manifest.nlayers; i++) {
