@@ -136,8 +136,8 @@ fbc_prefetch *fbc_prefetch_start(void);
 /* Queues the file at `path` (read there, now or a little later; a path gone by then is
  * left to the load), known to the load as `rel`.  rel NULL: forget everything offered, and every later offer.  Thread-safe. */
 void fbc_prefetch_offer(fbc_prefetch *p, const char *path, const char *rel);
-/* No more offers: waits for the file in hand to be decoded and stops the thread; files
- * still queued are left to the load. */
+/* No more offers: the thread stops after the file in hand (the load waits for that one
+ * when it needs it); files still queued are left to the load. */
 void fbc_prefetch_stop(fbc_prefetch *p);
 /* fbc_load_dir_parallel of `dir`, using the parts p decoded (p stopped first; NULL: none). */
 fbc_catalog *fbc_load_dir_prefetched(const char *dir, unsigned threads, fbc_prefetch *p, olm_error *err);

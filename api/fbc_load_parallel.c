@@ -40,6 +40,8 @@ typedef struct job {
     pthread_mutex_t mu;       /* guards done, with cv */
     pthread_cond_t cv;
     bool *done;               /* per file: its worker is finished with it */
+    fbc_prefetch *pre;        /* early decoder, or NULL */
+    bool *pending;            /* per file: pre is decoding it (fbc_prefetch_wait) */
 } job;
 
 typedef struct sized {
@@ -123,7 +125,13 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
     work(j);
     int rc = 0;
     for (size_t i = 0; i < j->files->n && rc == 0; i++) {
-        wait_done(j, i);
+        if (j->pending[i]) {
+            /* still being decoded early when the load began: its part, else load it here */
+            if (!(j->parts[i] = fbc_prefetch_wait(j->pre, j->files->paths[i])))
+                load_one(j, i);
+        } else {
+            wait_done(j, i);
+        }
         if (!j->parts[i]) {
             rc = 1; /* every file before it loaded: it is the first failure */
         } else if (!*out) {
@@ -171,17 +179,21 @@ static fbc_catalog *load_dir(const char *dir, unsigned threads, fbc_prefetch *pr
     j.parts = calloc(files.n, sizeof *j.parts);
     j.errs = calloc(files.n, sizeof *j.errs);
     j.done = calloc(files.n, sizeof *j.done);
+    j.pending = calloc(files.n, sizeof *j.pending);
+    j.pre = pre;
     fbc_catalog *out = NULL, *merged = NULL;
-    if (!by_size || !j.order || !j.parts || !j.errs || !j.done) {
+    if (!by_size || !j.order || !j.parts || !j.errs || !j.done || !j.pending) {
         olm_error_set(err, "loading %s: out of memory", dir);
         goto done;
     }
     size_t left = 0; /* files without an early part, to load here */
     for (size_t i = 0; i < files.n; i++) {
-        if ((j.parts[i] = fbc_prefetch_take(pre, files.paths[i]))) {
+        if ((j.parts[i] = fbc_prefetch_take(pre, files.paths[i], &j.pending[i]))) {
             j.done[i] = true; /* decoded from these very bytes already */
             continue;
         }
+        if (j.pending[i])
+            continue; /* run() waits for it */
         char *abs = NULL;
         struct stat st;
         by_size[left].index = i;
@@ -214,6 +226,7 @@ done:
     free(j.parts);
     free(j.errs);
     free(j.done);
+    free(j.pending);
     free(j.order);
     free(by_size);
     fbc_file_list_free(&files);

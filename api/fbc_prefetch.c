@@ -11,6 +11,7 @@
  * that file again, giving the error it always gave. */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,10 @@ struct fbc_prefetch {
     pf_item *items;
     size_t n, cap;
     size_t next;     /* first item not yet taken by the thread */
+    size_t in_hand;  /* the item the thread decodes, or SIZE_MAX */
     bool stopping;   /* fbc_prefetch_stop: the thread ends after its file */
     bool untrusted;  /* an offer of rel NULL: no part may be used */
-    bool sorted;     /* items sorted by rel for fbc_prefetch_take (after stop) */
-    bool joined;
+    size_t *by_rel;  /* item indexes sorted by rel (after stop; items no longer move) */
     pthread_t tid;
 };
 
@@ -45,6 +46,7 @@ static void *decode_thread(void *arg)
             break;
         size_t i = p->next++;
         const char *path = p->items[i].path, *rel = p->items[i].rel; /* heap strings: stable */
+        p->in_hand = i;
         pthread_mutex_unlock(&p->mu);
         fbc_catalog *c = fbc_catalog_new();
         olm_error err;
@@ -56,6 +58,8 @@ static void *decode_thread(void *arg)
         }
         pthread_mutex_lock(&p->mu);
         p->items[i].part = c; /* by index: items may have moved meanwhile */
+        p->in_hand = SIZE_MAX;
+        pthread_cond_broadcast(&p->cv); /* fbc_prefetch_wait */
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -68,6 +72,7 @@ fbc_prefetch *fbc_prefetch_start(void)
         return NULL;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
+    p->in_hand = SIZE_MAX;
     if (pthread_create(&p->tid, NULL, decode_thread, p) != 0) {
         pthread_cond_destroy(&p->cv);
         pthread_mutex_destroy(&p->mu);
@@ -110,40 +115,87 @@ out:
     pthread_mutex_unlock(&p->mu);
 }
 
-static int by_rel(const void *a, const void *b)
+static int by_rel(const void *a, const void *b, void *items)
 {
-    return strcmp(((const pf_item *)a)->rel, ((const pf_item *)b)->rel);
+    const pf_item *it = items;
+    return strcmp(it[*(const size_t *)a].rel, it[*(const size_t *)b].rel);
 }
 
 void fbc_prefetch_stop(fbc_prefetch *p)
 {
-    if (!p || p->joined)
+    if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->stopping = true;
-    pthread_cond_signal(&p->cv);
+    if (!p->stopping) {
+        p->stopping = true;
+        pthread_cond_broadcast(&p->cv);
+        /* Not waiting for the file in hand: fbc_prefetch_wait does, for the load, when it
+         * comes to it.  Items no longer move (no more offers), so index them by rel. */
+        p->by_rel = p->n ? malloc(p->n * sizeof *p->by_rel) : NULL;
+        if (p->n && !p->by_rel) {
+            p->untrusted = true; /* out of memory: the load does it all */
+        } else {
+            for (size_t i = 0; i < p->n; i++)
+                p->by_rel[i] = i;
+            qsort_r(p->by_rel, p->n, sizeof *p->by_rel, by_rel, p->items);
+            /* The same path told twice means it was written twice: the unpacker says so
+             * with a NULL offer first, but a part must never stand for other bytes than
+             * the load's. */
+            for (size_t i = 1; i < p->n; i++)
+                if (strcmp(p->items[p->by_rel[i - 1]].rel, p->items[p->by_rel[i]].rel) == 0)
+                    p->untrusted = true;
+        }
+    }
     pthread_mutex_unlock(&p->mu);
-    pthread_join(p->tid, NULL);
-    p->joined = true;
-    qsort(p->items, p->n, sizeof *p->items, by_rel);
-    /* The same path told twice means it was written twice: the unpacker says so with a
-     * NULL offer first, but a part must never stand for other bytes than the load's. */
-    for (size_t i = 1; i < p->n; i++)
-        if (strcmp(p->items[i - 1].rel, p->items[i].rel) == 0)
-            p->untrusted = true;
-    p->sorted = true;
 }
 
-fbc_catalog *fbc_prefetch_take(fbc_prefetch *p, const char *rel)
+/* The item offered as `rel`, or SIZE_MAX; p->mu held, after stop. */
+static size_t find(const fbc_prefetch *p, const char *rel)
 {
-    if (!p || !p->sorted || p->untrusted)
+    size_t lo = 0, hi = p->by_rel ? p->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(p->items[p->by_rel[mid]].rel, rel);
+        if (c == 0)
+            return p->by_rel[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return SIZE_MAX;
+}
+
+fbc_catalog *fbc_prefetch_take(fbc_prefetch *p, const char *rel, bool *pending)
+{
+    *pending = false;
+    if (!p)
         return NULL;
-    pf_item key = {.rel = (char *)rel};
-    pf_item *it = bsearch(&key, p->items, p->n, sizeof *p->items, by_rel);
-    if (!it)
-        return NULL;
-    fbc_catalog *c = it->part;
-    it->part = NULL;
+    pthread_mutex_lock(&p->mu);
+    fbc_catalog *c = NULL;
+    size_t i = p->stopping && !p->untrusted ? find(p, rel) : SIZE_MAX;
+    if (i != SIZE_MAX && i == p->in_hand) {
+        *pending = true;
+    } else if (i != SIZE_MAX) {
+        c = p->items[i].part;
+        p->items[i].part = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return c;
+}
+
+fbc_catalog *fbc_prefetch_wait(fbc_prefetch *p, const char *rel)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t i = find(p, rel);
+    while (i != SIZE_MAX && p->in_hand == i)
+        pthread_cond_wait(&p->cv, &p->mu);
+    fbc_catalog *c = NULL;
+    if (i != SIZE_MAX && !p->untrusted) {
+        c = p->items[i].part;
+        p->items[i].part = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
     return c;
 }
 
@@ -152,12 +204,14 @@ void fbc_prefetch_free(fbc_prefetch *p)
     if (!p)
         return;
     fbc_prefetch_stop(p);
+    pthread_join(p->tid, NULL);
     for (size_t i = 0; i < p->n; i++) {
         free(p->items[i].path);
         free(p->items[i].rel);
         fbc_catalog_free(p->items[i].part);
     }
     free(p->items);
+    free(p->by_rel);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(p);
