@@ -118,6 +118,31 @@ fbc_catalog *fbc_load_dir(const char *dir, olm_error *err);
  * catalog, and the error when there is one, are exactly fbc_load_dir's. */
 fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err);
 
+/* Decoding a catalog's files while they are still arriving (catalogd: while the image's
+ * layer is being unpacked), so that the load after it has less left to do.  One thread
+ * decodes the files offered, in the order offered, each into a part of its own, kept by
+ * its path relative to the catalog root; fbc_load_dir_prefetched then takes the part of
+ * every file of its walk that has one and loads the others as fbc_load_dir_parallel does.
+ * The catalog, and the error when there is one, are exactly fbc_load_dir's: a file is
+ * decoded from the same bytes either way, a file whose early decode failed is loaded again
+ * in its turn (so its error names the file where the load finds it), and parts of files
+ * the walk does not list (ignored, never there) are dropped.  The offerer guarantees that
+ * a file offered is complete and will not change; when that no longer holds (a later
+ * layer replaced something), it offers rel NULL and every part is dropped. */
+typedef struct fbc_prefetch fbc_prefetch;
+/* Starts the decoding thread.  NULL when it cannot (out of memory or threads): load
+ * without (every function below takes NULL and then does nothing). */
+fbc_prefetch *fbc_prefetch_start(void);
+/* Queues the file at `path` (read there, now or a little later; a path gone by then is
+ * left to the load), known to the load as `rel`.  rel NULL: forget everything offered, and every later offer.  Thread-safe. */
+void fbc_prefetch_offer(fbc_prefetch *p, const char *path, const char *rel);
+/* No more offers: the thread stops after the file in hand (the load waits for that one
+ * when it needs it); files still queued are left to the load. */
+void fbc_prefetch_stop(fbc_prefetch *p);
+/* fbc_load_dir_parallel of `dir`, using the parts p decoded (p stopped first; NULL: none). */
+fbc_catalog *fbc_load_dir_prefetched(const char *dir, unsigned threads, fbc_prefetch *p, olm_error *err);
+void fbc_prefetch_free(fbc_prefetch *p);
+
 /* Loads a buffer (JSON lines, concatenated JSON, or YAML documents).  `source_name`
  * names the buffer in messages and in fbc_meta.file. */
 fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_name, olm_error *err);

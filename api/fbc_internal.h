@@ -98,6 +98,14 @@ fbc_catalog *fbc_catalog_new(void);
 /* Appends the blobs of the file `rel` under `dir` to `c`, as fbc_load_dir does for each
  * file; messages name "<dir>/<rel>:<line>".  -1 with err set. */
 int fbc_load_file_into(fbc_catalog *c, const char *dir, const char *rel, olm_error *err);
+/* The same for the file at `path` (messages name `path`), its blobs recorded as of `rel`. */
+int fbc_load_path_into(fbc_catalog *c, const char *path, const char *rel, olm_error *err);
+/* fbc_prefetch.c, after fbc_prefetch_stop: the part decoded early for the walk's file `rel`
+ * (the caller owns it), or NULL when there is none (never offered, not reached, failed, or
+ * the offers cannot be trusted) or when it is still being decoded (*pending set: then
+ * fbc_prefetch_wait gives it, or NULL, once done). */
+fbc_catalog *fbc_prefetch_take(fbc_prefetch *p, const char *rel, bool *pending);
+fbc_catalog *fbc_prefetch_wait(fbc_prefetch *p, const char *rel);
 /* Finishes the model of a loaded `c` (see fbc_model_finish); on failure frees it and
  * returns NULL with err set. */
 fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err);

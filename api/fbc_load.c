@@ -151,26 +151,31 @@ fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_na
     return finish(&L, rc, err);
 }
 
-int fbc_load_file_into(fbc_catalog *c, const char *dir, const char *rel, olm_error *err)
+int fbc_load_path_into(fbc_catalog *c, const char *path, const char *rel, olm_error *err)
 {
     loader L = {.c = c};
-    char *abs = NULL;
     fbc_input in;
     int rc;
-    if (asprintf(&abs, "%s/%s", dir, rel) < 0) {
-        abs = NULL; /* asprintf leaves it undefined on failure */
-        rc = olm_error_set(err, "loading %s: out of memory", dir);
-    } else if (!(L.file = own_name(c, rel))) {
-        rc = olm_error_set(err, "loading %s: out of memory", dir);
-    } else if ((rc = fbc_input_open(&in, abs, err)) == 0) {
-        /* Messages name the file as the user can open it (dir/relative). */
-        L.display = abs;
+    if (!(L.file = own_name(c, rel))) {
+        rc = olm_error_set(err, "loading %s: out of memory", path);
+    } else if ((rc = fbc_input_open(&in, path, err)) == 0) {
+        L.display = path;
         L.input = &in;
-        rc = fbc_decode_stream(in.data, in.len, abs, add_blob, &L, err);
+        rc = fbc_decode_stream(in.data, in.len, path, add_blob, &L, err);
         fbc_input_close(&in);
     }
-    free(abs);
     free(L.marks.items);
+    return rc;
+}
+
+int fbc_load_file_into(fbc_catalog *c, const char *dir, const char *rel, olm_error *err)
+{
+    char *abs = NULL;
+    if (asprintf(&abs, "%s/%s", dir, rel) < 0)
+        return olm_error_set(err, "loading %s: out of memory", dir);
+    /* Messages name the file as the user can open it (dir/relative). */
+    int rc = fbc_load_path_into(c, abs, rel, err);
+    free(abs);
     return rc;
 }
 

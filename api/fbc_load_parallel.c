@@ -13,7 +13,10 @@
  *
  * Memory: each thread holds one blob's DOM at a time, as a serial load does; the
  * per-file texts add up to the final one, and each is freed as soon as it is copied,
- * so the copy costs at most one file's text on top. */
+ * so the copy costs at most one file's text on top.
+ *
+ * fbc_load_dir_prefetched: files decoded early (fbc_prefetch.c) start out done, with their
+ * part; only the others are loaded here. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -28,7 +31,8 @@
 typedef struct job {
     const char *dir;
     const fbc_file_list *files;
-    size_t *order;            /* file indexes, biggest file first */
+    size_t *order;            /* file indexes to load, biggest file first */
+    size_t norder;
     fbc_catalog **parts;      /* per file, in walk order; NULL = not loaded */
     olm_error *errs;          /* per file */
     atomic_size_t next;       /* next position in `order` to take */
@@ -36,6 +40,8 @@ typedef struct job {
     pthread_mutex_t mu;       /* guards done, with cv */
     pthread_cond_t cv;
     bool *done;               /* per file: its worker is finished with it */
+    fbc_prefetch *pre;        /* early decoder, or NULL */
+    bool *pending;            /* per file: pre is decoding it (fbc_prefetch_wait) */
 } job;
 
 typedef struct sized {
@@ -83,7 +89,7 @@ static void *work(void *arg)
     job *j = arg;
     for (;;) {
         size_t pos = atomic_fetch_add(&j->next, 1);
-        if (pos >= j->files->n)
+        if (pos >= j->norder)
             break;
         size_t i = j->order[pos];
         load_one(j, i);
@@ -119,7 +125,13 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
     work(j);
     int rc = 0;
     for (size_t i = 0; i < j->files->n && rc == 0; i++) {
-        wait_done(j, i);
+        if (j->pending[i]) {
+            /* still being decoded early when the load began: its part, else load it here */
+            if (!(j->parts[i] = fbc_prefetch_wait(j->pre, j->files->paths[i])))
+                load_one(j, i);
+        } else {
+            wait_done(j, i);
+        }
         if (!j->parts[i]) {
             rc = 1; /* every file before it loaded: it is the first failure */
         } else if (!*out) {
@@ -137,14 +149,17 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
     return rc;
 }
 
-fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err)
+/* `pre`: parts decoded early (fbc_prefetch.c), or NULL. */
+static fbc_catalog *load_dir(const char *dir, unsigned threads, fbc_prefetch *pre, olm_error *err)
 {
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
+    if (threads < 1)
+        threads = 1;
     fbc_file_list files = {0};
     if (fbc_walk_dir(dir, &files, err) < 0)
         return NULL;
-    if (threads <= 1 || files.n < 2) { /* file after file, stopping at the first error */
+    if (files.n == 0 || (!pre && (threads <= 1 || files.n < 2))) { /* file after file, stopping at the first error */
         fbc_catalog *c = fbc_catalog_new();
         int rc = c ? 0 : olm_error_set(err, "loading %s: out of memory", dir);
         for (size_t i = 0; i < files.n && rc == 0; i++)
@@ -164,25 +179,36 @@ fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error 
     j.parts = calloc(files.n, sizeof *j.parts);
     j.errs = calloc(files.n, sizeof *j.errs);
     j.done = calloc(files.n, sizeof *j.done);
+    j.pending = calloc(files.n, sizeof *j.pending);
+    j.pre = pre;
     fbc_catalog *out = NULL, *merged = NULL;
-    if (!by_size || !j.order || !j.parts || !j.errs || !j.done) {
+    if (!by_size || !j.order || !j.parts || !j.errs || !j.done || !j.pending) {
         olm_error_set(err, "loading %s: out of memory", dir);
         goto done;
     }
+    size_t left = 0; /* files without an early part, to load here */
     for (size_t i = 0; i < files.n; i++) {
+        if ((j.parts[i] = fbc_prefetch_take(pre, files.paths[i], &j.pending[i]))) {
+            j.done[i] = true; /* decoded from these very bytes already */
+            continue;
+        }
+        if (j.pending[i])
+            continue; /* run() waits for it */
         char *abs = NULL;
         struct stat st;
-        by_size[i].index = i;
+        by_size[left].index = i;
         /* A file that cannot be stat'ed sorts last; loading it reports why. */
         if (asprintf(&abs, "%s/%s", dir, files.paths[i]) >= 0 && stat(abs, &st) == 0)
-            by_size[i].size = st.st_size;
+            by_size[left].size = st.st_size;
         else
-            by_size[i].size = -1;
+            by_size[left].size = -1;
+        left++;
         free(abs);
     }
-    qsort(by_size, files.n, sizeof *by_size, bigger_first);
-    for (size_t i = 0; i < files.n; i++)
+    qsort(by_size, left, sizeof *by_size, bigger_first);
+    for (size_t i = 0; i < left; i++)
         j.order[i] = by_size[i].index;
+    j.norder = left;
 
     int rc = run(&j, threads, &merged);
     if (rc != 0) {
@@ -200,8 +226,20 @@ done:
     free(j.parts);
     free(j.errs);
     free(j.done);
+    free(j.pending);
     free(j.order);
     free(by_size);
     fbc_file_list_free(&files);
     return out;
+}
+
+fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error *err)
+{
+    return load_dir(dir, threads, NULL, err);
+}
+
+fbc_catalog *fbc_load_dir_prefetched(const char *dir, unsigned threads, fbc_prefetch *p, olm_error *err)
+{
+    fbc_prefetch_stop(p);
+    return load_dir(dir, threads, p, err);
 }

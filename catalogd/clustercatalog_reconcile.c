@@ -86,21 +86,63 @@ static int patch_object(clustercatalog_reconciler *r, const char *name, json_t *
     return rc;
 }
 
+/* The finalizer list with ours added (`present`) or removed, the others kept; NULL on out of
+ * memory. */
+static json_t *finalizers_with(const json_t *cur, bool present)
+{
+    json_t *fins = json_array();
+    json_t *old = json_object_get(meta(cur), "finalizers");
+    size_t i;
+    json_t *f;
+    json_array_foreach(old, i, f) {
+        const char *s = json_string_value(f);
+        if (s && strcmp(s, CC_FINALIZER) != 0)
+            json_array_append(fins, f);
+    }
+    if (fins && present && json_array_append_new(fins, json_string(CC_FINALIZER)) != 0) {
+        json_decref(fins);
+        return NULL;
+    }
+    return fins;
+}
+
 /* Upstream a mutating webhook sets the metadata.name label on every write.  This project's
  * local setup has no webhook (no serving certificates, no Service in front of catalogd), so
- * the reconciler keeps the label equal to the name itself. */
-static int ensure_name_label(clustercatalog_reconciler *r, const char *name, json_t **cur, olm_error *err)
+ * the reconciler keeps the label equal to the name itself.  With `add_finalizer` the same
+ * PATCH adds our finalizer too (a new catalog needs both: one round trip instead of two),
+ * the resourceVersion then making it a compare-and-swap on the list. */
+static int ensure_name_label(clustercatalog_reconciler *r, const char *name, json_t **cur, bool add_finalizer,
+                             olm_error *err)
 {
     const char *have = json_string_value(json_object_get(json_object_get(meta(*cur), "labels"), CC_NAME_LABEL));
-    if (have && strcmp(have, name) == 0)
+    bool label = !have || strcmp(have, name) != 0;
+    add_finalizer = add_finalizer && !clustercatalog_has_finalizer(*cur, CC_FINALIZER);
+    if (!label && !add_finalizer)
         return 0;
-    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", CC_NAME_LABEL, name);
-    if (!patch)
+    json_t *md = json_object();
+    if (!md)
         return olm_error_set(err, "out of memory");
+    int bad = 0;
+    if (label)
+        bad |= json_object_set_new(md, "labels", json_pack("{s:s}", CC_NAME_LABEL, name));
+    if (add_finalizer) {
+        const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
+        bad |= json_object_set_new(md, "finalizers", finalizers_with(*cur, true));
+        if (rv)
+            bad |= json_object_set_new(md, "resourceVersion", json_string(rv));
+    }
+    json_t *patch = bad ? NULL : json_pack("{s:o}", "metadata", md);
+    if (!patch) {
+        if (bad)
+            json_decref(md);
+        return olm_error_set(err, "out of memory");
+    }
     int rc = patch_object(r, name, patch, cur, err);
     json_decref(patch);
-    if (rc == 0)
+    if (rc == 0 && label)
         catalogd_log(CATALOGD_LOG_INFO, name, "set label %s=%s", CC_NAME_LABEL, name);
+    if (rc == 0 && add_finalizer)
+        catalogd_log(CATALOGD_LOG_INFO, name, "added finalizer %s", CC_FINALIZER);
     return rc;
 }
 
@@ -110,17 +152,9 @@ static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t 
 {
     if (clustercatalog_has_finalizer(*cur, CC_FINALIZER) == present)
         return 0;
-    json_t *fins = json_array();
-    json_t *old = json_object_get(meta(*cur), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach(old, i, f) {
-        const char *s = json_string_value(f);
-        if (s && strcmp(s, CC_FINALIZER) != 0)
-            json_array_append(fins, f);
-    }
-    if (present)
-        json_array_append_new(fins, json_string(CC_FINALIZER));
+    json_t *fins = finalizers_with(*cur, present);
+    if (!fins)
+        return olm_error_set(err, "out of memory");
     const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
     json_t *patch = json_pack("{s:{s:o, s:s?}}", "metadata", "finalizers", fins, "resourceVersion", rv);
     if (!patch)
@@ -399,14 +433,20 @@ static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r)
     const char *name = key; /* cluster-scoped: the key is the name */
     int64_t gen = json_integer_value(json_object_get(meta(cur), "generation"));
     bool deleting = json_object_get(meta(cur), "deletionTimestamp") != NULL;
-    olm_error err;
-    kube_wq_result res;
-    int rc = deleting ? 0 : ensure_name_label(r, name, &cur, &err);
-    /* Read after the label patch: it replaces `cur`, and with it every borrowed string. */
     const char *mode = json_string_value(json_object_get(json_object_get(cur, "spec"), "availabilityMode"));
     bool unavailable = mode && strcmp(mode, "Unavailable") == 0;
+    olm_error err;
+    kube_wq_result res;
+    /* A new catalog gets its label and our finalizer in one PATCH, and the pull follows in
+     * this same run: the finalizer is on the object (the PATCH succeeded) before any content
+     * is stored.  Upstream stops after adding it and waits for the update event; that event
+     * still comes, and finds everything done. */
+    int rc = deleting ? 0 : ensure_name_label(r, name, &cur, !unavailable, &err);
+    /* Read after the PATCH: it replaces `cur`, and with it every borrowed string. */
+    mode = json_string_value(json_object_get(json_object_get(cur, "spec"), "availabilityMode"));
+    unavailable = mode && strcmp(mode, "Unavailable") == 0;
     if (rc != 0)
-        res = kube_failed(name, "setting the name label", rc, &err);
+        res = kube_failed(name, "patching the name label or finalizer", rc, &err);
     else if (unavailable)
         res = reconcile_unavailable(r, name, &cur, gen);
     else if (deleting)

@@ -1,8 +1,8 @@
 /* Pulling an image into a directory, and the per-owner unpack cache.
  *
  * A pull builds everything in a temp dir beside the destination
- * (".<name>.pull-XXXXXX/rootfs"), downloading each layer into an unlinked
- * temp file there, verifying it, then applying it.  Only a complete tree is
+ * (".<name>.pull-XXXXXX/rootfs"), unpacking each layer as it downloads and
+ * verifies (oci_layer_stream.c).  Only a complete, verified tree is
  * renamed into place, so a failed pull never leaves a partial one; the temp
  * dir is removed on every path out. */
 #include "oci_internal.h"
@@ -136,39 +136,14 @@ out:
 
 /* ---------------------------------------------------------------- layers */
 
-/* An unlinked read/write temp file in `dir`. */
-static FILE *anon_file(const char *dir, olm_error *err)
-{
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) { /* file systems without O_TMPFILE */
-        char *tmpl = NULL;
-        if (asprintf(&tmpl, "%s/layer-XXXXXX", dir) < 0) {
-            olm_error_set(err, "out of memory");
-            return NULL;
-        }
-        fd = mkostemp(tmpl, O_CLOEXEC);
-        if (fd >= 0 && unlink(tmpl) != 0) {
-            close(fd);
-            fd = -1;
-        }
-        free(tmpl);
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
-    if (!f) {
-        olm_error_set(err, "temporary layer file in %s: %s", dir, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-    }
-    return f;
-}
-
 static int unpack_layers(oci_registry *reg, const oci_ref *ref, const oci_image_meta *m,
-                         const char *tmpdir, const char *root, const oci_pull_opts *opts,
+                         const char *root, const oci_pull_opts *opts,
                          olm_error *err)
 {
     oci_unpacker *u = oci_unpacker_new(root, m->prefix, opts->strip_prefix, &opts->limits, err);
     if (!u)
         return -1;
+    oci_unpacker_observe(u, opts->on_file, opts->on_file_ctx);
     uint64_t max = opts->limits.max_bytes ? opts->limits.max_bytes : OCI_UNPACK_DEFAULT_MAX_BYTES;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < m->manifest.nlayers; i++) {
@@ -177,21 +152,10 @@ static int unpack_layers(oci_registry *reg, const oci_ref *ref, const oci_image_
         snprintf(label, sizeof label, "layer %.19s", d->digest); /* "sha256:" + 12 hex */
         oci_registry_progress(reg, "pulling layer %zu/%zu %s (%llu bytes)", i + 1,
                               m->manifest.nlayers, d->digest, (unsigned long long)d->size);
-        FILE *f = anon_file(tmpdir, err);
-        if (!f) {
-            rc = -1;
-            break;
-        }
-        if (oci_blob_fetch_file(reg, ref->repository, d, max, f, err) != 0) {
+        if (oci_layer_fetch_apply(reg, ref->repository, d, max, u, label, err) != 0) {
             olm_error_wrap(err, "layer %zu", i + 1);
             rc = -1;
-        } else if (lseek(fileno(f), 0, SEEK_SET) != 0) {
-            rc = olm_error_set(err, "rewinding the layer file: %s", strerror(errno));
-        } else {
-            rc = oci_unpacker_apply_fd(u, fileno(f), label, err);
         }
-        if (fclose(f) != 0 && rc == 0)
-            rc = olm_error_set(err, "closing the layer file: %s", strerror(errno));
     }
     if (rc == 0 && oci_unpacker_skipped(u))
         oci_registry_progress(reg, "skipped %llu device, fifo or socket entries",
@@ -262,7 +226,7 @@ int oci_pull_to(oci_registry *reg, const oci_ref *ref, const char *digest, const
         olm_error_set(err, "creating %s: %s", root, strerror(errno));
         goto out;
     }
-    if (unpack_layers(reg, ref, m, tmpdir, root, opts, err) != 0)
+    if (unpack_layers(reg, ref, m, root, opts, err) != 0)
         goto out;
     if (opts->catalog) {
         /* the label must name a directory that the image has */

@@ -35,6 +35,12 @@ typedef struct oci_pull_opts {
                                    which must be present; `prefix` is ignored */
     const char *platform;       /* "os/arch[/variant]" for indexes; NULL = this host */
     oci_unpack_limits limits;
+    /* Optional: told of each file as soon as a download has unpacked it, before the pull
+     * ends (catalogd starts decoding catalog files then); see oci_unpacker_observe.  `path`
+     * is in the pull's temp tree, which is renamed away when the pull ends; `rel` is below
+     * the prefix (the fbc_root of a catalog pull).  Nothing is told on a cache hit. */
+    oci_unpack_file_fn on_file;
+    void *on_file_ctx;
 } oci_pull_opts;
 
 /* What a pull produced.  Strings owned; oci_pull_result_free. */

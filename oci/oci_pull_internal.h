@@ -32,6 +32,11 @@ typedef int (*oci_source_fn)(oci_registry *reg, const oci_ref *src, bool mirror,
  * source fails the error lists each one's. */
 int oci_pull_each_source(const oci_ref *ref, const oci_pull_opts *opts, oci_source_fn fn, void *ctx, olm_error *err);
 const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts);
+/* Fetches layer `d` and unpacks it into `u` at once (the unpacker on a second thread
+ * reading a pipe the download writes), the digest checked over every byte; 0 when both
+ * the fetch and the unpack succeeded, else the fetch's error first. */
+int oci_layer_fetch_apply(oci_registry *reg, const char *repository, const oci_descriptor *d,
+                          uint64_t max, oci_unpacker *u, const char *label, olm_error *err);
 /* Best-effort recursive removal of a path (no symlinks followed). */
 void oci_remove_path(const char *path);
 

@@ -48,7 +48,17 @@ struct oci_unpacker {
     int consumed;            /* the current entry's data was read (a regular file) */
     oci_pathset layer_paths; /* what the current layer created (whiteouts spare it) */
     char *path, *tpath;      /* scratch buffers of OCI_UNPACK_PATH_BUFSZ */
+    char *root_dir;          /* for oci_unpacker_observe's paths */
+    oci_unpack_file_fn on_file;
+    void *on_file_ctx;
 };
+
+/* Whoever observes the unpack can no longer trust the files it was told of. */
+static void forget_told(oci_unpacker *u)
+{
+    if (u->on_file)
+        u->on_file(u->on_file_ctx, NULL, NULL);
+}
 
 /* One entry being applied, for error messages. */
 struct ectx {
@@ -106,6 +116,10 @@ oci_unpacker *oci_unpacker_new(const char *root_dir, const char *prefix, int str
         olm_error_set(err, "unpack prefix \"%s\": %s", prefix, why);
         goto fail;
     }
+    if (!(u->root_dir = strdup(root_dir))) {
+        olm_error_set(err, "out of memory");
+        goto fail;
+    }
     u->rootfd = open(root_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (u->rootfd < 0) {
         olm_error_set(err, "unpack directory %s: %s", root_dir, strerror(errno));
@@ -127,7 +141,35 @@ void oci_unpacker_free(oci_unpacker *u)
     free(u->prefix);
     free(u->path);
     free(u->tpath);
+    free(u->root_dir);
     free(u);
+}
+
+void oci_unpacker_observe(oci_unpacker *u, oci_unpack_file_fn fn, void *ctx)
+{
+    u->on_file = fn;
+    u->on_file_ctx = ctx;
+}
+
+/* Tells the observer of the regular file `mapped` (path below the root) just completed. */
+static void tell_file(oci_unpacker *u, const char *mapped)
+{
+    if (!u->on_file)
+        return;
+    const char *rel = mapped;
+    size_t plen = strlen(u->prefix);
+    if (!u->strip && plen) {
+        if (strlen(mapped) <= plen)
+            return; /* the prefix itself as a file: nothing below it to load */
+        rel = mapped + plen + 1;
+    }
+    char *abs = NULL;
+    if (asprintf(&abs, "%s/%s", u->root_dir, mapped) < 0) {
+        forget_told(u); /* cannot tell it: better nobody relies on an incomplete list */
+        return;
+    }
+    u->on_file(u->on_file_ctx, abs, rel);
+    free(abs);
 }
 
 uint64_t oci_unpacker_bytes(const oci_unpacker *u) { return u->bytes; }
@@ -208,9 +250,10 @@ static int clear_slot(const struct ectx *c, int pfd, const char *name, int keep_
             return 0;
         return efail(c, "%s", strerror(errno));
     }
+    if (S_ISDIR(st.st_mode) && keep_dir)
+        return 1;
+    forget_told(c->u); /* something already in the tree is replaced */
     if (S_ISDIR(st.st_mode)) {
-        if (keep_dir)
-            return 1;
         olm_error sub;
         if (oci_remove_tree_at(pfd, name, &sub) != 0)
             return efail(c, "replacing a directory: %s", sub.msg);
@@ -446,6 +489,7 @@ static int apply_whiteout(const struct ectx *c, const char *parent, const char *
     oci_unpacker *u = c->u;
     char *target = u->tpath;
     const char *victim = base + strlen(WH_PREFIX);
+    forget_told(u); /* it may delete a file already told of */
     if (!opaque && (!*victim || strcmp(victim, ".") == 0 || strcmp(victim, "..") == 0))
         return efail(c, "invalid whiteout name");
     int n = opaque ? snprintf(target, OCI_UNPACK_PATH_BUFSZ, "%s", parent)
@@ -544,6 +588,8 @@ static int apply_entry(oci_unpacker *u, struct archive *a, struct archive_entry 
     else
         rc = put_file(&c, a, e, pfd, name);
     close(pfd);
+    if (rc == 0 && !hard && type == AE_IFREG)
+        tell_file(u, mapped);
     return rc;
 }
 

@@ -26,6 +26,13 @@ oci_unpacker *oci_unpacker_new(const char *root_dir, const char *prefix, int str
 int oci_unpacker_apply_fd(oci_unpacker *u, int fd, const char *label, olm_error *err);
 int oci_unpacker_apply_mem(oci_unpacker *u, const void *data, size_t len, const char *label,
                            olm_error *err);
+/* Tells `fn` of each regular file as soon as it is complete in the tree: `path` is where it
+ * is (root_dir/...), `rel` its path below the prefix dir (below the root without a prefix).
+ * fn(ctx, NULL, NULL) says that a file told before may have been replaced or removed since
+ * (an entry over an existing one, a whiteout): nothing told so far can be trusted.  Called
+ * on the thread that applies the layers.  fn NULL: nobody is told. */
+typedef void (*oci_unpack_file_fn)(void *ctx, const char *path, const char *rel);
+void oci_unpacker_observe(oci_unpacker *u, oci_unpack_file_fn fn, void *ctx);
 /* Counters so far. */
 uint64_t oci_unpacker_bytes(const oci_unpacker *u);
 uint64_t oci_unpacker_entries(const oci_unpacker *u);

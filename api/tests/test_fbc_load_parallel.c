@@ -1,5 +1,6 @@
 /* fbc_load_dir_parallel gives exactly fbc_load_dir's catalog (same lines, metas, views,
- * validation problems) and exactly its error, whatever the number of threads. */
+ * validation problems) and exactly its error, whatever the number of threads; and so does
+ * fbc_load_dir_prefetched, whatever was decoded early, from where, and in which order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -245,6 +246,147 @@ static void test_same_error(void **state)
         check_dir(malformed[i], false);
 }
 
+/* ---------------------------------------------------------------- fbc_prefetch */
+
+/* The files under `dir`, relative, sorted (reversed: `reverse`), into `rels` (NULL-ended). */
+static size_t list_files(const char *dir, bool reverse, char **rels, size_t max)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "cd '%s' && find . -type f | sed 's,^\\./,,' | LC_ALL=C sort %s", dir, reverse ? "-r" : "");
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t n = 0;
+    char line[4096];
+    while (n + 1 < max && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        rels[n++] = strdup(line);
+    }
+    rels[n] = NULL;
+    assert_int_equal(pclose(f), 0);
+    return n;
+}
+
+/* Offers every file of `offer_dir` (in reverse walk order: not the load's), then `extra`
+ * (rel, or NULL to say "forget"; skipped when !with_extra), then loads `dir` with what was
+ * decoded: it must be fbc_load_dir(dir), catalog or error. */
+static void check_prefetched(const char *dir, const char *offer_dir, bool with_extra, const char *extra)
+{
+    olm_error e1, e2;
+    olm_error_clear(&e1);
+    olm_error_clear(&e2);
+    fbc_catalog *serial = fbc_load_dir(dir, &e1);
+    char *rels[512];
+    size_t n = list_files(offer_dir, true, rels, 512);
+    assert_true(n > 0);
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        fbc_prefetch *p = fbc_prefetch_start();
+        assert_non_null(p);
+        for (size_t i = 0; i < n; i++) {
+            char path[8200];
+            snprintf(path, sizeof path, "%s/%s", offer_dir, rels[i]);
+            fbc_prefetch_offer(p, path, rels[i]);
+        }
+        if (with_extra) {
+            char path[8200];
+            snprintf(path, sizeof path, "%s/%s", offer_dir, extra ? extra : "");
+            fbc_prefetch_offer(p, extra ? path : NULL, extra);
+        }
+        fbc_catalog *pre = fbc_load_dir_prefetched(dir, threads, p, &e2);
+        if (!serial) {
+            if (pre)
+                fail_msg("%s: serial load failed (%s), prefetched loaded", dir, e1.msg);
+            if (strcmp(e1.msg, e2.msg) != 0)
+                fail_msg("%s (prefetched, %u threads):\n got  %s\n want %s", dir, threads, e2.msg, e1.msg);
+        } else {
+            if (!pre)
+                fail_msg("%s: prefetched failed: %s", dir, e2.msg);
+            same_catalog(serial, pre);
+        }
+        fbc_catalog_free(pre);
+        fbc_prefetch_free(p);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(rels[i]);
+    fbc_catalog_free(serial);
+}
+
+static void copy_tree(const char *from, char *to, size_t tosz)
+{
+    snprintf(to, tosz, "/tmp/fbc-prefetch-XXXXXX");
+    assert_non_null(mkdtemp(to));
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "cp -a '%s'/. '%s'/", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Decoded where it is loaded from, and from a copy elsewhere (catalogd decodes in the pull's
+ * temp tree, then loads the tree renamed into place): the same catalog; files the walk
+ * ignores are decoded for nothing and left out, as the walk leaves them out. */
+static void test_prefetch_same_catalog(void **state)
+{
+    (void)state;
+    char dir[64], copy[64];
+    make_catalog(dir, sizeof dir);
+    check_prefetched(dir, dir, false, NULL);
+    copy_tree(dir, copy, sizeof copy);
+    check_prefetched(dir, copy, false, NULL);
+    remove_catalog(copy);
+    remove_catalog(dir);
+    check_prefetched("fixtures/indexignore", "fixtures/indexignore", false, NULL);
+    char cert[4096];
+    snprintf(cert, sizeof cert, "%s/data/catalogs/certified-operators-v4.18", shared());
+    check_prefetched(cert, cert, false, NULL);
+    /* no prefetch at all: the parallel load */
+    olm_error err;
+    fbc_catalog *a = fbc_load_dir_prefetched("fixtures/valid/basic", 2, NULL, &err);
+    fbc_catalog *b = fbc_load_dir("fixtures/valid/basic", &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    same_catalog(a, b);
+    fbc_catalog_free(a);
+    fbc_catalog_free(b);
+}
+
+/* A file that failed to decode early is decoded again by the load: its error names the file
+ * where the load reads it (not the copy it was first decoded from), and it is the first in
+ * walk order, as ever. */
+static void test_prefetch_same_error(void **state)
+{
+    (void)state;
+    char dir[64], copy[64];
+    make_catalog(dir, sizeof dir);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/p02", dir);
+    write_file(p, "zz-broken.yaml", "schema: olm.package\nname: [unclosed\n");
+    snprintf(p, sizeof p, "%s/p10", dir);
+    write_file(p, "broken.json", "{\"schema\":\"olm.package\",\"name\":\"p10b\"}\n{\"schema\":\"x\",}\n");
+    copy_tree(dir, copy, sizeof copy);
+    check_prefetched(dir, copy, false, NULL);
+    check_prefetched(dir, dir, false, NULL);
+    remove_catalog(copy);
+    remove_catalog(dir);
+    check_prefetched("fixtures/malformed/broken-yaml", "fixtures/malformed/broken-yaml", false, NULL);
+}
+
+/* Decoded from other bytes than the load's (a later layer replaced files): after a "forget",
+ * or when the same path is offered twice, nothing decoded early is used. */
+static void test_prefetch_forget(void **state)
+{
+    (void)state;
+    char dir[64], copy[64];
+    make_catalog(dir, sizeof dir);
+    copy_tree(dir, copy, sizeof copy);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/p05", copy);
+    write_file(p, "catalog.yaml", "schema: olm.package\nname: not-what-the-load-reads\n");
+    write_file(copy, "loose.json", "{\"schema\":\"olm.package\",\"name\":[broken\n");
+    check_prefetched(dir, copy, true, NULL);
+    check_prefetched(dir, copy, true, "p05/catalog.yaml");
+    remove_catalog(copy);
+    remove_catalog(dir);
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +394,9 @@ int main(void)
         cmocka_unit_test(test_same_catalog_fixtures),
         cmocka_unit_test(test_same_catalog_certified),
         cmocka_unit_test(test_same_error),
+        cmocka_unit_test(test_prefetch_same_catalog),
+        cmocka_unit_test(test_prefetch_same_error),
+        cmocka_unit_test(test_prefetch_forget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

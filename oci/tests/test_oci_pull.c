@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,11 +180,37 @@ static int teardown(void **state)
 }
 
 /* Unpacks the given layers in order; returns what the last apply returned. */
+/* What an oci_unpacker_observe observer was told, one line per call: "rel <- path", or
+ * "forget" for (NULL, NULL). */
+static char told[4096];
+static const char *told_root; /* path is told relative to this, to keep lines short */
+
+static void tell(void *ctx, const char *path, const char *rel)
+{
+    (void)ctx;
+    size_t n = strlen(told);
+    if (!path || !rel) {
+        snprintf(told + n, sizeof told - n, "forget\n");
+        return;
+    }
+    size_t rl = strlen(told_root);
+    assert_memory_equal(path, told_root, rl);
+    snprintf(told + n, sizeof told - n, "%s <- %s\n", rel, path + rl);
+}
+
+static bool observe_next; /* the next unpack() tells tell() */
+
 static int unpack(env *e, const char *prefix, int strip, const oci_unpack_limits *lim,
                   tarw **layers, size_t n, uint64_t *skipped)
 {
     oci_unpacker *u = oci_unpacker_new(e->root, prefix, strip, lim, &e->err);
     assert_non_null(u);
+    if (observe_next) {
+        told[0] = '\0';
+        told_root = e->root;
+        oci_unpacker_observe(u, tell, NULL);
+        observe_next = false;
+    }
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (layers[i]->a)
@@ -955,6 +982,62 @@ static void test_manifest_parse(void **state)
     assert_int_equal(k, OCI_KIND_INDEX);
 }
 
+/* The observer is told of each regular file once complete, relative to the prefix, and told
+ * to forget everything whenever an entry replaces or removes one already in the tree. */
+static void test_observer(void **state)
+{
+    env *e = *state;
+    tarw *t = tw_new(GZIP);
+    tw_file(t, "top.txt", "no");
+    tw_dir(t, "configs");
+    tw_file(t, "configs/a.json", "{}");
+    tw_file(t, "configs/sub/b.yaml", "b: 1");
+    tw_symlink(t, "configs/link", "a.json");
+    tw_hardlink(t, "configs/hard", "configs/a.json");
+    observe_next = true;
+    assert_int_equal(unpack(e, "/configs", 0, NULL, &t, 1, NULL), 0);
+    assert_string_equal(told, "a.json <- /configs/a.json\nsub/b.yaml <- /configs/sub/b.yaml\n");
+}
+
+static void test_observer_strip(void **state)
+{
+    env *e = *state;
+    tarw *t = tw_new(PLAIN);
+    tw_file(t, "configs/a.json", "{}");
+    observe_next = true;
+    assert_int_equal(unpack(e, "configs", 1, NULL, &t, 1, NULL), 0);
+    assert_string_equal(told, "a.json <- /a.json\n");
+}
+
+static void test_observer_forgets_on_replace(void **state)
+{
+    env *e = *state;
+    tarw *l1 = tw_new(PLAIN);
+    tw_file(l1, "a", "1");
+    tw_file(l1, "d/x", "x");
+    tarw *l2 = tw_new(PLAIN);
+    tw_file(l2, "b", "2");
+    tw_file(l2, "a", "3"); /* replaces a file told of */
+    tarw *layers[] = {l1, l2};
+    observe_next = true;
+    assert_int_equal(unpack(e, NULL, 0, NULL, layers, 2, NULL), 0);
+    assert_string_equal(told, "a <- /a\nd/x <- /d/x\nb <- /b\nforget\na <- /a\n");
+}
+
+static void test_observer_forgets_on_whiteout(void **state)
+{
+    env *e = *state;
+    tarw *l1 = tw_new(PLAIN);
+    tw_file(l1, "d/x", "x");
+    tarw *l2 = tw_new(PLAIN);
+    tw_file(l2, "d/.wh.x", "");
+    tarw *layers[] = {l1, l2};
+    observe_next = true;
+    assert_int_equal(unpack(e, NULL, 0, NULL, layers, 2, NULL), 0);
+    assert_string_equal(told, "d/x <- /d/x\nforget\n");
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -984,6 +1067,10 @@ int main(void)
         T(test_whiteout_through_symlink),
         T(test_permissions),
         T(test_prefix_filter),
+        T(test_observer),
+        T(test_observer_strip),
+        T(test_observer_forgets_on_replace),
+        T(test_observer_forgets_on_whiteout),
         T(test_prefix_strip),
         T(test_prefix_strip_symlink_escape),
         T(test_bad_prefix),

@@ -6,7 +6,11 @@
  *   - a blob flowing just fast enough is cut off by the pull deadline;
  *   - an https registry whose Bearer challenge names a plain-http realm gets no
  *     credentials sent there;
- *   - an insecure registry: TLS without verification, else plain HTTP.
+ *   - an insecure registry: TLS without verification, else plain HTTP;
+ *   - a layer is unpacked while it downloads (oci_layer_stream.c): a valid tar whose bytes are
+ *     not what its digest names fails the pull and leaves nothing at the destination, and an
+ *     unpack refused at its first entry of a layer far bigger than the pipe fails at once with
+ *     the unpacker's error instead of blocking the download.
  * The https registry is named 127.1:PORT (getaddrinfo's short form of 127.0.0.1), which the
  * registry client does not take for a loopback registry that always speaks plain HTTP, so
  * that pull really uses TLS (the certificate names DNS:127.1). */
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -518,6 +523,86 @@ static void test_credentials_scoped_to_a_repository_path(void **state)
     fake_stop(tok);
 }
 
+/* ---------------------------------------------------------------- streamed layers */
+
+/* Appends one ustar entry (a regular file of `size` bytes of `fill`) to buf at *off. */
+static void tar_entry(char *buf, size_t *off, const char *name, size_t size, char fill)
+{
+    char *h = buf + *off;
+    memset(h, 0, 512);
+    snprintf(h, 100, "%s", name);
+    snprintf(h + 100, 8, "%07o", 0644);
+    snprintf(h + 108, 8, "%07o", 0);
+    snprintf(h + 116, 8, "%07o", 0);
+    snprintf(h + 124, 12, "%011zo", size);
+    snprintf(h + 136, 12, "%011o", 0);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += (unsigned char)h[i];
+    snprintf(h + 148, 8, "%06o", sum);
+    *off += 512;
+    memset(buf + *off, fill, size);
+    *off += (size + 511) / 512 * 512; /* the buffer is zeroed: padding is NULs */
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void test_tampered_layer_unpacks_nothing(void **state)
+{
+    (void)state;
+    static char blob[4 * 512];
+    size_t off = 0;
+    tar_entry(blob, &off, "configs/a.json", 100, 'a');
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, blob, sizeof blob, 1); /* the digest of the 'a' content */
+    memset(blob + 512, 'b', 100);       /* same size, other bytes: still a valid tar */
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    olm_error err;
+    assert_int_equal(pull(host, "tampered", NULL, &err), -1);
+    if (!strstr(err.msg, "digest mismatch"))
+        fail_msg("unexpected error: %s", err.msg);
+    char dest[256];
+    snprintf(dest, sizeof dest, "%s/tampered", tmpdir);
+    assert_false(exists(dest));
+    free((char *)f->manifest);
+    fake_stop(f);
+}
+
+static void test_refused_entry_stops_a_big_layer(void **state)
+{
+    (void)state;
+    size_t big = 8u << 20; /* far more than the pipe holds */
+    char *blob = calloc(1, 3 * 512 + big + 1024);
+    assert_non_null(blob);
+    size_t off = 0;
+    tar_entry(blob, &off, "../evil", 4, 'e');
+    tar_entry(blob, &off, "big", big, 'x');
+    off += 1024; /* end of archive */
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, blob, off, 1);
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    olm_error err;
+    assert_int_equal(pull(host, "refused", NULL, &err), -1);
+    if (!strstr(err.msg, "entry \"../evil\": path escapes the unpack root"))
+        fail_msg("unexpected error: %s", err.msg);
+    char dest[256];
+    snprintf(dest, sizeof dest, "%s/refused", tmpdir);
+    assert_false(exists(dest));
+    free((char *)f->manifest);
+    fake_stop(f);
+    free(blob);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +612,8 @@ int main(void)
         cmocka_unit_test(test_no_credentials_to_a_plain_http_realm),
         cmocka_unit_test(test_insecure_registry_tls_then_http),
         cmocka_unit_test(test_credentials_scoped_to_a_repository_path),
+        cmocka_unit_test(test_tampered_layer_unpacks_nothing),
+        cmocka_unit_test(test_refused_entry_stops_a_big_layer),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
