@@ -109,6 +109,7 @@ static void test_no_reexec_when_already_set(void **state)
 #endif
 #endif
 
+#ifndef UNDER_ASAN
 /* In a child (the thresholds are process state): frees a 1 MiB block, then allocates 256 KiB
  * and exits 1 when that block got its own mapping (glibc counts those in hblks), 0 when it
  * came from the heap. */
@@ -137,6 +138,7 @@ static int child_big_block_mapped(bool fixed)
     assert_int_not_equal(WEXITSTATUS(status), 2);
     return WEXITSTATUS(status);
 }
+#endif
 
 /* glibc's default: freeing the 1 MiB mapped block raised the thresholds, and the next 256 KiB
  * comes from the heap (and its trim threshold is now 2 MiB).  Fixed: it stays a mapping of its
