@@ -24,7 +24,6 @@
  * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
 #include <dirent.h>
 #include <errno.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -669,8 +668,7 @@ int main(int argc, char **argv)
      * load) and its trim threshold to twice that, after which a load's freed heap stays in
      * the process.  Fixed thresholds keep big buffers in their own mappings (gone on free) and
      * give freed heap tops back: certified-operators steady RSS 22.0 -> 18.1 MiB. */
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+    olm_malloc_fixed_thresholds();
     app a = {.rt = {.prog = "catalogd", .log_key = "catalog"}};
     int prc = prepare(&a, argc, argv);
     if (prc >= 0)

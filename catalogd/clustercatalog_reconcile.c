@@ -64,7 +64,7 @@ static json_t *meta(const json_t *obj)
 
 static kube_wq_result wq(kube_wq_result_kind kind, uint64_t after_ms)
 {
-    kube_wq_result res = {kind, after_ms};
+    kube_wq_result res = {.kind = kind, .requeue_after_ms = after_ms};
     return res;
 }
 

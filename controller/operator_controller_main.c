@@ -828,6 +828,10 @@ int main(int argc, char **argv)
      * give back (olm_malloc_tune.h; 100 installs + uninstalls: idle RSS after 23.4 -> 18.8
      * MiB).  GLIBC_TUNABLES naming tcache_count in the environment opts out. */
     olm_malloc_reexec_tcache_off(argv);
+    /* Fixed mmap and trim thresholds (olm_malloc_tune.h): the second arena's freed top kept
+     * ~520 KiB after 100 extensions were installed and uninstalled, once glibc had raised
+     * its trim threshold past a freed 260 KiB block; now it gives back all but 128 KiB. */
+    olm_malloc_fixed_thresholds();
     /* A peer that hangs up (a health probe, catalogd, the apiserver) is an EPIPE on that
      * connection, never a silent SIGPIPE death of the process. */
     signal(SIGPIPE, SIG_IGN);

@@ -14,7 +14,7 @@ void kube_watch_stream_init(kube_watch_stream *s, kube_watch_stream_event_cb cb,
 
 void kube_watch_stream_reset(kube_watch_stream *s)
 {
-    strbuf_reset(&s->pending);
+    strbuf_free(&s->pending);
 }
 
 void kube_watch_stream_free(kube_watch_stream *s)
@@ -55,33 +55,48 @@ static int parse_line(kube_watch_stream *s, const char *line, size_t n, olm_erro
     return rc;
 }
 
+/* Complete events are parsed where curl's buffer has them; only the start of an event whose
+ * newline has not arrived yet is copied into `pending`, and `pending` is freed once that event
+ * is complete.  (It used to collect every chunk and keep its largest size for the watch's life:
+ * after a burst of installs, tens of KiB per watch that would never be needed again.) */
 int kube_watch_stream_feed(kube_watch_stream *s, const char *buf, size_t len, olm_error *err)
 {
     size_t max = s->max_line ? s->max_line : DEFAULT_MAX_LINE;
-    size_t scan_from = s->pending.len; /* older bytes hold no newline */
-    if (strbuf_append(&s->pending, buf, len) != 0)
-        return olm_error_set(err, "out of memory buffering a watch event");
-    char *p = s->pending.data;
-    size_t start = 0, end = s->pending.len;
     int rc = 0;
-    for (size_t i = scan_from; i < end; i++) {
-        if (p[i] != '\n')
-            continue;
-        rc = parse_line(s, p + start, i - start, err);
-        start = i + 1;
+    if (s->pending.len > 0) {
+        const char *nl = memchr(buf, '\n', len);
+        size_t take = nl ? (size_t)(nl - buf) : len;
+        if (strbuf_append(&s->pending, buf, take) != 0) {
+            strbuf_free(&s->pending);
+            return olm_error_set(err, "out of memory buffering a watch event");
+        }
+        if (!nl) {
+            if (s->pending.len > max) {
+                strbuf_free(&s->pending);
+                return olm_error_set(err, "watch event larger than %zu bytes", max);
+            }
+            return 0;
+        }
+        rc = parse_line(s, s->pending.data, s->pending.len, err);
+        strbuf_free(&s->pending);
         if (rc != 0)
-            break;
+            return rc;
+        buf += take + 1;
+        len -= take + 1;
     }
-    if (rc == 0 && end - start > max)
-        rc = olm_error_set(err, "watch event larger than %zu bytes", max);
-    if (rc != 0) {
-        strbuf_reset(&s->pending);
-        return rc;
+    const char *nl;
+    while ((nl = memchr(buf, '\n', len)) != NULL) {
+        size_t n = (size_t)(nl - buf);
+        if ((rc = parse_line(s, buf, n, err)) != 0)
+            return rc;
+        buf += n + 1;
+        len -= n + 1;
     }
-    if (start > 0) {
-        memmove(p, p + start, end - start);
-        s->pending.len = end - start;
-        p[s->pending.len] = '\0';
+    if (len > max)
+        return olm_error_set(err, "watch event larger than %zu bytes", max);
+    if (len > 0 && strbuf_append(&s->pending, buf, len) != 0) {
+        strbuf_free(&s->pending);
+        return olm_error_set(err, "out of memory buffering a watch event");
     }
     return 0;
 }

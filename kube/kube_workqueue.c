@@ -231,6 +231,12 @@ static void apply_result(kube_workqueue *q, wq_item *it, kube_wq_result res)
     case KUBE_WQ_OK:
     case KUBE_WQ_TERMINAL:
         it->failures = 0;
+        if (res.kind == KUBE_WQ_OK && res.gone && it->ready_at) {
+            bool first = q->waiting == it;
+            waiting_unlink(q, it);
+            if (first)
+                arm_timer(q);
+        }
         break;
     }
 }

@@ -46,6 +46,11 @@ typedef struct kube_wq_result {
     /* REQUEUE_AFTER: when to run again.  ERROR: when non-zero, retry no later than this
      * (the back-off still counts the failure; the earlier wake-up wins). */
     uint64_t requeue_after_ms;
+    /* OK only: the key's object no longer exists.  A requeue still scheduled for it (a
+     * periodic one, or a retry) is dropped, so the queue keeps nothing for the key: a
+     * deleted object's key otherwise stayed until its periodic requeue came (5 min for
+     * a ClusterExtension), only to find it gone. */
+    bool gone;
 } kube_wq_result;
 
 /* Runs on a threadpool thread.  `key` is borrowed for the call.  Must not call

@@ -1,5 +1,6 @@
 #include "olm_malloc_tune.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,4 +29,10 @@ void olm_malloc_reexec_tcache_off(char **argv)
     execv("/proc/self/exe", argv);
     /* No /proc (or no exec right on it): run as we are, with glibc's defaults.  The variable
      * stays set, which is harmless: nothing else reads it in this process. */
+}
+
+void olm_malloc_fixed_thresholds(void)
+{
+    mallopt(M_MMAP_THRESHOLD, OLM_MALLOC_THRESHOLD);
+    mallopt(M_TRIM_THRESHOLD, OLM_MALLOC_THRESHOLD);
 }

@@ -1,4 +1,4 @@
-/* olm_malloc_tune: a glibc malloc setting a daemon can only get from its environment.
+/* olm_malloc_tune: glibc malloc settings of the daemons.
  *
  * glibc keeps a per-thread cache (tcache) of up to 7 freed blocks of each small size in every
  * thread.  After a burst of reconciles on the pool threads those cached blocks sit scattered
@@ -25,5 +25,19 @@ int olm_malloc_tunables_tcache_off(const char *cur, char *out, size_t outsz);
  * the same argv, so the process (same PID) starts again with the cache off.  Returns when it
  * did not re-execute; if the exec fails the daemon simply runs with glibc's defaults. */
 void olm_malloc_reexec_tcache_off(char **argv);
+
+/* Both of glibc's thresholds, fixed at this many bytes by olm_malloc_fixed_thresholds. */
+#define OLM_MALLOC_THRESHOLD (128 * 1024)
+
+/* glibc raises its mmap threshold to the largest mmapped block freed and its trim threshold
+ * to twice that (up to 32 MiB and 64 MiB).  The trim threshold is how much free memory the
+ * top of a thread arena (not the main one) keeps: malloc_trim gives back free pages inside
+ * an arena but never the top of a thread arena, which only shrinks when a free reaches it and
+ * it exceeds the threshold.  operator-controller freed one 260 KiB block during 100 installs,
+ * and its second arena then kept ~520 KiB after everything was uninstalled (43 KiB in use);
+ * catalogd's 18 MiB jsonl buffer made every freed heap top stay.  Fixed thresholds (mallopt
+ * turns the adjustment off) keep big blocks in their own mappings, gone on free, and give
+ * freed arena tops back.  Call once, early in main. */
+void olm_malloc_fixed_thresholds(void);
 
 #endif

@@ -118,6 +118,23 @@ void clusterextension_infos_succeeded(clusterextension_infos *m, const char *ext
     pthread_mutex_unlock(&m->lock);
 }
 
+/* After a removal: a quarter full gives back half of the room, empty gives back all of it
+ * (after all extensions are uninstalled nothing is held for them).  Lock held. */
+static void shrink(clusterextension_infos *m)
+{
+    if (m->n == 0) {
+        free(m->v);
+        m->v = NULL;
+        m->cap = 0;
+    } else if (m->cap > 16 && m->n <= m->cap / 4) {
+        ce_info *v = realloc(m->v, m->cap / 2 * sizeof *v);
+        if (v) { /* out of memory: keep the bigger array */
+            m->v = v;
+            m->cap /= 2;
+        }
+    }
+}
+
 void clusterextension_infos_forget(clusterextension_infos *m, const char *extension)
 {
     pthread_mutex_lock(&m->lock);
@@ -126,8 +143,17 @@ void clusterextension_infos_forget(clusterextension_infos *m, const char *extens
         free(m->v[i].extension);
         free(m->v[i].catalog);
         m->v[i] = m->v[--m->n];
+        shrink(m);
     }
     pthread_mutex_unlock(&m->lock);
+}
+
+size_t clusterextension_infos_capacity(clusterextension_infos *m)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t cap = m->cap;
+    pthread_mutex_unlock(&m->lock);
+    return cap;
 }
 
 void clusterextension_reconciler_catalog_of(clusterextension_reconciler *r, const char *extension, char *buf,

@@ -18,7 +18,10 @@ typedef struct clusterextension_infos clusterextension_infos;
 clusterextension_infos *clusterextension_infos_new(void); /* NULL when out of memory */
 void clusterextension_infos_free(clusterextension_infos *m);
 void clusterextension_infos_set(clusterextension_infos *m, const char *extension, const char *catalog);
+/* Drops the extension's entry; the table shrinks with the entries (none left: nothing held). */
 void clusterextension_infos_forget(clusterextension_infos *m, const char *extension);
+/* Entries the table has room for (for tests). */
+size_t clusterextension_infos_capacity(clusterextension_infos *m);
 /* spec.progressDeadlineMinutes: when `generation` of the extension started failing (now, on
  * its first failure, or when the generation changed); _succeeded stops the clock. */
 time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,

@@ -399,6 +399,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     if (kind == KUBE_WQ_TERMINAL)
         atomic_fetch_add(&r->terminal, 1);
     if (kind == KUBE_WQ_OK && rc == 0 && r->cfg.repair_interval_ms)
-        return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, r->cfg.repair_interval_ms};
-    return (kube_wq_result){kind, kind == KUBE_WQ_ERROR ? retry_within_ms : 0};
+        return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = r->cfg.repair_interval_ms};
+    /* Gone: the repair requeue its last reconcile scheduled has nothing left to repair. */
+    return (kube_wq_result){.kind = kind, .requeue_after_ms = kind == KUBE_WQ_ERROR ? retry_within_ms : 0,
+                            .gone = rc == KUBE_NOT_FOUND};
 }

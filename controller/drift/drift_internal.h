@@ -64,10 +64,10 @@ typedef struct drift_post {
 
 struct drift_watcher {
     uv_loop_t *loop;
-    /* The server and CA of every watch, without credentials.  One CA file for all of
-     * them: libcurl shares a connection only between transfers with the same TLS
-     * settings (CA path included), so the watches of all extensions can be streams of
-     * one HTTP/2 connection. */
+    /* The server and CA of every watch, without credentials.  The CA file is base's
+     * (drift_watcher_new), the one the daemon's own watches use: libcurl shares a
+     * connection only between transfers with the same TLS settings (CA path included), so
+     * the watches of all extensions can be streams of the informers' HTTP/2 connection. */
     kube_config shared;
     drift_backend be;
     drift_callbacks cb;

@@ -259,14 +259,21 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
         return NULL;
     }
     d->loop = loop;
-    /* A copy with its own CA file (when the CA came inline), its placeholder token dropped. */
-    if (kube_config_with_token(base, "-", &d->shared, err) != 0) {
+    /* base's server and the path of its CA file, not a copy of the file (base is borrowed for
+     * the watcher's life, drift.h): libcurl puts a watch on a connection already open only
+     * when the TLS settings match, the CA file's path included.  With a copy of the CA written
+     * elsewhere, the first posts opened one connection per kind (100 extensions: 4 more to the
+     * apiserver, besides the informers' one), which then stayed open after the last extension
+     * was gone (~90 KiB of TLS and HTTP/2 state each). */
+    d->shared.server = strdup(base->server);
+    d->shared.ca_file = base->ca_file ? strdup(base->ca_file) : NULL;
+    d->shared.insecure_skip_tls_verify = base->insecure_skip_tls_verify;
+    if (!d->shared.server || (base->ca_file && !d->shared.ca_file)) {
+        kube_config_free(&d->shared);
         free(d);
+        olm_error_set(err, "out of memory");
         return NULL;
     }
-    explicit_bzero(d->shared.token, strlen(d->shared.token));
-    free(d->shared.token);
-    d->shared.token = NULL;
     d->be = *backend;
     d->cb = *cb;
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;

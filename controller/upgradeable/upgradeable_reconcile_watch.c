@@ -141,9 +141,9 @@ static kube_wq_result reconcile_cb(const char *key, void *data)
     atomic_fetch_add(&r->passes, 1);
     if (rc < 0) {
         olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: %s (will retry)", err.msg);
-        return (kube_wq_result){KUBE_WQ_ERROR, 0};
+        return (kube_wq_result){.kind = KUBE_WQ_ERROR, .requeue_after_ms = 0};
     }
-    return (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, RESYNC_MS};
+    return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = RESYNC_MS};
 }
 
 static void enqueue(upgradeable_reconciler *r)

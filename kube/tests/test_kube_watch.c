@@ -88,6 +88,34 @@ static void test_parser_byte_by_byte(void **state)
     kube_watch_stream_free(&ws);
 }
 
+/* Nothing stays allocated between events: complete events are parsed where the caller's
+ * buffer has them, and the start of an event kept for the next chunk is freed once that event
+ * is complete (a long-lived watch must not keep its largest chunk's size for good). */
+static void test_parser_keeps_no_buffer_between_events(void **state)
+{
+    (void)state;
+    seen s = {0};
+    kube_watch_stream ws;
+    kube_watch_stream_init(&ws, record_event, &s);
+    olm_error err;
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM, strlen(STREAM), &err), 0);
+    assert_null(ws.pending.data);
+    assert_int_equal(ws.pending.cap, 0);
+    /* An event cut in two: its start is kept, then released with the event. */
+    size_t line = (size_t)(strchr(STREAM, '\n') - STREAM) + 1;
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM, 10, &err), 0);
+    assert_int_equal(kube_watch_stream_pending(&ws), 10);
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM + 10, line - 10, &err), 0);
+    assert_int_equal(kube_watch_stream_pending(&ws), 0);
+    assert_null(ws.pending.data);
+    assert_int_equal(s.n, 5);
+    /* A reset (a new connection) releases it too. */
+    assert_int_equal(kube_watch_stream_feed(&ws, STREAM, 10, &err), 0);
+    kube_watch_stream_reset(&ws);
+    assert_null(ws.pending.data);
+    kube_watch_stream_free(&ws);
+}
+
 static void test_parser_errors(void **state)
 {
     (void)state;
@@ -406,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_parser_whole),
         cmocka_unit_test(test_parser_every_split),
         cmocka_unit_test(test_parser_byte_by_byte),
+        cmocka_unit_test(test_parser_keeps_no_buffer_between_events),
         cmocka_unit_test(test_parser_errors),
         cmocka_unit_test(test_parser_callback_stops),
         cmocka_unit_test(test_object_key),

@@ -57,11 +57,11 @@ static kube_wq_result reconcile(const char *key, void *data)
     }
     if (strcmp(key, "a") == 0)
         atomic_fetch_sub(&r->inflight_a, 1);
-    kube_wq_result res = {KUBE_WQ_OK, 0};
+    kube_wq_result res = {.kind = KUBE_WQ_OK, .requeue_after_ms = 0};
     if (i < r->fail_first)
         res.kind = KUBE_WQ_ERROR;
     else if (i < r->requeue_first)
-        res = (kube_wq_result){KUBE_WQ_REQUEUE_AFTER, 10};
+        res = (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = 10};
     else if (r->terminal)
         res.kind = KUBE_WQ_TERMINAL;
     return res;
@@ -202,7 +202,8 @@ static kube_wq_result fail_with_deadline(const char *key, void *data)
         r->at_ms[i] = uv_hrtime() / 1000000;
     uv_mutex_unlock(&r->mu);
     (void)key;
-    return i == 0 ? (kube_wq_result){KUBE_WQ_ERROR, 20} : (kube_wq_result){KUBE_WQ_OK, 0};
+    return i == 0 ? (kube_wq_result){.kind = KUBE_WQ_ERROR, .requeue_after_ms = 20}
+                  : (kube_wq_result){.kind = KUBE_WQ_OK, .requeue_after_ms = 0};
 }
 
 static void test_error_with_deadline(void **state)
@@ -411,6 +412,68 @@ static void test_requeue_after_and_terminal(void **state)
     rec_free(&r);
 }
 
+/* A key whose object is gone: the requeue its earlier reconcile scheduled (a minute away) is
+ * dropped, and the queue keeps nothing for the key (it goes idle at once, after 2 runs). */
+typedef struct gone_rec {
+    atomic_int runs;
+    kube_workqueue *q;
+    uv_idle_t idle;
+    bool added_again, done;
+} gone_rec;
+
+static kube_wq_result reconcile_then_gone(const char *key, void *data)
+{
+    (void)key;
+    gone_rec *g = data;
+    if (atomic_fetch_add(&g->runs, 1) == 0)
+        return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = 60000};
+    return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
+}
+
+static void gone_done(void *data)
+{
+    ((gone_rec *)data)->done = true;
+}
+
+static void gone_check(uv_idle_t *h)
+{
+    gone_rec *g = h->data;
+    if (kube_workqueue_running(g->q) || kube_workqueue_len(g->q))
+        return;
+    if (!g->added_again) {
+        /* The first run scheduled its requeue; the object is then deleted (an event adds it). */
+        assert_int_equal(atomic_load(&g->runs), 1);
+        assert_int_equal(kube_workqueue_waiting(g->q), 1);
+        g->added_again = true;
+        olm_error err;
+        assert_int_equal(kube_workqueue_add(g->q, "gone", &err), 0);
+        return;
+    }
+    assert_int_equal(kube_workqueue_waiting(g->q), 0);
+    uv_idle_stop(h);
+    uv_close((uv_handle_t *)h, NULL);
+    kube_workqueue_shutdown(g->q, true, gone_done, g);
+}
+
+static void test_gone_drops_the_scheduled_requeue(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    gone_rec g = {0};
+    olm_error err;
+    g.q = kube_workqueue_new(&loop, NULL, reconcile_then_gone, &g, &err);
+    assert_non_null(g.q);
+    assert_int_equal(kube_workqueue_add(g.q, "gone", &err), 0);
+    uv_idle_init(&loop, &g.idle);
+    g.idle.data = &g;
+    uv_idle_start(&g.idle, gone_check);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(g.done);
+    assert_int_equal(atomic_load(&g.runs), 2);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_shutdown_drains(void **state)
 {
     (void)state;
@@ -473,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_forget_and_requeues),
         cmocka_unit_test(test_add_after_order),
         cmocka_unit_test(test_requeue_after_and_terminal),
+        cmocka_unit_test(test_gone_drops_the_scheduled_requeue),
         cmocka_unit_test(test_shutdown_drains),
         cmocka_unit_test(test_shutdown_without_drain),
     };

@@ -1,11 +1,14 @@
-/* olm_malloc_tune: the GLIBC_TUNABLES value that turns glibc's per-thread cache off, and the
- * re-exec that starts the process again with it (run on this test binary itself). */
+/* olm_malloc_tune: the GLIBC_TUNABLES value that turns glibc's per-thread cache off, the
+ * re-exec that starts the process again with it (run on this test binary itself), and the
+ * fixed mmap/trim thresholds. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +101,59 @@ static void test_no_reexec_when_already_set(void **state)
     assert_string_equal(reexec_child_sees("glibc.malloc.tcache_count=0"), "not re-executed\n");
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+#ifndef UNDER_ASAN
+/* In a child (the thresholds are process state): frees a 1 MiB block, then allocates 256 KiB
+ * and exits 1 when that block got its own mapping (glibc counts those in hblks), 0 when it
+ * came from the heap. */
+static int child_big_block_mapped(bool fixed)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (fixed)
+            olm_malloc_fixed_thresholds();
+        char *big = malloc(1024 * 1024);
+        if (!big)
+            _exit(2);
+        big[0] = 1;
+        free(big);
+        size_t before = mallinfo2().hblks;
+        char *p = malloc(256 * 1024);
+        if (!p)
+            _exit(2);
+        p[0] = 1;
+        _exit(mallinfo2().hblks > before ? 1 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_not_equal(WEXITSTATUS(status), 2);
+    return WEXITSTATUS(status);
+}
+#endif
+
+/* glibc's default: freeing the 1 MiB mapped block raised the thresholds, and the next 256 KiB
+ * comes from the heap (and its trim threshold is now 2 MiB).  Fixed: it stays a mapping of its
+ * own, so the freed 1 MiB block changed nothing. */
+static void test_fixed_thresholds_do_not_follow_freed_blocks(void **state)
+{
+    (void)state;
+#ifdef UNDER_ASAN
+    skip(); /* ASan's allocator replaces glibc's: no thresholds to test */
+#else
+    assert_int_equal(child_big_block_mapped(false), 0);
+    assert_int_equal(child_big_block_mapped(true), 1);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--print-tunables") == 0) {
@@ -113,6 +169,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_too_small_is_an_error),
         cmocka_unit_test(test_reexec_starts_again_with_tcache_off),
         cmocka_unit_test(test_no_reexec_when_already_set),
+        cmocka_unit_test(test_fixed_thresholds_do_not_follow_freed_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

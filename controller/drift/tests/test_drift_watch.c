@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "drift.h"
 
@@ -21,7 +22,7 @@
 #define MAXW 32
 
 typedef struct fake_watch {
-    char path[256], selector[256], token[64];
+    char path[256], selector[256], token[64], ca_file[256];
     drift_watch *w;
     bool running;
     void (*closed)(void *);
@@ -57,6 +58,7 @@ static void *fake_start(void *data, const kube_config *cfg, const char *path, co
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->selector, sizeof f->selector, "%s", selector);
     snprintf(f->token, sizeof f->token, "%s", cfg->token);
+    snprintf(f->ca_file, sizeof f->ca_file, "%s", cfg->ca_file ? cfg->ca_file : "");
     f->w = w;
     f->running = true;
     return f;
@@ -821,6 +823,43 @@ static void test_shared_new_token_of_the_runner(void **state)
     assert_non_null(running(wd, "/api/v1/namespaces/ns-a/configmaps")); /* its own, meanwhile */
 }
 
+/* Every watch names the daemon's own CA file (base's path), not a copy of it: libcurl puts
+ * a watch on a connection already open (the informers') only when the TLS settings, the CA
+ * file's path included, are the same.  base here is what kube_config leaves for a CA given
+ * inline: the file in base's temp dir. */
+static void test_watches_use_the_base_ca_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-ca-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char ca[256];
+    snprintf(ca, sizeof ca, "%s/ca.crt", dir);
+    FILE *f = fopen(ca, "w");
+    assert_non_null(f);
+    fputs("-----BEGIN CERTIFICATE-----\n", f);
+    fclose(f);
+    world *wd = calloc(1, sizeof *wd);
+    assert_int_equal(uv_loop_init(&wd->loop), 0);
+    wd->base.server = "https://127.0.0.1:6443";
+    wd->base.ca_file = ca;
+    wd->base.tmp_dir = dir;
+    drift_backend be = {fake_start, fake_stop, wd};
+    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
+    olm_error err;
+    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, NULL, &err);
+    assert_non_null(wd->d);
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 6);
+    post(wd, &s);
+    assert_true(nrunning(wd) > 0);
+    for (int i = 0; i < wd->nfw; i++)
+        assert_string_equal(wd->fw[i].ca_file, ca);
+    void *st = wd;
+    teardown(&st);
+    /* Nothing of the watcher's own was left in base's temp dir, nor anywhere else. */
+    assert_int_equal(unlink(ca), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -828,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_paths_many_namespaces_watch_cluster_wide),
         cmocka_unit_test(test_paths_unknown_kind_fails),
         cmocka_unit_test(test_selector),
+        cmocka_unit_test(test_watches_use_the_base_ca_file),
         cmocka_unit_test(test_content_hash_ignores_server_bookkeeping),
         cmocka_unit_test_setup_teardown(test_watches_started_with_token_and_selector, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enqueue_only_after_the_initial_list, setup, teardown),
