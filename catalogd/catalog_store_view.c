@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "catalog_name.h"
-#include "strbuf.h"
+#include "olm_read_file.h"
 
 typedef struct index_entry {
     char *key;          /* owned */
@@ -126,27 +126,6 @@ static int build_all(store_view *v)
     return 0;
 }
 
-/* The rest of `fd` into sb: 0, or an errno value. */
-static int read_all(int fd, strbuf *sb)
-{
-    struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0 && strbuf_reserve(sb, (size_t)st.st_size) < 0)
-        return ENOMEM;
-    for (;;) {
-        if (sb->cap - sb->len < 4096 + 1 && strbuf_reserve(sb, 4096) < 0)
-            return ENOMEM;
-        ssize_t n = read(fd, sb->data + sb->len, sb->cap - sb->len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno;
-        if (n == 0)
-            return 0;
-        sb->len += (size_t)n;
-        sb->data[sb->len] = '\0';
-    }
-}
-
 static int load_index(store_view *v, int dfd, olm_error *err)
 {
     int fd = openat(dfd, "index.json", O_RDONLY | O_CLOEXEC);
@@ -154,16 +133,15 @@ static int load_index(store_view *v, int dfd, olm_error *err)
         return olm_error_set(err, "open index.json: %s", strerror(errno));
     /* Read whole, then parsed: json_loadfd reads one byte per read() call, 64 K system
      * calls (about 20 ms) for the index of certified-operators, on the way to Serving. */
-    strbuf text = STRBUF_INIT;
-    int rerr = read_all(fd, &text);
+    size_t len;
+    char *text = olm_read_fd(fd, "index.json", 0, &len, err);
+    int e = errno;
     close(fd);
-    if (rerr) {
-        strbuf_free(&text);
-        return errno = rerr, olm_error_set(err, "read index.json: %s", strerror(rerr));
-    }
+    if (!text)
+        return errno = e, -1;
     json_error_t jerr;
-    json_t *root = json_loadb(text.data ? text.data : "", text.len, 0, &jerr);
-    strbuf_free(&text);
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    free(text);
     if (!root)
         return errno = EINVAL, olm_error_set(err, "index.json: %s (line %d)", jerr.text, jerr.line);
     static const char *const names[3] = {"by_schema", "by_package", "by_name"};

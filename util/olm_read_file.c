@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Fails with the message already set: closes fd and frees buf. */
-static char *fail(int fd, char *buf)
+/* Fails with the message already set: frees buf, keeps errno. */
+static char *fail(char *buf, int e)
 {
     free(buf);
-    close(fd);
+    errno = e;
     return NULL;
 }
 
@@ -24,6 +24,15 @@ char *olm_read_file(const char *path, size_t max_size, size_t *len, olm_error *e
         olm_error_set(err, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
+    char *buf = olm_read_fd(fd, path, max_size, len, err);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return buf;
+}
+
+char *olm_read_fd(int fd, const char *name, size_t max_size, size_t *len, olm_error *err)
+{
     /* The size of a regular file is a good first guess; pipes and /proc files say 0. */
     struct stat st;
     size_t cap = 8192;
@@ -33,8 +42,8 @@ char *olm_read_file(const char *path, size_t max_size, size_t *len, olm_error *e
         cap = max_size + 1; /* one more byte tells "bigger than max_size" apart */
     char *buf = malloc(cap + 1);
     if (!buf) {
-        olm_error_set(err, "out of memory reading %s", path);
-        return fail(fd, NULL);
+        olm_error_set(err, "out of memory reading %s", name);
+        return fail(NULL, ENOMEM);
     }
     size_t n = 0;
     for (;;) {
@@ -42,8 +51,8 @@ char *olm_read_file(const char *path, size_t max_size, size_t *len, olm_error *e
             size_t grown = cap > SIZE_MAX / 2 - 1 ? 0 : cap * 2;
             char *nb = grown ? realloc(buf, grown + 1) : NULL;
             if (!nb) {
-                olm_error_set(err, "out of memory reading %s", path);
-                return fail(fd, buf);
+                olm_error_set(err, "out of memory reading %s", name);
+                return fail(buf, ENOMEM);
             }
             buf = nb;
             cap = grown;
@@ -52,18 +61,18 @@ char *olm_read_file(const char *path, size_t max_size, size_t *len, olm_error *e
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            olm_error_set(err, "cannot read %s: %s", path, strerror(errno));
-            return fail(fd, buf);
+            int e = errno;
+            olm_error_set(err, "cannot read %s: %s", name, strerror(e));
+            return fail(buf, e);
         }
         if (r == 0)
             break;
         n += (size_t)r;
         if (max_size && n > max_size) {
-            olm_error_set(err, "%s is larger than %zu bytes", path, max_size);
-            return fail(fd, buf);
+            olm_error_set(err, "%s is larger than %zu bytes", name, max_size);
+            return fail(buf, EFBIG);
         }
     }
-    close(fd);
     buf[n] = '\0';
     if (len)
         *len = n;

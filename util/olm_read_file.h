@@ -13,4 +13,9 @@
  * <max_size> bytes" or "out of memory reading <path>". */
 char *olm_read_file(const char *path, size_t max_size, size_t *len, olm_error *err);
 
+/* The same for an open descriptor (e.g. one from openat): reads the rest of `fd`, which it
+ * leaves open; `name` stands for the path in the messages.  On failure errno says why
+ * (ENOMEM, EFBIG for max_size, or read's). */
+char *olm_read_fd(int fd, const char *name, size_t max_size, size_t *len, olm_error *err);
+
 #endif

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,12 +111,37 @@ static void test_errors(void **state)
     assert_string_equal(err.msg, want);
 }
 
+/* olm_read_fd: the rest of an open descriptor, which stays open; messages name `name`. */
+static void test_read_fd(void **state)
+{
+    (void)state;
+    write_file("fd", "skip:rest", 9);
+    int fd = open(path_of("fd"), O_RDONLY);
+    assert_true(fd >= 0);
+    char skip[5];
+    assert_int_equal(read(fd, skip, 5), 5);
+    olm_error err;
+    size_t len = 0;
+    char *s = olm_read_fd(fd, "fd-name", 0, &len, &err);
+    assert_non_null(s);
+    assert_int_equal(len, 4);
+    assert_string_equal(s, "rest");
+    free(s);
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0); /* still open */
+    s = olm_read_fd(fd, "fd-name", 3, &len, &err);
+    assert_null(s);
+    assert_int_equal(errno, EFBIG);
+    assert_non_null(strstr(err.msg, "fd-name is larger than 3 bytes"));
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contents),
         cmocka_unit_test(test_big_and_limit),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_read_fd),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
