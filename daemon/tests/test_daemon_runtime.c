@@ -78,10 +78,10 @@ static void test_connect_fails_on_a_missing_kubeconfig(void **state)
     assert_null(rt.rest_metrics);
 }
 
-static void test_connect_makes_a_client_with_metrics(void **state)
+/* A token kubeconfig for a server nobody listens on (nothing here connects), at a fresh
+ * path made from the template `path`. */
+static void write_kubeconfig(char *path)
 {
-    (void)state;
-    char path[] = "/tmp/daemon-runtime-kubeconfig-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     const char *kc = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
@@ -90,6 +90,13 @@ static void test_connect_makes_a_client_with_metrics(void **state)
                      "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n";
     assert_int_equal(write(fd, kc, strlen(kc)), (ssize_t)strlen(kc));
     close(fd);
+}
+
+static void test_connect_makes_a_client_with_metrics(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/daemon-runtime-kubeconfig-XXXXXX";
+    write_kubeconfig(path);
     daemon_runtime rt = {.prog = "test", .log_key = "test"};
     assert_int_equal(daemon_runtime_connect(&rt, path), 0);
     assert_non_null(rt.client);
@@ -104,14 +111,7 @@ static void test_transport_without_metrics_listener_has_no_filter(void **state)
 {
     (void)state;
     char path[] = "/tmp/daemon-runtime-kubeconfig-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *kc = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                     "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:1\n"
-                     "users:\n- name: u\n  user:\n    token: t\n"
-                     "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n";
-    assert_int_equal(write(fd, kc, strlen(kc)), (ssize_t)strlen(kc));
-    close(fd);
+    write_kubeconfig(path);
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     daemon_runtime rt = {.prog = "test", .log_key = "test", .loop = &loop};
