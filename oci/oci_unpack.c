@@ -51,12 +51,14 @@ struct oci_unpacker {
     char *root_dir;          /* for oci_unpacker_observe's paths */
     oci_unpack_file_fn on_file;
     void *on_file_ctx;
+    size_t told;             /* files the observer was told of */
 };
 
-/* Whoever observes the unpack can no longer trust the files it was told of. */
+/* Whoever observes the unpack can no longer trust the files it was told of (an observer
+ * takes that for good).  Nothing to say while it was told of none. */
 static void forget_told(oci_unpacker *u)
 {
-    if (u->on_file)
+    if (u->on_file && u->told)
         u->on_file(u->on_file_ctx, NULL, NULL);
 }
 
@@ -165,9 +167,11 @@ static void tell_file(oci_unpacker *u, const char *mapped)
     }
     char *abs = NULL;
     if (asprintf(&abs, "%s/%s", u->root_dir, mapped) < 0) {
-        forget_told(u); /* cannot tell it: better nobody relies on an incomplete list */
+        /* cannot tell it: better nobody relies on an incomplete list, even an empty one */
+        u->on_file(u->on_file_ctx, NULL, NULL);
         return;
     }
+    u->told++;
     u->on_file(u->on_file_ctx, abs, rel);
     free(abs);
 }
@@ -489,7 +493,6 @@ static int apply_whiteout(const struct ectx *c, const char *parent, const char *
     oci_unpacker *u = c->u;
     char *target = u->tpath;
     const char *victim = base + strlen(WH_PREFIX);
-    forget_told(u); /* it may delete a file already told of */
     if (!opaque && (!*victim || strcmp(victim, ".") == 0 || strcmp(victim, "..") == 0))
         return efail(c, "invalid whiteout name");
     int n = opaque ? snprintf(target, OCI_UNPACK_PATH_BUFSZ, "%s", parent)
@@ -504,6 +507,7 @@ static int apply_whiteout(const struct ectx *c, const char *parent, const char *
     /* a whiteout hides lower layers only, never what this layer made */
     if (!opaque && *mapped && oci_pathset_has(&u->layer_paths, mapped))
         return 0;
+    forget_told(u); /* it may delete a file already told of */
     if (opaque || !*mapped) {
         /* opaque dir, or the whole extracted dir deleted: clear it in place */
         int dfd = open_dir(c, mapped, "whiteout path");

@@ -1038,6 +1038,31 @@ static void test_observer_forgets_on_whiteout(void **state)
 }
 
 
+/* A whiteout that can touch no file told of says nothing: one outside the prefix (a base
+ * image's `RUN rm`), and one before any file was told. */
+static void test_observer_ignores_whiteouts_that_touch_nothing_told(void **state)
+{
+    env *e = *state;
+    tarw *l1 = tw_new(PLAIN);
+    tw_file(l1, "etc/old", "o");
+    tarw *l2 = tw_new(PLAIN);
+    tw_file(l2, "etc/.wh.old", "");
+    tw_file(l2, "configs/a.json", "{}");
+    tarw *l3 = tw_new(PLAIN);
+    tw_file(l3, "etc/.wh.gone", "");
+    tarw *layers[] = {l1, l2, l3};
+    observe_next = true;
+    assert_int_equal(unpack(e, "/configs", 0, NULL, layers, 3, NULL), 0);
+    assert_string_equal(told, "a.json <- /configs/a.json\n");
+
+    tarw *m1 = tw_new(PLAIN);
+    tw_file(m1, ".wh.nothing", "");
+    tw_file(m1, "a", "1");
+    observe_next = true;
+    assert_int_equal(unpack(e, NULL, 0, NULL, &m1, 1, NULL), 0);
+    assert_string_equal(told, "a <- /a\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1071,6 +1096,7 @@ int main(void)
         T(test_observer_strip),
         T(test_observer_forgets_on_replace),
         T(test_observer_forgets_on_whiteout),
+        T(test_observer_ignores_whiteouts_that_touch_nothing_told),
         T(test_prefix_strip),
         T(test_prefix_strip_symlink_escape),
         T(test_bad_prefix),
