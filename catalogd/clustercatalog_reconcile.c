@@ -68,6 +68,12 @@ static kube_wq_result wq(kube_wq_result_kind kind, uint64_t after_ms)
     return res;
 }
 
+/* Done, and the catalog no longer exists: its poll requeue, if one is waiting, goes too. */
+static kube_wq_result wq_gone(void)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
+}
+
 /* Merge-patches the object and replaces *cur with the server's answer. */
 static int patch_object(clustercatalog_reconciler *r, const char *name, json_t *patch, json_t **cur, olm_error *err)
 {
@@ -209,7 +215,7 @@ static int write_status_now(clustercatalog_reconciler *r, const char *name, json
 static kube_wq_result kube_failed(const char *name, const char *what, int rc, const olm_error *err)
 {
     if (rc == KUBE_NOT_FOUND) /* deleted meanwhile: the delete event brings us back */
-        return wq(KUBE_WQ_OK, 0);
+        return wq_gone();
     catalogd_log(rc == KUBE_CONFLICT ? CATALOGD_LOG_INFO : CATALOGD_LOG_WARN, name, "%s: %s%s", what, err->msg,
                  rc == KUBE_CONFLICT ? " (stale read; requeued)" : "");
     return wq(KUBE_WQ_ERROR, 0);
@@ -225,7 +231,7 @@ static kube_wq_result reconcile_gone(clustercatalog_reconciler *r, const char *n
         catalogd_log(CATALOGD_LOG_WARN, name, "removing content of deleted catalog: %s", err.msg);
         return wq(KUBE_WQ_ERROR, 0);
     }
-    return wq(KUBE_WQ_OK, 0);
+    return wq_gone();
 }
 
 /* §4.1 step 1: availabilityMode Unavailable. */
