@@ -64,11 +64,12 @@ typedef struct drift_post {
 
 struct drift_watcher {
     uv_loop_t *loop;
-    /* The server and CA of every watch, without credentials.  The CA file is base's
-     * (drift_watcher_new), the one the daemon's own watches use: libcurl shares a
-     * connection only between transfers with the same TLS settings (CA path included), so
-     * the watches of all extensions can be streams of the informers' HTTP/2 connection. */
-    kube_config shared;
+    /* The server and CA of every watch (its credentials are not used): drift_watcher_new's
+     * `base`, borrowed for the watcher's life.  Its CA file is the one the daemon's own
+     * watches use: libcurl shares a connection only between transfers with the same TLS
+     * settings (CA path included), so the watches of all extensions can be streams of the
+     * informers' HTTP/2 connection. */
+    const kube_config *base;
     drift_backend be;
     drift_callbacks cb;
     uint64_t coalesce_ms, min_refresh_ms;

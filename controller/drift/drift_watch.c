@@ -44,11 +44,11 @@ drift_cfg *drift_cfg_new(drift_watcher *d, const char *token, olm_error *err)
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    c->cfg.server = strdup(d->shared.server);
-    c->cfg.ca_file = d->shared.ca_file ? strdup(d->shared.ca_file) : NULL; /* the file is base's */
-    c->cfg.insecure_skip_tls_verify = d->shared.insecure_skip_tls_verify;
+    c->cfg.server = strdup(d->base->server);
+    c->cfg.ca_file = d->base->ca_file ? strdup(d->base->ca_file) : NULL; /* the path, not a copy of the file */
+    c->cfg.insecure_skip_tls_verify = d->base->insecure_skip_tls_verify;
     c->cfg.token = strdup(token);
-    if (!c->cfg.server || (d->shared.ca_file && !c->cfg.ca_file) || !c->cfg.token) {
+    if (!c->cfg.server || (d->base->ca_file && !c->cfg.ca_file) || !c->cfg.token) {
         kube_config_free(&c->cfg);
         free(c);
         olm_error_set(err, "out of memory");
@@ -297,7 +297,6 @@ void drift_close_done(drift_watcher *d)
         return;
     drift_posts_free(drift_posts_take(d));
     pthread_mutex_destroy(&d->lock);
-    kube_config_free(&d->shared); /* after every watch */
     json_decref(d->by_name);
     void (*cb)(void *) = d->closed;
     void *data = d->closed_data;

@@ -260,33 +260,24 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     }
     d->loop = loop;
     /* base's server and the path of its CA file, not a copy of the file (base is borrowed for
-     * the watcher's life, drift.h): libcurl puts a watch on a connection already open only
-     * when the TLS settings match, the CA file's path included.  With a copy of the CA written
+     * the watcher's life, drift.h; drift_cfg_new reads it): libcurl puts a watch on a
+     * connection already open only when the TLS settings match, the CA file's path
+     * included.  With a copy of the CA written
      * elsewhere, the first posts opened one connection per kind (100 extensions: 4 more to the
      * apiserver, besides the informers' one), which then stayed open after the last extension
      * was gone (~90 KiB of TLS and HTTP/2 state each). */
-    d->shared.server = strdup(base->server);
-    d->shared.ca_file = base->ca_file ? strdup(base->ca_file) : NULL;
-    d->shared.insecure_skip_tls_verify = base->insecure_skip_tls_verify;
-    if (!d->shared.server || (base->ca_file && !d->shared.ca_file)) {
-        kube_config_free(&d->shared);
-        free(d);
-        olm_error_set(err, "out of memory");
-        return NULL;
-    }
+    d->base = base;
     d->be = *backend;
     d->cb = *cb;
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
     d->per_extension_only = opts && opts->per_extension_only;
     if (!(d->by_name = json_object())) {
-        kube_config_free(&d->shared);
         free(d);
         olm_error_set(err, "out of memory");
         return NULL;
     }
     if (pthread_mutex_init(&d->lock, NULL) != 0) {
-        kube_config_free(&d->shared);
         json_decref(d->by_name);
         free(d);
         olm_error_set(err, "pthread_mutex_init failed");
@@ -295,7 +286,6 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     int rc = uv_async_init(loop, &d->async, on_async);
     if (rc != 0) {
         pthread_mutex_destroy(&d->lock);
-        kube_config_free(&d->shared);
         json_decref(d->by_name);
         free(d);
         olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
