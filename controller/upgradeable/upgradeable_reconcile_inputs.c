@@ -127,6 +127,11 @@ json_t *upgradeable_slim_record(const json_t *secret)
     return k;
 }
 
+bool upgradeable_copy_unchanged(bool listed, const json_t *held, const json_t *kept)
+{
+    return listed && held && kept && json_equal(held, kept);
+}
+
 /* Every page of a list, what `slim` keeps of each item appended to *items (created here). */
 static int list_all(kube_client *c, const char *api_version, const char *kind, const char *ns, const char *selector,
                     slim_fn slim, json_t **items, olm_error *err)

@@ -166,16 +166,25 @@ static void on_event(kube_watch_event_type type, json_t *obj, void *data)
                        : slot->i == W_EXTENSIONS          ? upgradeable_slim_extension(obj)
                                                           : upgradeable_slim_record(obj);
         int rc = 0;
+        bool unchanged = false;
         uv_mutex_lock(&r->copies_lock);
-        if (key && type == KUBE_WATCH_DELETED)
+        if (key && type == KUBE_WATCH_DELETED) {
             json_object_del(r->copies[slot->i], key);
-        else
-            rc = key && keep ? json_object_set_new(r->copies[slot->i], key, keep) : (json_decref(keep), -1);
+        } else if (key && keep) {
+            unchanged = upgradeable_copy_unchanged(atomic_load(&r->listed[slot->i]),
+                                                   json_object_get(r->copies[slot->i], key), keep);
+            rc = json_object_set_new(r->copies[slot->i], key, keep);
+        } else {
+            json_decref(keep);
+            rc = -1;
+        }
         uv_mutex_unlock(&r->copies_lock);
         free(key);
         if (rc != 0) { /* a copy short of one object: passes list through REST from now on */
             r->broken[slot->i] = true;
             atomic_store(&r->listed[slot->i], false);
+        } else if (unchanged) {
+            return; /* nothing a pass reads changed: no pass (the resync still comes) */
         }
     }
     enqueue(r);

@@ -283,6 +283,29 @@ static void test_inputs_match(void **state)
     json_decref(secrets);
 }
 
+/* ---- which watch events ask for a pass ---- */
+
+static void test_copy_unchanged(void **state)
+{
+    (void)state;
+    json_t *ce = json_pack("{s:{s:s, s:s}, s:{s:[]}}", "metadata", "name", "a", "resourceVersion", "1", "status",
+                           "conditions");
+    json_t *ce_status_write = json_pack("{s:{s:s, s:s}, s:{s:[{s:s}]}}", "metadata", "name", "a",
+                                        "resourceVersion", "2", "status", "conditions", "type", "Installed");
+    json_t *held = upgradeable_slim_extension(ce);
+    json_t *kept = upgradeable_slim_extension(ce_status_write);
+    assert_true(upgradeable_copy_unchanged(true, held, kept));   /* a status write: no pass */
+    assert_false(upgradeable_copy_unchanged(false, held, kept)); /* passes list through REST */
+    assert_false(upgradeable_copy_unchanged(true, NULL, kept));  /* a new object */
+    json_t *rec = json_pack("{s:{s:{s:s}}, s:{s:s}}", "metadata", "labels", "k", "v", "data", "record.json", "e30=");
+    json_t *rec2 = json_pack("{s:{s:{s:s}}, s:{s:s}}", "metadata", "labels", "k", "v", "data", "record.json", "e30K");
+    json_t *r1 = upgradeable_slim_record(rec), *r2 = upgradeable_slim_record(rec2);
+    assert_false(upgradeable_copy_unchanged(true, r1, r2)); /* the record changed */
+    assert_true(upgradeable_copy_unchanged(true, r1, r1));
+    json_decref(ce), json_decref(ce_status_write), json_decref(held), json_decref(kept);
+    json_decref(rec), json_decref(rec2), json_decref(r1), json_decref(r2);
+}
+
 /* ---- spacing of passes ---- */
 
 static void test_pass_delay(void **state)
@@ -307,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_merge_unchanged),        cmocka_unit_test(test_rfc3339),
         cmocka_unit_test(test_record_decode),          cmocka_unit_test(test_missing_cluster_version),
         cmocka_unit_test(test_list_error_and_lookup), cmocka_unit_test(test_inputs_match),
+        cmocka_unit_test(test_copy_unchanged),
         cmocka_unit_test(test_pass_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
