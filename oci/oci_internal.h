@@ -47,4 +47,11 @@ int oci_verify_sink_finish(oci_verify_sink *s, const char *what, const char *exp
                            olm_error *err);
 void oci_verify_sink_free(oci_verify_sink *s);
 
+struct dirent;
+/* The drop-ins of a registries.conf: the `*.conf` entries of `dir` (PATH.d) that are not
+ * hidden, sorted by name, as containers/image reads them (scandir's result: n entries, each
+ * and the array freed by the caller; -1 with errno, ENOENT for no directory).  Both
+ * oci_registries_conf_load and oci_registries_follow's change signature list them so. */
+int oci_registries_dropins(const char *dir, struct dirent ***names);
+
 #endif

@@ -2,6 +2,7 @@
  * reference (see oci_registries_conf.h for the rules, which follow containers/image's
  * pkg/sysregistriesv2). */
 #include "oci_registries_conf.h"
+#include "oci_internal.h"
 #include "oci_toml.h"
 
 #include <dirent.h>
@@ -345,7 +346,18 @@ static int add_file(oci_registries_conf *conf, const char *path, bool allow_v1, 
     return rc;
 }
 
-static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int dropin_name(const struct dirent *e)
+{
+    size_t l = strlen(e->d_name);
+    return e->d_name[0] != '.' && l >= 6 && strcmp(e->d_name + l - 5, ".conf") == 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+int oci_registries_dropins(const char *dir, struct dirent ***names)
+{
+    return scandir(dir, names, dropin_name, by_name);
+}
 
 oci_registries_conf *oci_registries_conf_load(const char *path, bool required, olm_error *err)
 {
@@ -371,8 +383,9 @@ oci_registries_conf *oci_registries_conf_load(const char *path, bool required, o
         olm_error_set(err, "out of memory");
         goto bad;
     }
-    DIR *d = opendir(dir);
-    if (!d) {
+    struct dirent **names = NULL;
+    int nn = oci_registries_dropins(dir, &names);
+    if (nn < 0) {
         int e = errno;
         free(dir);
         if (e == ENOENT || e == ENOTDIR)
@@ -380,36 +393,18 @@ oci_registries_conf *oci_registries_conf_load(const char *path, bool required, o
         olm_error_set(err, "registries configuration drop-ins %s.d: %s", path, strerror(e));
         goto bad;
     }
-    char **names = NULL;
-    size_t nn = 0, cap = 0;
-    struct dirent *e;
     int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".conf") != 0)
-            continue;
-        if (nn == cap) {
-            cap = cap ? cap * 2 : 8;
-            char **g = realloc(names, cap * sizeof *names);
-            if (!g) {
-                rc = olm_error_set(err, "out of memory");
-                break;
-            }
-            names = g;
-        }
-        if (asprintf(&names[nn], "%s/%s", dir, e->d_name) < 0)
+    for (int i = 0; i < nn; i++) {
+        char *f = NULL;
+        if (rc == 0 && asprintf(&f, "%s/%s", dir, names[i]->d_name) < 0) {
+            f = NULL; /* asprintf leaves it undefined on failure */
             rc = olm_error_set(err, "out of memory");
-        else
-            nn++;
-    }
-    closedir(d);
-    if (nn > 1) /* qsort(NULL, 0, ...) is undefined: an empty drop-in directory */
-        qsort(names, nn, sizeof *names, cmp_names);
-    for (size_t i = 0; i < nn; i++) {
+        }
         struct stat fs;
         /* only regular files (a directory named x.conf is skipped, as containers/image does) */
-        if (rc == 0 && stat(names[i], &fs) == 0 && S_ISREG(fs.st_mode))
-            rc = add_file(conf, names[i], false, false, err);
+        if (rc == 0 && stat(f, &fs) == 0 && S_ISREG(fs.st_mode))
+            rc = add_file(conf, f, false, false, err);
+        free(f);
         free(names[i]);
     }
     free(names);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "oci_internal.h"
 #include "strbuf.h"
 
 struct oci_registries_follow {
@@ -31,14 +32,6 @@ static int stat_into(strbuf *sb, const char *name)
                           st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
-
-static int conf_file(const struct dirent *e)
-{
-    size_t l = strlen(e->d_name);
-    return e->d_name[0] != '.' && l >= 6 && strcmp(e->d_name + l - 5, ".conf") == 0;
-}
-
 /* What identifies the configuration's files as they are now; NULL when out of memory. */
 static char *signature(const char *path)
 {
@@ -50,13 +43,13 @@ static char *signature(const char *path)
         rc = -1;
     }
     struct dirent **ents = NULL;
-    int n = rc == 0 ? scandir(dir, &ents, conf_file, by_name) : 0;
+    int n = rc == 0 ? oci_registries_dropins(dir, &ents) : 0;
     for (int i = 0; i < n; i++) {
         char *f = NULL;
         if (rc == 0 && asprintf(&f, "%s/%s", dir, ents[i]->d_name) >= 0)
             rc = stat_into(&sb, f);
         else
-            rc = -1;
+            f = NULL, rc = -1; /* asprintf leaves f undefined on failure */
         free(f);
         free(ents[i]);
     }
