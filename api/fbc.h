@@ -130,9 +130,10 @@ fbc_catalog *fbc_load_dir_parallel(const char *dir, unsigned threads, olm_error 
  * a file offered is complete and will not change; when that no longer holds (a later
  * layer replaced something), it offers rel NULL and every part is dropped. */
 typedef struct fbc_prefetch fbc_prefetch;
-/* Starts the decoding thread.  NULL when it cannot (out of memory or threads): load
+/* A prefetch whose decoding thread starts with the first offer (a reconcile that finds its
+ * image already stored offers nothing and starts none).  NULL when out of memory: load
  * without (every function below takes NULL and then does nothing). */
-fbc_prefetch *fbc_prefetch_start(void);
+fbc_prefetch *fbc_prefetch_new(void);
 /* Queues the file at `path` (read there, now or a little later; a path gone by then is
  * left to the load), known to the load as `rel`.  rel NULL: forget everything offered, and every later offer.  Thread-safe. */
 void fbc_prefetch_offer(fbc_prefetch *p, const char *path, const char *rel);

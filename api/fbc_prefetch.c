@@ -33,6 +33,7 @@ struct fbc_prefetch {
     bool untrusted;  /* an offer of rel NULL: no part may be used */
     size_t *by_rel;  /* item indexes sorted by rel (after stop; items no longer move) */
     pthread_t tid;
+    bool started;    /* tid runs: from the first offer on */
 };
 
 static void *decode_thread(void *arg)
@@ -65,7 +66,7 @@ static void *decode_thread(void *arg)
     return NULL;
 }
 
-fbc_prefetch *fbc_prefetch_start(void)
+fbc_prefetch *fbc_prefetch_new(void)
 {
     fbc_prefetch *p = calloc(1, sizeof *p);
     if (!p)
@@ -73,12 +74,6 @@ fbc_prefetch *fbc_prefetch_start(void)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->in_hand = SIZE_MAX;
-    if (pthread_create(&p->tid, NULL, decode_thread, p) != 0) {
-        pthread_cond_destroy(&p->cv);
-        pthread_mutex_destroy(&p->mu);
-        free(p);
-        return NULL;
-    }
     return p;
 }
 
@@ -91,7 +86,10 @@ void fbc_prefetch_offer(fbc_prefetch *p, const char *path, const char *rel)
         /* nothing more to decode */
     } else if (!rel || !path) {
         p->untrusted = true;
+    } else if (!p->started && pthread_create(&p->tid, NULL, decode_thread, p) != 0) {
+        p->untrusted = true; /* no thread: the load decodes everything, as without a prefetch */
     } else {
+        p->started = true; /* the thread waits for mu, which this offer holds */
         if (p->n == p->cap) {
             size_t cap = p->cap ? p->cap * 2 : 64;
             pf_item *ni = realloc(p->items, cap * sizeof *ni);
@@ -137,7 +135,8 @@ void fbc_prefetch_stop(fbc_prefetch *p)
         } else {
             for (size_t i = 0; i < p->n; i++)
                 p->by_rel[i] = i;
-            qsort_r(p->by_rel, p->n, sizeof *p->by_rel, by_rel, p->items);
+            if (p->n > 1) /* qsort_r(NULL, 0, ...) is undefined: nothing was offered */
+                qsort_r(p->by_rel, p->n, sizeof *p->by_rel, by_rel, p->items);
             /* The same path told twice means it was written twice: the unpacker says so
              * with a NULL offer first, but a part must never stand for other bytes than
              * the load's. */
@@ -204,7 +203,8 @@ void fbc_prefetch_free(fbc_prefetch *p)
     if (!p)
         return;
     fbc_prefetch_stop(p);
-    pthread_join(p->tid, NULL);
+    if (p->started)
+        pthread_join(p->tid, NULL);
     for (size_t i = 0; i < p->n; i++) {
         free(p->items[i].path);
         free(p->items[i].rel);

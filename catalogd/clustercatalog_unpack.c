@@ -156,7 +156,7 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     /* Files are decoded on the second core while the pull unpacks the rest (fbc.h,
      * fbc_prefetch): the load then has that much less to do.  Not on one core, where the
      * decoding would only take turns with the unpack. */
-    fbc_prefetch *pre = load_threads() > 1 ? fbc_prefetch_start() : NULL;
+    fbc_prefetch *pre = load_threads() > 1 ? fbc_prefetch_new() : NULL;
     oci_pull_opts opts = r->cfg.pull;
     if (pre) {
         opts.on_file = offer_file;

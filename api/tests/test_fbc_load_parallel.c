@@ -279,7 +279,7 @@ static void check_prefetched(const char *dir, const char *offer_dir, bool with_e
     size_t n = list_files(offer_dir, true, rels, 512);
     assert_true(n > 0);
     for (unsigned threads = 1; threads <= 2; threads++) {
-        fbc_prefetch *p = fbc_prefetch_start();
+        fbc_prefetch *p = fbc_prefetch_new();
         assert_non_null(p);
         for (size_t i = 0; i < n; i++) {
             char path[8200];
@@ -387,6 +387,32 @@ static void test_prefetch_forget(void **state)
 }
 
 
+/* A prefetch that is never offered a file (catalogd's reconcile of an image already stored)
+ * starts no thread, and a load through it is the plain load. */
+static void test_prefetch_without_offers(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_catalog(dir, sizeof dir);
+    olm_error e1, e2;
+    fbc_catalog *serial = fbc_load_dir(dir, &e1);
+    assert_non_null(serial);
+    fbc_prefetch *p = fbc_prefetch_new();
+    assert_non_null(p);
+    fbc_catalog *pre = fbc_load_dir_prefetched(dir, 2, p, &e2);
+    assert_non_null(pre);
+    same_catalog(serial, pre);
+    fbc_prefetch_free(p);
+    fbc_catalog_free(pre);
+    fbc_catalog_free(serial);
+    remove_catalog(dir);
+
+    p = fbc_prefetch_new(); /* and one that is only stopped and freed */
+    assert_non_null(p);
+    fbc_prefetch_stop(p);
+    fbc_prefetch_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_prefetch_same_catalog),
         cmocka_unit_test(test_prefetch_same_error),
         cmocka_unit_test(test_prefetch_forget),
+        cmocka_unit_test(test_prefetch_without_offers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
