@@ -3,6 +3,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct kube_informer {
     kube_watch *watch;
@@ -11,10 +12,21 @@ struct kube_informer {
     uv_rwlock_t lock; /* guards `store`; written on the loop thread only */
     json_t *store;    /* key → object */
     atomic_bool synced;
+    atomic_uint lost; /* kube_informer_lost_events */
+    kube_informer_transform transform;
     bool stopped;
     void (*closed_cb)(void *data);
     void *closed_data;
 };
+
+/* An event that could not be applied: counted, so fail-closed readers stop trusting
+ * the cache (kube_informer_lost_events), and reported. */
+static void lose(kube_informer *inf, const char *why)
+{
+    atomic_fetch_add(&inf->lost, 1);
+    if (inf->h.on_error)
+        inf->h.on_error(why, inf->data);
+}
 
 void kube_informer_apply(kube_informer *inf, kube_watch_event_type type, json_t *obj)
 {
@@ -22,8 +34,13 @@ void kube_informer_apply(kube_informer *inf, kube_watch_event_type type, json_t 
         return;
     char *key = kube_object_key(obj);
     if (!key) {
-        if (inf->h.on_error)
-            inf->h.on_error("informer: event for an object without metadata.name ignored", inf->data);
+        lose(inf, "informer: event for an object without metadata.name (or out of memory) lost");
+        return;
+    }
+    json_t *kept = inf->transform ? inf->transform(obj, inf->data) : json_incref(obj);
+    if (!kept) {
+        free(key);
+        lose(inf, "informer: out of memory transforming an object; event lost");
         return;
     }
     /* Keep the previous object alive past the store update for on_update/on_delete. */
@@ -33,27 +50,27 @@ void kube_informer_apply(kube_informer *inf, kube_watch_event_type type, json_t 
     if (type == KUBE_WATCH_DELETED)
         json_object_del(inf->store, key);
     else
-        rc = json_object_set(inf->store, key, obj);
+        rc = json_object_set(inf->store, key, kept);
     uv_rwlock_wrunlock(&inf->lock);
     free(key);
     if (rc != 0) {
         json_decref(old);
-        if (inf->h.on_error)
-            inf->h.on_error("informer: out of memory updating the cache", inf->data);
+        json_decref(kept);
+        lose(inf, "informer: out of memory updating the cache; event lost");
         return;
     }
     if (type == KUBE_WATCH_DELETED) {
-        /* A delete carries the final state; fall back to the cached one if the
-         * event object is sparse. */
+        /* A delete carries the final state. */
         if (inf->h.on_delete)
-            inf->h.on_delete(obj ? obj : old, inf->data);
+            inf->h.on_delete(kept, inf->data);
     } else if (old) {
         if (inf->h.on_update)
-            inf->h.on_update(old, obj, inf->data);
+            inf->h.on_update(old, kept, inf->data);
     } else if (inf->h.on_add) {
-        inf->h.on_add(obj, inf->data);
+        inf->h.on_add(kept, inf->data);
     }
     json_decref(old);
+    json_decref(kept);
 }
 
 static void on_watch_event(kube_watch_event_type type, json_t *obj, void *data)
@@ -88,6 +105,7 @@ kube_informer *kube_informer_new(kube_uvcurl *uc, const kube_config *cfg, const 
         inf->h = *handlers;
     inf->data = data;
     atomic_init(&inf->synced, false);
+    atomic_init(&inf->lost, 0);
     inf->store = json_object();
     if (!inf->store) {
         free(inf);
@@ -110,6 +128,11 @@ kube_informer *kube_informer_new(kube_uvcurl *uc, const kube_config *cfg, const 
         return NULL;
     }
     return inf;
+}
+
+void kube_informer_set_transform(kube_informer *inf, kube_informer_transform transform)
+{
+    inf->transform = transform;
 }
 
 int kube_informer_start(kube_informer *inf, olm_error *err)
@@ -147,6 +170,44 @@ json_t *kube_informer_list(kube_informer *inf)
     }
     uv_rwlock_rdunlock(&inf->lock);
     return arr;
+}
+
+typedef struct keyed {
+    const char *key;
+    json_t *obj;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+}
+
+json_t *kube_informer_list_by_key(kube_informer *inf)
+{
+    uv_rwlock_rdlock(&inf->lock);
+    size_t n = json_object_size(inf->store), k = 0;
+    keyed *v = malloc((n ? n : 1) * sizeof *v); /* the keys are the store's: read under the lock */
+    json_t *arr = v ? json_array() : NULL;
+    const char *key;
+    json_t *obj;
+    if (arr) {
+        json_object_foreach(inf->store, key, obj)
+            v[k++] = (keyed){key, obj};
+        qsort(v, k, sizeof *v, by_key);
+        for (size_t j = 0; j < k && arr; j++)
+            if (json_array_append(arr, v[j].obj) != 0) {
+                json_decref(arr);
+                arr = NULL;
+            }
+    }
+    uv_rwlock_rdunlock(&inf->lock);
+    free(v);
+    return arr;
+}
+
+unsigned kube_informer_lost_events(kube_informer *inf)
+{
+    return atomic_load(&inf->lost);
 }
 
 size_t kube_informer_count(kube_informer *inf)

@@ -30,12 +30,13 @@ json_t *upgradeable_slim_record(const json_t *secret);
 
 /* Pure: whether an object's new slim copy `kept` changes nothing a pass reads, given the
  * copy held before (`held`, NULL for none) and whether passes read the copies at all
- * (`listed`; else they list through REST, and every event may matter).  During a burst of
- * installs most events are ClusterExtension status writes, which change no slim copy. */
+ * (`listed`: its informer has listed and lost no event; else they list through REST, and
+ * every event may matter).  During a burst of installs most events are ClusterExtension
+ * status writes, which change no slim copy. */
 bool upgradeable_copy_unchanged(bool listed, const json_t *held, const json_t *kept);
 
 /* upgradeable_inputs_read, with the ClusterExtensions and record Secrets given (the
- * watches' copies, in list order) instead of listed; the cluster version is still read. */
+ * informers' slim copies, in list order) instead of listed; the cluster version is still read. */
 int upgradeable_inputs_from_lists(kube_client *c, const upgradeable_reconcile_opts *o, const json_t *ces,
                                   const json_t *secrets, upgradeable_inputs *out, olm_error *err);
 

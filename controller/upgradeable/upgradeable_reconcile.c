@@ -78,7 +78,7 @@ int upgradeable_write_cluster_operator(kube_client *c, const upgradeable_conditi
 }
 
 /* The pass over inputs read one way or the other: `lists` says whether ces/secrets are
- * given (the watches' copies) or listed now. */
+ * given (the informers' slim copies) or listed now. */
 static int pass(kube_client *admin, const upgradeable_reconcile_opts *opts, bool lists, const json_t *ces,
                 const json_t *secrets, olm_error *err)
 {

@@ -1,26 +1,31 @@
-/* upgradeable_reconcile_watch: the event-driven form of the upgrade check.  Three
- * watches: ClusterExtensions and install record Secrets, whose copies (only what the
- * check reads: each extension's name, each record's labels and record.json) the passes
- * work from, and ClusterVersion "version", a trigger only.  Every event queues the one key
- * "olm"; the work queue deduplicates a burst of events into one pass and never runs two
- * passes at once, and passes are spaced out (upgradeable_internal.h).
+/* upgradeable_reconcile_watch: the event-driven form of the upgrade check.  Two
+ * informers, ClusterExtensions and install record Secrets, each caching only what the
+ * check reads (their transform keeps the slim copy: each extension's name, each record's
+ * labels and record.json), which the passes work from; and a watch of ClusterVersion
+ * "version", a trigger only.  Every event queues the one key "olm"; the work queue
+ * deduplicates a burst of events into one pass and never runs two passes at once, and
+ * passes are spaced out (upgradeable_internal.h).  An update whose slim copy equals the
+ * cached one queues nothing: during a burst of installs most events are ClusterExtension
+ * status writes, which change nothing a pass reads.
  *
- * A pass works from the copies once both watches have listed (so never from a cache that
- * is still filling); until then -- or for good, when they cannot list, e.g. 403 -- it
- * lists through REST (upgradeable_reconcile_once), whose failures become the fail-closed
- * conditions.  Either way the cluster version is read through REST.  (Listing every
- * ClusterExtension and record through REST for every pass cost, at 1,000 extensions, more
- * CPU in operator-controller and the apiserver than the installs.)
+ * A pass works from the caches once both informers have listed (so never from a cache
+ * that is still filling) and lost no event (out of memory); until then -- or for good,
+ * when they cannot list, e.g. 403, or once one lost an event -- it lists through REST
+ * (upgradeable_reconcile_once), whose failures become the fail-closed conditions.  Either
+ * way the cluster version is read through REST.  (Listing every ClusterExtension and
+ * record through REST for every pass cost, at 1,000 extensions, more CPU in
+ * operator-controller and the apiserver than the installs.)
  *
  * Thread affinity: everything here runs on the loop thread except reconcile_cb, which
  * runs on a threadpool thread and touches only the borrowed client, the copied options,
- * the atomics and (under copies_lock) the copies. */
+ * the atomics and the informers' readers. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "install_record.h"
+#include "kube_informer.h"
 #include "kube_watch.h"
 #include "kube_uvcurl.h"
 #include "kube_workqueue.h"
@@ -31,15 +36,15 @@
 
 #define KEY "olm"
 #define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
-#define NWATCHES 3
-#define W_EXTENSIONS 0 /* watch[] and copies[] */
-#define W_RECORDS 1
-#define NCOPIES 2
+#define I_EXTENSIONS 0 /* inf[] and slot[] */
+#define I_RECORDS 1
+#define NINFORMERS 2
 
-typedef struct watch_slot {
+typedef struct informer_slot {
     struct upgradeable_reconciler *r;
     int i;
-} watch_slot;
+    unsigned lost; /* loop thread: the informer's lost events seen so far */
+} informer_slot;
 
 struct upgradeable_reconciler {
     uv_loop_t *loop;
@@ -47,17 +52,13 @@ struct upgradeable_reconciler {
     char *system_namespace, *version_override; /* owned copies */
     upgradeable_reconcile_opts opts;           /* points at the copies */
     kube_uvcurl *uc;
-    kube_watch *watch[NWATCHES];
-    watch_slot slot[NWATCHES];
-    /* Object key -> what the check keeps of it, for the extensions and the records:
-     * written on the loop thread, read by passes. */
-    uv_mutex_t copies_lock;
-    json_t *copies[NCOPIES];
-    atomic_bool listed[NCOPIES]; /* that watch's first LIST is in copies[] */
-    bool broken[NCOPIES];        /* loop thread: out of memory lost an event of that watch */
+    /* The extensions and the records, each cached as its slim copy; passes read them. */
+    kube_informer *inf[NINFORMERS];
+    informer_slot slot[NINFORMERS];
+    kube_watch *version_watch; /* ClusterVersion "version": a trigger only */
     kube_workqueue *wq;
     bool stopping;
-    int closing; /* watch/uvcurl closes still pending */
+    int closing; /* informer/watch/uvcurl closes still pending */
     void (*done_cb)(void *data);
     void *done_data;
     atomic_uint passes;
@@ -80,48 +81,20 @@ uint64_t upgradeable_pass_delay_ms(uint64_t now_ms, uint64_t last_start_ms, uint
     return last_end_ms + gap - now_ms;
 }
 
-typedef struct keyed {
-    const char *key;
-    json_t *obj;
-} keyed;
-
-static int by_key(const void *a, const void *b)
+/* The informer's cache is what passes read: it has listed and lost no event. */
+static bool intact(kube_informer *inf)
 {
-    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+    return kube_informer_has_synced(inf) && kube_informer_lost_events(inf) == 0;
 }
 
-/* A new array of copies[i]'s objects in key order (the order the apiserver lists them
- * in: a record chosen among several for one extension is the same one), NULL when out
- * of memory.  Takes copies_lock. */
-static json_t *snapshot(upgradeable_reconciler *r, int i)
-{
-    uv_mutex_lock(&r->copies_lock);
-    size_t n = json_object_size(r->copies[i]), k = 0;
-    keyed *v = malloc((n ? n : 1) * sizeof *v);
-    json_t *arr = v ? json_array() : NULL;
-    const char *key;
-    json_t *obj;
-    if (arr) {
-        json_object_foreach (r->copies[i], key, obj)
-            v[k++] = (keyed){key, obj};
-        qsort(v, k, sizeof *v, by_key);
-        for (size_t j = 0; j < k && arr; j++)
-            if (json_array_append(arr, v[j].obj) != 0) {
-                json_decref(arr);
-                arr = NULL;
-            }
-    }
-    uv_mutex_unlock(&r->copies_lock);
-    free(v);
-    return arr;
-}
-
-/* One pass: from the copies once both watches have listed, else through REST. */
+/* One pass: from the caches once both informers have listed (and lost nothing), else
+ * through REST. */
 static int run_pass(upgradeable_reconciler *r, olm_error *err)
 {
-    if (!atomic_load(&r->listed[W_EXTENSIONS]) || !atomic_load(&r->listed[W_RECORDS]))
+    if (!intact(r->inf[I_EXTENSIONS]) || !intact(r->inf[I_RECORDS]))
         return upgradeable_reconcile_once(r->client, &r->opts, err);
-    json_t *ces = snapshot(r, W_EXTENSIONS), *secrets = ces ? snapshot(r, W_RECORDS) : NULL;
+    json_t *ces = kube_informer_list_by_key(r->inf[I_EXTENSIONS]);
+    json_t *secrets = ces ? kube_informer_list_by_key(r->inf[I_RECORDS]) : NULL;
     int rc = secrets ? upgradeable_reconcile_lists(r->client, &r->opts, ces, secrets, err)
                      : olm_error_set(err, "upgradeable: out of memory");
     json_decref(ces);
@@ -156,50 +129,72 @@ static void enqueue(upgradeable_reconciler *r)
                 err.msg);
 }
 
-static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+static void on_add(json_t *obj, void *data)
 {
-    watch_slot *slot = data;
-    upgradeable_reconciler *r = slot->r;
-    if (slot->i < NCOPIES) {
-        char *key = kube_object_key(obj);
-        json_t *keep = !key || type == KUBE_WATCH_DELETED ? NULL
-                       : slot->i == W_EXTENSIONS          ? upgradeable_slim_extension(obj)
-                                                          : upgradeable_slim_record(obj);
-        int rc = 0;
-        bool unchanged = false;
-        uv_mutex_lock(&r->copies_lock);
-        if (key && type == KUBE_WATCH_DELETED) {
-            json_object_del(r->copies[slot->i], key);
-        } else if (key && keep) {
-            unchanged = upgradeable_copy_unchanged(atomic_load(&r->listed[slot->i]),
-                                                   json_object_get(r->copies[slot->i], key), keep);
-            rc = json_object_set_new(r->copies[slot->i], key, keep);
-        } else {
-            json_decref(keep);
-            rc = -1;
-        }
-        uv_mutex_unlock(&r->copies_lock);
-        free(key);
-        if (rc != 0) { /* a copy short of one object: passes list through REST from now on */
-            r->broken[slot->i] = true;
-            atomic_store(&r->listed[slot->i], false);
-        } else if (unchanged) {
-            return; /* nothing a pass reads changed: no pass (the resync still comes) */
-        }
-    }
-    enqueue(r);
+    (void)obj;
+    enqueue(((informer_slot *)data)->r);
+}
+
+static void on_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    informer_slot *slot = data;
+    /* Both are slim copies: equal ones mean nothing a pass reads changed (the resync
+     * still comes). */
+    if (!upgradeable_copy_unchanged(intact(slot->r->inf[slot->i]), old_obj, new_obj))
+        enqueue(slot->r);
+}
+
+static void on_delete(json_t *obj, void *data)
+{
+    (void)obj;
+    enqueue(((informer_slot *)data)->r);
 }
 
 static void on_synced(void *data)
 {
-    watch_slot *slot = data;
-    if (slot->i < NCOPIES && !slot->r->broken[slot->i])
-        atomic_store(&slot->r->listed[slot->i], true);
-    enqueue(slot->r);
+    enqueue(((informer_slot *)data)->r);
 }
+
 static void on_error(const char *msg, void *data)
 {
+    informer_slot *slot = data;
     olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+    unsigned lost = kube_informer_lost_events(slot->r->inf[slot->i]);
+    if (lost != slot->lost) { /* passes list through REST from now on: one should see the lost change */
+        slot->lost = lost;
+        enqueue(slot->r);
+    }
+}
+
+static void on_version_event(kube_watch_event_type type, json_t *obj, void *data)
+{
+    (void)type;
+    (void)obj;
+    enqueue(data);
+}
+
+static void on_version_synced(void *data)
+{
+    enqueue(data);
+}
+
+static void on_version_error(const char *msg, void *data)
+{
+    (void)data;
+    olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+}
+
+/* kube_informer_transform over the slim copies: the informers keep only what passes read. */
+static json_t *slim_extension(const json_t *obj, void *data)
+{
+    (void)data;
+    return upgradeable_slim_extension(obj);
+}
+
+static json_t *slim_record(const json_t *obj, void *data)
+{
+    (void)data;
+    return upgradeable_slim_record(obj);
 }
 
 static void free_reconciler(upgradeable_reconciler *r)
@@ -208,9 +203,6 @@ static void free_reconciler(upgradeable_reconciler *r)
     void *cb_data = r->done_data;
     free(r->system_namespace);
     free(r->version_override);
-    for (int i = 0; i < NCOPIES; i++)
-        json_decref(r->copies[i]);
-    uv_mutex_destroy(&r->copies_lock);
     free(r);
     if (cb)
         cb(cb_data);
@@ -232,21 +224,22 @@ static void one_closed(void *data)
         free_reconciler(r);
 }
 
-static void watch_closed(void *data)
-{
-    one_closed(data);
-}
-
-/* Phase 2, once no pass runs: the watches, then the multi handle they share. */
+/* Phase 2, once no pass runs: the informers and the watch, then the multi handle they
+ * share. */
 static void stop_watches(upgradeable_reconciler *r)
 {
     r->closing = 1; /* held until every stop was issued */
-    for (int i = 0; i < NWATCHES; i++) {
-        if (r->watch[i]) {
+    for (int i = 0; i < NINFORMERS; i++) {
+        if (r->inf[i]) {
             r->closing++;
-            kube_watch_stop(r->watch[i], watch_closed, r);
-            r->watch[i] = NULL;
+            kube_informer_stop(r->inf[i], one_closed, r);
+            r->inf[i] = NULL;
         }
+    }
+    if (r->version_watch) {
+        r->closing++;
+        kube_watch_stop(r->version_watch, one_closed, r);
+        r->version_watch = NULL;
     }
     one_closed(r);
 }
@@ -276,14 +269,27 @@ unsigned upgradeable_reconciler_passes(const upgradeable_reconciler *r)
     return atomic_load(&((upgradeable_reconciler *)r)->passes);
 }
 
-static int start_watch(upgradeable_reconciler *r, int i, const char *path, const char *label, const char *field,
-                       olm_error *err)
+static int start_informer(upgradeable_reconciler *r, int i, const char *path, const char *label,
+                          kube_informer_transform slim, olm_error *err)
 {
-    kube_watch_options wo = {.path = path, .label_selector = label, .field_selector = field, .keep_metadata_only = true};
-    kube_watch_handlers h = {on_event, on_synced, on_error};
-    r->slot[i] = (watch_slot){r, i};
-    r->watch[i] = kube_watch_new(r->uc, kube_client_config(r->client), &wo, &h, &r->slot[i], err);
-    return r->watch[i] ? kube_watch_start(r->watch[i], err) : -1;
+    kube_watch_options wo = {.path = path, .label_selector = label, .keep_metadata_only = true};
+    kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_error};
+    r->slot[i] = (informer_slot){.r = r, .i = i};
+    r->inf[i] = kube_informer_new(r->uc, kube_client_config(r->client), &wo, &h, &r->slot[i], err);
+    if (!r->inf[i])
+        return -1;
+    kube_informer_set_transform(r->inf[i], slim);
+    return kube_informer_start(r->inf[i], err);
+}
+
+static int start_version_watch(upgradeable_reconciler *r, olm_error *err)
+{
+    kube_watch_options wo = {.path = "/apis/config.openshift.io/v1/clusterversions",
+                             .field_selector = "metadata.name=version",
+                             .keep_metadata_only = true};
+    kube_watch_handlers h = {on_version_event, on_version_synced, on_version_error};
+    r->version_watch = kube_watch_new(r->uc, kube_client_config(r->client), &wo, &h, r, err);
+    return r->version_watch ? kube_watch_start(r->version_watch, err) : -1;
 }
 
 int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upgradeable_reconcile_opts *opts,
@@ -304,19 +310,6 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
     atomic_init(&r->pass_start_ms, 0);
     atomic_init(&r->pass_end_ms, 0);
     atomic_init(&r->running, false);
-    for (int i = 0; i < NCOPIES; i++) {
-        atomic_init(&r->listed[i], false);
-        r->copies[i] = json_object();
-    }
-    int mrc = uv_mutex_init(&r->copies_lock);
-    if (mrc != 0 || !r->copies[0] || !r->copies[1]) {
-        if (mrc == 0)
-            uv_mutex_destroy(&r->copies_lock);
-        for (int i = 0; i < NCOPIES; i++)
-            json_decref(r->copies[i]);
-        free(r);
-        return olm_error_set(err, "out of memory");
-    }
     const char *ns = opts && opts->system_namespace && *opts->system_namespace
                          ? opts->system_namespace
                          : UPGRADEABLE_DEFAULT_SYSTEM_NAMESPACE;
@@ -339,11 +332,12 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
     if (rc == 0 && !(r->wq = kube_workqueue_new(loop, &qo, reconcile_cb, r, err)))
         rc = -1;
     if (rc == 0)
-        rc = start_watch(r, W_EXTENSIONS, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL, NULL, err);
+        rc = start_informer(r, I_EXTENSIONS, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL,
+                            slim_extension, err);
     if (rc == 0)
-        rc = start_watch(r, W_RECORDS, secrets_path, INSTALL_RECORD_LABEL "=true", NULL, err);
+        rc = start_informer(r, I_RECORDS, secrets_path, INSTALL_RECORD_LABEL "=true", slim_record, err);
     if (rc == 0)
-        rc = start_watch(r, 2, "/apis/config.openshift.io/v1/clusterversions", NULL, "metadata.name=version", err);
+        rc = start_version_watch(r, err);
     free(secrets_path);
     if (rc < 0) {
         /* Tear down asynchronously like a stop; the caller gets no handle. */

@@ -14,6 +14,7 @@
 typedef struct log {
     char text[4096];
     int synced;
+    int transforms;
     kube_informer *inf;
     kube_uvcurl *uc;
     uv_timer_t guard;
@@ -117,6 +118,128 @@ static void test_cache_and_handlers(void **state)
     assert_int_equal(json_array_size(all), 1);
     json_decref(all);
     assert_string_equal(l.text, "add a@1,add c@2,update a@1->3,delete a@4");
+    kube_informer_stop(inf, on_closed_uc, uc);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* What the transform keeps: the name and a "spec" (no resourceVersion, so a status
+ * write keeps an equal object); NULL, as out of memory would, for a spec "fail". */
+static json_t *slim(const json_t *o, void *d)
+{
+    ((log_t *)d)->transforms++; /* d: the handlers' data */
+    const json_t *spec = json_object_get(o, "spec");
+    if (strcmp(json_string_value(spec), "fail") == 0)
+        return NULL;
+    return json_pack("{s:{s:O}, s:O?}", "metadata", "name", json_object_get(json_object_get(o, "metadata"), "name"),
+                     "spec", spec);
+}
+
+static json_t *full(const char *name, const char *rv_, const char *spec)
+{
+    return json_pack("{s:{s:s, s:s, s:s}, s:s, s:{s:s}}", "metadata", "namespace", "ns", "name", name,
+                     "resourceVersion", rv_, "spec", spec, "status", "phase", rv_);
+}
+
+static void u_add(json_t *o, void *d)
+{
+    logf_(d, "add %s:%s", nm(o), json_string_value(json_object_get(o, "spec")));
+}
+
+static void u_update(json_t *old, json_t *o, void *d)
+{
+    logf_(d, "update %s:%s->%s%s", nm(o), json_string_value(json_object_get(old, "spec")),
+          json_string_value(json_object_get(o, "spec")), json_equal(old, o) ? " (equal)" : "");
+}
+
+static void u_delete(json_t *o, void *d)
+{
+    logf_(d, "delete %s:%s", nm(o), json_string_value(json_object_get(o, "spec")));
+}
+
+static void u_error(const char *msg, void *d)
+{
+    (void)msg;
+    logf_(d, "error");
+}
+
+/* The cache keeps what the transform returns (not the watch's object), the handlers see
+ * it (on_update the held and the new one, so equal slim copies compare equal), and a
+ * transform that fails loses the event: counted, reported, nothing else changes. */
+static void test_transform(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    olm_error err;
+    kube_uvcurl *uc = kube_uvcurl_new(&loop, &err);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = "http://127.0.0.1:9"; /* never contacted: not started */
+    log_t l;
+    memset(&l, 0, sizeof l);
+    kube_informer_handlers h = {u_add, u_update, u_delete, h_synced, u_error};
+    kube_watch_options o = {.path = "/api/v1/configmaps"};
+    kube_informer *inf = kube_informer_new(uc, &cfg, &o, &h, &l, &err);
+    assert_non_null(inf);
+    kube_informer_set_transform(inf, slim);
+    json_t *a1 = full("a", "1", "x");
+    kube_informer_apply(inf, KUBE_WATCH_ADDED, a1);
+    json_t *cached = kube_informer_get(inf, "ns/a"); /* keyed by the watch's object */
+    assert_non_null(cached);
+    assert_ptr_not_equal(cached, a1);
+    json_t *want = json_pack("{s:{s:s}, s:s}", "metadata", "name", "a", "spec", "x");
+    assert_true(json_equal(cached, want)); /* only the slim object is kept */
+    assert_int_equal(a1->refcount, 1);     /* the informer holds no reference to the full one */
+    json_decref(want);
+    json_decref(cached);
+    json_decref(a1);
+    apply(inf, KUBE_WATCH_MODIFIED, full("a", "2", "x")); /* a status write */
+    apply(inf, KUBE_WATCH_MODIFIED, full("a", "3", "y"));
+    assert_int_equal(kube_informer_lost_events(inf), 0);
+    apply(inf, KUBE_WATCH_MODIFIED, full("a", "4", "fail"));
+    assert_int_equal(kube_informer_lost_events(inf), 1);
+    cached = kube_informer_get(inf, "ns/a"); /* the lost event changed nothing */
+    assert_string_equal(json_string_value(json_object_get(cached, "spec")), "y");
+    json_decref(cached);
+    apply(inf, KUBE_WATCH_DELETED, full("a", "5", "z"));
+    assert_null(kube_informer_get(inf, "ns/a"));
+    assert_string_equal(l.text, "add a:x,update a:x->x (equal),update a:x->y,error,delete a:z");
+    assert_int_equal(l.transforms, 5); /* every event, the delete too */
+    kube_informer_stop(inf, on_closed_uc, uc);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* kube_informer_list_by_key: the apiserver's list order, whatever order events came in. */
+static void test_list_by_key(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    olm_error err;
+    kube_uvcurl *uc = kube_uvcurl_new(&loop, &err);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = "http://127.0.0.1:9";
+    kube_watch_options o = {.path = "/api/v1/configmaps"};
+    kube_informer *inf = kube_informer_new(uc, &cfg, &o, NULL, NULL, &err);
+    json_t *empty = kube_informer_list_by_key(inf);
+    assert_int_equal(json_array_size(empty), 0);
+    json_decref(empty);
+    const char *names[] = {"m", "b", "z", "a", "q"};
+    for (size_t i = 0; i < 5; i++)
+        apply(inf, KUBE_WATCH_ADDED, obj("ns", names[i], "1"));
+    apply(inf, KUBE_WATCH_ADDED, obj("another", "z", "1"));
+    json_t *all = kube_informer_list_by_key(inf);
+    assert_int_equal(json_array_size(all), 6);
+    const char *want[] = {"another/z", "ns/a", "ns/b", "ns/m", "ns/q", "ns/z"};
+    for (size_t i = 0; i < 6; i++) {
+        char *key = kube_object_key(json_array_get(all, i));
+        assert_string_equal(key, want[i]);
+        free(key);
+    }
+    json_decref(all);
     kube_informer_stop(inf, on_closed_uc, uc);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);
@@ -279,6 +402,8 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_and_handlers),
+        cmocka_unit_test(test_transform),
+        cmocka_unit_test(test_list_by_key),
         cmocka_unit_test(test_concurrent_readers),
         cmocka_unit_test(test_relist_synthetic_deletes),
     };
