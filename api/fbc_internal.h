@@ -19,6 +19,8 @@
 
 typedef struct fbc_file_list {
     char **paths; /* owned; relative to the root, '/'-separated, walk order */
+    off_t *sizes; /* per path, its lstat size when walked: a hint for scheduling
+                     (fbc_load_parallel.c), never for reading */
     size_t n, cap;
 } fbc_file_list;
 

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "fbc_internal.h"
 
@@ -194,16 +194,9 @@ static fbc_catalog *load_dir(const char *dir, unsigned threads, fbc_prefetch *pr
         }
         if (j.pending[i])
             continue; /* run() waits for it */
-        char *abs = NULL;
-        struct stat st;
         by_size[left].index = i;
-        /* A file that cannot be stat'ed sorts last; loading it reports why. */
-        if (asprintf(&abs, "%s/%s", dir, files.paths[i]) >= 0 && stat(abs, &st) == 0)
-            by_size[left].size = st.st_size;
-        else
-            by_size[left].size = -1;
+        by_size[left].size = files.sizes[i]; /* the walk's lstat: a symlink sorts by its own size */
         left++;
-        free(abs);
     }
     qsort(by_size, left, sizeof *by_size, bigger_first);
     for (size_t i = 0; i < left; i++)
