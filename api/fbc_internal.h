@@ -20,7 +20,7 @@
 typedef struct fbc_file_list {
     char **paths; /* owned; relative to the root, '/'-separated, walk order */
     off_t *sizes; /* per path, its lstat size when walked: a hint for scheduling
-                     (fbc_load_parallel.c), never for reading */
+                     (fbc_load_dir.c), never for reading */
     size_t n, cap;
 } fbc_file_list;
 
@@ -93,7 +93,7 @@ int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
 int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,
                   olm_error *err);
 
-/* ---- fbc_load.c / fbc_load_parallel.c: the loader's steps ---- */
+/* ---- fbc_load.c / fbc_load_dir.c: the loader's steps ---- */
 
 /* An empty catalog to load into (its model not finished). */
 fbc_catalog *fbc_catalog_new(void);

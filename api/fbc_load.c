@@ -186,8 +186,3 @@ fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err)
     fbc_catalog_free(c);
     return NULL;
 }
-
-fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
-{
-    return fbc_load_dir_parallel(dir, 1, err); /* one thread: file after file */
-}

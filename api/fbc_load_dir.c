@@ -1,4 +1,5 @@
-/* fbc_load_parallel: fbc_load_dir on several threads, with the same result.
+/* fbc_load_dir: a catalog directory's files, loaded file after file (fbc_load_dir) or on
+ * several threads with the same result (fbc_load_dir_parallel, fbc_load_dir_prefetched).
  *
  * Decoding the YAML/JSON of a catalog is nearly all of a load, and a catalog is many
  * files (certified-operators: 55 files, 20 MB), so each file is loaded into a catalog
@@ -235,4 +236,9 @@ fbc_catalog *fbc_load_dir_prefetched(const char *dir, unsigned threads, fbc_pref
 {
     fbc_prefetch_stop(p);
     return load_dir(dir, threads, p, err);
+}
+
+fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
+{
+    return load_dir(dir, 1, NULL, err); /* one thread: file after file */
 }
