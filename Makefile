@@ -67,14 +67,17 @@ bench: build
 	bash bench/run.sh
 
 # Side by side with upstream's Go binaries (../shared/upstream, a yardstick kept outside the
-# repo): about 25 minutes on 2 cores; figures in $${WORK:-/tmp/sbs-run}/summary.md.
+# repo): about 25 minutes on 2 cores; figures in $${WORK:-/tmp/sbs-run}/summary.md.  Then
+# apply -> Serving again, timed by a watch instead of run.sh's 0.1 s polls
+# (bench/apply_serving_compare.sh, 5 trials each, about 2 minutes).
 # Without that directory there is nothing to compare against, and it says so.
 UPSTREAM_BENCH ?= ../shared/upstream/bench/run.sh
 bench-compare: build
 	@if [ ! -f $(UPSTREAM_BENCH) ]; then \
 	  echo "bench-compare: $(UPSTREAM_BENCH) not found (upstream's Go binaries and their side-by-side bench live outside the repo): nothing to compare"; \
 	else \
-	  bash bench/compare_deps.sh && bash $(UPSTREAM_BENCH) $(ROUNDS); \
+	  bash bench/compare_deps.sh && bash $(UPSTREAM_BENCH) $(ROUNDS) && \
+	  WORK=$${WORK:-/tmp/sbs-run}/serving bash bench/apply_serving_compare.sh; \
 	fi
 
 # A real local control plane (etcd + kube-apiserver built from their Go modules) and an

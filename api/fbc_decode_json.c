@@ -66,11 +66,14 @@ static json_t *decode_one(const char *data, size_t len, const char *name, int li
 }
 
 int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
-                    olm_error *err)
+                    bool consumed, olm_error *err)
 {
     size_t pos = 0;
     int line = 1, rc = 0;
     strbuf scratch = STRBUF_INIT;
+    fbc_dom_arena arena;
+    if (consumed)
+        fbc_dom_arena_begin(&arena);
     for (;;) {
         while (pos < len && is_json_space(data[pos]))
             line += data[pos++] == '\n';
@@ -91,19 +94,35 @@ int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn 
             rc = -1;
             break;
         }
+        if (consumed)
+            fbc_dom_arena_reset(&arena);
     }
+    if (consumed)
+        fbc_dom_arena_end(&arena);
     strbuf_free(&scratch);
     return rc;
 }
 
-int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
-                      olm_error *err)
+static int decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                         bool consumed, olm_error *err)
 {
     size_t i = 0;
     /* Same sniff as k8s' YAMLOrJSONDecoder: leading whitespace, then '{'. */
     while (i < len && (is_json_space(data[i]) || data[i] == '\f' || data[i] == '\v'))
         i++;
     if (i < len && data[i] == '{')
-        return fbc_decode_json(data, len, name, fn, ud, err);
-    return fbc_decode_yaml(data, len, name, fn, ud, err);
+        return fbc_decode_json(data, len, name, fn, ud, consumed, err);
+    return fbc_decode_yaml(data, len, name, fn, ud, consumed, err);
+}
+
+int fbc_decode_stream(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
+                      olm_error *err)
+{
+    return decode_stream(data, len, name, fn, ud, false, err); /* callers keep their objects */
+}
+
+int fbc_decode_stream_consumed(const char *data, size_t len, const char *name, fbc_blob_fn fn,
+                               void *ud, olm_error *err)
+{
+    return decode_stream(data, len, name, fn, ud, true, err);
 }

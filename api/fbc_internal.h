@@ -19,6 +19,8 @@
 
 typedef struct fbc_file_list {
     char **paths; /* owned; relative to the root, '/'-separated, walk order */
+    off_t *sizes; /* per path, its lstat size when walked: a hint for scheduling
+                     (fbc_load_dir.c), never for reading */
     size_t n, cap;
 } fbc_file_list;
 
@@ -58,12 +60,18 @@ void fbc_input_close(fbc_input *in);
 /* ---- fbc_decode_*.c: byte streams to JSON objects ---- */
 
 
+/* `consumed`: `fn` keeps no jansson value of a blob once it returns (not even the blob,
+ * which it must drop), so each blob's DOM may come from an arena (fbc_dom_arena.c).
+ * The public fbc_decode_stream passes false: its callers keep their objects. */
 /* Concatenated JSON values / JSON lines.  Errors: "<name>:<line>: <reason>". */
 int fbc_decode_json(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
-                    olm_error *err);
+                    bool consumed, olm_error *err);
 /* Multi-document YAML with the sigs.k8s.io/yaml scalar rules. */
 int fbc_decode_yaml(const char *data, size_t len, const char *name, fbc_blob_fn fn, void *ud,
-                    olm_error *err);
+                    bool consumed, olm_error *err);
+/* fbc_decode_stream for a callback that consumes each blob (the loader's add_blob). */
+int fbc_decode_stream_consumed(const char *data, size_t len, const char *name, fbc_blob_fn fn,
+                               void *ud, olm_error *err);
 /* fbc_json_fast.c: decodes the JSON object at data[0] == '{' like json_loadb with
  * JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL would, setting
  * *used to the bytes consumed.  NULL when it cannot (bad or unusual input, out of
@@ -91,7 +99,7 @@ int fbc_encode_json(const json_t *v, strbuf *out, fbc_span_marks *marks);
 int fbc_meta_keys(const json_t *obj, const char **schema, const char **package, const char **name,
                   olm_error *err);
 
-/* ---- fbc_load.c / fbc_load_parallel.c: the loader's steps ---- */
+/* ---- fbc_load.c / fbc_load_dir.c: the loader's steps ---- */
 
 /* An empty catalog to load into (its model not finished). */
 fbc_catalog *fbc_catalog_new(void);
@@ -116,6 +124,22 @@ int fbc_model_append(fbc_catalog *dst, fbc_catalog *src);
 /* Gives back the spare room of a loaded, unfinished catalog's growing arrays: a parallel
  * load keeps one such catalog per file until they are appended. */
 void fbc_model_trim(fbc_catalog *c);
+
+/* ---- fbc_dom_arena.c: a document's jansson values from a bump arena ---- */
+
+typedef struct fbc_dom_arena {
+    struct fbc_dom_chunk *head; /* newest chunk first */
+} fbc_dom_arena;
+
+/* From begin to end, this thread's jansson allocations come from `a` and jansson's frees
+ * of them do nothing; reset makes everything allocated since begin (or the last reset)
+ * dead and its memory reusable.  Nothing allocated in a scope may be used or freed after
+ * the next reset or the end.  One scope per thread at a time. */
+void fbc_dom_arena_begin(fbc_dom_arena *a);
+void fbc_dom_arena_reset(fbc_dom_arena *a);
+void fbc_dom_arena_end(fbc_dom_arena *a);
+/* Chunks held (tests: what a reset keeps). */
+size_t fbc_dom_arena_chunks(const fbc_dom_arena *a);
 
 /* ---- fbc_index.c: string -> index hash ---- */
 

@@ -147,7 +147,7 @@ fbc_catalog *fbc_load_buffer(const char *data, size_t len, const char *source_na
         return NULL;
     }
     L.display = L.file;
-    int rc = fbc_decode_stream(data, len, source_name, add_blob, &L, err);
+    int rc = fbc_decode_stream_consumed(data, len, source_name, add_blob, &L, err);
     return finish(&L, rc, err);
 }
 
@@ -161,7 +161,7 @@ int fbc_load_path_into(fbc_catalog *c, const char *path, const char *rel, olm_er
     } else if ((rc = fbc_input_open(&in, path, err)) == 0) {
         L.display = path;
         L.input = &in;
-        rc = fbc_decode_stream(in.data, in.len, path, add_blob, &L, err);
+        rc = fbc_decode_stream_consumed(in.data, in.len, path, add_blob, &L, err);
         fbc_input_close(&in);
     }
     free(L.marks.items);
@@ -185,9 +185,4 @@ fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err)
         return c;
     fbc_catalog_free(c);
     return NULL;
-}
-
-fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
-{
-    return fbc_load_dir_parallel(dir, 1, err); /* one thread: file after file */
 }

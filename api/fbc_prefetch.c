@@ -3,7 +3,7 @@
  * catalogd pulls a catalog image and then loads it; the pull's unpack keeps one core busy
  * with gunzip + untar while the other idles, and the load then decodes every file on both.
  * Here the unpack offers each file as soon as it is complete, and a thread decodes it on
- * the idle core into a part of its own (as fbc_load_parallel.c's workers do), so the load
+ * the idle core into a part of its own (as fbc_load_dir.c's workers do), so the load
  * finds part of its work done.  What a part holds does not depend on where or when it was
  * decoded: the same bytes give the same blobs, recorded under the same relative path.
  * Only error messages name the file where it was read (here: the pull's temp tree, renamed

@@ -22,11 +22,13 @@ void fbc_file_list_free(fbc_file_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->paths[i]);
     free(l->paths);
+    free(l->sizes);
     l->paths = NULL;
+    l->sizes = NULL;
     l->n = l->cap = 0;
 }
 
-static int list_push(fbc_file_list *l, char *path)
+static int list_push(fbc_file_list *l, char *path, off_t size)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
@@ -34,8 +36,13 @@ static int list_push(fbc_file_list *l, char *path)
         if (!np)
             return -1;
         l->paths = np;
+        off_t *ns = realloc(l->sizes, cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        l->sizes = ns;
         l->cap = cap;
     }
+    l->sizes[l->n] = size;
     l->paths[l->n++] = path;
     return 0;
 }
@@ -178,7 +185,7 @@ static int walk(const char *abs, const char *rel, fbc_ignore *ig, fbc_file_list 
             if (m < 0) {
                 rc = olm_error_set(err, "walk %s: out of memory", abs);
             } else if (m == 0) {
-                if (list_push(out, crel) < 0)
+                if (list_push(out, crel, st.st_size) < 0)
                     rc = olm_error_set(err, "walk %s: out of memory", abs);
                 else
                     crel = NULL; /* owned by the list now */

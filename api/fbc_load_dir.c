@@ -1,4 +1,5 @@
-/* fbc_load_parallel: fbc_load_dir on several threads, with the same result.
+/* fbc_load_dir: a catalog directory's files, loaded file after file (fbc_load_dir) or on
+ * several threads with the same result (fbc_load_dir_parallel, fbc_load_dir_prefetched).
  *
  * Decoding the YAML/JSON of a catalog is nearly all of a load, and a catalog is many
  * files (certified-operators: 55 files, 20 MB), so each file is loaded into a catalog
@@ -22,7 +23,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "fbc_internal.h"
 
@@ -194,16 +195,9 @@ static fbc_catalog *load_dir(const char *dir, unsigned threads, fbc_prefetch *pr
         }
         if (j.pending[i])
             continue; /* run() waits for it */
-        char *abs = NULL;
-        struct stat st;
         by_size[left].index = i;
-        /* A file that cannot be stat'ed sorts last; loading it reports why. */
-        if (asprintf(&abs, "%s/%s", dir, files.paths[i]) >= 0 && stat(abs, &st) == 0)
-            by_size[left].size = st.st_size;
-        else
-            by_size[left].size = -1;
+        by_size[left].size = files.sizes[i]; /* the walk's lstat: a symlink sorts by its own size */
         left++;
-        free(abs);
     }
     qsort(by_size, left, sizeof *by_size, bigger_first);
     for (size_t i = 0; i < left; i++)
@@ -242,4 +236,9 @@ fbc_catalog *fbc_load_dir_prefetched(const char *dir, unsigned threads, fbc_pref
 {
     fbc_prefetch_stop(p);
     return load_dir(dir, threads, p, err);
+}
+
+fbc_catalog *fbc_load_dir(const char *dir, olm_error *err)
+{
+    return load_dir(dir, 1, NULL, err); /* one thread: file after file */
 }
