@@ -10,7 +10,8 @@
  *   - a layer is unpacked while it downloads (oci_layer_stream.c): a valid tar whose bytes are
  *     not what its digest names fails the pull and leaves nothing at the destination, and an
  *     unpack refused at its first entry of a layer far bigger than the pipe fails at once with
- *     the unpacker's error instead of blocking the download.
+ *     the unpacker's error instead of blocking the download, and stops the download (the fake
+ *     counts the bytes it serves); a download cut short fails with the fetch's error.
  * The https registry is named 127.1:PORT (getaddrinfo's short form of 127.0.0.1), which the
  * registry client does not take for a loopback registry that always speaks plain HTTP, so
  * that pull really uses TLS (the certificate names DNS:127.1). */
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -625,9 +627,21 @@ static void test_refused_entry_stops_a_big_layer(void **state)
  * the socket buffers on both sides, far below the layer's size; the old code drained the
  * pipe and so downloaded all of it.  The error is the unpacker's, not the aborted
  * transfer's. */
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
 static void test_refused_entry_stops_the_download(void **state)
 {
     (void)state;
+    int fds = open_fds();
     size_t big = 64u << 20;
     char *blob = calloc(1, 3 * 512 + big + 1024);
     assert_non_null(blob);
@@ -653,6 +667,7 @@ static void test_refused_entry_stops_the_download(void **state)
     if (served > off / 4)
         fail_msg("the fake served %zu of the layer's %zu bytes: the download went on after the unpack failed",
                  served, off);
+    assert_int_equal(open_fds(), fds); /* the pipe's two ends closed, the connection too */
     free(blob);
 }
 
