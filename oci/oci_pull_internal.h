@@ -34,7 +34,9 @@ int oci_pull_each_source(const oci_ref *ref, const oci_pull_opts *opts, oci_sour
 const oci_pull_opts *oci_pull_opts_or_default(const oci_pull_opts *opts);
 /* Fetches layer `d` and unpacks it into `u` at once (the unpacker on a second thread
  * reading a pipe the download writes), the digest checked over every byte; 0 when both
- * the fetch and the unpack succeeded, else the fetch's error first. */
+ * the fetch and the unpack succeeded, else the fetch's error first.  An unpack that fails
+ * while the layer downloads stops the download, and its own error is the one reported
+ * (oci_layer_stream.c says which error wins when). */
 int oci_layer_fetch_apply(oci_registry *reg, const char *repository, const oci_descriptor *d,
                           uint64_t max, oci_unpacker *u, const char *label, olm_error *err);
 /* Best-effort recursive removal of a path (no symlinks followed). */

@@ -10,7 +10,8 @@
  *   - a layer is unpacked while it downloads (oci_layer_stream.c): a valid tar whose bytes are
  *     not what its digest names fails the pull and leaves nothing at the destination, and an
  *     unpack refused at its first entry of a layer far bigger than the pipe fails at once with
- *     the unpacker's error instead of blocking the download.
+ *     the unpacker's error instead of blocking the download, and stops the download (the fake
+ *     counts the bytes it serves); a download cut short fails with the fetch's error.
  * The https registry is named 127.1:PORT (getaddrinfo's short form of 127.0.0.1), which the
  * registry client does not take for a loopback registry that always speaks plain HTTP, so
  * that pull really uses TLS (the certificate names DNS:127.1). */
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -66,6 +68,8 @@ struct fake {
     size_t manifest_len, config_len, blob_len;
     char config_digest[OCI_DIGEST_BUFSZ], blob_digest[OCI_DIGEST_BUFSZ];
     int drip_bytes, drip_ms; /* blob: this many bytes, then a pause, until done */
+    size_t blob_served;      /* bytes of the blob handed to the socket, all requests */
+    size_t blob_cut_at;      /* when set: the blob's response ends (closed) after this many bytes */
 };
 
 static int conn_write(conn *c, const void *p, size_t n)
@@ -183,14 +187,18 @@ static fake *fake_start(fake_handler h, const char *cert, const char *key)
     return f;
 }
 
-static void fake_stop(fake *f)
+/* Stops and frees the fake; returns the bytes of the blob it served (counted once its thread
+ * is joined, so a transfer the client gave up on is over). */
+static size_t fake_stop(fake *f)
 {
     f->stop = 1;
     pthread_join(f->thread, NULL);
+    size_t served = f->blob_served;
     close(f->lfd);
     SSL_CTX_free(f->ssl);
     pthread_mutex_destroy(&f->mu);
     free(f);
+    return served;
 }
 
 /* ---------------------------------------------------------------- images */
@@ -228,6 +236,30 @@ static void set_image(fake *f, const char *blob, size_t blob_len, int nlayers)
     f->manifest_len = strlen(f->manifest);
 }
 
+/* Appends one ustar entry (a regular file of `size` bytes of `fill`) to buf at *off. */
+static void tar_entry(char *buf, size_t *off, const char *name, size_t size, char fill)
+{
+    char *h = buf + *off;
+    memset(h, 0, 512);
+    snprintf(h, 100, "%s", name);
+    snprintf(h + 100, 8, "%07o", 0644);
+    snprintf(h + 108, 8, "%07o", 0);
+    snprintf(h + 116, 8, "%07o", 0);
+    snprintf(h + 124, 12, "%011zo", size);
+    snprintf(h + 136, 12, "%011o", 0);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += (unsigned char)h[i];
+    snprintf(h + 148, 8, "%06o", sum);
+    *off += 512;
+    memset(buf + *off, fill, size);
+    *off += (size + 511) / 512 * 512; /* the buffer is zeroed: padding is NULs */
+}
+
 /* /v2/, manifests, the config and the blob (dripped when drip_bytes is set). */
 static int registry_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
 {
@@ -243,19 +275,26 @@ static int registry_handler(fake *f, conn *c, const char *method, const char *pa
     if (strstr(path, "/blobs/") && strstr(path, f->config_digest))
         return respond(c, 200, "application/octet-stream", f->config, f->config_len);
     if (strstr(path, "/blobs/") && strstr(path, f->blob_digest)) {
-        if (!f->drip_bytes)
-            return respond(c, 200, "application/octet-stream", f->blob, f->blob_len);
-        if (conn_printf(c, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", f->blob_len) != 0)
+        /* in pieces, counted, so that a test can tell how much a pull downloaded */
+        if (conn_printf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %zu\r\n\r\n",
+                        f->blob_len) != 0)
             return -1;
-        for (size_t off = 0; off < f->blob_len && !f->stop;) {
-            size_t n = f->blob_len - off < (size_t)f->drip_bytes ? f->blob_len - off : (size_t)f->drip_bytes;
+        size_t piece = f->drip_bytes ? (size_t)f->drip_bytes : 65536;
+        size_t end = f->blob_cut_at ? f->blob_cut_at : f->blob_len;
+        for (size_t off = 0; off < end && !f->stop;) {
+            size_t n = end - off < piece ? end - off : piece;
             if (conn_write(c, f->blob + off, n) != 0)
                 return -1; /* the client gave up */
             off += n;
-            struct timespec ts = {f->drip_ms / 1000, (long)(f->drip_ms % 1000) * 1000000L};
-            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&f->mu);
+            f->blob_served += n;
+            pthread_mutex_unlock(&f->mu);
+            if (f->drip_bytes) {
+                struct timespec ts = {f->drip_ms / 1000, (long)(f->drip_ms % 1000) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
         }
-        return 0;
+        return f->blob_cut_at ? -1 : 0; /* cut: close the connection short of Content-Length */
     }
     return respond(c, 404, "text/plain", "no", 2);
 }
@@ -340,8 +379,9 @@ static void test_drip_trips_the_stall_guard(void **state)
 {
     (void)state;
     fake *f = fake_start(registry_handler, NULL, NULL);
-    static char blob[64 * 1024];
-    memset(blob, 'b', sizeof blob);
+    static char blob[64 * 1024]; /* a valid tar: only the stall may stop the pull */
+    size_t off = 0;
+    tar_entry(blob, &off, "configs/drip", sizeof blob - 3 * 512, 'b');
     set_image(f, blob, sizeof blob, 1);
     f->drip_bytes = 1;
     f->drip_ms = 100; /* 10 B/s: "under 1 B/s" never trips on it */
@@ -363,8 +403,10 @@ static void test_pull_deadline(void **state)
 {
     (void)state;
     fake *f = fake_start(registry_handler, NULL, NULL);
+    /* a valid tar, so that the unpack keeps reading and the deadline is what stops the pull */
     static char blob[4 * 1024 * 1024];
-    memset(blob, 'c', sizeof blob);
+    size_t off = 0;
+    tar_entry(blob, &off, "configs/big", sizeof blob - 3 * 512, 'c');
     set_image(f, blob, sizeof blob, 1);
     f->drip_bytes = 4096;
     f->drip_ms = 100; /* 40 KiB/s: well above the stall guard, 100 s for the blob */
@@ -525,30 +567,6 @@ static void test_credentials_scoped_to_a_repository_path(void **state)
 
 /* ---------------------------------------------------------------- streamed layers */
 
-/* Appends one ustar entry (a regular file of `size` bytes of `fill`) to buf at *off. */
-static void tar_entry(char *buf, size_t *off, const char *name, size_t size, char fill)
-{
-    char *h = buf + *off;
-    memset(h, 0, 512);
-    snprintf(h, 100, "%s", name);
-    snprintf(h + 100, 8, "%07o", 0644);
-    snprintf(h + 108, 8, "%07o", 0);
-    snprintf(h + 116, 8, "%07o", 0);
-    snprintf(h + 124, 12, "%011zo", size);
-    snprintf(h + 136, 12, "%011o", 0);
-    h[156] = '0';
-    memcpy(h + 257, "ustar", 6);
-    memcpy(h + 263, "00", 2);
-    memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (int i = 0; i < 512; i++)
-        sum += (unsigned char)h[i];
-    snprintf(h + 148, 8, "%06o", sum);
-    *off += 512;
-    memset(buf + *off, fill, size);
-    *off += (size + 511) / 512 * 512; /* the buffer is zeroed: padding is NULs */
-}
-
 static int exists(const char *path)
 {
     struct stat st;
@@ -603,6 +621,80 @@ static void test_refused_entry_stops_a_big_layer(void **state)
     free(blob);
 }
 
+/* The unpack of a layer fails at its first entry: the download stops there rather than
+ * fetching (and hashing) the rest for nothing.  The layer is 64 MiB; what the fake hands to
+ * its socket before the client hangs up is bounded by the pipe (1 MiB), curl's buffer and
+ * the socket buffers on both sides, far below the layer's size; the old code drained the
+ * pipe and so downloaded all of it.  The error is the unpacker's, not the aborted
+ * transfer's. */
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void test_refused_entry_stops_the_download(void **state)
+{
+    (void)state;
+    int fds = open_fds();
+    size_t big = 64u << 20;
+    char *blob = calloc(1, 3 * 512 + big + 1024);
+    assert_non_null(blob);
+    size_t off = 0;
+    tar_entry(blob, &off, "../evil", 4, 'e');
+    tar_entry(blob, &off, "big", big, 'x');
+    off += 1024; /* end of archive */
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, blob, off, 1);
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    olm_error err;
+    assert_int_equal(pull(host, "stopped", NULL, &err), -1);
+    if (!strstr(err.msg, "entry \"../evil\": path escapes the unpack root") || strstr(err.msg, "writing") ||
+        strstr(err.msg, "storing") || strstr(err.msg, "cancel"))
+        fail_msg("unexpected error: %s", err.msg);
+    char dest[256];
+    snprintf(dest, sizeof dest, "%s/stopped", tmpdir);
+    assert_false(exists(dest));
+    free((char *)f->manifest);
+    size_t served = fake_stop(f);
+    print_message("served %zu of %zu bytes\n", served, off);
+    if (served > off / 4)
+        fail_msg("the fake served %zu of the layer's %zu bytes: the download went on after the unpack failed",
+                 served, off);
+    assert_int_equal(open_fds(), fds); /* the pipe's two ends closed, the connection too */
+    free(blob);
+}
+
+/* A download cut short fails the pull with the fetch's error, not the unpacker's: the
+ * unpacker fails too (a truncated tar), but only once the pipe is closed, after the fetch. */
+static void test_short_download_is_the_fetch_error(void **state)
+{
+    (void)state;
+    static char blob[4 * 1024 * 1024];
+    size_t off = 0;
+    tar_entry(blob, &off, "configs/big", sizeof blob - 3 * 512, 'c');
+    fake *f = fake_start(registry_handler, NULL, NULL);
+    set_image(f, blob, sizeof blob, 1);
+    f->blob_cut_at = sizeof blob / 2;
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    olm_error err;
+    assert_int_equal(pull(host, "short", NULL, &err), -1);
+    if (!strstr(err.msg, "fetching from 127.0.0.1:") || !strstr(err.msg, "bytes remaining") || strstr(err.msg, "runcated"))
+        fail_msg("unexpected error: %s", err.msg);
+    char dest[256];
+    snprintf(dest, sizeof dest, "%s/short", tmpdir);
+    assert_false(exists(dest));
+    free((char *)f->manifest);
+    fake_stop(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +706,8 @@ int main(void)
         cmocka_unit_test(test_credentials_scoped_to_a_repository_path),
         cmocka_unit_test(test_tampered_layer_unpacks_nothing),
         cmocka_unit_test(test_refused_entry_stops_a_big_layer),
+        cmocka_unit_test(test_refused_entry_stops_the_download),
+        cmocka_unit_test(test_short_download_is_the_fetch_error),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
