@@ -2,6 +2,7 @@
 # apply → Serving of certified-operators-v4.18, C against upstream's Go catalogd, timed exactly.
 #
 #   bench/apply_serving_compare.sh [TRIALS]      (default 5 per implementation)
+#   REPO=OTHER_CHECKOUT bench/apply_serving_compare.sh   measures that checkout's build instead
 #
 # run.sh's A1 (../shared/upstream/bench) polls every 0.1 s, which rounds C's figure up to the
 # next poll (bench/apply_floor.sh).  This extension of it times the same thing with a watch
@@ -14,7 +15,10 @@ set -euo pipefail
 TRIALS=${1:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
 export REPO=${REPO:-$(cd "$HERE/.." && pwd)}
-SHARED_UPSTREAM=${SHARED_UPSTREAM:-$REPO/../shared/upstream}
+# ../shared beside this checkout (not beside REPO, which may be another build to measure)
+SHARED=${OLMV1_SHARED:-$(cd "$HERE/../.." && pwd)/shared}
+SHARED_UPSTREAM=${SHARED_UPSTREAM:-$SHARED/upstream}
+export CERTIFIED=${CERTIFIED:-$SHARED/data/catalogs/certified-operators-v4.18}
 if [ ! -f "$SHARED_UPSTREAM/bench/lib.sh" ]; then
   echo "apply_serving_compare: $SHARED_UPSTREAM/bench not found: nothing to compare"; exit 0
 fi
