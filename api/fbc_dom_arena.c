@@ -79,9 +79,12 @@ static void *dom_malloc(size_t n)
 
 static void dom_free(void *p)
 {
-    fbc_dom_arena *a = current;
-    if (p && !(a && owns(a, p)))
-        free(p);
+    if (!p)
+        return;
+    for (const fbc_dom_arena *a = current; a; a = a->outer)
+        if (owns(a, p))
+            return; /* dropped with its arena */
+    free(p);
 }
 
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
@@ -97,6 +100,7 @@ void fbc_dom_arena_begin(fbc_dom_arena *a)
 {
     pthread_once(&hooks_once, install_hooks);
     a->head = NULL;
+    a->outer = current; /* a scope inside another: the outer one's values stay its own */
     current = a;
 }
 
@@ -116,7 +120,7 @@ void fbc_dom_arena_reset(fbc_dom_arena *a)
 
 void fbc_dom_arena_end(fbc_dom_arena *a)
 {
-    current = NULL;
+    current = a->outer;
     for (struct fbc_dom_chunk *c = a->head, *next; c; c = next) {
         next = c->next;
         free(c);

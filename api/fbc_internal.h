@@ -128,13 +128,16 @@ void fbc_model_trim(fbc_catalog *c);
 /* ---- fbc_dom_arena.c: a document's jansson values from a bump arena ---- */
 
 typedef struct fbc_dom_arena {
-    struct fbc_dom_chunk *head; /* newest chunk first */
+    struct fbc_dom_chunk *head;  /* newest chunk first */
+    struct fbc_dom_arena *outer; /* the scope this one was begun in, or NULL */
 } fbc_dom_arena;
 
 /* From begin to end, this thread's jansson allocations come from `a` and jansson's frees
  * of them do nothing; reset makes everything allocated since begin (or the last reset)
  * dead and its memory reusable.  Nothing allocated in a scope may be used or freed after
- * the next reset or the end.  One scope per thread at a time. */
+ * the next reset or the end.  Scopes nest: inside one, values of the outer scopes may
+ * still be freed (that does nothing) but new ones come from the inner arena; end them
+ * in reverse order. */
 void fbc_dom_arena_begin(fbc_dom_arena *a);
 void fbc_dom_arena_reset(fbc_dom_arena *a);
 void fbc_dom_arena_end(fbc_dom_arena *a);

@@ -3,7 +3,7 @@
  * keeps one chunk, the end none (LeakSanitizer checks that in the ASan build, and reports a
  * free() of arena memory or a leaked malloc'ed value as errors).  And the loader's decode
  * through the arena (fbc_decode_stream_consumed) gives the very blobs, lines and errors of
- * the plain one. */
+ * the plain one.  Scopes nest. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,6 +90,24 @@ static void test_other_threads_allocate_as_before(void **state)
     fbc_dom_arena_end(&a);
 }
 
+static void test_nested_scopes(void **state)
+{
+    (void)state;
+    fbc_dom_arena outer, inner;
+    fbc_dom_arena_begin(&outer);
+    json_t *o = json_pack("{s:s}", "made", "in the outer scope");
+    fbc_dom_arena_begin(&inner);
+    json_t *i = json_pack("{s:s}", "made", "in the inner scope");
+    assert_true(fbc_dom_arena_chunks(&inner) > 0);
+    json_decref(o); /* the outer arena's: nothing to free (free() would be an ASan error) */
+    json_decref(i);
+    fbc_dom_arena_end(&inner);
+    json_t *again = json_string("the outer scope again");
+    assert_string_equal(json_string_value(again), "the outer scope again");
+    json_decref(again);
+    fbc_dom_arena_end(&outer);
+}
+
 /* ---- the loader's decode through the arena equals the plain decode ---- */
 
 typedef struct lines {
@@ -144,6 +162,7 @@ int main(void)
         cmocka_unit_test(test_values_come_from_the_arena_and_frees_do_nothing),
         cmocka_unit_test(test_a_value_bigger_than_a_chunk),
         cmocka_unit_test(test_other_threads_allocate_as_before),
+        cmocka_unit_test(test_nested_scopes),
         cmocka_unit_test(test_consumed_decode_equals_plain_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
