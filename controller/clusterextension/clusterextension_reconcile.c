@@ -125,7 +125,8 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
     char now[OLM_TIME_RFC3339_SIZE];
     olm_time_rfc3339(time(NULL), now);
     clusterextension_installed_bundle ib = {0};
-    if (run->have_rec) {
+    bool installed = clusterextension_installed(run);
+    if (installed) {
         ib.name = run->rec.bundle_name;
         ib.version = run->rec.bundle_version;
         ib.image = run->rec.bundle_image;
@@ -145,7 +146,7 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         }
         chans = cv;
         deprecation_input di = {
-            .installed_bundle = run->have_rec ? run->rec.bundle_name : NULL,
+            .installed_bundle = installed ? run->rec.bundle_name : NULL,
             .deprecation = run->resolved ? run->res.deprecation : NULL,
             .has_catalog_data = run->resolved,
             .channels = chans,
@@ -160,7 +161,7 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
     clusterextension_status_input in = {
         .generation = run->generation,
         .now = now,
-        .installed = run->have_rec ? &ib : NULL,
+        .installed = installed ? &ib : NULL,
         .installed_error = installed_read_failed ? record_error : NULL,
         .progress = run->progress,
         .progress_message = run->message,

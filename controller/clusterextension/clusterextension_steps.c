@@ -65,7 +65,7 @@ static int step_resolve(clusterextension_run *run)
         .channels = channels,
         .nchannels = nch,
         .policy = strcmp(policy, "SelfCertified") == 0 ? RESOLVE_POLICY_SELF_CERTIFIED : RESOLVE_POLICY_CATALOG_PROVIDED,
-        .installed = run->have_rec ? &inst : NULL,
+        .installed = clusterextension_installed(run) ? &inst : NULL,
     };
     olm_error err;
     json_t *catalogs = kube_informer_list(run->r->cfg.catalogs);
@@ -96,7 +96,7 @@ static int step_resolve(clusterextension_run *run)
         return rc;
     }
     /* handleResolutionError */
-    if (!run->have_rec)
+    if (!clusterextension_installed(run))
         return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     if (*range && strcmp(range, run->rec.bundle_version) != 0)
         return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
@@ -217,7 +217,7 @@ static bool same_objects(const install_record *rec, json_t *objects)
 
 static bool target_is_installed(const clusterextension_run *run)
 {
-    return run->have_rec && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
+    return clusterextension_installed(run) && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
            strcmp(run->target.version, run->rec.bundle_version) == 0;
 }
 
