@@ -507,6 +507,47 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
     json_decref(objs);
 }
 
+/* An upgrade refused part-way: the previous bundle stays the installed one, and the record
+ * gains the object the upgrade created before the refusal (so that the uninstall, or the
+ * apply of yet another bundle, removes it), not the refused one. */
+static void test_failed_upgrade_records_what_it_created(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *v1 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, v1, NULL, &rec, &err), 0);
+    json_t *v2 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm2\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}}]");
+    applier_bundle b2 = bundle;
+    b2.name = "b.v2";
+    b2.version = "2.0.0";
+    f->st.forbid = "/deployments/";
+    install_record next;
+    assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_false(got.pending);
+    assert_string_equal(got.bundle_name, "b.v1");
+    assert_string_equal(got.bundle_version, "1.0.0");
+    assert_string_equal(got.installed_at, rec.installed_at);
+    assert_string_equal(got.properties, bundle.properties);
+    assert_int_equal(got.nobjects, 2);
+    assert_string_equal(got.objects[0].name, "cm");
+    assert_string_equal(got.objects[1].name, "cm2");
+
+    /* The uninstall then removes both. */
+    f->st.forbid = NULL;
+    assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") < 0);
+    install_record_free(&got);
+    install_record_free(&rec);
+    json_decref(v1);
+    json_decref(v2);
+}
+
 /* Bundle content is read as the ServiceAccount that manages it, so the controller's own
  * identity needs no read access to arbitrary kinds; it reads only when the ServiceAccount
  * may not, and when neither may, the ServiceAccount's refusal is reported. */
@@ -666,6 +707,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_record_write_create_first, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_only_what_it_applied, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_upgrade_records_what_it_created, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
