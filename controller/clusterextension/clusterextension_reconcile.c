@@ -294,7 +294,6 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
-    run->generation = (int64_t)json_integer_value(json_object_get(json_object_get(run->ce, "metadata"), "generation"));
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
         clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
@@ -370,6 +369,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         kind = KUBE_WQ_ERROR;
     } else {
         run.name = clusterextension_str(run.ce, "metadata.name");
+        /* Both paths write conditions, each with observedGeneration = metadata.generation. */
+        run.generation = (int64_t)json_integer_value(json_object_get(json_object_get(run.ce, "metadata"), "generation"));
         run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
                                  .extension = key};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
