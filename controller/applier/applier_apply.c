@@ -210,9 +210,19 @@ static void record_touched(const applier_ctx *ctx, const applier_bundle *b, cons
     rec.properties = strdup(prev ? prev->properties : "[]");
     rec.installed_at = strdup(prev ? prev->installed_at : "");
     rec.pending = !prev || prev->pending;
-    if (rec.extension && rec.bundle_name && rec.bundle_version && rec.bundle_image && rec.package &&
-        rec.properties && rec.installed_at)
-        applier_write_record(ctx, &rec, prev == NULL, &e);
+    if (!rec.extension || !rec.bundle_name || !rec.bundle_version || !rec.bundle_image || !rec.package ||
+        !rec.properties || !rec.installed_at)
+        goto done;
+    if (prev) {
+        applier_write_record(ctx, &rec, false, &e);
+    } else {
+        /* Create only: a pending record never replaces one that exists (a caller whose
+         * view of the record was stale would otherwise turn an installed bundle into none). */
+        json_t *secret = install_record_to_secret(&rec, ctx->system_namespace);
+        if (secret)
+            kube_create(ctx->admin, secret, NULL, &e);
+        json_decref(secret);
+    }
 done:
     install_record_free(&rec);
 }
