@@ -210,7 +210,15 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     olm_error err;
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
+        /* A finalizer error is Progressing Retrying (§2.2 step 1): without it, an extension
+         * whose record cannot be read (the apiserver failing, the Secret edited by hand) would
+         * hang in deletion with nothing in its status to say why. */
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "reading the install record: %s", err.msg);
+        char recerr[OLM_ERROR_MAX];
+        snprintf(recerr, sizeof recerr, "%s", err.msg);
+        clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", recerr);
+        olm_error serr;
+        write_status(run, true, recerr, &serr);
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;

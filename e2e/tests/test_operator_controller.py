@@ -13,6 +13,9 @@ Channel "stable": v1.0.0 <- v1.0.1 (replaces 1.0.0) <- v2.0.0 (replaces 1.0.1), 
 asserts timing.  Stdlib, PyYAML and pytest only.
 """
 
+import base64
+import json
+
 import pytest
 
 import olmv1_bundles
@@ -199,6 +202,38 @@ def test_failed_first_install_deleted_leaves_nothing(world, name):
         assert out == "", "the pending install record outlived the extension"
     finally:
         olmv1_e2e.delete_namespace(ns)
+
+
+def test_unreadable_record_during_delete_is_reported(world, ns, name):
+    """The install record cannot be read while the extension is being deleted (its Secret was
+    edited into something that is no record): the finalizer says so in Progressing Retrying
+    "error uninstalling: ..." with the current observedGeneration, instead of the extension hanging
+    in deletion with nothing in its status.  Nothing is deleted meanwhile; once the record is put
+    back, the uninstall finishes."""
+    pkg, system_ns = world["pkg"], world["system_ns"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    secret = f"{RECORD_PREFIX}{name}"
+    good = kubectl_json("get", "secret", secret, "-n", system_ns)["data"]["record.json"]
+    bad = base64.b64encode(b'{"extension":"' + name.encode() + b'"}').decode()
+    kubectl("patch", "secret", secret, "-n", system_ns, "--type=merge", "-p",
+            json.dumps({"data": {"record.json": bad}}))
+    kubectl("delete", "clusterextension", name, "--wait=false")
+    c = wait_progressing(world, name, "Retrying", "error uninstalling: ")
+    obj, c = conditions(name)
+    msg = c["Progressing"]["message"]
+    assert f"install record Secret '{secret}'" in msg and "bundle is missing" in msg, msg
+    assert c["Progressing"]["observedGeneration"] == obj["metadata"]["generation"], (c, obj["metadata"])
+    assert c["Installed"]["status"] == "Unknown" and "bundle is missing" in c["Installed"]["message"], c
+    assert configmap_version(world, ns) == "1.0.0"  # nothing deleted on a guess
+
+    kubectl("patch", "secret", secret, "-n", system_ns, "--type=merge", "-p",
+            json.dumps({"data": {"record.json": good}}))
+    wait_for(lambda: not kubectl("get", "clusterextension", name, "--ignore-not-found", "-o", "name").stdout.strip(),
+             "the uninstall to finish", world["ctl"])
+    for args in (("deployment", f"{pkg}-manager", "-n", ns), ("configmap", f"{pkg}-config", "-n", ns),
+                 ("secret", secret, "-n", system_ns)):
+        assert kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() == "", args
 
 
 def test_missing_service_account(world, name):
