@@ -44,7 +44,9 @@ typedef struct applier_ctx {
  * (NULL on first install) had that is no longer rendered, writes the new record into
  * *out.  On failure err says which object failed and why (the apiserver's message,
  * e.g. the forbidden verb/resource), and the record keeps the previous bundle (or is a
- * pending one), listing also what the failed attempt may have created. */
+ * pending one), listing also what the failed attempt may have created.  One exception:
+ * when only pruning failed, the new record was written and *out holds it (-1 is still
+ * returned, with the pruning error); otherwise *out stays zeroed on failure. */
 int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *objects,
                   const install_record *prev, install_record *out, olm_error *err);
 

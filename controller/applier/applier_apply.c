@@ -338,13 +338,15 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     }
     if (applier_write_record(ctx, &rec, prev == NULL, err) < 0)
         goto done;
+    /* Written: the new bundle is the installed one even when pruning failed, so the
+     * caller gets the record either way (a failed prune is retried by the next apply). */
+    *out = rec;
+    memset(&rec, 0, sizeof rec);
     if (prune_rc < 0) {
         if (err)
             *err = prune_err;
         goto done;
     }
-    *out = rec;
-    memset(&rec, 0, sizeof rec);
     rc = 0;
 done:
     applier_refs_free(left, nleft);

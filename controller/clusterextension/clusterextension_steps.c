@@ -301,14 +301,17 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
         .properties = properties,
     };
     install_record next = {0};
-    if (applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err) != 0)
-        return -1;
-    if (run->have_rec)
-        install_record_free(&run->rec);
-    run->rec = next;
-    run->have_rec = true;
-    run->installed_changed = true;
-    return 0;
+    int rc = applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err);
+    /* A record came back also when only the prune failed: the new bundle is installed
+     * and the status must say so, not name the one before until the retry. */
+    if (next.extension) {
+        if (run->have_rec)
+            install_record_free(&run->rec);
+        run->rec = next;
+        run->have_rec = true;
+        run->installed_changed = true;
+    }
+    return rc != 0 ? -1 : 0;
 }
 
 int clusterextension_step_install(clusterextension_run *run)

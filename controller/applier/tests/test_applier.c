@@ -128,6 +128,7 @@ struct store {
     char log[LOG_MAX][320]; /* "METHOD path" of every request but GETs */
     size_t nlog;
     const char *forbid; /* PATCH paths containing this are 403 */
+    const char *forbid_delete; /* DELETE paths containing this are 403 */
     const char *deny_get_to[2]; /* GETs with these bearer tokens are 403 */
     unsigned gets_by_sa, gets_by_admin;
     char resp[65536];
@@ -210,6 +211,10 @@ static void handle(struct store *st, const fake_http_request *req, fake_http_res
         return;
     }
     if (strcmp(req->method, "DELETE") == 0) {
+        if (st->forbid_delete && strstr(path, st->forbid_delete)) {
+            status(resp, st, 403, "Forbidden", "configmaps is forbidden: User \\\"sa\\\" cannot delete resource");
+            return;
+        }
         if (i < 0) {
             status(resp, st, 404, "NotFound", "not found");
             return;
@@ -548,6 +553,39 @@ static void test_failed_upgrade_records_what_it_created(void **state)
     json_decref(v2);
 }
 
+/* An upgrade whose objects are applied and recorded but whose prune is refused: the call
+ * fails (the refusal is the error), and *out is the record it wrote, which names the new
+ * bundle and keeps the unpruned object, so that the caller reports what is installed. */
+static void test_refused_prune_hands_out_the_written_record(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *v1 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"old\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, v1, NULL, &rec, &err), 0);
+    json_t *v2 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    applier_bundle b2 = bundle;
+    b2.name = "b.v2";
+    b2.version = "2.0.0";
+    f->st.forbid_delete = "/configmaps/old";
+    install_record next;
+    assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
+    if (!strstr(err.msg, "pruning ConfigMap 'old' in namespace 'ns'"))
+        fail_msg("%s", err.msg);
+    assert_non_null(next.extension);
+    assert_string_equal(next.bundle_name, "b.v2");
+    assert_int_equal(next.nobjects, 2);
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_string_equal(got.bundle_name, "b.v2");
+    install_record_free(&got);
+    install_record_free(&next);
+    install_record_free(&rec);
+    json_decref(v1);
+    json_decref(v2);
+}
+
 /* Bundle content is read as the ServiceAccount that manages it, so the controller's own
  * identity needs no read access to arbitrary kinds; it reads only when the ServiceAccount
  * may not, and when neither may, the ServiceAccount's refusal is reported. */
@@ -708,6 +746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record_write_create_first, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_only_what_it_applied, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_failed_upgrade_records_what_it_created, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_prune_hands_out_the_written_record, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
