@@ -253,8 +253,9 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
             write_status(run, false, NULL, &serr);
             return KUBE_WQ_ERROR;
         }
-        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled bundle %s (%zu objects)",
-                run->rec.bundle_name, run->rec.nobjects);
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled %s %s (%zu objects)",
+                run->rec.pending ? "what the failed install applied of bundle" : "bundle", run->rec.bundle_name,
+                run->rec.nobjects);
     }
     remove_bundle_cache(run);
     if (*sa)
