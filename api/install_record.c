@@ -79,8 +79,10 @@ char *install_record_to_json(const install_record *r)
                             "name", S(r->bundle_name), "version", S(r->bundle_version), "image", S(r->bundle_image),
                             "package", S(r->package), "properties", r->properties ? r->properties : "[]", "objects",
                             objs, "installedAt", S(r->installed_at));
-    if (!doc)
+    if (!doc || (r->pending && json_object_set_new(doc, "pending", json_true()) < 0)) {
+        json_decref(doc);
         return NULL;
+    }
     char *text = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     return text;
@@ -182,6 +184,12 @@ int install_record_from_json(const char *text, size_t len, install_record *out, 
         parse_objects(json_object_get(doc, "objects"), out, err) < 0 ||
         take_str(doc, "installedAt", "", 1, "", &out->installed_at, err) < 0)
         goto done;
+    const json_t *pending = json_object_get(doc, "pending");
+    if (pending && !json_is_boolean(pending)) {
+        olm_error_set(err, "install record: pending is not a boolean");
+        goto done;
+    }
+    out->pending = json_is_true(pending);
     rc = 0;
 done:
     json_decref(doc);

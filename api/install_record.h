@@ -14,9 +14,15 @@
  *    "bundle":{"name":..,"version":..,"image":..,"package":..},
  *    "properties":"<the bundle's olm.properties JSON array, as TEXT, verbatim>",
  *    "objects":[{"apiVersion":..,"kind":..,"namespace":..,"name":..}, ...],
- *    "installedAt":"<RFC 3339>"}
+ *    "installedAt":"<RFC 3339>",
+ *    "pending":true}           (only in a pending record, see below)
  * `properties` is kept as text because olm.maxOpenShiftVersion values must keep their
  * exact number text (4.10 is not 4.1), which a JSON DOM would lose.
+ *
+ * A pending record says that nothing is installed yet, but that a first install which
+ * failed part-way may have left the objects it lists on the cluster: the uninstaller
+ * deletes them and the next apply prunes them, while the reconciler reports no bundle
+ * (bundle names the one that was being installed; properties "[]", installedAt "").
  *
  * The OpenShift upgradeable check, the resolver (installed bundle) and the pruner all
  * read this record; only the applier writes it. */
@@ -24,6 +30,7 @@
 #define OLM_INSTALL_RECORD_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "olm_error.h"
@@ -44,6 +51,7 @@ typedef struct install_record {
     install_object_ref *objects; /* owned array */
     size_t nobjects;
     char *installed_at;   /* owned, RFC 3339 */
+    bool pending;         /* nothing installed: the objects of a failed first install */
 } install_record;
 
 /* "olmv1-install-<ext>", or a hashed form when too long.  Caller frees. */

@@ -165,6 +165,7 @@ static void test_minimal_record_defaults(void **state)
     assert_string_equal(r.package, "");
     assert_string_equal(r.installed_at, "");
     assert_int_equal(r.nobjects, 0);
+    assert_false(r.pending); /* a record without "pending" is an installed bundle */
     install_record_free(&r);
 
     /* Cluster-scoped objects may omit the namespace. */
@@ -174,6 +175,31 @@ static void test_minimal_record_defaults(void **state)
     assert_int_equal(r.nobjects, 1);
     assert_string_equal(r.objects[0].namespace_, "");
     install_record_free(&r);
+}
+
+/* A pending record (a failed first install's objects, nothing installed) keeps the flag
+ * through the codec; an installed one writes no "pending" at all. */
+static void test_pending_round_trip(void **state)
+{
+    (void)state;
+    install_object_ref obj = {"v1", "ConfigMap", "ns", "cm"};
+    install_record in = {.extension = "e", .bundle_name = "b.v1", .bundle_version = "1.0.0", .bundle_image = "img",
+                         .package = "p", .properties = "[]", .objects = &obj, .nobjects = 1, .installed_at = "",
+                         .pending = true};
+    olm_error err = {""};
+    install_record back;
+    for (int pending = 1; pending >= 0; pending--) {
+        in.pending = pending;
+        char *text = install_record_to_json(&in);
+        assert_non_null(text);
+        assert_true((strstr(text, "\"pending\":true") != NULL) == pending);
+        assert_null(strstr(text, "\"pending\":false"));
+        assert_int_equal(install_record_from_json(text, strlen(text), &back, &err), 0);
+        assert_int_equal(back.pending, pending);
+        assert_int_equal(back.nobjects, 1);
+        install_record_free(&back);
+        free(text);
+    }
 }
 
 static void expect_error(const char *text, const char *want)
@@ -197,6 +223,8 @@ static void test_malformed_records(void **state)
     expect_error("{\"extension\":\"\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"}}", "extension is empty");
     expect_error("{\"extension\":\"e\",\"bundle\":{\"version\":\"1\"}}", "bundle.name is missing");
     expect_error("{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":1}}", "bundle.version is not a string");
+    expect_error("{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"},\"pending\":\"yes\"}",
+                 "pending is not a boolean");
     expect_error("{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"},\"properties\":[]}",
                  "properties is not a string");
     expect_error("{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"},\"properties\":\"[1,\"}",
@@ -240,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_json_round_trip_keeps_properties_text),
         cmocka_unit_test(test_secret_round_trip),
         cmocka_unit_test(test_minimal_record_defaults),
+        cmocka_unit_test(test_pending_round_trip),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_malformed_secrets),
     };

@@ -12,7 +12,10 @@
  *  - CRDs are applied first and waited for (Established) before custom resources;
  *  - objects of the previous record that are no longer rendered are deleted (prune);
  *  - the install record Secret is written last with the `admin` client (the
- *    controller's own identity), so a failed apply never records a half install;
+ *    controller's own identity), so a failed apply never records a half install as
+ *    installed: the previous bundle stays the installed one (or, on a first install,
+ *    the record is a pending one), and the record only gains the objects the failed
+ *    attempt may have created, so that the uninstall and the next prune remove them;
  *  - nothing already installed is deleted when an apply fails.
  * All functions block: run them on the threadpool. */
 #ifndef OLM_APPLIER_H
@@ -40,7 +43,10 @@ typedef struct applier_ctx {
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`
  * (NULL on first install) had that is no longer rendered, writes the new record into
  * *out.  On failure err says which object failed and why (the apiserver's message,
- * e.g. the forbidden verb/resource), and the previous record stays as it was. */
+ * e.g. the forbidden verb/resource), and the record keeps the previous bundle (or is a
+ * pending one), listing also what the failed attempt may have created.  One exception:
+ * when only pruning failed, the new record was written and *out holds it (-1 is still
+ * returned, with the pruning error); otherwise *out stays zeroed on failure. */
 int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *objects,
                   const install_record *prev, install_record *out, olm_error *err);
 

@@ -6,8 +6,10 @@
  *      for the CRDs to be Established before anything after them;
  *   4. prune what the previous record had and the new set has not (applier_prune.c);
  *   5. write the record with admin (applier_record.c).
- * A failure in 2 or 3 returns before the record is touched, so the previous record
- * (and with it the pruner's and uninstaller's view) stays as it was. */
+ * A failure in 2 leaves the record as it was.  A failure in 3 keeps the previous bundle
+ * as the installed one, but the record then also lists the objects this attempt may have
+ * created (record_touched), so that the uninstaller and the next prune see them; on a
+ * first install that is a pending record, which installs nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +144,13 @@ int applier_wait_crds(const applier_ctx *ctx, const applier_set *set, olm_error 
 
 /* ------------------------------------------------------------ apply */
 
-static int apply_all(const applier_ctx *ctx, const applier_set *set, olm_error *err)
+/* *touched: how many objects of `set`, in order, may be on the cluster now.  The one that
+ * failed counts only without a definite refusal from the apiserver (a transport error, a
+ * timeout, a 5xx): then its apply may have landed. */
+static int apply_all(const applier_ctx *ctx, const applier_set *set, size_t *touched, olm_error *err)
 {
     bool crds = false, waited = false;
+    *touched = 0;
     for (size_t i = 0; i < set->n; i++) {
         const applier_obj *o = &set->v[i];
         if (crds && !waited && o->phase > PHASE_CRD) {
@@ -152,7 +158,9 @@ static int apply_all(const applier_ctx *ctx, const applier_set *set, olm_error *
                 return -1;
             waited = true;
         }
-        if (applier_apply_one(ctx, o, NULL, err) < 0)
+        int rc = applier_apply_one(ctx, o, NULL, err);
+        *touched = i + (rc == KUBE_OK || rc == KUBE_ERROR || rc == KUBE_UNAVAILABLE);
+        if (rc < 0)
             return -1;
         crds |= o->phase == PHASE_CRD;
     }
@@ -160,6 +168,63 @@ static int apply_all(const applier_ctx *ctx, const applier_set *set, olm_error *
     if (crds && !waited && applier_wait_crds(ctx, set, err) < 0)
         return -1;
     return 0;
+}
+
+/* A failed apply may have created objects that no record lists (all of them, on a first
+ * install).  Unlisted, they would be left behind by the uninstall (an administrator
+ * deleting the extension that failed) and never pruned by the apply of another bundle.
+ * So the record is rewritten to list them too: the previous bundle stays the installed
+ * one, or, with none, the record is a pending one (nothing installed; install_record.h).
+ * Best effort, and silent: err keeps the apply's own failure, which the caller reports. */
+static void record_touched(const applier_ctx *ctx, const applier_bundle *b, const applier_set *set, size_t touched,
+                           const install_record *prev)
+{
+    size_t nprev = prev ? prev->nobjects : 0;
+    install_record rec = {0};
+    olm_error e;
+    bool grew = false;
+    rec.objects = calloc(nprev + touched + 1, sizeof *rec.objects);
+    if (!rec.objects)
+        return;
+    for (size_t i = 0; i < nprev; i++, rec.nobjects++)
+        if (applier_ref_copy(&prev->objects[i], &rec.objects[i]) < 0)
+            goto done;
+    for (size_t i = 0; i < touched; i++) {
+        install_object_ref *ref = &rec.objects[rec.nobjects];
+        if (applier_ref_of(ctx->admin, &set->v[i], ref, &e) < 0)
+            continue; /* a kind not served (its CRD did not come up): nothing of it exists */
+        if (applier_record_has(rec.objects, rec.nobjects, ref)) {
+            applier_ref_free(ref);
+            continue;
+        }
+        rec.nobjects++;
+        grew = true;
+    }
+    if (!grew)
+        goto done;
+    rec.extension = strdup(ctx->extension);
+    rec.bundle_name = strdup(prev ? prev->bundle_name : b->name);
+    rec.bundle_version = strdup(prev ? prev->bundle_version : b->version ? b->version : "");
+    rec.bundle_image = strdup(prev ? prev->bundle_image : b->image ? b->image : "");
+    rec.package = strdup(prev ? prev->package : b->package ? b->package : "");
+    rec.properties = strdup(prev ? prev->properties : "[]");
+    rec.installed_at = strdup(prev ? prev->installed_at : "");
+    rec.pending = !prev || prev->pending;
+    if (!rec.extension || !rec.bundle_name || !rec.bundle_version || !rec.bundle_image || !rec.package ||
+        !rec.properties || !rec.installed_at)
+        goto done;
+    if (prev) {
+        applier_write_record(ctx, &rec, false, &e);
+    } else {
+        /* Create only: a pending record never replaces one that exists (a caller whose
+         * view of the record was stale would otherwise turn an installed bundle into none). */
+        json_t *secret = install_record_to_secret(&rec, ctx->system_namespace);
+        if (secret)
+            kube_create(ctx->admin, secret, NULL, &e);
+        json_decref(secret);
+    }
+done:
+    install_record_free(&rec);
 }
 
 static char *now_rfc3339(void)
@@ -177,7 +242,7 @@ static bool same_str(const char *a, const char *b)
  * bundle is unchanged, so re-applying the same bundle rewrites nothing. */
 static int fill_bundle(install_record *rec, const applier_ctx *ctx, const applier_bundle *b, const install_record *prev)
 {
-    bool same = prev && prev->installed_at && *prev->installed_at && same_str(prev->bundle_name, b->name) &&
+    bool same = prev && !prev->pending && prev->installed_at && *prev->installed_at && same_str(prev->bundle_name, b->name) &&
                 same_str(prev->bundle_version, b->version) && same_str(prev->bundle_image, b->image);
     rec->extension = strdup(ctx->extension);
     rec->bundle_name = strdup(b->name ? b->name : "");
@@ -230,9 +295,14 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     size_t nleft = 0;
     int rc = -1, prune_rc = 0;
     olm_error prune_err = {""};
+    size_t touched = 0;
 
-    if (check_conflicts(ctx, &set, prev, err) < 0 || apply_all(ctx, &set, err) < 0)
+    if (check_conflicts(ctx, &set, prev, err) < 0)
         goto done;
+    if (apply_all(ctx, &set, &touched, err) < 0) {
+        record_touched(ctx, bundle, &set, touched, prev);
+        goto done;
+    }
 
     /* The record references, with namespaces cleared for cluster-scoped kinds. */
     rec.objects = calloc(set.n ? set.n : 1, sizeof *rec.objects);
@@ -268,13 +338,15 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     }
     if (applier_write_record(ctx, &rec, prev == NULL, err) < 0)
         goto done;
+    /* Written: the new bundle is the installed one even when pruning failed, so the
+     * caller gets the record either way (a failed prune is retried by the next apply). */
+    *out = rec;
+    memset(&rec, 0, sizeof rec);
     if (prune_rc < 0) {
         if (err)
             *err = prune_err;
         goto done;
     }
-    *out = rec;
-    memset(&rec, 0, sizeof rec);
     rc = 0;
 done:
     applier_refs_free(left, nleft);

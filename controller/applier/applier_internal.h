@@ -83,6 +83,8 @@ static inline bool applier_denied(int rc)
  * cluster-scoped kinds (discovery through admin). */
 int applier_ref_of(kube_client *admin, const applier_obj *o, install_object_ref *ref, olm_error *err);
 void applier_ref_free(install_object_ref *ref);
+/* Deep copy of src into dst; -1 (dst zeroed) when out of memory. */
+int applier_ref_copy(const install_object_ref *src, install_object_ref *dst);
 bool applier_record_has(const install_object_ref *refs, size_t n, const install_object_ref *ref);
 
 /* Server-side apply of o->obj as the ServiceAccount; *out (may be NULL) gets the result.

@@ -15,7 +15,7 @@
 
 #include "applier_internal.h"
 
-static int copy_ref(const install_object_ref *src, install_object_ref *dst)
+int applier_ref_copy(const install_object_ref *src, install_object_ref *dst)
 {
     dst->api_version = strdup(src->api_version);
     dst->kind = strdup(src->kind);
@@ -71,7 +71,7 @@ int applier_prune(const applier_ctx *ctx, const install_record *prev, const inst
         }
         rc = -1;
         install_object_ref *grown = realloc(*left, (*nleft + 1) * sizeof **left);
-        if (!grown || copy_ref(r, &grown[*nleft]) < 0) {
+        if (!grown || applier_ref_copy(r, &grown[*nleft]) < 0) {
             if (grown)
                 *left = grown;
             return olm_error_set(err, "out of memory");

@@ -53,7 +53,7 @@ typedef struct clusterextension_run {
     kube_client *as_sa;     /* owned */
     clusterextension_token token;         /* owned: the token as_sa authenticates with */
     install_record rec;     /* zero when have_rec is false */
-    bool have_rec;
+    bool have_rec;          /* a record exists; a pending one installs nothing (clusterextension_installed) */
     catalog_set cats;
     resolve_result res;
     bool resolved;          /* res is filled (resolve succeeded) */
@@ -66,6 +66,13 @@ typedef struct clusterextension_run {
     bool deprecation_known; /* compute deprecation conditions at the end */
     uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
 } clusterextension_run;
+
+/* A bundle is installed: there is a record, and it is not a pending one (the objects a
+ * failed first install left, which only the uninstall and the next apply use). */
+static inline bool clusterextension_installed(const clusterextension_run *run)
+{
+    return run->have_rec && !run->rec.pending;
+}
 
 /* Steps (clusterextension_steps.c).  Each returns 0 to go on, -1 when the outcome
  * (progress + message) was set and the pipeline stops. */

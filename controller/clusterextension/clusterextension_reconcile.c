@@ -125,7 +125,8 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
     char now[OLM_TIME_RFC3339_SIZE];
     olm_time_rfc3339(time(NULL), now);
     clusterextension_installed_bundle ib = {0};
-    if (run->have_rec) {
+    bool installed = clusterextension_installed(run);
+    if (installed) {
         ib.name = run->rec.bundle_name;
         ib.version = run->rec.bundle_version;
         ib.image = run->rec.bundle_image;
@@ -145,7 +146,7 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         }
         chans = cv;
         deprecation_input di = {
-            .installed_bundle = run->have_rec ? run->rec.bundle_name : NULL,
+            .installed_bundle = installed ? run->rec.bundle_name : NULL,
             .deprecation = run->resolved ? run->res.deprecation : NULL,
             .has_catalog_data = run->resolved,
             .channels = chans,
@@ -160,7 +161,7 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
     clusterextension_status_input in = {
         .generation = run->generation,
         .now = now,
-        .installed = run->have_rec ? &ib : NULL,
+        .installed = installed ? &ib : NULL,
         .installed_error = installed_read_failed ? record_error : NULL,
         .progress = run->progress,
         .progress_message = run->message,
@@ -209,7 +210,15 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     olm_error err;
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
+        /* A finalizer error is Progressing Retrying (§2.2 step 1): without it, an extension
+         * whose record cannot be read (the apiserver failing, the Secret edited by hand) would
+         * hang in deletion with nothing in its status to say why. */
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "reading the install record: %s", err.msg);
+        char recerr[OLM_ERROR_MAX];
+        snprintf(recerr, sizeof recerr, "%s", err.msg);
+        clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", recerr);
+        olm_error serr;
+        write_status(run, true, recerr, &serr);
         return KUBE_WQ_ERROR;
     }
     run->have_rec = found == 1;
@@ -244,8 +253,9 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
             write_status(run, false, NULL, &serr);
             return KUBE_WQ_ERROR;
         }
-        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled bundle %s (%zu objects)",
-                run->rec.bundle_name, run->rec.nobjects);
+        olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "uninstalled %s %s (%zu objects)",
+                run->rec.pending ? "what the failed install applied of bundle" : "bundle", run->rec.bundle_name,
+                run->rec.nobjects);
     }
     remove_bundle_cache(run);
     if (*sa)
@@ -293,7 +303,6 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
-    run->generation = (int64_t)json_integer_value(json_object_get(json_object_get(run->ce, "metadata"), "generation"));
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
         clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
@@ -369,6 +378,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         kind = KUBE_WQ_ERROR;
     } else {
         run.name = clusterextension_str(run.ce, "metadata.name");
+        /* Both paths write conditions, each with observedGeneration = metadata.generation. */
+        run.generation = (int64_t)json_integer_value(json_object_get(json_object_get(run.ce, "metadata"), "generation"));
         run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
                                  .extension = key};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))

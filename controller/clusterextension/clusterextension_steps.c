@@ -65,7 +65,7 @@ static int step_resolve(clusterextension_run *run)
         .channels = channels,
         .nchannels = nch,
         .policy = strcmp(policy, "SelfCertified") == 0 ? RESOLVE_POLICY_SELF_CERTIFIED : RESOLVE_POLICY_CATALOG_PROVIDED,
-        .installed = run->have_rec ? &inst : NULL,
+        .installed = clusterextension_installed(run) ? &inst : NULL,
     };
     olm_error err;
     json_t *catalogs = kube_informer_list(run->r->cfg.catalogs);
@@ -96,7 +96,7 @@ static int step_resolve(clusterextension_run *run)
         return rc;
     }
     /* handleResolutionError */
-    if (!run->have_rec)
+    if (!clusterextension_installed(run))
         return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     if (*range && strcmp(range, run->rec.bundle_version) != 0)
         return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
@@ -217,7 +217,7 @@ static bool same_objects(const install_record *rec, json_t *objects)
 
 static bool target_is_installed(const clusterextension_run *run)
 {
-    return run->have_rec && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
+    return clusterextension_installed(run) && strcmp(run->target.name, run->rec.bundle_name) == 0 &&
            strcmp(run->target.version, run->rec.bundle_version) == 0;
 }
 
@@ -301,14 +301,17 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
         .properties = properties,
     };
     install_record next = {0};
-    if (applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err) != 0)
-        return -1;
-    if (run->have_rec)
-        install_record_free(&run->rec);
-    run->rec = next;
-    run->have_rec = true;
-    run->installed_changed = true;
-    return 0;
+    int rc = applier_apply(&run->actx, &ab, objects, run->have_rec ? &run->rec : NULL, &next, err);
+    /* A record came back also when only the prune failed: the new bundle is installed
+     * and the status must say so, not name the one before until the retry. */
+    if (next.extension) {
+        if (run->have_rec)
+            install_record_free(&run->rec);
+        run->rec = next;
+        run->have_rec = true;
+        run->installed_changed = true;
+    }
+    return rc != 0 ? -1 : 0;
 }
 
 int clusterextension_step_install(clusterextension_run *run)

@@ -13,12 +13,15 @@ Channel "stable": v1.0.0 <- v1.0.1 (replaces 1.0.0) <- v2.0.0 (replaces 1.0.1), 
 asserts timing.  Stdlib, PyYAML and pytest only.
 """
 
+import base64
+import json
+
 import pytest
 
 import olmv1_bundles
 import olmv1_e2e
 from conftest import REPO, kubectl, kubectl_json, unique  # noqa: F401  (re-exported)
-from olmv1_e2e import (CATALOGD, OPCTL, RECORD_PREFIX, SA_RULES_FULL, WAIT, Catalogd, Controller,  # noqa: F401
+from olmv1_e2e import (CATALOGD, OPCTL, OWNER_LABEL, RECORD_PREFIX, SA_RULES_FULL, WAIT, Catalogd, Controller,  # noqa: F401
                        conditions, free_port, http, ns, olmv1, set_rules, setup_namespace, wait_for, write_yaml)
 
 VERSIONS = ("1.0.0", "1.0.1", "2.0.0")
@@ -158,6 +161,79 @@ def test_rbac_too_weak_then_fixed(world, name):
         delete_ce(world, name)
     finally:
         olmv1_e2e.delete_namespace(ns)
+
+
+def test_failed_first_install_deleted_leaves_nothing(world, name):
+    """A first install that fails part-way (the ServiceAccount may not apply Deployments) has
+    already applied what comes before the Deployment: the ClusterRole(Binding)s, ServiceAccount and
+    ConfigMap.  They are listed in a pending install record, so the extension still reports no
+    bundle installed, and deleting it (an administrator giving up on the failed install) removes
+    them too instead of leaving them behind for good."""
+    ns = name[:50]
+    # It may read Deployments (so the conflict check before any write passes), not create them.
+    weak = [r for r in SA_RULES_FULL if r["resources"] != ["deployments"]]
+    weak.append({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]})
+    setup_namespace(ns, weak)
+    try:
+        apply_ce(world, name, ns, version="1.0.0")
+        wait_progressing(world, name, "Retrying", "applying Deployment")
+        owned = kubectl("get", "clusterroles,clusterrolebindings", "-l", f"{OWNER_LABEL}={name}",
+                        "-o", "name").stdout.split()
+        assert owned, "the failed install applied no cluster-scoped object: nothing to test"
+        # A reconcile that reads the pending record (a new generation) still reports nothing installed.
+        apply_ce(world, name, ns, version="1.0.0", policy="SelfCertified")
+        gen = kubectl_json("get", "clusterextension", name)["metadata"]["generation"]
+        wait_for(lambda: conditions(name)[1]["Progressing"].get("observedGeneration") == gen,
+                 "a reconcile of the new generation", world["ctl"])
+        obj, c = conditions(name)
+        assert c["Installed"]["status"] == "False" and c["Installed"]["message"] == "No bundle installed", c
+        assert "install" not in obj["status"], obj["status"]
+        assert c["Progressing"]["reason"] == "Retrying", c
+
+        delete_ce(world, name)
+        left = kubectl("get", "clusterroles,clusterrolebindings", "-l", f"{OWNER_LABEL}={name}",
+                       "-o", "name").stdout.split()
+        assert left == [], f"{left} left behind by the uninstall of a failed install"
+        left = kubectl("get", "serviceaccounts,configmaps", "-n", ns, "-l", f"{OWNER_LABEL}={name}",
+                       "-o", "name").stdout.split()
+        assert left == [], f"{left} left behind by the uninstall of a failed install"
+        out = kubectl("get", "secret", f"{RECORD_PREFIX}{name}", "-n", world["system_ns"], "--ignore-not-found",
+                      "-o", "name").stdout.strip()
+        assert out == "", "the pending install record outlived the extension"
+    finally:
+        olmv1_e2e.delete_namespace(ns)
+
+
+def test_unreadable_record_during_delete_is_reported(world, ns, name):
+    """The install record cannot be read while the extension is being deleted (its Secret was
+    edited into something that is no record): the finalizer says so in Progressing Retrying
+    "error uninstalling: ..." with the current observedGeneration, instead of the extension hanging
+    in deletion with nothing in its status.  Nothing is deleted meanwhile; once the record is put
+    back, the uninstall finishes."""
+    pkg, system_ns = world["pkg"], world["system_ns"]
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    secret = f"{RECORD_PREFIX}{name}"
+    good = kubectl_json("get", "secret", secret, "-n", system_ns)["data"]["record.json"]
+    bad = base64.b64encode(b'{"extension":"' + name.encode() + b'"}').decode()
+    kubectl("patch", "secret", secret, "-n", system_ns, "--type=merge", "-p",
+            json.dumps({"data": {"record.json": bad}}))
+    kubectl("delete", "clusterextension", name, "--wait=false")
+    c = wait_progressing(world, name, "Retrying", "error uninstalling: ")
+    obj, c = conditions(name)
+    msg = c["Progressing"]["message"]
+    assert f"install record Secret '{secret}'" in msg and "bundle is missing" in msg, msg
+    assert c["Progressing"]["observedGeneration"] == obj["metadata"]["generation"], (c, obj["metadata"])
+    assert c["Installed"]["status"] == "Unknown" and "bundle is missing" in c["Installed"]["message"], c
+    assert configmap_version(world, ns) == "1.0.0"  # nothing deleted on a guess
+
+    kubectl("patch", "secret", secret, "-n", system_ns, "--type=merge", "-p",
+            json.dumps({"data": {"record.json": good}}))
+    wait_for(lambda: not kubectl("get", "clusterextension", name, "--ignore-not-found", "-o", "name").stdout.strip(),
+             "the uninstall to finish", world["ctl"])
+    for args in (("deployment", f"{pkg}-manager", "-n", ns), ("configmap", f"{pkg}-config", "-n", ns),
+                 ("secret", secret, "-n", system_ns)):
+        assert kubectl("get", *args, "--ignore-not-found", "-o", "name").stdout.strip() == "", args
 
 
 def test_missing_service_account(world, name):

@@ -128,6 +128,7 @@ struct store {
     char log[LOG_MAX][320]; /* "METHOD path" of every request but GETs */
     size_t nlog;
     const char *forbid; /* PATCH paths containing this are 403 */
+    const char *forbid_delete; /* DELETE paths containing this are 403 */
     const char *deny_get_to[2]; /* GETs with these bearer tokens are 403 */
     unsigned gets_by_sa, gets_by_admin;
     char resp[65536];
@@ -210,6 +211,10 @@ static void handle(struct store *st, const fake_http_request *req, fake_http_res
         return;
     }
     if (strcmp(req->method, "DELETE") == 0) {
+        if (st->forbid_delete && strstr(path, st->forbid_delete)) {
+            status(resp, st, 403, "Forbidden", "configmaps is forbidden: User \\\"sa\\\" cannot delete resource");
+            return;
+        }
         if (i < 0) {
             status(resp, st, 404, "NotFound", "not found");
             return;
@@ -432,7 +437,11 @@ static void test_conflict_before_any_write(void **state)
     json_decref(objs);
 }
 
-static void test_forbidden_names_object_and_records_nothing(void **state)
+/* A first install refused part-way (the Deployment) has applied the ConfigMap before it.
+ * Nothing is recorded as installed, but a pending record lists the ConfigMap (not the
+ * refused Deployment), so that the uninstall of the failed extension removes it; a retry
+ * that gets no further writes nothing more. */
+static void test_forbidden_names_object_and_records_only_what_it_applied(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
@@ -444,9 +453,53 @@ static void test_forbidden_names_object_and_records_nothing(void **state)
     if (!strstr(err.msg, "applying Deployment 'd' in namespace 'ns': deployments.apps \"d\" is forbidden: User \"sa\" "
                          "cannot patch resource \"deployments\""))
         fail_msg("%s", err.msg);
-    for (size_t i = 0; i < f->st.nlog; i++)
-        assert_null(strstr(f->st.log[i], "/secrets"));
     assert_null(rec.extension);
+    assert_int_equal(f->st.nlog, 3);
+    assert_log_prefix(&f->st, 0, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
+    assert_log_prefix(&f->st, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    assert_log_prefix(&f->st, 2, "POST /api/v1/namespaces/sys/secrets");
+    install_record pending;
+    assert_int_equal(applier_read_record(&f->ctx, &pending, &err), 1);
+    assert_true(pending.pending);
+    assert_string_equal(pending.bundle_name, bundle.name);
+    assert_string_equal(pending.properties, "[]");
+    assert_string_equal(pending.installed_at, "");
+    assert_int_equal(pending.nobjects, 1);
+    assert_string_equal(pending.objects[0].kind, "ConfigMap");
+
+    /* The retry fails the same way: the record already lists all it applied. */
+    f->st.nlog = 0;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &pending, &rec, &err), -1);
+    assert_int_equal(f->st.nlog, 2);
+    assert_log_prefix(&f->st, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+
+    /* Allowed at last: installed, the record no longer pending. */
+    f->st.forbid = NULL;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &pending, &rec, &err), 0);
+    assert_false(rec.pending);
+    assert_string_not_equal(rec.installed_at, "");
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_false(got.pending);
+    assert_int_equal(got.nobjects, 2);
+    install_record_free(&got);
+    install_record_free(&rec);
+
+    /* The uninstall of a failed first install removes what it applied, and the record. */
+    f->st.forbid = "/deployments/";
+    f->ctx.extension = "ext2";
+    json_t *objs2 = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d2\",\"namespace\":\"ns\"}},"
+                      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm2\",\"namespace\":\"ns\"}}]");
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs2, NULL, &rec, &err), -1);
+    install_record_free(&pending);
+    assert_int_equal(applier_read_record(&f->ctx, &pending, &err), 1);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") >= 0);
+    assert_int_equal(applier_uninstall(&f->ctx, &pending, &err), 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") < 0);
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0);
+    install_record_free(&pending);
+    json_decref(objs2);
+    f->ctx.extension = "ext";
     json_decref(objs);
 
     /* Missing system namespace: reported before anything is applied. */
@@ -457,6 +510,80 @@ static void test_forbidden_names_object_and_records_nothing(void **state)
     assert_non_null(strstr(err.msg, "the system namespace 'nope' does not exist"));
     assert_int_equal(f->st.nlog, 0);
     json_decref(objs);
+}
+
+/* An upgrade refused part-way: the previous bundle stays the installed one, and the record
+ * gains the object the upgrade created before the refusal (so that the uninstall, or the
+ * apply of yet another bundle, removes it), not the refused one. */
+static void test_failed_upgrade_records_what_it_created(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *v1 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, v1, NULL, &rec, &err), 0);
+    json_t *v2 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm2\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}}]");
+    applier_bundle b2 = bundle;
+    b2.name = "b.v2";
+    b2.version = "2.0.0";
+    f->st.forbid = "/deployments/";
+    install_record next;
+    assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_false(got.pending);
+    assert_string_equal(got.bundle_name, "b.v1");
+    assert_string_equal(got.bundle_version, "1.0.0");
+    assert_string_equal(got.installed_at, rec.installed_at);
+    assert_string_equal(got.properties, bundle.properties);
+    assert_int_equal(got.nobjects, 2);
+    assert_string_equal(got.objects[0].name, "cm");
+    assert_string_equal(got.objects[1].name, "cm2");
+
+    /* The uninstall then removes both. */
+    f->st.forbid = NULL;
+    assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") < 0);
+    install_record_free(&got);
+    install_record_free(&rec);
+    json_decref(v1);
+    json_decref(v2);
+}
+
+/* An upgrade whose objects are applied and recorded but whose prune is refused: the call
+ * fails (the refusal is the error), and *out is the record it wrote, which names the new
+ * bundle and keeps the unpruned object, so that the caller reports what is installed. */
+static void test_refused_prune_hands_out_the_written_record(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *v1 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}},"
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"old\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, v1, NULL, &rec, &err), 0);
+    json_t *v2 = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
+    applier_bundle b2 = bundle;
+    b2.name = "b.v2";
+    b2.version = "2.0.0";
+    f->st.forbid_delete = "/configmaps/old";
+    install_record next;
+    assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
+    if (!strstr(err.msg, "pruning ConfigMap 'old' in namespace 'ns'"))
+        fail_msg("%s", err.msg);
+    assert_non_null(next.extension);
+    assert_string_equal(next.bundle_name, "b.v2");
+    assert_int_equal(next.nobjects, 2);
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_string_equal(got.bundle_name, "b.v2");
+    install_record_free(&got);
+    install_record_free(&next);
+    install_record_free(&rec);
+    json_decref(v1);
+    json_decref(v2);
 }
 
 /* Bundle content is read as the ServiceAccount that manages it, so the controller's own
@@ -617,7 +744,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_apply_order_record_prune_uninstall, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_record_write_create_first, fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_nothing, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_only_what_it_applied, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_upgrade_records_what_it_created, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_prune_hands_out_the_written_record, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
