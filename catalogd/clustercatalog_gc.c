@@ -19,12 +19,21 @@ static bool kept(const char *const *keep, size_t n, const char *name)
 
 int clustercatalog_reconciler_gc(clustercatalog_reconciler *r, olm_error *err)
 {
+    /* The list is taken under the exclusive lock, not before it: waiting for the lock can
+     * take as long as the store writes in flight, and a catalog created meanwhile is
+     * stored under the shared lock; a list from before would collect its fresh store.
+     * A reconcile reads the informer before it stores, so every store on disk now belongs
+     * to a catalog this list holds, or to one since deleted. */
+    uv_rwlock_wrlock(&r->store_lock);
     json_t *items = kube_informer_list(r->cfg.informer);
-    if (!items)
+    if (!items) {
+        uv_rwlock_wrunlock(&r->store_lock);
         return olm_error_set(err, "out of memory listing catalogs");
+    }
     size_t n = json_array_size(items);
     const char **keep = calloc(n ? n : 1, sizeof *keep);
     if (!keep) {
+        uv_rwlock_wrunlock(&r->store_lock);
         json_decref(items);
         return olm_error_set(err, "out of memory");
     }
@@ -35,7 +44,6 @@ int clustercatalog_reconciler_gc(clustercatalog_reconciler *r, olm_error *err)
         if (nm)
             keep[nkeep++] = nm; /* borrowed from `items` */
     }
-    uv_rwlock_wrlock(&r->store_lock);
     /* Catalogs about to be collected are withdrawn from the server first. */
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/catalogs", r->cfg.cache_dir);
