@@ -349,6 +349,42 @@ static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
 
 /* Performs one request with the given Authorization header (may be NULL) and
  * basic credentials (may be NULL).  Fills resp and *www_auth (caller frees). */
+/* Drops what curl's error text counts of the attempt (" after 1001 milliseconds", " after
+ * 3 ms", " with 0 bytes received", " with 10 out of 20 bytes received"), keeping what failed.
+ * The message becomes a status condition (catalogd's Progressing): one that differed on every
+ * retry would be a status write each time, and its update event would rerun the reconcile at
+ * once, bypassing the back-off. */
+static void drop_attempt_counts(char *msg)
+{
+    static const char *const prefixes[] = {" after ", " with "};
+    for (size_t k = 0; k < 2; k++) {
+        char *p = msg;
+        while ((p = strstr(p, prefixes[k])) != NULL) {
+            char *q = p + strlen(prefixes[k]);
+            char *end = NULL;
+            if (*q >= '0' && *q <= '9') {
+                while (*q >= '0' && *q <= '9')
+                    q++;
+                if (strncmp(q, " milliseconds", 13) == 0)
+                    end = q + 13;
+                else if (strncmp(q, " ms", 3) == 0 && (q[3] == ':' || q[3] == '\0' || q[3] == ' '))
+                    end = q + 3;
+                else if (strncmp(q, " out of ", 8) == 0 && q[8] >= '0' && q[8] <= '9') {
+                    q += 8;
+                    while (*q >= '0' && *q <= '9')
+                        q++;
+                }
+                if (!end && strncmp(q, " bytes received", 15) == 0)
+                    end = q + 15;
+            }
+            if (end)
+                memmove(p, end, strlen(end) + 1);
+            else
+                p++;
+        }
+    }
+}
+
 /* *transport_failed is set when no HTTP response came back at all (connect, TLS), as opposed
  * to a deadline, a stall or our own sink failing. */
 static int perform(oci_registry *reg, const char *url, const oci_request *req,
@@ -469,6 +505,7 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
                                "transfer",
                           m, url, reg->min_speed, reg->stall_seconds);
         else {
+            drop_attempt_counts(errbuf);
             olm_error_set(err, "%s %s: %s", m, url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
             if (transport_failed)
                 *transport_failed = cc != CURLE_OPERATION_TIMEDOUT;

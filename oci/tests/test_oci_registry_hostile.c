@@ -695,6 +695,34 @@ static void test_short_download_is_the_fetch_error(void **state)
     fake_stop(f);
 }
 
+/* A registry that accepts the request and never answers. */
+static int silent_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
+{
+    (void)c, (void)method, (void)path, (void)authz;
+    for (int i = 0; i < 100 && !f->stop; i++) /* at most 5 s: the client gives up after 1 */
+        usleep(50 * 1000);
+    return -1;
+}
+
+/* A timed-out request fails with the same message every time.  curl's own text counts the
+ * milliseconds it waited ("Operation timed out after 1001 milliseconds with 0 bytes
+ * received"), and that message becomes catalogd's Progressing message: a different one on
+ * each retry is a status write each time, whose update event runs the reconcile again at once
+ * instead of after the back-off. */
+static void test_timeout_message_is_stable(void **state)
+{
+    (void)state;
+    fake *f = fake_start(silent_handler, NULL, NULL);
+    char host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", f->port);
+    oci_pull_opts o = {.registry = {.timeout_seconds = 1}};
+    olm_error err;
+    assert_int_equal(pull(host, "silent", &o, &err), -1);
+    if (!strstr(err.msg, "Operation timed out") || strstr(err.msg, "milliseconds") || strstr(err.msg, "bytes received"))
+        fail_msg("unexpected error: %s", err.msg);
+    fake_stop(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -708,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_refused_entry_stops_a_big_layer),
         cmocka_unit_test(test_refused_entry_stops_the_download),
         cmocka_unit_test(test_short_download_is_the_fetch_error),
+        cmocka_unit_test(test_timeout_message_is_stable),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
