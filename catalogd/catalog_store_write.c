@@ -108,21 +108,26 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int write_file(const char *dir, const char *file, const char *data, size_t len, olm_error *err)
+/* Errors name the file as `file` of `shown` rather than by its path: the path is in a
+ * temp dir with a random name, and the message (catalogd's Progressing message) must read
+ * the same on every retry, or each retry is a status write whose update event reruns the
+ * reconcile at once, bypassing the back-off. */
+static int write_file(const char *dir, const char *file, const char *data, size_t len, const char *shown,
+                      olm_error *err)
 {
     char p[4096];
     if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
         return olm_error_set(err, "path too long: %s/%s", dir, file);
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
-        return olm_error_set(err, "create %s: %s", p, strerror(errno));
+        return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
     if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
         int e = errno;
         close(fd);
-        return olm_error_set(err, "write %s: %s", p, strerror(e));
+        return olm_error_set(err, "write %s of %s: %s", file, shown, strerror(e));
     }
     if (close(fd) < 0)
-        return olm_error_set(err, "close %s: %s", p, strerror(errno));
+        return olm_error_set(err, "close %s of %s: %s", file, shown, strerror(errno));
     return 0;
 }
 
@@ -272,12 +277,14 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, cons
         olm_error_set(err, "out of memory building the store of %s", name);
         goto fail;
     }
-    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, err) < 0 ||
-        write_file(tmp, "index.json", idx.data, idx.len, err) < 0 ||
-        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), err) < 0))
+    char shown[4200];
+    snprintf(shown, sizeof shown, "the new store of %s in %s", name, catalogs);
+    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, shown, err) < 0 ||
+        write_file(tmp, "index.json", idx.data, idx.len, shown, err) < 0 ||
+        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), shown, err) < 0))
         goto fail;
     if (fsync_path(tmp) < 0) {
-        olm_error_set(err, "fsync %s: %s", tmp, strerror(errno));
+        olm_error_set(err, "fsync %s: %s", shown, strerror(errno));
         goto fail;
     }
     if (swap_in(tmp, final, err) < 0)

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -333,6 +335,47 @@ static void test_swap_keeps_old_view(void **state)
     free(copy);
 }
 
+/* A store write that fails on the disk (here the file size limit, as a full disk would) keeps
+ * the old store whole and leaves no temp dir, and says the same thing on every attempt: the
+ * message is catalogd's Progressing message, and one naming the random temp dir differed on
+ * each retry, so each was a status write whose update event reran the reconcile at once,
+ * bypassing the back-off (a full load and write per round while the disk stays full). */
+static void test_write_failure_stable_and_harmless(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", SMALL);
+    fbc_catalog *c = load(OTHER);
+    struct rlimit old_lim, lim = {.rlim_cur = 16, .rlim_max = RLIM_INFINITY};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    lim.rlim_max = old_lim.rlim_max;
+    signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG instead of killing us */
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    olm_error e1, e2;
+    int rc1 = store_write(f->root, "c", c, NULL, &e1);
+    int rc2 = store_write(f->root, "c", c, NULL, &e2);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    fbc_catalog_free(c);
+    assert_int_equal(rc1, -1);
+    assert_int_equal(rc2, -1);
+    if (!strstr(e1.msg, "catalog.jsonl") || !strstr(e1.msg, strerror(EFBIG)))
+        fail_msg("unexpected error: %s", e1.msg);
+    assert_string_equal(e1.msg, e2.msg);
+    olm_error err;
+    store_view *v = store_open(f->root, "c", &err); /* the old store, whole */
+    assert_non_null(v);
+    assert_int_equal(store_view_size(v), strlen(SMALL));
+    store_view_release(v);
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs", f->root);
+    DIR *d = opendir(p);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            fail_msg("temp dir left behind: %s", e->d_name);
+    closedir(d);
+}
+
 static void test_reopen_after_restart(void **state)
 {
     fixture *f = *state;
@@ -458,6 +501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source_ref, setup, teardown),
         cmocka_unit_test_setup_teardown(test_select, setup, teardown),
         cmocka_unit_test_setup_teardown(test_swap_keeps_old_view, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_failure_stable_and_harmless, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_after_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_missing_and_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_index_rejected, setup, teardown),
