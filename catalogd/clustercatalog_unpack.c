@@ -137,6 +137,17 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
     return rc;
 }
 
+/* Whether the store of `name` opens (store_open checks its files and index). */
+static bool store_opens(clustercatalog_reconciler *r, const char *name)
+{
+    olm_error err;
+    uv_rwlock_rdlock(&r->store_lock);
+    store_view *v = store_open(r->cfg.cache_dir, name, &err);
+    uv_rwlock_rdunlock(&r->store_lock);
+    store_view_release(v);
+    return v != NULL;
+}
+
 /* The pull's unpack hands each finished catalog file to the early decoder. */
 static void offer_file(void *ctx, const char *path, const char *rel)
 {
@@ -186,6 +197,13 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
      * every poll (upstream) costs a full load and rewrite for nothing.  Without a record (a
      * restart, or a failure dropped it) the store's own source ref tells what it holds. */
     char *persisted = stored_ref ? NULL : store_read_source(r->cfg.cache_dir, name);
+    if (persisted && !store_opens(r, name)) {
+        /* Damaged (say, its index): start-up could not serve it, and skipping the store
+         * now would leave Serving True over a catalog that answers 404. */
+        catalogd_log(CATALOGD_LOG_WARN, name, "the stored catalog does not open: storing it again");
+        free(persisted);
+        persisted = NULL;
+    }
     if (persisted)
         stored_ref = persisted;
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {

@@ -264,6 +264,26 @@ def test_restart_serves_stored_content_at_once_and_collects_garbage(catalogd, ol
     assert "content removed" in log, catalogd.log_tail()
 
 
+def test_restart_restores_a_store_that_no_longer_opens(catalogd, olmv1, registry, name, tmp_path):
+    """A store damaged while catalogd was down (here its index.json) cannot be served at start.
+    The restart's reconcile pulls the same digest the store names; it must not take the damaged
+    store for current content (Serving True/Available while every request is a 404) but store
+    the catalog again and serve it."""
+    src = subset(tmp_path, "c", ["habana-ai-operator"])
+    digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:v1", poll=False)
+    wait_serving(catalogd, name)
+    expected = render(olmv1, src)
+    assert catalogd.all(name) == (200, expected)
+    catalogd.stop()
+    (catalogd.cache / "catalogs" / name / "index.json").write_text("{not json")
+
+    catalogd.start()
+    catalogd.wait_for(lambda: catalogd.all(name) == (200, expected), "the damaged store stored again and served")
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, digest_ref)
+
+
 def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
     src = subset(tmp_path, "c", ["k8s-triliovault"])
     digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
