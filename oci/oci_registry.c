@@ -347,8 +347,6 @@ static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
         }                                                                                     \
     } while (0)
 
-/* Performs one request with the given Authorization header (may be NULL) and
- * basic credentials (may be NULL).  Fills resp and *www_auth (caller frees). */
 /* Drops what curl's error text counts of the attempt (" after 1001 milliseconds", " after
  * 3 ms", " with 0 bytes received", " with 10 out of 20 bytes received"), keeping what failed.
  * The message becomes a status condition (catalogd's Progressing): one that differed on every
@@ -385,7 +383,9 @@ static void drop_attempt_counts(char *msg)
     }
 }
 
-/* *transport_failed is set when no HTTP response came back at all (connect, TLS), as opposed
+/* Performs one request with the given Authorization header (may be NULL) and
+ * basic credentials (may be NULL).  Fills resp and *www_auth (caller frees).
+ * *transport_failed is set when no HTTP response came back at all (connect, TLS), as opposed
  * to a deadline, a stall or our own sink failing. */
 static int perform(oci_registry *reg, const char *url, const oci_request *req,
                    const char *authz, const oci_credentials *basic, oci_response *resp,
