@@ -9,9 +9,15 @@
  *   <root>/catalogs/<name>/index.json      {"by_schema":{..},"by_package":{..},"by_name":{..}}
  *                                          each key -> [[offset,len],...] into catalog.jsonl
  *
- * A write builds the new store in <root>/catalogs/.<name>-XXXXXX, fsyncs it and swaps it in
- * with one atomic rename (renameat2 RENAME_EXCHANGE when the old store exists), so a reader
- * opening the store sees either the old or the new content, never a mix or a gap.
+ * A write builds the new store in <root>/catalogs/.<name>-XXXXXX and swaps it in with one
+ * atomic rename (renameat2 RENAME_EXCHANGE when the old store exists), so a reader opening
+ * the store sees either the old or the new content, never a mix or a gap.
+ *
+ * Durability comes after, in store_sync: a new catalog is served (and its status says so)
+ * without waiting for ~20 MB to reach the disk.  Until then the store holds the marker file
+ * `not-durable`, written and fsynced before anything else, so after a power cut a store
+ * that may be torn is known as such (store_is_durable) and is pulled again rather than
+ * served.  Stores written before the marker existed were fsynced whole and have none.
  *
  * A store_view is an immutable snapshot: the mmap of catalog.jsonl plus the parsed index and
  * the file's mtime.  It stays valid (the mapping keeps the unlinked file alive) after a newer
@@ -24,6 +30,7 @@
 #ifndef OLM_CATALOG_STORE_H
 #define OLM_CATALOG_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -45,12 +52,24 @@ typedef enum store_key {
 } store_key;
 
 #define STORE_SOURCE_FILE "source"
+#define STORE_NOT_DURABLE_FILE "not-durable"
 
 /* Writes catalog `name` (a DNS-1123 subdomain; checked) from `cat` (metas in load order)
  * and swaps it in atomically, with `source` (may be NULL: none) as the ref it came from.
  * Orphaned temp dirs of this catalog are removed first.  On failure nothing already
- * stored changes.  The gzip form is not written: see store_add_gzip. */
+ * stored changes.  The new store is not durable yet (store_sync) and has no gzip form
+ * (store_add_gzip). */
 int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err);
+
+/* Makes the current store of `name` durable: fsyncs its files, its directory and the
+ * rename, then removes the not-durable marker.  0 also when it is durable already; -1 with
+ * err set (the marker stays).  Serialised with store_write for the same name. */
+int store_sync(const char *root, const char *name, olm_error *err);
+
+/* False when the store of `name` still has the not-durable marker: written by a process
+ * that stopped before store_sync, its content may not all have reached the disk.  True
+ * otherwise, a missing store included. */
+bool store_is_durable(const char *root, const char *name);
 
 /* Adds catalog.jsonl.gz to the current store of `name` unless a matching one is there: the
  * slow half of a write (zlib level 6 of the whole jsonl), kept apart so a new catalog is

@@ -121,7 +121,7 @@ static int write_file(const char *dir, const char *file, const char *data, size_
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (write_all(fd, data, len) < 0) { /* fsynced later, by store_sync */
         int e = errno;
         close(fd);
         return olm_error_set(err, "write %s of %s: %s", file, shown, strerror(e));
@@ -270,29 +270,28 @@ int store_write(const char *root, const char *name, const fbc_catalog *cat, cons
         return olm_error_set(err, "remove orphaned temp dirs of %s in %s: %s", name, catalogs, strerror(errno));
     if (!mkdtemp(tmp))
         return olm_error_set(err, "create temp dir in %s: %s", catalogs, strerror(errno));
-
     strbuf idx = STRBUF_INIT;
     int rc = -1;
-    if (build_index(cat, &idx) < 0) {
-        olm_error_set(err, "out of memory building the store of %s", name);
-        goto fail;
-    }
     char shown[4200];
     snprintf(shown, sizeof shown, "the new store of %s in %s", name, catalogs);
-    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, shown, err) < 0 ||
-        write_file(tmp, "index.json", idx.data, idx.len, shown, err) < 0 ||
-        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), shown, err) < 0))
+    /* The marker is on disk before the directory can become the store: whatever of the
+     * rest a power cut loses, a store without it was synced whole (store_sync). */
+    if (write_file(tmp, STORE_NOT_DURABLE_FILE, "", 0, shown, err) < 0)
         goto fail;
     if (fsync_path(tmp) < 0) {
         olm_error_set(err, "fsync %s: %s", shown, strerror(errno));
         goto fail;
     }
+    if (build_index(cat, &idx) < 0) {
+        olm_error_set(err, "out of memory building the store of %s", name);
+        goto fail;
+    }
+    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, shown, err) < 0 ||
+        write_file(tmp, "index.json", idx.data, idx.len, shown, err) < 0 ||
+        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), shown, err) < 0))
+        goto fail;
     if (swap_in(tmp, final, err) < 0)
         goto fail;
-    if (fsync_path(catalogs) < 0) { /* make the rename durable */
-        olm_error_set(err, "fsync %s: %s", catalogs, strerror(errno));
-        goto out; /* the new store is in place; only durability is in doubt */
-    }
     rc = 0;
     goto out;
 fail:
@@ -301,6 +300,55 @@ out:
     strbuf_free(&idx);
     return rc;
 }
+
+/* fsync of `file` in dfd when it exists. */
+static int fsync_at(int dfd, const char *file)
+{
+    int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+int store_sync(const char *root, const char *name, olm_error *err)
+{
+    char msg[1024], catalogs[4096], dir[4200];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
+        return olm_error_set(err, "invalid catalog name: %s", msg);
+    if (pathf(catalogs, sizeof catalogs, "%s/catalogs", root) < 0 || pathf(dir, sizeof dir, "%s/%s", catalogs, name) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return olm_error_set(err, "open the store of %s: %s", name, strerror(errno));
+    int rc = 0;
+    if (faccessat(dfd, STORE_NOT_DURABLE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT)
+            rc = olm_error_set(err, "checking the store of %s: %s", name, strerror(errno));
+        close(dfd);
+        return rc; /* synced already */
+    }
+    /* Content, then the directory entries and the rename that put them in place, and only
+     * then the marker goes. */
+    static const char *const files[] = {"catalog.jsonl", "index.json", STORE_SOURCE_FILE};
+    for (size_t i = 0; i < sizeof files / sizeof files[0] && rc == 0; i++)
+        if (fsync_at(dfd, files[i]) < 0)
+            rc = olm_error_set(err, "fsync %s of the store of %s: %s", files[i], name, strerror(errno));
+    if (rc == 0 && fsync(dfd) < 0)
+        rc = olm_error_set(err, "fsync the store of %s: %s", name, strerror(errno));
+    if (rc == 0 && fsync_path(catalogs) < 0)
+        rc = olm_error_set(err, "fsync %s: %s", catalogs, strerror(errno));
+    if (rc == 0 && unlinkat(dfd, STORE_NOT_DURABLE_FILE, 0) < 0)
+        rc = olm_error_set(err, "remove %s of the store of %s: %s", STORE_NOT_DURABLE_FILE, name, strerror(errno));
+    if (rc == 0 && fsync(dfd) < 0)
+        rc = olm_error_set(err, "fsync the store of %s: %s", name, strerror(errno));
+    close(dfd);
+    return rc;
+}
+
 
 /* <root>/catalogs/<name> into dir, the name checked. */
 static int store_dir(const char *root, const char *name, char *dir, size_t dirsz, olm_error *err)
@@ -396,6 +444,16 @@ char *store_read_source(const char *root, const char *name)
         return NULL;
     buf[n] = '\0';
     return strdup(buf);
+}
+
+bool store_is_durable(const char *root, const char *name)
+{
+    char dir[4096], p[4200];
+    olm_error err;
+    if (store_dir(root, name, dir, sizeof dir, &err) < 0 || pathf(p, sizeof p, "%s/%s", dir, STORE_NOT_DURABLE_FILE) < 0)
+        return false;
+    struct stat st;
+    return lstat(p, &st) != 0 && errno == ENOENT;
 }
 
 int store_delete(const char *root, const char *name, olm_error *err)

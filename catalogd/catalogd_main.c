@@ -166,6 +166,12 @@ static void serve_stored(app *a)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
+        if (!store_is_durable(a->f.cache_dir, e->d_name)) {
+            /* It may be torn; its reconcile stores it again (clustercatalog_unpack). */
+            catalogd_log(CATALOGD_LOG_WARN, e->d_name, "not serving the stored catalog: the previous run stopped "
+                                                       "before it was all on disk");
+            continue;
+        }
         olm_error err;
         store_view *v = store_open(a->f.cache_dir, e->d_name, &err);
         if (!v) {

@@ -48,10 +48,12 @@ void clustercatalog_records_free(clustercatalog_reconciler *r);
 int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
               time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal);
 
-/* Adds the gzip form to the store of `name` when it lacks it and publishes the view that
- * serves it (threadpool; after the status write, so Serving does not wait for zlib).  A
- * failure is logged: the catalog is served plain until a later reconcile succeeds. */
-void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name);
+/* What a store needs once it is served, after the status write so that Serving waits for
+ * neither (threadpool): fsyncs it (store_sync), then adds the gzip form when it lacks it and
+ * publishes the view that serves it, then trims the heap.  Failures are logged: a store not
+ * yet durable stays served (a restart stores it again), and without its gzip form it is
+ * served plain until a later reconcile succeeds. */
+void clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name);
 
 /* True when the store of `name` has its catalog.jsonl and index.json. */
 bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const char *name);

@@ -405,9 +405,10 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     rc = write_status(r, name, cur, status, &err);
     json_decref(status);
     free(digest_ref);
+    /* Served already, whatever the status write did. */
+    clustercatalog_settle_store(r, name);
     if (rc != 0)
         return kube_failed(name, "writing status", rc, &err);
-    clustercatalog_ensure_gzip(r, name);
     uint64_t interval = clustercatalog_poll_interval_ms(*cur, r->cfg.poll_override_ms);
     return interval ? wq(KUBE_WQ_REQUEUE_AFTER, clustercatalog_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
 }

@@ -197,7 +197,13 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
      * every poll (upstream) costs a full load and rewrite for nothing.  Without a record (a
      * restart, or a failure dropped it) the store's own source ref tells what it holds. */
     char *persisted = stored_ref ? NULL : store_read_source(r->cfg.cache_dir, name);
-    if (persisted && !store_opens(r, name)) {
+    if (persisted && !store_is_durable(r->cfg.cache_dir, name)) {
+        /* Written by a process that stopped before store_sync: start-up did not serve it. */
+        catalogd_log(CATALOGD_LOG_INFO, name, "the stored catalog was not yet durable when the last run stopped: "
+                                              "storing it again");
+        free(persisted);
+        persisted = NULL;
+    } else if (persisted && !store_opens(r, name)) {
         /* Damaged (say, its index): start-up could not serve it, and skipping the store
          * now would leave Serving True over a catalog that answers 404. */
         catalogd_log(CATALOGD_LOG_WARN, name, "the stored catalog does not open: storing it again");
@@ -210,12 +216,13 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
         int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, msg, msgsz);
-        fbc_prefetch_free(pre); /* before the trim: its parts are the load's now, or dropped */
+        fbc_prefetch_free(pre);
         pre = NULL;
-        /* A big catalog's DOM is hundreds of MiB of small blocks; hand the freed heap back
-         * so the RSS of a long-running catalogd reflects what it serves, not its peak. */
-        malloc_trim(0);
         if (src != 0) {
+            /* A big catalog's DOM is hundreds of MiB of small blocks: hand the freed heap
+             * back.  After a success clustercatalog_settle_store does, once Serving is
+             * written. */
+            malloc_trim(0);
             publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
             free(persisted);
@@ -232,7 +239,24 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     return 0;
 }
 
-void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name)
+/* fsyncs a new store (store_sync).  A failure leaves it served, and marked not durable: a
+ * restart stores it again rather than trust it. */
+static void make_durable(clustercatalog_reconciler *r, const char *name)
+{
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    uv_rwlock_rdlock(&r->store_lock);
+    int rc = store_sync(r->cfg.cache_dir, name, &err);
+    uv_rwlock_rdunlock(&r->store_lock);
+    if (rc < 0)
+        catalogd_log(CATALOGD_LOG_WARN, name, "the store is served but not durable (a restart pulls it again): %s",
+                     err.msg);
+    else
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "sync took %.1f ms", olm_time_mono_ms() - t0);
+}
+
+/* Adds the gzip form of the store, published when written. */
+static void ensure_gzip(clustercatalog_reconciler *r, const char *name)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -245,9 +269,18 @@ void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name)
         catalogd_log(CATALOGD_LOG_WARN, name, "storing the gzip form: %s", err.msg);
         return;
     }
-    malloc_trim(0); /* zlib's state and buffers, freed */
     if (v) {
         catalogd_log(CATALOGD_LOG_DEBUG, name, "gzip took %.1f ms", olm_time_mono_ms() - t0);
         publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
     }
+}
+
+void clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name)
+{
+    make_durable(r, name);
+    ensure_gzip(r, name);
+    /* The load's DOM (hundreds of MiB of small blocks for a big catalog) and zlib's state,
+     * freed: hand the heap back so the RSS of a long-running catalogd reflects what it
+     * serves, not its peak. */
+    malloc_trim(0);
 }

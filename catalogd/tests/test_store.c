@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,50 @@ static void test_source_ref(void **state)
     assert_int_equal(store_delete(f->root, "src", &err), 0);
     assert_null(store_read_source(f->root, "src"));
     assert_null(store_read_source(f->root, "Bad_Name"));
+    fbc_catalog_free(c);
+}
+
+static bool store_has_file(const char *root, const char *name, const char *file)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/catalogs/%s/%s", root, name, file);
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+/* A new store is served before it is durable: it carries the not-durable marker until
+ * store_sync has fsynced it, and a later write starts over with a new marker. */
+static void test_durability(void **state)
+{
+    fixture *f = *state;
+    olm_error err;
+    assert_true(store_is_durable(f->root, "d")); /* nothing stored: nothing torn */
+    fbc_catalog *c = load(SMALL);
+    assert_int_equal(store_write(f->root, "d", c, "reg/x@sha256:0123", &err), 0);
+    assert_true(store_has_file(f->root, "d", STORE_NOT_DURABLE_FILE));
+    assert_false(store_is_durable(f->root, "d"));
+    store_view *v = store_open(f->root, "d", &err); /* served all the same */
+    assert_non_null(v);
+    assert_int_equal(store_view_size(v), c->jsonl_len);
+    assert_memory_equal(store_view_data(v), c->jsonl, c->jsonl_len);
+    store_view_release(v);
+
+    assert_int_equal(store_sync(f->root, "d", &err), 0);
+    assert_false(store_has_file(f->root, "d", STORE_NOT_DURABLE_FILE));
+    assert_true(store_is_durable(f->root, "d"));
+    assert_true(store_has_file(f->root, "d", "catalog.jsonl") && store_has_file(f->root, "d", "index.json") &&
+                store_has_file(f->root, "d", STORE_SOURCE_FILE));
+    assert_int_equal(store_sync(f->root, "d", &err), 0); /* durable already: nothing to do */
+
+    assert_int_equal(store_write(f->root, "d", c, NULL, &err), 0); /* no source file to sync */
+    assert_false(store_is_durable(f->root, "d"));
+    assert_int_equal(store_sync(f->root, "d", &err), 0);
+    assert_true(store_is_durable(f->root, "d"));
+
+    /* A store that is not there, or a bad name, is an error naming it. */
+    assert_int_equal(store_sync(f->root, "gone", &err), -1);
+    assert_non_null(strstr(err.msg, "gone"));
+    assert_int_equal(store_sync(f->root, "Bad_Name", &err), -1);
     fbc_catalog_free(c);
 }
 
@@ -508,6 +553,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temp_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durability, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
