@@ -20,7 +20,7 @@
  * served.  Stores written before the marker existed were fsynced whole and have none.
  *
  * A store_view is an immutable snapshot: the mmap of catalog.jsonl plus the parsed index and
- * the file's mtime.  It stays valid (the mapping keeps the unlinked file alive) after a newer
+ * the file's mtime (or, for a catalog not written yet, its buffer in memory: store_draft_view).  It stays valid (the mapping keeps the unlinked file alive) after a newer
  * version is swapped in, until its last reference is released.
  *
  * Threads: store_write/store_delete/store_gc/store_open do blocking file I/O and are meant for
@@ -61,6 +61,26 @@ typedef enum store_key {
  * (store_add_gzip). */
 int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err);
 
+/* store_write in two halves, for a catalog served before it is written (catalogd: Serving
+ * is reported before ~20 MB reach the page cache, which alone can take 50 ms):
+ *   store_draft_new   checks the name, makes the temp dir with the not-durable marker, writes
+ *                     index.json and `source`, and reserves catalog.jsonl's room (fallocate),
+ *                     so that a full disk fails here, while the old store is still current;
+ *   store_draft_view  a view of the catalog from memory, to serve at once;
+ *   store_draft_commit writes catalog.jsonl into its room and swaps the store in (not durable
+ *                     yet: store_sync);
+ *   store_draft_free  drops the draft, and the temp dir if it was not committed.
+ * With `adopt` the draft's view takes `cat` and frees it when its last reference goes (the
+ * server may hold it after the draft is freed); otherwise `cat` must outlive the draft and its
+ * views.  Nothing is adopted when store_draft_new fails (NULL, err set).  store_gc removes
+ * temp dirs, so the caller serialises it with the whole life of a draft. */
+typedef struct store_draft store_draft;
+store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *cat, bool adopt, const char *source,
+                             olm_error *err);
+store_view *store_draft_view(store_draft *d); /* a new reference */
+int store_draft_commit(store_draft *d, olm_error *err);
+void store_draft_free(store_draft *d); /* NULL is a no-op */
+
 /* Makes the current store of `name` durable: fsyncs its files, its directory and the
  * rename, then removes the not-durable marker.  0 also when it is durable already; -1 with
  * err set (the marker stays).  Serialised with store_write for the same name. */
@@ -97,8 +117,8 @@ time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, sec
 const char *store_view_gzip(const store_view *v, size_t *len);
 
 /* Drops from the process's page tables the whole pages of [p, p+len) that lie in the view's
- * mappings (catalog.jsonl or its gzip form) when the slice is large (>= 256 KiB); other slices
- * are left alone.  The mappings are read-only views of files, so the bytes stay readable (from
+ * mappings (catalog.jsonl or its gzip form) when the slice is large (>= 256 KiB); other slices,
+ * and a memory view's buffer, are left alone.  The mappings are read-only views of files, so the bytes stay readable (from
  * the page cache) for anyone else serving them. */
 void store_view_drop_pages(const store_view *v, const char *p, size_t len);
 

@@ -126,6 +126,10 @@ static void drain_publish(app *a)
                     catalogd_log(CATALOGD_LOG_INFO, it->name, "serving new content (%zu bytes)",
                                  store_view_size(it->view));
                 break;
+            case CC_PUBLISH_STORED:
+                if (catalog_server_set_catalog(a->srv, it->name, it->view) == 0)
+                    catalogd_log(CATALOGD_LOG_DEBUG, it->name, "serving it from the store now, not from memory");
+                break;
             case CC_PUBLISH_GZIP:
                 if (catalog_server_set_catalog(a->srv, it->name, it->view) == 0)
                     catalogd_log(CATALOGD_LOG_DEBUG, it->name, "serving the gzip form too (%zu bytes)",

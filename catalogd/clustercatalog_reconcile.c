@@ -378,8 +378,9 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     char *digest_ref = NULL;
     time_t last_unpacked = 0;
     bool terminal = false;
-    int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, msg, sizeof msg,
-                       &terminal);
+    store_draft *draft = NULL;
+    int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, &draft, msg,
+                                   sizeof msg, &terminal);
     free(rec.ref);
     if (rc != 0)
         return reconcile_failed(r, name, cur, gen, msg, terminal);
@@ -397,6 +398,7 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     if (rc != 0 || clustercatalog_record_set(r, name, &nrec) != 0) {
         json_decref(status);
         free(digest_ref);
+        clustercatalog_settle_store(r, name, draft);
         catalogd_log(CATALOGD_LOG_ERROR, name, "out of memory recording the unpack");
         return wq(KUBE_WQ_ERROR, 0);
     }
@@ -405,8 +407,9 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     rc = write_status(r, name, cur, status, &err);
     json_decref(status);
     free(digest_ref);
-    /* Served already, whatever the status write did. */
-    clustercatalog_settle_store(r, name);
+    /* Served already, whatever the status write did: now the store is written. */
+    if (clustercatalog_settle_store(r, name, draft) != 0)
+        return wq(KUBE_WQ_ERROR, 0);
     if (rc != 0)
         return kube_failed(name, "writing status", rc, &err);
     uint64_t interval = clustercatalog_poll_interval_ms(*cur, r->cfg.poll_override_ms);

@@ -94,10 +94,12 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
     strbuf_free(&sb);
 }
 
-/* Load, validate and store the FBC at `root`, using what `pre` decoded during the pull
- * (NULL: nothing); publishes the new view.  -1 with msg set. */
+/* Load and validate the FBC at `root`, using what `pre` decoded during the pull (NULL:
+ * nothing), and serve it from memory: *draft is the store to commit once Serving is written
+ * (clustercatalog_settle_store), and the store lock is held (shared) until then, so that GC
+ * cannot take its temp dir.  -1 with msg set (no draft, no lock). */
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, fbc_prefetch *pre,
-                     const char *source, char *msg, size_t msgsz)
+                     const char *source, store_draft **draft, char *msg, size_t msgsz)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -121,15 +123,16 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
     } else {
         t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
-        rc = store_write(r->cfg.cache_dir, name, cat, source, &err);
-        store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
-        uv_rwlock_rdunlock(&r->store_lock);
-        catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0, v ? "" : ": failed");
-        if (!v) {
+        *draft = store_draft_new(r->cfg.cache_dir, name, cat, true, source, &err);
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0,
+                     *draft ? " (served from memory; written after the status)" : ": failed");
+        if (!*draft) {
+            uv_rwlock_rdunlock(&r->store_lock);
             snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
-            rc = -1;
         } else {
-            publish(r, CC_PUBLISH_SERVE, name, v, true, 0); /* the metrics event follows from the caller */
+            cat = NULL; /* the draft's view has it */
+            rc = 0;
+            publish(r, CC_PUBLISH_SERVE, name, store_draft_view(*draft), true, 0); /* the metrics event follows from the caller */
         }
     }
     fbc_problems_free(&probs);
@@ -155,9 +158,10 @@ static void offer_file(void *ctx, const char *path, const char *rel)
 }
 
 int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
-              time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal)
+              time_t *last_unpacked, store_draft **draft, char *msg, size_t msgsz, bool *terminal)
 {
     *digest_ref = NULL;
+    *draft = NULL;
     *terminal = false;
     char base[4096];
     snprintf(base, sizeof base, "%s/unpack", r->cfg.cache_dir);
@@ -215,13 +219,12 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, msg, msgsz);
+        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, draft, msg, msgsz);
         fbc_prefetch_free(pre);
         pre = NULL;
         if (src != 0) {
             /* A big catalog's DOM is hundreds of MiB of small blocks: hand the freed heap
-             * back.  After a success clustercatalog_settle_store does, once Serving is
-             * written. */
+             * back (after a success, the memory view does when it goes). */
             malloc_trim(0);
             publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
@@ -275,12 +278,37 @@ static void ensure_gzip(clustercatalog_reconciler *r, const char *name)
     }
 }
 
-void clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name)
+/* Writes the draft's store and serves it from there.  Called with the shared store lock
+ * that store_fbc took, which it releases. */
+static int commit_draft(clustercatalog_reconciler *r, const char *name, store_draft *draft)
 {
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    int rc = store_draft_commit(draft, &err);
+    store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+    store_draft_free(draft);
+    uv_rwlock_rdunlock(&r->store_lock);
+    if (!v) {
+        /* Served from memory, and the status says so; the retry pulls (an image cache hit)
+         * and stores it again. */
+        clustercatalog_record_drop(r, name);
+        catalogd_log(CATALOGD_LOG_ERROR, name, "writing the store: %s; served from memory until a retry stores it",
+                     err.msg);
+        return -1;
+    }
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "write took %.1f ms", olm_time_mono_ms() - t0);
+    publish(r, CC_PUBLISH_STORED, name, v, true, 0);
+    return 0;
+}
+
+int clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name, store_draft *draft)
+{
+    if (draft && commit_draft(r, name, draft) < 0)
+        return -1;
     make_durable(r, name);
     ensure_gzip(r, name);
-    /* The load's DOM (hundreds of MiB of small blocks for a big catalog) and zlib's state,
-     * freed: hand the heap back so the RSS of a long-running catalogd reflects what it
-     * serves, not its peak. */
+    /* zlib's state, and a load's leftovers: hand the heap back so the RSS of a
+     * long-running catalogd reflects what it serves, not its peak. */
     malloc_trim(0);
+    return 0;
 }
