@@ -99,7 +99,8 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
  * (clustercatalog_settle_store), and the store lock is held (shared) until then, so that GC
  * cannot take its temp dir.  -1 with msg set (no draft, no lock). */
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, fbc_prefetch *pre,
-                     const char *source, store_draft **draft, char *msg, size_t msgsz)
+                     const char *source, const clustercatalog_store_gate *gate, store_draft **draft, char *msg,
+                     size_t msgsz)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -120,6 +121,8 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
         char detail[OLM_ERROR_MAX];
         problems_message(&probs, detail, sizeof detail);
         snprintf(msg, msgsz, "error storing fbc: %s", detail);
+    } else if (gate && gate->fn && gate->fn(gate->ctx, msg, msgsz) != 0) {
+        /* msg says why */
     } else {
         t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
@@ -157,8 +160,9 @@ static void offer_file(void *ctx, const char *path, const char *rel)
     fbc_prefetch_offer(ctx, path, rel);
 }
 
-int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
-              time_t *last_unpacked, store_draft **draft, char *msg, size_t msgsz, bool *terminal)
+int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref,
+                          const clustercatalog_store_gate *gate, char **digest_ref, time_t *last_unpacked,
+                          store_draft **draft, char *msg, size_t msgsz, bool *terminal)
 {
     *digest_ref = NULL;
     *draft = NULL;
@@ -219,7 +223,7 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, draft, msg, msgsz);
+        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, gate, draft, msg, msgsz);
         fbc_prefetch_free(pre);
         pre = NULL;
         if (src != 0) {
@@ -299,6 +303,14 @@ static int commit_draft(clustercatalog_reconciler *r, const char *name, store_dr
     catalogd_log(CATALOGD_LOG_DEBUG, name, "write took %.1f ms", olm_time_mono_ms() - t0);
     publish(r, CC_PUBLISH_STORED, name, v, true, 0);
     return 0;
+}
+
+void clustercatalog_drop_draft(clustercatalog_reconciler *r, store_draft *draft)
+{
+    if (!draft)
+        return;
+    store_draft_free(draft);
+    uv_rwlock_rdunlock(&r->store_lock);
 }
 
 int clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name, store_draft *draft)
