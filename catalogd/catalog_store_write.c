@@ -324,14 +324,10 @@ store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *ca
     }
     strbuf idx = STRBUF_INIT;
     time_t now = time(NULL);
-    /* The marker is on disk before the directory can become the store: whatever of the
-     * rest a power cut loses, a store without it was synced whole (store_sync). */
+    /* The marker, fsynced by the commit before the directory can become the store: whatever
+     * of the rest a power cut loses, a store without it was synced whole (store_sync). */
     if (write_file(d->tmp, STORE_NOT_DURABLE_FILE, "", 0, d->shown, err) < 0)
         goto fail;
-    if (fsync_path(d->tmp) < 0) {
-        olm_error_set(err, "fsync %s: %s", d->shown, strerror(errno));
-        goto fail;
-    }
     if (build_index(cat, &idx) < 0) {
         olm_error_set(err, "out of memory building %s", d->shown);
         goto fail;
@@ -376,6 +372,8 @@ int store_draft_commit(store_draft *d, olm_error *err)
         return 0;
     if (d->jsonl_fd >= 0 && write_jsonl(d, err) < 0)
         return -1;
+    if (fsync_path(d->tmp) < 0) /* the marker's entry */
+        return olm_error_set(err, "fsync %s: %s", d->shown, strerror(errno));
     if (swap_in(d->tmp, d->final, err) < 0)
         return -1;
     d->swapped = true;
