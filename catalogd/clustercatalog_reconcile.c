@@ -504,7 +504,8 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
         return wq(KUBE_WQ_ERROR, 0);
     }
     /* The record stays even if the status write fails: the store holds this digest, and the
-     * next run sees the status mismatch and writes it without unpacking again. */
+     * next run sees the status mismatch, resolves the ref again (one manifest request) and
+     * writes the status without loading or storing the catalog again. */
     rc = write_status(r, name, cur, status, &err);
     json_decref(status);
     free(digest_ref);

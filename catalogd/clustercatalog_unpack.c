@@ -270,16 +270,16 @@ static void ensure_gzip(clustercatalog_reconciler *r, const char *name)
     uv_rwlock_rdlock(&r->store_lock);
     int rc = store_add_gzip(r->cfg.cache_dir, name, &err);
     store_view *v = rc == 1 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+    if (v) /* under the lock, so that no GC can have removed the store this view shows */
+        publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
     uv_rwlock_rdunlock(&r->store_lock);
     if (rc < 0 || (rc == 1 && !v)) {
         /* Served plain meanwhile; the next successful reconcile tries again. */
         catalogd_log(CATALOGD_LOG_WARN, name, "storing the gzip form: %s", err.msg);
         return;
     }
-    if (v) {
+    if (v)
         catalogd_log(CATALOGD_LOG_DEBUG, name, "gzip took %.1f ms", olm_time_mono_ms() - t0);
-        publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
-    }
 }
 
 /* Writes the draft's store and serves it from there.  Called with the shared store lock
@@ -291,6 +291,8 @@ static int commit_draft(clustercatalog_reconciler *r, const char *name, store_dr
     int rc = store_draft_commit(draft, &err);
     store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
     store_draft_free(draft);
+    if (v) /* under the lock, so that no GC can have removed the store this view shows */
+        publish(r, CC_PUBLISH_STORED, name, store_view_retain(v), true, 0);
     uv_rwlock_rdunlock(&r->store_lock);
     if (!v) {
         /* Served from memory, and the status says so; the retry pulls (an image cache hit)
@@ -301,7 +303,7 @@ static int commit_draft(clustercatalog_reconciler *r, const char *name, store_dr
         return -1;
     }
     catalogd_log(CATALOGD_LOG_DEBUG, name, "write took %.1f ms", olm_time_mono_ms() - t0);
-    publish(r, CC_PUBLISH_STORED, name, v, true, 0);
+    store_view_release(v);
     return 0;
 }
 
