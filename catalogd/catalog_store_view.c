@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <jansson.h>
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "catalog_name.h"
+#include "catalog_store_internal.h"
 #include "olm_read_file.h"
 
 typedef struct index_entry {
@@ -29,8 +33,11 @@ typedef struct index_map {
 struct store_view {
     atomic_size_t refs;
     char *name;         /* owned */
-    char *data;         /* mmap of catalog.jsonl; NULL when the file is empty */
+    char *data;         /* mmap of catalog.jsonl (NULL when the file is empty), or the
+                         * catalog's own buffer in a memory view */
     size_t size;
+    fbc_catalog *owner; /* a memory view's catalog, freed with the view (NULL: borrowed) */
+    bool in_memory;     /* data is not a mapping: never munmap or madvise it */
     char *gz;           /* mmap of catalog.jsonl.gz; NULL when absent or not matching */
     size_t gz_size;
     time_t mtime;
@@ -61,7 +68,7 @@ static void map_free(index_map *m)
 
 static void view_free(store_view *v)
 {
-    if (v->data)
+    if (v->data && !v->in_memory)
         munmap(v->data, v->size);
     if (v->gz)
         munmap(v->gz, v->gz_size);
@@ -69,7 +76,11 @@ static void view_free(store_view *v)
         map_free(&v->maps[k]);
     free(v->all);
     free(v->name);
+    bool big = v->owner != NULL;
+    fbc_catalog_free(v->owner);
     free(v);
+    if (big) /* a whole catalog's model and text, in small blocks: hand the heap back */
+        malloc_trim(0);
 }
 
 /* Converts one {"key":[[off,len],...]} object, checking every range lies inside the file
@@ -126,22 +137,11 @@ static int build_all(store_view *v)
     return 0;
 }
 
-static int load_index(store_view *v, int dfd, olm_error *err)
+/* Parses index.json's text into v's maps (v->size set: every range is checked against it). */
+static int parse_index(store_view *v, const char *text, size_t len, olm_error *err)
 {
-    int fd = openat(dfd, "index.json", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return olm_error_set(err, "open index.json: %s", strerror(errno));
-    /* Read whole, then parsed: json_loadfd reads one byte per read() call, 64 K system
-     * calls (about 20 ms) for the index of certified-operators, on the way to Serving. */
-    size_t len;
-    char *text = olm_read_fd(fd, "index.json", 0, &len, err);
-    int e = errno;
-    close(fd);
-    if (!text)
-        return errno = e, -1;
     json_error_t jerr;
     json_t *root = json_loadb(text, len, 0, &jerr);
-    free(text);
     if (!root)
         return errno = EINVAL, olm_error_set(err, "index.json: %s (line %d)", jerr.text, jerr.line);
     static const char *const names[3] = {"by_schema", "by_package", "by_name"};
@@ -156,6 +156,24 @@ static int load_index(store_view *v, int dfd, olm_error *err)
         rc = olm_error_set(err, "out of memory");
     if (rc < 0)
         errno = EINVAL;
+    return rc;
+}
+
+static int load_index(store_view *v, int dfd, olm_error *err)
+{
+    int fd = openat(dfd, "index.json", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return olm_error_set(err, "open index.json: %s", strerror(errno));
+    /* Read whole, then parsed: json_loadfd reads one byte per read() call, 64 K system
+     * calls (about 20 ms) for the index of certified-operators, on the way to Serving. */
+    size_t len;
+    char *text = olm_read_fd(fd, "index.json", 0, &len, err);
+    int e = errno;
+    close(fd);
+    if (!text)
+        return errno = e, -1;
+    int rc = parse_index(v, text, len, err);
+    free(text);
     return rc;
 }
 
@@ -266,6 +284,33 @@ store_view *store_open(const char *root, const char *name, olm_error *err)
     return v;
 }
 
+store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, const char *index, size_t index_len,
+                                 time_t mtime, olm_error *err)
+{
+    store_view *v = calloc(1, sizeof *v);
+    if (!v || !(v->name = strdup(name))) {
+        free(v);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    atomic_init(&v->refs, 1);
+    v->in_memory = true;
+    v->data = cat->jsonl_len ? (char *)(uintptr_t)cat->jsonl : NULL;
+    v->size = cat->jsonl_len;
+    v->mtime = mtime;
+    if (parse_index(v, index, index_len, err) < 0) {
+        olm_error_wrap(err, "serve %s from memory", name);
+        view_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+void store_view_adopt_catalog(store_view *v, fbc_catalog *cat)
+{
+    v->owner = cat;
+}
+
 store_view *store_view_retain(store_view *v)
 {
     atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
@@ -308,7 +353,8 @@ void store_view_drop_pages(const store_view *v, const char *p, size_t len)
 {
     if (len < DROP_MIN)
         return;
-    drop_in(v->data, v->size, p, len);
+    if (!v->in_memory) /* DONTNEED on the heap would zero the catalog */
+        drop_in(v->data, v->size, p, len);
     drop_in(v->gz, v->gz_size, p, len);
 }
 

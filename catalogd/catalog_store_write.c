@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <zlib.h>
 
 #include "catalog_name.h"
+#include "catalog_store_internal.h"
 #include "strbuf.h"
 #include "olm_fs.h"
 
@@ -121,7 +123,7 @@ static int write_file(const char *dir, const char *file, const char *data, size_
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    if (write_all(fd, data, len) < 0) { /* fsynced later, by store_sync */
         int e = errno;
         close(fd);
         return olm_error_set(err, "write %s of %s: %s", file, shown, strerror(e));
@@ -254,53 +256,200 @@ static int swap_in(const char *tmp, const char *final, olm_error *err)
     return 0;
 }
 
-int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err)
+struct store_draft {
+    char tmp[4096], final[4096];
+    char shown[4200];   /* "the new store of <name> in <dir>", for errors */
+    int jsonl_fd;       /* catalog.jsonl in tmp, its space reserved; -1 once written */
+    store_view *view;   /* the catalog, served from memory until the store is in place */
+    bool swapped;
+};
+
+/* Creates `file` in `dir`; its fd, or -1 with err set. */
+static int create_file(const char *dir, const char *file, const char *shown, olm_error *err)
+{
+    char p[4096];
+    if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
+        return olm_error_set(err, "path too long: %s/%s", dir, file);
+    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
+    return fd;
+}
+
+/* Writes the jsonl into d's reserved file, with the memory view's mtime (so Last-Modified
+ * stays the same when the server moves from that view to the file's), and closes it. */
+static int write_jsonl(store_draft *d, olm_error *err)
+{
+    time_t mtime = store_view_mtime(d->view);
+    const struct timespec times[2] = {{mtime, 0}, {mtime, 0}};
+    int bad = write_all(d->jsonl_fd, store_view_data(d->view) ? store_view_data(d->view) : "",
+                        store_view_size(d->view)) < 0 ||
+              futimens(d->jsonl_fd, times) < 0;
+    int e = errno;
+    if (close(d->jsonl_fd) < 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    d->jsonl_fd = -1;
+    return bad ? olm_error_set(err, "write catalog.jsonl of %s: %s", d->shown, strerror(e)) : 0;
+}
+
+store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *cat, bool adopt, const char *source,
+                             olm_error *err)
 {
     char msg[1024];
-    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
-        return olm_error_set(err, "invalid catalog name: %s", msg);
-    char catalogs[4096], tmp[4096], final[4096];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0) {
+        olm_error_set(err, "invalid catalog name: %s", msg);
+        return NULL;
+    }
+    store_draft *d = calloc(1, sizeof *d);
+    if (!d) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    d->jsonl_fd = -1;
+    char catalogs[4096];
     if (pathf(catalogs, sizeof catalogs, "%s/catalogs", root) < 0 ||
-        pathf(final, sizeof final, "%s/%s", catalogs, name) < 0 ||
-        pathf(tmp, sizeof tmp, "%s/.%s-XXXXXX", catalogs, name) < 0)
-        return olm_error_set(err, "store root path is too long: %s", root);
-    if (olm_mkdir_p(catalogs) < 0)
-        return olm_error_set(err, "create %s: %s", catalogs, strerror(errno));
-    if (remove_temp_dirs(catalogs, name) < 0)
-        return olm_error_set(err, "remove orphaned temp dirs of %s in %s: %s", name, catalogs, strerror(errno));
-    if (!mkdtemp(tmp))
-        return olm_error_set(err, "create temp dir in %s: %s", catalogs, strerror(errno));
-
+        pathf(d->final, sizeof d->final, "%s/%s", catalogs, name) < 0 ||
+        pathf(d->tmp, sizeof d->tmp, "%s/.%s-XXXXXX", catalogs, name) < 0) {
+        olm_error_set(err, "store root path is too long: %s", root);
+        free(d);
+        return NULL;
+    }
+    snprintf(d->shown, sizeof d->shown, "the new store of %s in %s", name, catalogs);
+    if (olm_mkdir_p(catalogs) < 0 || remove_temp_dirs(catalogs, name) < 0 || !mkdtemp(d->tmp)) {
+        olm_error_set(err, "prepare %s: %s", d->shown, strerror(errno));
+        free(d);
+        return NULL;
+    }
     strbuf idx = STRBUF_INIT;
-    int rc = -1;
+    time_t now = time(NULL);
+    /* The marker, fsynced by the commit before the directory can become the store: whatever
+     * of the rest a power cut loses, a store without it was synced whole (store_sync). */
+    if (write_file(d->tmp, STORE_NOT_DURABLE_FILE, "", 0, d->shown, err) < 0)
+        goto fail;
     if (build_index(cat, &idx) < 0) {
-        olm_error_set(err, "out of memory building the store of %s", name);
+        olm_error_set(err, "out of memory building %s", d->shown);
         goto fail;
     }
-    char shown[4200];
-    snprintf(shown, sizeof shown, "the new store of %s in %s", name, catalogs);
-    if (write_file(tmp, "catalog.jsonl", cat->jsonl ? cat->jsonl : "", cat->jsonl_len, shown, err) < 0 ||
-        write_file(tmp, "index.json", idx.data, idx.len, shown, err) < 0 ||
-        (source && write_file(tmp, STORE_SOURCE_FILE, source, strlen(source), shown, err) < 0))
+    if (write_file(d->tmp, "index.json", idx.data, idx.len, d->shown, err) < 0 ||
+        (source && write_file(d->tmp, STORE_SOURCE_FILE, source, strlen(source), d->shown, err) < 0))
         goto fail;
-    if (fsync_path(tmp) < 0) {
-        olm_error_set(err, "fsync %s: %s", shown, strerror(errno));
+    if ((d->jsonl_fd = create_file(d->tmp, "catalog.jsonl", d->shown, err)) < 0)
         goto fail;
+    if (!(d->view = store_view_of_memory(name, cat, idx.data, idx.len, now, err)))
+        goto fail;
+    /* Reserve the jsonl's room now, so that running out of space is this write's error
+     * (the catalog served before stays), not the commit's after Serving was reported.  A
+     * file system without fallocate gets the bytes themselves. */
+    if (cat->jsonl_len && fallocate(d->jsonl_fd, 0, 0, (off_t)cat->jsonl_len) < 0) {
+        if (errno != EOPNOTSUPP && errno != ENOSYS) {
+            olm_error_set(err, "reserve %zu bytes for catalog.jsonl of %s: %s", cat->jsonl_len, d->shown,
+                          strerror(errno));
+            goto fail;
+        }
+        if (write_jsonl(d, err) < 0)
+            goto fail;
     }
-    if (swap_in(tmp, final, err) < 0)
-        goto fail;
-    if (fsync_path(catalogs) < 0) { /* make the rename durable */
-        olm_error_set(err, "fsync %s: %s", catalogs, strerror(errno));
-        goto out; /* the new store is in place; only durability is in doubt */
-    }
-    rc = 0;
-    goto out;
-fail:
-    store_remove_tree(tmp);
-out:
     strbuf_free(&idx);
+    if (adopt)
+        store_view_adopt_catalog(d->view, cat);
+    return d;
+fail:
+    strbuf_free(&idx);
+    store_draft_free(d);
+    return NULL;
+}
+
+store_view *store_draft_view(store_draft *d)
+{
+    return store_view_retain(d->view);
+}
+
+int store_draft_commit(store_draft *d, olm_error *err)
+{
+    if (d->swapped)
+        return 0;
+    if (d->jsonl_fd >= 0 && write_jsonl(d, err) < 0)
+        return -1;
+    if (fsync_path(d->tmp) < 0) /* the marker's entry */
+        return olm_error_set(err, "fsync %s: %s", d->shown, strerror(errno));
+    if (swap_in(d->tmp, d->final, err) < 0)
+        return -1;
+    d->swapped = true;
+    return 0;
+}
+
+void store_draft_free(store_draft *d)
+{
+    if (!d)
+        return;
+    if (d->jsonl_fd >= 0)
+        close(d->jsonl_fd);
+    if (!d->swapped)
+        store_remove_tree(d->tmp);
+    store_view_release(d->view);
+    free(d);
+}
+
+int store_write(const char *root, const char *name, const fbc_catalog *cat, const char *source, olm_error *err)
+{
+    store_draft *d = store_draft_new(root, name, (fbc_catalog *)(uintptr_t)cat, false, source, err);
+    if (!d)
+        return -1;
+    int rc = store_draft_commit(d, err);
+    store_draft_free(d);
     return rc;
 }
+
+/* fsync of `file` in dfd when it exists. */
+static int fsync_at(int dfd, const char *file)
+{
+    int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -1;
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+int store_sync(const char *root, const char *name, olm_error *err)
+{
+    char msg[1024], catalogs[4096], dir[4200];
+    if (catalog_name_check(name, strlen(name), msg, sizeof msg) < 0)
+        return olm_error_set(err, "invalid catalog name: %s", msg);
+    if (pathf(catalogs, sizeof catalogs, "%s/catalogs", root) < 0 || pathf(dir, sizeof dir, "%s/%s", catalogs, name) < 0)
+        return olm_error_set(err, "store root path is too long: %s", root);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return olm_error_set(err, "open the store of %s: %s", name, strerror(errno));
+    int rc = 0;
+    if (faccessat(dfd, STORE_NOT_DURABLE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT)
+            rc = olm_error_set(err, "checking the store of %s: %s", name, strerror(errno));
+        close(dfd);
+        return rc; /* synced already */
+    }
+    /* Content, then the directory entries and the rename that put them in place, and only
+     * then the marker goes. */
+    static const char *const files[] = {"catalog.jsonl", "index.json", STORE_SOURCE_FILE};
+    for (size_t i = 0; i < sizeof files / sizeof files[0] && rc == 0; i++)
+        if (fsync_at(dfd, files[i]) < 0)
+            rc = olm_error_set(err, "fsync %s of the store of %s: %s", files[i], name, strerror(errno));
+    if (rc == 0 && fsync(dfd) < 0)
+        rc = olm_error_set(err, "fsync the store of %s: %s", name, strerror(errno));
+    if (rc == 0 && fsync_path(catalogs) < 0)
+        rc = olm_error_set(err, "fsync %s: %s", catalogs, strerror(errno));
+    if (rc == 0 && unlinkat(dfd, STORE_NOT_DURABLE_FILE, 0) < 0)
+        rc = olm_error_set(err, "remove %s of the store of %s: %s", STORE_NOT_DURABLE_FILE, name, strerror(errno));
+    if (rc == 0 && fsync(dfd) < 0)
+        rc = olm_error_set(err, "fsync the store of %s: %s", name, strerror(errno));
+    close(dfd);
+    return rc;
+}
+
 
 /* <root>/catalogs/<name> into dir, the name checked. */
 static int store_dir(const char *root, const char *name, char *dir, size_t dirsz, olm_error *err)
@@ -396,6 +545,16 @@ char *store_read_source(const char *root, const char *name)
         return NULL;
     buf[n] = '\0';
     return strdup(buf);
+}
+
+bool store_is_durable(const char *root, const char *name)
+{
+    char dir[4096], p[4200];
+    olm_error err;
+    if (store_dir(root, name, dir, sizeof dir, &err) < 0 || pathf(p, sizeof p, "%s/%s", dir, STORE_NOT_DURABLE_FILE) < 0)
+        return false;
+    struct stat st;
+    return lstat(p, &st) != 0 && errno == ENOENT;
 }
 
 int store_delete(const char *root, const char *name, olm_error *err)

@@ -40,18 +40,37 @@ void clustercatalog_record_drop(clustercatalog_reconciler *r, const char *name);
 void clustercatalog_records_free(clustercatalog_reconciler *r);
 
 /* The unpack step (§4.1 steps 5-6), threadpool.  Pulls `ref` into the image cache, and
- * when the digest differs from `stored_ref` (may be NULL) or the store is missing, loads,
- * validates and writes the store and publishes the new view.  On success *digest_ref
- * (malloc'd) and *last_unpacked are set.  On failure returns -1 with `msg` holding the
+ * when the digest differs from `stored_ref` (may be NULL) or the store is missing, loads and
+ * validates the catalog, prepares its store and serves it from memory.  On success
+ * *digest_ref (malloc'd) and *last_unpacked are set, and *draft is the store to write
+ * (NULL when nothing new was loaded), which the caller hands to clustercatalog_settle_store
+ * after the status write, on every path: the shared store lock is held until then.  `gate`
+ * (may be NULL) is passed before the store is touched.  On failure returns -1 with `msg` holding the
  * condition message ("source catalog content: ..." or "error storing fbc: ...") and
  * *terminal set when retrying cannot help. */
-int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
-              time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal);
+typedef struct clustercatalog_store_gate {
+    /* Called before anything is stored (NULL: nothing to wait for); nonzero stops the
+     * store, with the reason in msg. */
+    int (*fn)(void *ctx, char *msg, size_t msgsz);
+    void *ctx;
+} clustercatalog_store_gate;
 
-/* Adds the gzip form to the store of `name` when it lacks it and publishes the view that
- * serves it (threadpool; after the status write, so Serving does not wait for zlib).  A
- * failure is logged: the catalog is served plain until a later reconcile succeeds. */
-void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name);
+int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref,
+                          const clustercatalog_store_gate *gate, char **digest_ref, time_t *last_unpacked,
+                          store_draft **draft, char *msg, size_t msgsz, bool *terminal);
+
+/* What a new catalog needs once Serving is written, so that Serving waits for none of it
+ * (threadpool): `draft` (from clustercatalog_unpack; NULL when nothing new was loaded) is
+ * written and served from the store instead of memory, and the shared store lock that came
+ * with it released; then the store is fsynced (store_sync), its gzip form added and served,
+ * and the heap trimmed.  -1 when the draft could not be written: it stays served from memory,
+ * its record is dropped, and the caller retries (a pull, an image cache hit, stores it
+ * again).  Other failures are logged: a store not yet durable stays served (a restart stores
+ * it again), and without its gzip form it is served plain until a later reconcile. */
+int clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name, store_draft *draft);
+
+/* Drops a draft that is not to be written (NULL: nothing), releasing the store lock. */
+void clustercatalog_drop_draft(clustercatalog_reconciler *r, store_draft *draft);
 
 /* True when the store of `name` has its catalog.jsonl and index.json. */
 bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const char *name);

@@ -172,6 +172,93 @@ static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t 
     return rc;
 }
 
+/* Whether a catalog lacks the name label or our finalizer (ensure_name_label's PATCH). */
+static bool needs_label_patch(const json_t *cur, const char *name)
+{
+    const char *have = json_string_value(json_object_get(json_object_get(meta(cur), "labels"), CC_NAME_LABEL));
+    return !have || strcmp(have, name) != 0 || !clustercatalog_has_finalizer(cur, CC_FINALIZER);
+}
+
+/* A new catalog's label + finalizer PATCH, run on a thread of its own beside the pull: a
+ * round trip (5-7 ms) that only the store has to wait for (the finalizer is on the object
+ * before any content is stored, as upstream), and the status write after it (which carries
+ * the resourceVersion the PATCH answered). */
+typedef struct label_patch {
+    clustercatalog_reconciler *r;
+    const char *name;
+    json_t *obj; /* a copy of the object to patch; then the server's answer, until adopted */
+    int rc;
+    olm_error err;
+    uv_thread_t thread;
+    bool started, joined;
+} label_patch;
+
+static void label_patch_run(void *arg)
+{
+    label_patch *p = arg;
+    p->rc = ensure_name_label(p->r, p->name, &p->obj, true, &p->err);
+}
+
+/* -1 when out of memory (nothing started). */
+static int label_patch_start(label_patch *p, clustercatalog_reconciler *r, const char *name, const json_t *cur)
+{
+    *p = (label_patch){.r = r, .name = name};
+    if (!(p->obj = json_deep_copy(cur)))
+        return -1;
+    p->started = true;
+    if (uv_thread_create(&p->thread, label_patch_run, p) != 0) {
+        label_patch_run(p); /* no thread to be had: in line */
+        p->joined = true;
+    }
+    return 0;
+}
+
+/* Waits for the PATCH (NULL or never started: nothing to wait for); its result, err set on
+ * failure. */
+static int label_patch_wait(label_patch *p, olm_error *err)
+{
+    if (!p || !p->started)
+        return 0;
+    if (!p->joined) {
+        uv_thread_join(&p->thread);
+        p->joined = true;
+    }
+    if (p->rc != 0 && err)
+        *err = p->err;
+    return p->rc;
+}
+
+/* label_patch_wait, then a successful PATCH's answer replaces *cur (once), and with it
+ * every string borrowed from *cur. */
+static int label_patch_adopt(label_patch *p, json_t **cur, olm_error *err)
+{
+    int rc = label_patch_wait(p, err);
+    if (rc == 0 && p && p->obj) {
+        json_decref(*cur);
+        *cur = p->obj;
+        p->obj = NULL;
+    }
+    return rc;
+}
+
+static void label_patch_end(label_patch *p)
+{
+    label_patch_wait(p, NULL);
+    json_decref(p->obj);
+    p->obj = NULL;
+}
+
+/* The store gate of clustercatalog_unpack: nothing is stored before the PATCH is done.
+ * It only waits; *cur is replaced after the unpack, whose `ref` is borrowed from it. */
+static int label_patch_gate(void *ctx, char *msg, size_t msgsz)
+{
+    olm_error err;
+    int rc = label_patch_wait(ctx, &err);
+    if (rc != 0)
+        snprintf(msg, msgsz, "patching the name label or finalizer: %s", err.msg);
+    return rc;
+}
+
 /* Writes `status` when it differs from the object's; *cur becomes the server's answer. */
 static int write_status_now(clustercatalog_reconciler *r, const char *name, json_t **cur, json_t *status,
                             olm_error *err);
@@ -345,7 +432,10 @@ static kube_wq_result reconcile_failed(clustercatalog_reconciler *r, const char 
     return wq(terminal ? KUBE_WQ_TERMINAL : KUBE_WQ_ERROR, 0);
 }
 
-static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen)
+/* `lp`: the label/finalizer PATCH still running (NULL: none); every path waits for it before
+ * it writes or returns. */
+static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen,
+                                          label_patch *lp)
 {
     char base_url[1200];
     snprintf(base_url, sizeof base_url, "%s/%s", r->cfg.url_root, name);
@@ -353,8 +443,12 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     bool have_rec = clustercatalog_record_get(r, name, &rec);
     unsigned seed = (unsigned)now_ms() ^ (unsigned)(uintptr_t)name;
     uint64_t after = 0;
+    olm_error perr;
+    int prc;
     if (!needs_unpack(r, name, *cur, gen, &rec, have_rec, base_url, &after, &seed)) {
         free(rec.ref);
+        if ((prc = label_patch_adopt(lp, cur, &perr)) != 0)
+            return kube_failed(name, "patching the name label or finalizer", prc, &perr);
         return after ? wq(KUBE_WQ_REQUEUE_AFTER, after) : wq(KUBE_WQ_OK, 0);
     }
 
@@ -363,14 +457,14 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     const char *type = json_string_value(json_object_get(source, "type"));
     const char *ref = json_string_value(json_object_get(json_object_get(source, "image"), "ref"));
     char msg[OLM_ERROR_MAX];
-    if (!type || strcmp(type, "Image") != 0) {
+    if (!type || strcmp(type, "Image") != 0 || !ref) {
         free(rec.ref);
-        snprintf(msg, sizeof msg, "unknown source type \"%s\"", type ? type : "");
-        return reconcile_failed(r, name, cur, gen, msg, true);
-    }
-    if (!ref) {
-        free(rec.ref);
-        snprintf(msg, sizeof msg, "error parsing ClusterCatalog \"%s\", image source is nil", name);
+        if (!type || strcmp(type, "Image") != 0)
+            snprintf(msg, sizeof msg, "unknown source type \"%s\"", type ? type : "");
+        else
+            snprintf(msg, sizeof msg, "error parsing ClusterCatalog \"%s\", image source is nil", name);
+        if ((prc = label_patch_adopt(lp, cur, &perr)) != 0)
+            return kube_failed(name, "patching the name label or finalizer", prc, &perr);
         return reconcile_failed(r, name, cur, gen, msg, true);
     }
 
@@ -378,9 +472,17 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     char *digest_ref = NULL;
     time_t last_unpacked = 0;
     bool terminal = false;
-    int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &digest_ref, &last_unpacked, msg, sizeof msg,
-                       &terminal);
+    store_draft *draft = NULL;
+    clustercatalog_store_gate gate = {.fn = lp ? label_patch_gate : NULL, .ctx = lp};
+    int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &gate, &digest_ref, &last_unpacked, &draft,
+                                   msg, sizeof msg, &terminal);
     free(rec.ref);
+    if ((prc = label_patch_adopt(lp, cur, &perr)) != 0) {
+        /* The gate stopped the store, so there is no draft; were there one, drop it. */
+        clustercatalog_drop_draft(r, draft);
+        free(digest_ref);
+        return kube_failed(name, "patching the name label or finalizer", prc, &perr);
+    }
     if (rc != 0)
         return reconcile_failed(r, name, cur, gen, msg, terminal);
 
@@ -397,17 +499,21 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     if (rc != 0 || clustercatalog_record_set(r, name, &nrec) != 0) {
         json_decref(status);
         free(digest_ref);
+        clustercatalog_settle_store(r, name, draft);
         catalogd_log(CATALOGD_LOG_ERROR, name, "out of memory recording the unpack");
         return wq(KUBE_WQ_ERROR, 0);
     }
     /* The record stays even if the status write fails: the store holds this digest, and the
-     * next run sees the status mismatch and writes it without unpacking again. */
+     * next run sees the status mismatch, resolves the ref again (one manifest request) and
+     * writes the status without loading or storing the catalog again. */
     rc = write_status(r, name, cur, status, &err);
     json_decref(status);
     free(digest_ref);
+    /* Served already, whatever the status write did: now the store is written. */
+    if (clustercatalog_settle_store(r, name, draft) != 0)
+        return wq(KUBE_WQ_ERROR, 0);
     if (rc != 0)
         return kube_failed(name, "writing status", rc, &err);
-    clustercatalog_ensure_gzip(r, name);
     uint64_t interval = clustercatalog_poll_interval_ms(*cur, r->cfg.poll_override_ms);
     return interval ? wq(KUBE_WQ_REQUEUE_AFTER, clustercatalog_jitter_ms(interval, &seed)) : wq(KUBE_WQ_OK, 0);
 }
@@ -443,16 +549,24 @@ static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r)
     bool unavailable = mode && strcmp(mode, "Unavailable") == 0;
     olm_error err;
     kube_wq_result res;
-    /* A new catalog gets its label and our finalizer in one PATCH, and the pull follows in
-     * this same run: the finalizer is on the object (the PATCH succeeded) before any content
-     * is stored.  Upstream stops after adding it and waits for the update event; that event
-     * still comes, and finds everything done. */
-    int rc = deleting ? 0 : ensure_name_label(r, name, &cur, !unavailable, &err);
+    /* A new catalog gets its label and our finalizer in one PATCH, and the pull runs in this
+     * same run, beside it (label_patch): the finalizer is on the object (the PATCH succeeded)
+     * before any content is stored.  Upstream stops after adding it and waits for the update
+     * event; that event still comes, and finds everything done. */
+    label_patch lp = {0};
+    bool beside_pull = !deleting && !unavailable && needs_label_patch(cur, name);
+    int rc = 0;
+    if (beside_pull)
+        rc = label_patch_start(&lp, r, name, cur) == 0 ? 0 : olm_error_set(&err, "out of memory");
+    else if (!deleting)
+        rc = ensure_name_label(r, name, &cur, !unavailable, &err);
     /* Read after the PATCH: it replaces `cur`, and with it every borrowed string. */
     mode = json_string_value(json_object_get(json_object_get(cur, "spec"), "availabilityMode"));
     unavailable = mode && strcmp(mode, "Unavailable") == 0;
     if (rc != 0)
         res = kube_failed(name, "patching the name label or finalizer", rc, &err);
+    else if (beside_pull)
+        res = reconcile_available(r, name, &cur, gen, &lp);
     else if (unavailable)
         res = reconcile_unavailable(r, name, &cur, gen);
     else if (deleting)
@@ -462,7 +576,8 @@ static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r)
         res = (rc = set_finalizer(r, name, &cur, true, &err)) == 0 ? wq(KUBE_WQ_OK, 0)
                                                                    : kube_failed(name, "adding finalizer", rc, &err);
     else
-        res = reconcile_available(r, name, &cur, gen);
+        res = reconcile_available(r, name, &cur, gen, NULL);
+    label_patch_end(&lp);
     json_decref(cur);
     return res;
 }

@@ -33,6 +33,8 @@
 /* Something the loop thread must apply to the HTTP server. */
 typedef enum clustercatalog_publish_kind {
     CC_PUBLISH_SERVE,  /* serve `view` for `name` from now on */
+    CC_PUBLISH_STORED, /* the same content, `view` now from the store on disk (it was served
+                        * from memory): swap it in */
     CC_PUBLISH_GZIP,   /* the same content, `view` now with its gzip form: swap it in */
     CC_PUBLISH_REMOVE, /* stop serving `name` */
     CC_PUBLISH_UNPACK, /* an unpack (pull+load+validate+store) finished: /metrics */
@@ -41,7 +43,7 @@ typedef enum clustercatalog_publish_kind {
 typedef struct clustercatalog_publish_event {
     clustercatalog_publish_kind kind;
     const char *name;   /* borrowed for the call */
-    store_view *view;   /* SERVE, GZIP: the callee takes over this reference; else NULL */
+    store_view *view;   /* SERVE, STORED, GZIP: the callee takes over this reference; else NULL */
     bool ok;            /* UNPACK: whether it succeeded */
     double seconds;     /* UNPACK: how long it took */
 } clustercatalog_publish_event;

@@ -94,10 +94,13 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
     strbuf_free(&sb);
 }
 
-/* Load, validate and store the FBC at `root`, using what `pre` decoded during the pull
- * (NULL: nothing); publishes the new view.  -1 with msg set. */
+/* Load and validate the FBC at `root`, using what `pre` decoded during the pull (NULL:
+ * nothing), and serve it from memory: *draft is the store to commit once Serving is written
+ * (clustercatalog_settle_store), and the store lock is held (shared) until then, so that GC
+ * cannot take its temp dir.  -1 with msg set (no draft, no lock). */
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, fbc_prefetch *pre,
-                     const char *source, char *msg, size_t msgsz)
+                     const char *source, const clustercatalog_store_gate *gate, store_draft **draft, char *msg,
+                     size_t msgsz)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -118,18 +121,21 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
         char detail[OLM_ERROR_MAX];
         problems_message(&probs, detail, sizeof detail);
         snprintf(msg, msgsz, "error storing fbc: %s", detail);
+    } else if (gate && gate->fn && gate->fn(gate->ctx, msg, msgsz) != 0) {
+        /* msg says why */
     } else {
         t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
-        rc = store_write(r->cfg.cache_dir, name, cat, source, &err);
-        store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
-        uv_rwlock_rdunlock(&r->store_lock);
-        catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0, v ? "" : ": failed");
-        if (!v) {
+        *draft = store_draft_new(r->cfg.cache_dir, name, cat, true, source, &err);
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "store took %.1f ms%s", olm_time_mono_ms() - t0,
+                     *draft ? " (served from memory; written after the status)" : ": failed");
+        if (!*draft) {
+            uv_rwlock_rdunlock(&r->store_lock);
             snprintf(msg, msgsz, "error storing fbc: %s", err.msg);
-            rc = -1;
         } else {
-            publish(r, CC_PUBLISH_SERVE, name, v, true, 0); /* the metrics event follows from the caller */
+            cat = NULL; /* the draft's view has it */
+            rc = 0;
+            publish(r, CC_PUBLISH_SERVE, name, store_draft_view(*draft), true, 0); /* the metrics event follows from the caller */
         }
     }
     fbc_problems_free(&probs);
@@ -154,10 +160,12 @@ static void offer_file(void *ctx, const char *path, const char *rel)
     fbc_prefetch_offer(ctx, path, rel);
 }
 
-int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref, char **digest_ref,
-              time_t *last_unpacked, char *msg, size_t msgsz, bool *terminal)
+int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const char *ref, const char *stored_ref,
+                          const clustercatalog_store_gate *gate, char **digest_ref, time_t *last_unpacked,
+                          store_draft **draft, char *msg, size_t msgsz, bool *terminal)
 {
     *digest_ref = NULL;
+    *draft = NULL;
     *terminal = false;
     char base[4096];
     snprintf(base, sizeof base, "%s/unpack", r->cfg.cache_dir);
@@ -197,7 +205,13 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
      * every poll (upstream) costs a full load and rewrite for nothing.  Without a record (a
      * restart, or a failure dropped it) the store's own source ref tells what it holds. */
     char *persisted = stored_ref ? NULL : store_read_source(r->cfg.cache_dir, name);
-    if (persisted && !store_opens(r, name)) {
+    if (persisted && !store_is_durable(r->cfg.cache_dir, name)) {
+        /* Written by a process that stopped before store_sync: start-up did not serve it. */
+        catalogd_log(CATALOGD_LOG_INFO, name, "the stored catalog was not yet durable when the last run stopped: "
+                                              "storing it again");
+        free(persisted);
+        persisted = NULL;
+    } else if (persisted && !store_opens(r, name)) {
         /* Damaged (say, its index): start-up could not serve it, and skipping the store
          * now would leave Serving True over a catalog that answers 404. */
         catalogd_log(CATALOGD_LOG_WARN, name, "the stored catalog does not open: storing it again");
@@ -209,13 +223,13 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, msg, msgsz);
-        fbc_prefetch_free(pre); /* before the trim: its parts are the load's now, or dropped */
+        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, gate, draft, msg, msgsz);
+        fbc_prefetch_free(pre);
         pre = NULL;
-        /* A big catalog's DOM is hundreds of MiB of small blocks; hand the freed heap back
-         * so the RSS of a long-running catalogd reflects what it serves, not its peak. */
-        malloc_trim(0);
         if (src != 0) {
+            /* A big catalog's DOM is hundreds of MiB of small blocks: hand the freed heap
+             * back (after a success, the memory view does when it goes). */
+            malloc_trim(0);
             publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
             free(persisted);
@@ -232,22 +246,83 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     return 0;
 }
 
-void clustercatalog_ensure_gzip(clustercatalog_reconciler *r, const char *name)
+/* fsyncs a new store (store_sync).  A failure leaves it served, and marked not durable: a
+ * restart stores it again rather than trust it. */
+static void make_durable(clustercatalog_reconciler *r, const char *name)
+{
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    uv_rwlock_rdlock(&r->store_lock);
+    int rc = store_sync(r->cfg.cache_dir, name, &err);
+    uv_rwlock_rdunlock(&r->store_lock);
+    if (rc < 0)
+        catalogd_log(CATALOGD_LOG_WARN, name, "the store is served but not durable (a restart pulls it again): %s",
+                     err.msg);
+    else
+        catalogd_log(CATALOGD_LOG_DEBUG, name, "sync took %.1f ms", olm_time_mono_ms() - t0);
+}
+
+/* Adds the gzip form of the store, published when written. */
+static void ensure_gzip(clustercatalog_reconciler *r, const char *name)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
     uv_rwlock_rdlock(&r->store_lock);
     int rc = store_add_gzip(r->cfg.cache_dir, name, &err);
     store_view *v = rc == 1 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+    if (v) /* under the lock, so that no GC can have removed the store this view shows */
+        publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
     uv_rwlock_rdunlock(&r->store_lock);
     if (rc < 0 || (rc == 1 && !v)) {
         /* Served plain meanwhile; the next successful reconcile tries again. */
         catalogd_log(CATALOGD_LOG_WARN, name, "storing the gzip form: %s", err.msg);
         return;
     }
-    malloc_trim(0); /* zlib's state and buffers, freed */
-    if (v) {
+    if (v)
         catalogd_log(CATALOGD_LOG_DEBUG, name, "gzip took %.1f ms", olm_time_mono_ms() - t0);
-        publish(r, CC_PUBLISH_GZIP, name, v, true, 0);
+}
+
+/* Writes the draft's store and serves it from there.  Called with the shared store lock
+ * that store_fbc took, which it releases. */
+static int commit_draft(clustercatalog_reconciler *r, const char *name, store_draft *draft)
+{
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    int rc = store_draft_commit(draft, &err);
+    store_view *v = rc == 0 ? store_open(r->cfg.cache_dir, name, &err) : NULL;
+    store_draft_free(draft);
+    if (v) /* under the lock, so that no GC can have removed the store this view shows */
+        publish(r, CC_PUBLISH_STORED, name, store_view_retain(v), true, 0);
+    uv_rwlock_rdunlock(&r->store_lock);
+    if (!v) {
+        /* Served from memory, and the status says so; the retry pulls (an image cache hit)
+         * and stores it again. */
+        clustercatalog_record_drop(r, name);
+        catalogd_log(CATALOGD_LOG_ERROR, name, "writing the store: %s; served from memory until a retry stores it",
+                     err.msg);
+        return -1;
     }
+    catalogd_log(CATALOGD_LOG_DEBUG, name, "write took %.1f ms", olm_time_mono_ms() - t0);
+    store_view_release(v);
+    return 0;
+}
+
+void clustercatalog_drop_draft(clustercatalog_reconciler *r, store_draft *draft)
+{
+    if (!draft)
+        return;
+    store_draft_free(draft);
+    uv_rwlock_rdunlock(&r->store_lock);
+}
+
+int clustercatalog_settle_store(clustercatalog_reconciler *r, const char *name, store_draft *draft)
+{
+    if (draft && commit_draft(r, name, draft) < 0)
+        return -1;
+    make_durable(r, name);
+    ensure_gzip(r, name);
+    /* zlib's state, and a load's leftovers: hand the heap back so the RSS of a
+     * long-running catalogd reflects what it serves, not its peak. */
+    malloc_trim(0);
+    return 0;
 }

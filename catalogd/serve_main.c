@@ -59,6 +59,8 @@ static int load_one(const char *cache, const char *spec, load_result *res)
     olm_error err;
     fbc_catalog *cat = fbc_load_dir(eq + 1, &err);
     int rc = cat ? store_write(cache, res->name, cat, NULL, &err) : -1;
+    if (rc == 0 && store_sync(cache, res->name, &err) < 0)
+        rc = -1;
     if (rc == 0 && store_add_gzip(cache, res->name, &err) < 0)
         rc = -1;
     fbc_catalog_free(cat);
@@ -84,6 +86,11 @@ static int register_stored(const char *cache, catalog_server *srv)
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
+        if (!store_is_durable(cache, e->d_name)) {
+            fprintf(stderr, "catalogd-serve: skipping %s: not durable (a run stopped while storing it)\n",
+                    e->d_name);
+            continue;
+        }
         olm_error err;
         store_view *v = store_open(cache, e->d_name, &err);
         if (!v) {

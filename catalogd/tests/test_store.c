@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,171 @@ static void test_source_ref(void **state)
     fbc_catalog_free(c);
 }
 
+static bool store_has_file(const char *root, const char *name, const char *file)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/catalogs/%s/%s", root, name, file);
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+/* A new store is served before it is durable: it carries the not-durable marker until
+ * store_sync has fsynced it, and a later write starts over with a new marker. */
+static void test_durability(void **state)
+{
+    fixture *f = *state;
+    olm_error err;
+    assert_true(store_is_durable(f->root, "d")); /* nothing stored: nothing torn */
+    fbc_catalog *c = load(SMALL);
+    assert_int_equal(store_write(f->root, "d", c, "reg/x@sha256:0123", &err), 0);
+    assert_true(store_has_file(f->root, "d", STORE_NOT_DURABLE_FILE));
+    assert_false(store_is_durable(f->root, "d"));
+    store_view *v = store_open(f->root, "d", &err); /* served all the same */
+    assert_non_null(v);
+    assert_int_equal(store_view_size(v), c->jsonl_len);
+    assert_memory_equal(store_view_data(v), c->jsonl, c->jsonl_len);
+    store_view_release(v);
+
+    assert_int_equal(store_sync(f->root, "d", &err), 0);
+    assert_false(store_has_file(f->root, "d", STORE_NOT_DURABLE_FILE));
+    assert_true(store_is_durable(f->root, "d"));
+    assert_true(store_has_file(f->root, "d", "catalog.jsonl") && store_has_file(f->root, "d", "index.json") &&
+                store_has_file(f->root, "d", STORE_SOURCE_FILE));
+    assert_int_equal(store_sync(f->root, "d", &err), 0); /* durable already: nothing to do */
+
+    assert_int_equal(store_write(f->root, "d", c, NULL, &err), 0); /* no source file to sync */
+    assert_false(store_is_durable(f->root, "d"));
+    assert_int_equal(store_sync(f->root, "d", &err), 0);
+    assert_true(store_is_durable(f->root, "d"));
+
+    /* A store that is not there, or a bad name, is an error naming it. */
+    assert_int_equal(store_sync(f->root, "gone", &err), -1);
+    assert_non_null(strstr(err.msg, "gone"));
+    assert_int_equal(store_sync(f->root, "Bad_Name", &err), -1);
+    fbc_catalog_free(c);
+}
+
+/* One package whose description makes its line `n` bytes long or so. */
+static fbc_catalog *load_big(size_t n)
+{
+    strbuf sb = STRBUF_INIT;
+    strbuf_puts(&sb, "{\"schema\":\"olm.package\",\"name\":\"big\",\"description\":\"");
+    for (size_t i = 0; i < n; i++)
+        strbuf_putc(&sb, (char)('a' + i % 26));
+    strbuf_puts(&sb, "\"}\n");
+    fbc_catalog *c = load(sb.data);
+    strbuf_free(&sb);
+    return c;
+}
+
+static size_t count_temp_dirs(const char *root)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/catalogs", root);
+    DIR *d = opendir(p);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+/* A draft serves the new catalog from memory while the old store stays current; its commit
+ * puts the same bytes (and mtime) in place; its view, which adopted the catalog, outlives it. */
+static void test_draft_serves_from_memory_then_commits(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", SMALL);
+    fbc_catalog *big = load_big(100000);
+    char *want = malloc(big->jsonl_len);
+    memcpy(want, big->jsonl, big->jsonl_len);
+    size_t want_len = big->jsonl_len;
+    olm_error err;
+    store_draft *d = store_draft_new(f->root, "c", big, true, "reg/x@sha256:0123", &err);
+    assert_non_null(d);
+    store_view *mem = store_draft_view(d);
+    assert_int_equal(store_view_size(mem), want_len);
+    assert_memory_equal(store_view_data(mem), want, want_len);
+    size_t n;
+    const store_range *r = store_view_lookup(mem, STORE_BY_NAME, "big", &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].len, want_len);
+    /* Large slices of a memory view are never dropped (DONTNEED on the heap zeroes it). */
+    store_view_drop_pages(mem, store_view_data(mem), want_len);
+    assert_memory_equal(store_view_data(mem), want, want_len);
+
+    store_view *cur = store_open(f->root, "c", &err); /* not committed: the old store */
+    assert_non_null(cur);
+    assert_int_equal(store_view_size(cur), strlen(SMALL));
+    store_view_release(cur);
+    assert_int_equal(count_temp_dirs(f->root), 1);
+
+    assert_int_equal(store_draft_commit(d, &err), 0);
+    assert_int_equal(store_draft_commit(d, &err), 0); /* once */
+    cur = store_open(f->root, "c", &err);
+    assert_non_null(cur);
+    assert_int_equal(store_view_size(cur), want_len);
+    assert_memory_equal(store_view_data(cur), want, want_len);
+    assert_int_equal(store_view_mtime(cur), store_view_mtime(mem));
+    store_view_release(cur);
+    assert_false(store_is_durable(f->root, "c"));
+    char *src = store_read_source(f->root, "c");
+    assert_string_equal(src, "reg/x@sha256:0123");
+    free(src);
+    store_draft_free(d);
+    assert_int_equal(count_temp_dirs(f->root), 0);
+    assert_memory_equal(store_view_data(mem), want, want_len); /* the adopted catalog lives on */
+    store_view_release(mem); /* frees it (LeakSanitizer otherwise) */
+    free(want);
+}
+
+/* A draft dropped before its commit leaves the old store current and no temp dir. */
+static void test_draft_dropped(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", SMALL);
+    fbc_catalog *c = load(OTHER);
+    olm_error err;
+    store_draft *d = store_draft_new(f->root, "c", c, false, NULL, &err);
+    assert_non_null(d);
+    store_draft_free(d);
+    fbc_catalog_free(c); /* not adopted: still ours */
+    assert_int_equal(count_temp_dirs(f->root), 0);
+    store_view *cur = store_open(f->root, "c", &err);
+    assert_non_null(cur);
+    assert_int_equal(store_view_size(cur), strlen(SMALL));
+    store_view_release(cur);
+}
+
+/* No room for the jsonl is the draft's error, before anything is served: the old store stays
+ * current, and nothing is adopted. */
+static void test_draft_reserves_room(void **state)
+{
+    fixture *f = *state;
+    write_catalog(f->root, "c", SMALL);
+    fbc_catalog *big = load_big(100000);
+    struct rlimit old_lim, lim = {.rlim_cur = 4096};
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    lim.rlim_max = old_lim.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    olm_error err;
+    store_draft *d = store_draft_new(f->root, "c", big, true, NULL, &err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old_lim), 0);
+    signal(SIGXFSZ, SIG_DFL);
+    assert_null(d);
+    if (!strstr(err.msg, "catalog.jsonl of the new store of c in ") || !strstr(err.msg, strerror(EFBIG)))
+        fail_msg("unexpected error: %s", err.msg);
+    fbc_catalog_free(big); /* not adopted on failure */
+    assert_int_equal(count_temp_dirs(f->root), 0);
+    store_view *cur = store_open(f->root, "c", &err);
+    assert_non_null(cur);
+    assert_int_equal(store_view_size(cur), strlen(SMALL));
+    store_view_release(cur);
+}
+
 static void test_select(void **state)
 {
     fixture *f = *state;
@@ -358,7 +524,7 @@ static void test_write_failure_stable_and_harmless(void **state)
     fbc_catalog_free(c);
     assert_int_equal(rc1, -1);
     assert_int_equal(rc2, -1);
-    if (!strstr(e1.msg, "catalog.jsonl") || !strstr(e1.msg, strerror(EFBIG)))
+    if (!strstr(e1.msg, "of the new store of c in ") || !strstr(e1.msg, strerror(EFBIG)))
         fail_msg("unexpected error: %s", e1.msg);
     assert_string_equal(e1.msg, e2.msg);
     olm_error err;
@@ -508,6 +674,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_catalog, setup, teardown),
         cmocka_unit_test_setup_teardown(test_temp_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durability, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_draft_serves_from_memory_then_commits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_draft_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_draft_reserves_room, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

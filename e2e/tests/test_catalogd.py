@@ -284,6 +284,40 @@ def test_restart_restores_a_store_that_no_longer_opens(catalogd, olmv1, registry
     assert_served(obj, catalogd, name, digest_ref)
 
 
+def test_restart_stores_again_a_store_left_not_durable(catalogd, olmv1, registry, name, tmp_path):
+    """A new store is served, and Serving written, before it is fsynced; until then it holds a
+    not-durable marker (catalog_store.h).  A store a stopped run left with the marker may be
+    torn by a power cut: the restart must not serve it, and its reconcile stores it again."""
+    src = subset(tmp_path, "c", ["habana-ai-operator"])
+    digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:v1", poll=False)
+    wait_serving(catalogd, name)
+    expected = render(olmv1, src)
+    marker = catalogd.store_dir(name) / "not-durable"
+    catalogd.wait_for(lambda: not marker.exists(), "the store made durable after Serving")
+    catalogd.stop()
+    marker.write_text("")  # what a run stopped between the store and its sync leaves
+
+    # Not served at start, even with no API server to reconcile against.
+    bogus = tmp_path / "unreachable.kubeconfig"
+    bogus.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncurrent-context: x\n")
+    catalogd.start(kubeconfig=bogus)
+    assert catalogd.all(name)[0] == 404
+    assert "not serving the stored catalog: the previous run stopped before it was all on disk" in \
+        catalogd.log_path.read_text(), catalogd.log_tail()
+    catalogd.stop()
+
+    catalogd.start()
+    catalogd.wait_for(lambda: catalogd.all(name) == (200, expected), "the store stored again and served")
+    catalogd.wait_for(lambda: not marker.exists(), "the new store made durable")
+    assert_served(wait_serving(catalogd, name), catalogd, name, digest_ref)
+    assert "storing it again" in catalogd.log_path.read_text(), catalogd.log_tail()
+
+
 def test_unavailable_mode_and_delete(catalogd, olmv1, registry, name, tmp_path):
     src = subset(tmp_path, "c", ["k8s-triliovault"])
     digest_ref = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")

@@ -1,0 +1,16 @@
+/* Between the two halves of the catalog store (catalog_store_write.c, catalog_store_view.c). */
+#ifndef OLM_CATALOG_STORE_INTERNAL_H
+#define OLM_CATALOG_STORE_INTERNAL_H
+
+#include "catalog_store.h"
+
+/* A view of `cat` before it is on disk: its jsonl buffer as the data, `index` (index.json's
+ * text, as built for the store) parsed as the index.  `cat` must outlive the view unless
+ * the view adopts it.  NULL with err set. */
+store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, const char *index, size_t index_len,
+                                 time_t mtime, olm_error *err);
+
+/* The memory view `v` frees `cat` (the one it shows) when its last reference goes. */
+void store_view_adopt_catalog(store_view *v, fbc_catalog *cat);
+
+#endif
