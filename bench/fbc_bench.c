@@ -1,7 +1,13 @@
 /* fbc_bench: load + validate + render one catalog directory and print throughput
  * (MB of input files per second) for each phase and the process's peak RSS.
- * One catalog per process, so the peak RSS belongs to that catalog alone. */
+ * One catalog per process, so the peak RSS belongs to that catalog alone.
+ *
+ * FBC_BENCH_MALLOC=daemon runs it with the daemons' malloc settings (olm_malloc_tune.h:
+ * glibc's per-thread cache off, by re-executing like catalogd does, and fixed mmap/trim
+ * thresholds): catalogd loads catalogs that way, and the costs differ (every freed block
+ * over 128 KiB is an munmap, every new one page faults again). */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +16,7 @@
 #include <time.h>
 
 #include "fbc.h"
+#include "olm_malloc_tune.h"
 
 static double now(void)
 {
@@ -42,8 +49,18 @@ static size_t dir_bytes(const char *path)
 
 int main(int argc, char **argv)
 {
+    const char *malloc_mode = getenv("FBC_BENCH_MALLOC");
+    bool daemon_malloc = malloc_mode && strcmp(malloc_mode, "daemon") == 0;
+    if (malloc_mode && !daemon_malloc && strcmp(malloc_mode, "default") != 0) {
+        fprintf(stderr, "fbc_bench: FBC_BENCH_MALLOC must be daemon or default, not %s\n", malloc_mode);
+        return 2;
+    }
+    if (daemon_malloc) {
+        olm_malloc_reexec_tcache_off(argv); /* returns once the cache is off (or cannot be) */
+        olm_malloc_fixed_thresholds();
+    }
     if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
+        fprintf(stderr, "usage: [FBC_BENCH_MALLOC=daemon] fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
         return 2;
     }
     unsigned threads = argc == 3 ? (unsigned)strtoul(argv[2], NULL, 10) : 1;
@@ -70,7 +87,8 @@ int main(int argc, char **argv)
     double t3 = now();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("catalog %s (%u load thread%s)\n", argv[1], threads, threads == 1 ? "" : "s");
+    printf("catalog %s (%u load thread%s, %s malloc)\n", argv[1], threads, threads == 1 ? "" : "s",
+           daemon_malloc ? "daemon" : "default");
     printf("  input %.1f MB, %zu blobs (%zu packages, %zu channels, %zu bundles), rendered %.1f MB, %d problems\n", mb,
            c->nmetas, c->npackages, c->nchannels, c->nbundles, out_bytes / 1e6, nproblems);
     printf("  load     %7.3f s  %7.1f MB/s\n", t1 - t0, mb / (t1 - t0));
