@@ -58,8 +58,8 @@ int fbc_input_open(fbc_input *in, const char *path, olm_error *err)
 
 void fbc_input_consumed_before_line(fbc_input *in, int lineno)
 {
-    if (!in->mapped)
-        return;
+    if (!in->mapped || in->len < RELEASE_STEP)
+        return; /* nothing to give back before the end: no need to follow the lines */
     while (in->scan_line < lineno && in->scan_pos < in->len) {
         const char *nl = memchr(in->data + in->scan_pos, '\n', in->len - in->scan_pos);
         if (!nl)
