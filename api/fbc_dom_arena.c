@@ -95,7 +95,7 @@ static void chunk_trim(struct fbc_dom_chunk *c)
         return;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t from = ((uintptr_t)c->data + KEEP_RESIDENT + page - 1) & ~(page - 1);
-    uintptr_t to = ((uintptr_t)c->data + c->touched) & ~(page - 1); /* the last page may hold malloc's next header */
+    uintptr_t to = ((uintptr_t)c->data + c->touched) & ~(page - 1); /* whole pages, all in the chunk */
     if (to > from && madvise((void *)from, to - from, MADV_DONTNEED) != 0)
         return; /* best effort: the pages stay until keep end frees the chunk */
     c->touched = KEEP_RESIDENT;
