@@ -5,8 +5,12 @@
  * FBC_BENCH_MALLOC=daemon runs it with the daemons' malloc settings (olm_malloc_tune.h:
  * glibc's per-thread cache off, by re-executing like catalogd does, and fixed mmap/trim
  * thresholds): catalogd loads catalogs that way, and the costs differ (every freed block
- * over 128 KiB is an munmap, every new one page faults again). */
+ * over 128 KiB is an munmap, every new one page faults again).  It also starts one idle
+ * thread: catalogd always has several, and glibc's malloc skips its locks only in a process
+ * with a single thread, so a one-thread load would otherwise not pay what catalogd's pays. */
 #include <dirent.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +27,14 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *idle(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
 }
 
 static size_t dir_bytes(const char *path)
@@ -58,6 +70,11 @@ int main(int argc, char **argv)
     if (daemon_malloc) {
         olm_malloc_reexec_tcache_off(argv); /* returns once the cache is off (or cannot be) */
         olm_malloc_fixed_thresholds();
+        pthread_t t;
+        if (pthread_create(&t, NULL, idle, NULL) != 0) {
+            fprintf(stderr, "fbc_bench: cannot start the idle thread\n");
+            return 1;
+        }
     }
     if (argc != 2 && argc != 3) {
         fprintf(stderr, "usage: [FBC_BENCH_MALLOC=daemon] fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
