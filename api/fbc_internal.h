@@ -143,6 +143,14 @@ void fbc_dom_arena_reset(fbc_dom_arena *a);
 void fbc_dom_arena_end(fbc_dom_arena *a);
 /* Chunks held (tests: what a reset keeps). */
 size_t fbc_dom_arena_chunks(const fbc_dom_arena *a);
+/* Between keep_begin and keep_end (they nest; the outermost end counts), the chunks this
+ * thread's scopes are done with are kept for its next scope instead of freed (a few, the
+ * biggest); keep_end frees them.  For a load's threads: file after file, the same chunks
+ * and their already faulted-in pages.  Only this thread's scopes are concerned. */
+void fbc_dom_arena_keep_begin(void);
+void fbc_dom_arena_keep_end(void);
+/* Chunks this thread keeps now (tests). */
+size_t fbc_dom_arena_kept_chunks(void);
 
 /* ---- fbc_index.c: string -> index hash ---- */
 

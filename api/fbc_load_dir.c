@@ -14,7 +14,9 @@
  *
  * Memory: each thread holds one blob's DOM at a time, as a serial load does; the
  * per-file texts add up to the final one, and each is freed as soon as it is copied,
- * so the copy costs at most one file's text on top.
+ * so the copy costs at most one file's text on top.  While a thread takes file after
+ * file it keeps its DOM arena chunks (fbc_dom_arena_keep_begin), and gives them back
+ * once no file is left for it.
  *
  * fbc_load_dir_prefetched: files decoded early (fbc_prefetch.c) start out done, with their
  * part; only the others are loaded here. */
@@ -102,6 +104,15 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* work() with the thread's DOM arena chunks kept from file to file. */
+static void *worker(void *arg)
+{
+    fbc_dom_arena_keep_begin();
+    work(arg);
+    fbc_dom_arena_keep_end();
+    return NULL;
+}
+
 static void wait_done(job *j, size_t i)
 {
     pthread_mutex_lock(&j->mu);
@@ -119,11 +130,11 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
     pthread_t tids[MAX_THREADS];
     unsigned started = 0;
     for (unsigned t = 1; t < threads; t++) {
-        if (pthread_create(&tids[started], NULL, work, j) != 0)
+        if (pthread_create(&tids[started], NULL, worker, j) != 0)
             break; /* fewer threads just take longer */
         started++;
     }
-    work(j);
+    (void)worker(j); /* its chunks are given back before appending: they would only add to the peak */
     int rc = 0;
     for (size_t i = 0; i < j->files->n && rc == 0; i++) {
         if (j->pending[i]) {
@@ -163,8 +174,10 @@ static fbc_catalog *load_dir(const char *dir, unsigned threads, fbc_prefetch *pr
     if (files.n == 0 || (!pre && (threads <= 1 || files.n < 2))) { /* file after file, stopping at the first error */
         fbc_catalog *c = fbc_catalog_new();
         int rc = c ? 0 : olm_error_set(err, "loading %s: out of memory", dir);
+        fbc_dom_arena_keep_begin();
         for (size_t i = 0; i < files.n && rc == 0; i++)
             rc = fbc_load_file_into(c, dir, files.paths[i], err);
+        fbc_dom_arena_keep_end();
         fbc_file_list_free(&files);
         if (rc != 0) {
             fbc_catalog_free(c);

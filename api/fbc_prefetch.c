@@ -39,6 +39,10 @@ struct fbc_prefetch {
 static void *decode_thread(void *arg)
 {
     fbc_prefetch *p = arg;
+    /* File after file, like a load's thread: its DOM arena chunks are kept
+     * between files (also while waiting for the next offer: the pull is not over) and
+     * given back when the thread ends, once fbc_prefetch_stop has told it to. */
+    fbc_dom_arena_keep_begin();
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (p->next == p->n && !p->stopping && !p->untrusted)
@@ -63,6 +67,7 @@ static void *decode_thread(void *arg)
         pthread_cond_broadcast(&p->cv); /* fbc_prefetch_wait */
     }
     pthread_mutex_unlock(&p->mu);
+    fbc_dom_arena_keep_end();
     return NULL;
 }
 

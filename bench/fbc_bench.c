@@ -1,7 +1,17 @@
 /* fbc_bench: load + validate + render one catalog directory and print throughput
  * (MB of input files per second) for each phase and the process's peak RSS.
- * One catalog per process, so the peak RSS belongs to that catalog alone. */
+ * One catalog per process, so the peak RSS belongs to that catalog alone.
+ *
+ * FBC_BENCH_MALLOC=daemon runs it with the daemons' malloc settings (olm_malloc_tune.h:
+ * glibc's per-thread cache off, by re-executing like catalogd does, and fixed mmap/trim
+ * thresholds): catalogd loads catalogs that way, and the costs differ (every freed block
+ * over 128 KiB is an munmap, every new one page faults again).  It also starts one idle
+ * thread: catalogd always has several, and glibc's malloc skips its locks only in a process
+ * with a single thread, so a one-thread load would otherwise not pay what catalogd's pays. */
 #include <dirent.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +20,21 @@
 #include <time.h>
 
 #include "fbc.h"
+#include "olm_malloc_tune.h"
 
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *idle(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
 }
 
 static size_t dir_bytes(const char *path)
@@ -42,8 +61,23 @@ static size_t dir_bytes(const char *path)
 
 int main(int argc, char **argv)
 {
+    const char *malloc_mode = getenv("FBC_BENCH_MALLOC");
+    bool daemon_malloc = malloc_mode && strcmp(malloc_mode, "daemon") == 0;
+    if (malloc_mode && !daemon_malloc && strcmp(malloc_mode, "default") != 0) {
+        fprintf(stderr, "fbc_bench: FBC_BENCH_MALLOC must be daemon or default, not %s\n", malloc_mode);
+        return 2;
+    }
+    if (daemon_malloc) {
+        olm_malloc_reexec_tcache_off(argv); /* returns once the cache is off (or cannot be) */
+        olm_malloc_fixed_thresholds();
+        pthread_t t;
+        if (pthread_create(&t, NULL, idle, NULL) != 0) {
+            fprintf(stderr, "fbc_bench: cannot start the idle thread\n");
+            return 1;
+        }
+    }
     if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
+        fprintf(stderr, "usage: [FBC_BENCH_MALLOC=daemon] fbc_bench CATALOG_DIR [THREADS]   (THREADS: load threads, default 1)\n");
         return 2;
     }
     unsigned threads = argc == 3 ? (unsigned)strtoul(argv[2], NULL, 10) : 1;
@@ -70,7 +104,8 @@ int main(int argc, char **argv)
     double t3 = now();
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("catalog %s (%u load thread%s)\n", argv[1], threads, threads == 1 ? "" : "s");
+    printf("catalog %s (%u load thread%s, %s malloc)\n", argv[1], threads, threads == 1 ? "" : "s",
+           daemon_malloc ? "daemon" : "default");
     printf("  input %.1f MB, %zu blobs (%zu packages, %zu channels, %zu bundles), rendered %.1f MB, %d problems\n", mb,
            c->nmetas, c->npackages, c->nchannels, c->nbundles, out_bytes / 1e6, nproblems);
     printf("  load     %7.3f s  %7.1f MB/s\n", t1 - t0, mb / (t1 - t0));

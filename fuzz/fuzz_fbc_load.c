@@ -3,7 +3,9 @@
  * rest of the product relies on: every meta's line lies inside jsonl and ends in '\n', every
  * property value lies inside its bundle's line, lookups find what was loaded, and the
  * normalised text is a fixed point (decoding a line and normalising it again gives the same
- * bytes), since catalogd serves that text and operator-controller parses it back. */
+ * bytes), since catalogd serves that text and operator-controller parses it back.  The load
+ * runs as a load's thread does (fbc_dom_arena_keep_begin): chunks a document is done with go
+ * to the keep and come back for the next ones, and keep_end must free them all. */
 #include "fbc.h"
 #include "fbc_internal.h"
 #include "fuzz_util.h"
@@ -31,7 +33,10 @@ static bool inside(const char *p, size_t n, const char *base, size_t base_len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     olm_error err;
+    fbc_dom_arena_keep_begin();
     fbc_catalog *c = fbc_load_buffer((const char *)data, size, "fuzz.yaml", &err);
+    fbc_dom_arena_keep_end();
+    FUZZ_CHECK(fbc_dom_arena_kept_chunks() == 0, "keep_end left chunks kept");
     if (!c)
         return 0;
     for (size_t i = 0; i < c->nmetas; i++) {

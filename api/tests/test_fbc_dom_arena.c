@@ -3,7 +3,9 @@
  * keeps one chunk, the end none (LeakSanitizer checks that in the ASan build, and reports a
  * free() of arena memory or a leaked malloc'ed value as errors).  And the loader's decode
  * through the arena (fbc_decode_stream_consumed) gives the very blobs, lines and errors of
- * the plain one.  Scopes nest. */
+ * the plain one.  Scopes nest.  Between keep begin and end a thread's chunks go from one
+ * scope to the next instead of back to malloc, and keep end frees them (LeakSanitizer
+ * again); the loader keeps none after a load. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +17,17 @@
 
 #include "fbc_internal.h"
 #include "strbuf.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 static void test_values_come_from_the_arena_and_frees_do_nothing(void **state)
 {
@@ -108,6 +121,161 @@ static void test_nested_scopes(void **state)
     fbc_dom_arena_end(&outer);
 }
 
+/* Fills a scope with `n` small objects (a few hundred KiB for thousands) and returns the
+ * first value made in it. */
+static json_t *fill(json_t **doc, int n)
+{
+    *doc = json_object();
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "key-%d", i);
+        assert_int_equal(json_object_set_new(*doc, key, json_pack("{s:s,s:i}", "v", key, "n", i)), 0);
+    }
+    return *doc;
+}
+
+static void test_kept_chunks_go_to_the_next_scope_and_keep_end_frees_them(void **state)
+{
+    (void)state;
+    fbc_dom_arena_keep_begin();
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+    fbc_dom_arena a, b;
+    fbc_dom_arena_begin(&a);
+    json_t *doc;
+    json_t *first = fill(&doc, 5000); /* several chunks: 64 KiB, 128 KiB, ... */
+    size_t chunks = fbc_dom_arena_chunks(&a);
+    assert_true(chunks > 2);
+    json_decref(doc);
+    fbc_dom_arena_end(&a);
+    /* Not freed: the two biggest wait for this thread's next scope. */
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 2);
+    fbc_dom_arena_begin(&b);
+    json_t *again = json_object();
+    /* The new scope starts in the biggest kept chunk, not in a fresh 64 KiB one. */
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 1);
+    assert_int_equal(fbc_dom_arena_chunks(&b), 1);
+    assert_ptr_not_equal(again, first); /* first was in the smallest chunk, freed */
+    json_t *doc2;
+    fill(&doc2, 5000);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(doc2, "key-4999"), "n")), 4999);
+    json_decref(doc2);
+    json_decref(again);
+    /* A reset gives the older chunk back to the keep, not to malloc. */
+    size_t before_reset = fbc_dom_arena_chunks(&b);
+    fbc_dom_arena_reset(&b);
+    assert_int_equal(fbc_dom_arena_chunks(&b), 1);
+    if (before_reset > 1)
+        assert_true(fbc_dom_arena_kept_chunks() >= 1);
+    fbc_dom_arena_end(&b);
+    assert_true(fbc_dom_arena_kept_chunks() >= 1 && fbc_dom_arena_kept_chunks() <= 2);
+    fbc_dom_arena_keep_end();
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0); /* freed: LeakSanitizer checks */
+    /* With no keep running, an end frees its chunks again. */
+    fbc_dom_arena_begin(&a);
+    json_decref(json_string("no keep"));
+    fbc_dom_arena_end(&a);
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+}
+
+static void test_the_same_chunk_serves_scope_after_scope(void **state)
+{
+    (void)state;
+    fbc_dom_arena_keep_begin();
+    fbc_dom_arena a;
+    void *first = NULL;
+    for (int round = 0; round < 3; round++) {
+        fbc_dom_arena_begin(&a);
+        json_t *v = json_string("one small document");
+        if (round == 0)
+            first = v;
+        else
+            assert_ptr_equal(v, first); /* the kept chunk, from its start */
+        json_decref(v);
+        fbc_dom_arena_end(&a);
+        assert_int_equal(fbc_dom_arena_kept_chunks(), 1);
+    }
+    fbc_dom_arena_keep_end();
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+}
+
+static void test_keeps_nest_and_stay_per_thread(void **state)
+{
+    (void)state;
+    fbc_dom_arena a;
+    fbc_dom_arena_keep_begin();
+    fbc_dom_arena_keep_begin();
+    fbc_dom_arena_begin(&a);
+    json_decref(json_string("inner keep"));
+    fbc_dom_arena_end(&a);
+    fbc_dom_arena_keep_end(); /* the outer keep still runs */
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 1);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+    void *ret = NULL;
+    assert_int_equal(pthread_join(t, &ret), 0);
+    json_decref(ret);
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 1); /* the other thread neither took nor added */
+    fbc_dom_arena_keep_end();
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+    fbc_dom_arena_keep_end(); /* unbalanced: does nothing */
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+}
+
+static void test_a_huge_values_chunk_is_not_kept(void **state)
+{
+    (void)state;
+    size_t n = 9 * 1024 * 1024; /* over the 4 MiB chunk cap: a chunk of its own */
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'y', n);
+    big[n] = '\0';
+    fbc_dom_arena_keep_begin();
+    fbc_dom_arena a;
+    fbc_dom_arena_begin(&a);
+    json_decref(json_stringn(big, n)); /* the json_t in a 64 KiB chunk, the text in its own */
+    assert_int_equal(fbc_dom_arena_chunks(&a), 2);
+    fbc_dom_arena_end(&a);
+    assert_int_equal(fbc_dom_arena_kept_chunks(), 1); /* the 64 KiB one: the 9 MiB one was freed */
+    fbc_dom_arena_keep_end();
+    free(big);
+}
+
+#ifdef TEST_ASAN
+/* In the ASan build, arena bytes not handed out, or handed out before the last reset, are
+ * poisoned: a value used after its document was reset is reported. */
+static void test_reset_poisons_the_documents_values(void **state)
+{
+    (void)state;
+    fbc_dom_arena_keep_begin();
+    fbc_dom_arena a;
+    fbc_dom_arena_begin(&a);
+    json_t *v = json_string("escapes its document");
+    const char *text = json_string_value(v);
+    assert_int_equal(__asan_address_is_poisoned(text), 0);
+    assert_int_equal(__asan_address_is_poisoned((const char *)v + 4096), 1); /* not handed out */
+    fbc_dom_arena_reset(&a);
+    assert_int_equal(__asan_address_is_poisoned(text), 1);
+    fbc_dom_arena_end(&a); /* to the keep: still poisoned */
+    assert_int_equal(__asan_address_is_poisoned(text), 1);
+    fbc_dom_arena_keep_end();
+}
+#endif
+
+/* ---- the loader keeps nothing after a load ---- */
+
+static void test_a_load_keeps_no_chunks_after_it(void **state)
+{
+    (void)state;
+    olm_error err;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        fbc_catalog *c = fbc_load_dir_parallel("fixtures/valid/basic", threads, &err);
+        if (!c)
+            fail_msg("%s", err.msg);
+        assert_int_equal(fbc_dom_arena_kept_chunks(), 0);
+        fbc_catalog_free(c);
+    }
+}
+
 /* ---- the loader's decode through the arena equals the plain decode ---- */
 
 typedef struct lines {
@@ -164,6 +332,14 @@ int main(void)
         cmocka_unit_test(test_other_threads_allocate_as_before),
         cmocka_unit_test(test_nested_scopes),
         cmocka_unit_test(test_consumed_decode_equals_plain_decode),
+        cmocka_unit_test(test_kept_chunks_go_to_the_next_scope_and_keep_end_frees_them),
+        cmocka_unit_test(test_the_same_chunk_serves_scope_after_scope),
+        cmocka_unit_test(test_keeps_nest_and_stay_per_thread),
+        cmocka_unit_test(test_a_huge_values_chunk_is_not_kept),
+#ifdef TEST_ASAN
+        cmocka_unit_test(test_reset_poisons_the_documents_values),
+#endif
+        cmocka_unit_test(test_a_load_keeps_no_chunks_after_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
