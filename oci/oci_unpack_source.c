@@ -14,7 +14,9 @@
  *     unpacker's limits (bytes written, bytes skipped, entries) bound what a gzip bomb costs
  *     exactly as before.
  * Stricter than libarchive: each member's CRC-32 and length are checked (libarchive left
- * that "TODO"), and an error says what is wrong and at which compressed byte.
+ * that "TODO"); after the tar's end the stream is read to its last member's end
+ * (oci_unpack_source_finish), so a truncated or corrupt end is refused too; an error says
+ * what is wrong, in which member and near which compressed byte.
  *
  * isa-l may step back a few bytes in its input when a member ends (bits it had loaded
  * ahead); our position is therefore always taken from its next_in, and the fd buffer keeps
@@ -214,6 +216,7 @@ static ssize_t read_gzip(struct archive *a, oci_unpack_source *s, const void **b
             /* The header apart, with a header struct that lives as long as the member:
              * isal_inflate would parse it with a fresh one on each call and lose its flags
              * when the header (name, comment...) is split between two reads. */
+            const uint8_t *was = s->in;
             int rc = step(s, 1);
             if (rc < 0)
                 return corrupt(a, s, rc);
@@ -221,6 +224,8 @@ static ssize_t read_gzip(struct archive *a, oci_unpack_source *s, const void **b
                 s->in_header = 0; /* the deflate data follows */
             else if (s->in_len == 0 && s->eof)
                 return truncated(a, s);
+            else if (s->in == was && s->in_len) /* never loops without progress */
+                return corrupt(a, s, ISAL_INVALID_WRAPPER);
             continue;
         }
         const uint8_t *before = s->in;
