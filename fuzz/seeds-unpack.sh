@@ -35,6 +35,9 @@ seed() { # NAME FLAGS LAYER...
 seed plain 00 catalog.tar
 seed prefix-strip 03 catalog.tar
 gzip -9n < catalog.tar > catalog.tar.gz && seed gzip-prefix 01 catalog.tar.gz
+# Two gzip members, the cut inside a tar header (the unpacker gunzips with ISA-L, member by member).
+head -c 700 catalog.tar | gzip -9n > m1.gz && tail -c +701 catalog.tar | gzip -1n > m2.gz
+cat m1.gz m2.gz > members.tar.gz && seed gzip-members 00 members.tar.gz
 zstd -q -19 < catalog.tar > catalog.tar.zst && seed zstd 02 catalog.tar.zst
 
 # Names that climb out or are absolute (-P keeps them as written).

@@ -1,7 +1,7 @@
 /* Applying untrusted tar layers under a root directory.
  *
- * libarchive only reads here (tar, with gzip/zstd detected); every file system
- * change is ours and made relative to an fd of the root:
+ * libarchive only reads here (tar, with zstd detected; gzip is gunzipped before it
+ * with ISA-L, oci_unpack_source.c); every file system change is ours and made relative to an fd of the root:
  *   - entry paths are normalised lexically first; absolute paths and ".." are
  *     refused (oci_unpack_path.c);
  *   - parents are opened one component at a time with O_NOFOLLOW|O_DIRECTORY,
@@ -24,6 +24,7 @@
  * decompresses it to skip it.  Errors read "<layer>: entry "<path>": <rule>". */
 #include "oci_unpack.h"
 #include "oci_unpack_rules.h"
+#include "oci_unpack_source.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -685,32 +686,56 @@ static int apply_archive(oci_unpacker *u, struct archive *a, const char *label, 
     return rc;
 }
 
+/* The gzip stream goes on after the tar's end (the tar's padding, the last CRC-32): read to its
+ * end like the rest, and what comes out counts as skipped bytes (a bomb could sit there). */
+static int finish_source(oci_unpacker *u, struct archive *a, oci_unpack_source *src, const char *label,
+                         olm_error *err)
+{
+    uint64_t left = u->lim.max_skipped_bytes - u->skipped_bytes, read = 0;
+    int r = oci_unpack_source_finish(a, src, left, &read);
+    u->skipped_bytes += read;
+    if (r < 0)
+        return olm_error_set(err, "%s: reading the layer: %s", label, oci_unpack_source_error(src));
+    if (r > 0)
+        return olm_error_set(err,
+                             "%s: more than %llu bytes of gzip data after the tar's end would pass the limit of "
+                             "%llu bytes read only to be skipped",
+                             label, (unsigned long long)left, (unsigned long long)u->lim.max_skipped_bytes);
+    return 0;
+}
+
+/* Reads the layer through oci_unpack_source (gzip: ISA-L, see oci_unpack_source.c). */
+static int apply_source(oci_unpacker *u, int fd, const void *data, size_t len, const char *label,
+                        olm_error *err)
+{
+    oci_unpack_source *src = oci_unpack_source_new(fd, data, len);
+    if (!src)
+        return olm_error_set(err, "%s: out of memory", label);
+    struct archive *a = reader(label, err);
+    if (!a) {
+        oci_unpack_source_free(src);
+        return -1;
+    }
+    int rc;
+    if (archive_read_open(a, src, NULL, oci_unpack_source_read, NULL) != ARCHIVE_OK) {
+        const char *why = oci_unpack_source_error(src);
+        rc = why ? olm_error_set(err, "%s: reading the layer: %s", label, why)
+                 : olm_error_set(err, "%s: not a tar layer: %s", label, archive_error_string(a));
+    } else if ((rc = apply_archive(u, a, label, err)) == 0) {
+        rc = finish_source(u, a, src, label, err);
+    }
+    archive_read_free(a);
+    oci_unpack_source_free(src);
+    return rc;
+}
+
 int oci_unpacker_apply_fd(oci_unpacker *u, int fd, const char *label, olm_error *err)
 {
-    struct archive *a = reader(label, err);
-    if (!a)
-        return -1;
-    int rc;
-    if (archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
-        rc = olm_error_set(err, "%s: not a tar layer: %s", label, archive_error_string(a));
-    else
-        rc = apply_archive(u, a, label, err);
-    archive_read_free(a);
-    return rc;
+    return apply_source(u, fd, NULL, 0, label, err);
 }
 
 int oci_unpacker_apply_mem(oci_unpacker *u, const void *data, size_t len, const char *label,
                            olm_error *err)
 {
-    struct archive *a = reader(label, err);
-    if (!a)
-        return -1;
-    int rc;
-    /* libarchive's signature is not const-correct; it only reads */
-    if (archive_read_open_memory(a, (void *)(uintptr_t)data, len) != ARCHIVE_OK)
-        rc = olm_error_set(err, "%s: not a tar layer: %s", label, archive_error_string(a));
-    else
-        rc = apply_archive(u, a, label, err);
-    archive_read_free(a);
-    return rc;
+    return apply_source(u, -1, data, len, label, err);
 }
