@@ -114,7 +114,7 @@ t0=$(now_ns)
 size=$(curl -sf -o /dev/null -w '%{size_download}' "$URL/catalogs/$NAME/api/v1/all")
 echo "GET /api/v1/all: $size bytes in $(secs "$t0" "$(now_ns)") s; RSS after $(rss_mib) MiB"
 # the debug log times each stage (pull, load, validate, store, status, reconcile, gzip)
-grep -E 'unpacking|serving new content|status written| took ' "$WORK/catalogd-1.log" | sed 's/^/  log: /'
+grep -E 'unpacking|serving new content|status written| took |finalizer|label|serving it ' "$WORK/catalogd-1.log" | sed 's/^/  log: /'
 
 stop_catalogd
 t0=$(now_ns)

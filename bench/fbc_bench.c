@@ -2,12 +2,13 @@
  * (MB of input files per second) for each phase and the process's peak RSS.
  * One catalog per process, so the peak RSS belongs to that catalog alone.
  *
- * FBC_BENCH_MALLOC=daemon runs it with the daemons' malloc settings (olm_malloc_tune.h:
- * glibc's per-thread cache off, by re-executing like catalogd does, and fixed mmap/trim
- * thresholds): catalogd loads catalogs that way, and the costs differ (every freed block
- * over 128 KiB is an munmap, every new one page faults again).  It also starts one idle
+ * FBC_BENCH_MALLOC=daemon runs it with catalogd's malloc settings (olm_malloc_tune.h: fixed
+ * mmap/trim thresholds): catalogd loads catalogs that way, and the costs differ (every freed
+ * block over 128 KiB is an munmap, every new one page faults again).  It also starts one idle
  * thread: catalogd always has several, and glibc's malloc skips its locks only in a process
- * with a single thread, so a one-thread load would otherwise not pay what catalogd's pays. */
+ * with a single thread, so a one-thread load would otherwise not pay what catalogd's pays.
+ * GLIBC_TUNABLES=glibc.malloc.tcache_count=0 on top gives operator-controller's settings
+ * (the per-thread cache off), which catalogd had until it kept the cache for its loads. */
 #include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -68,7 +69,6 @@ int main(int argc, char **argv)
         return 2;
     }
     if (daemon_malloc) {
-        olm_malloc_reexec_tcache_off(argv); /* returns once the cache is off (or cannot be) */
         olm_malloc_fixed_thresholds();
         pthread_t t;
         if (pthread_create(&t, NULL, idle, NULL) != 0) {
