@@ -97,7 +97,8 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
 /* Load and validate the FBC at `root`, using what `pre` decoded during the pull (NULL:
  * nothing), and serve it from memory: *draft is the store to commit once Serving is written
  * (clustercatalog_settle_store), and the store lock is held (shared) until then, so that GC
- * cannot take its temp dir.  -1 with msg set (no draft, no lock). */
+ * cannot take its temp dir.  -1 with msg set (no draft, no lock); 1 when the gate stopped
+ * it (msg set): no unpack failed, the catalog was not to be stored yet. */
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, fbc_prefetch *pre,
                      const char *source, const clustercatalog_store_gate *gate, store_draft **draft, char *msg,
                      size_t msgsz)
@@ -122,7 +123,7 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
         problems_message(&probs, detail, sizeof detail);
         snprintf(msg, msgsz, "error storing fbc: %s", detail);
     } else if (gate && gate->fn && gate->fn(gate->ctx, msg, msgsz) != 0) {
-        /* msg says why */
+        rc = 1; /* msg says why */
     } else {
         t0 = olm_time_mono_ms();
         uv_rwlock_rdlock(&r->store_lock);
@@ -230,7 +231,8 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
             /* A big catalog's DOM is hundreds of MiB of small blocks: hand the freed heap
              * back (after a success, the memory view does when it goes). */
             malloc_trim(0);
-            publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
+            if (src < 0) /* not when the gate stopped it: the unpack itself went well */
+                publish(r, CC_PUBLISH_UNPACK, name, NULL, false, mono_seconds() - t0);
             oci_pull_result_free(&res);
             free(persisted);
             return -1;

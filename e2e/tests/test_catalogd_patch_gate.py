@@ -8,7 +8,7 @@ module catalogd runs as admin).
 """
 
 from conftest import kubectl, unique
-from olmv1_e2e import Catalogd, daemon_identity
+from olmv1_e2e import Catalogd, daemon_identity, http
 from test_catalogd import (FINALIZER, apply_catalog, assert_served, cond, get, push_catalog, render, subset,
                            wait_serving)
 from test_image_push import olmv1, registry  # noqa: F401  (fixtures by name)
@@ -50,6 +50,9 @@ def test_nothing_is_stored_before_the_finalizer_patch_succeeds(crds, olmv1, regi
         assert not catalogs.exists() or not any(catalogs.iterdir()), list(catalogs.iterdir())
         assert "serving new content" not in log, d.log_tail()
         assert d.all(name)[0] == 404
+        # Nothing failed to unpack: the catalog was not to be stored yet.
+        status, text = http(f"{d.base}/metrics")
+        assert status == 200 and f'catalogd_unpack_failures_total{{catalog="{name}"}}'.encode() not in text, text
         obj = get(name)
         assert cond(obj, "Serving") is None and FINALIZER not in obj["metadata"].get("finalizers", []), obj
 
