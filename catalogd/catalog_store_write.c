@@ -114,8 +114,7 @@ static int write_all(int fd, const char *p, size_t n)
  * temp dir with a random name, and the message (catalogd's Progressing message) must read
  * the same on every retry, or each retry is a status write whose update event reruns the
  * reconcile at once, bypassing the back-off. */
-static int write_file(const char *dir, const char *file, const char *data, size_t len, const char *shown,
-                      olm_error *err)
+static int create_file(const char *dir, const char *file, const char *shown, olm_error *err)
 {
     char p[4096];
     if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
@@ -123,6 +122,15 @@ static int write_file(const char *dir, const char *file, const char *data, size_
     int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
+    return fd;
+}
+
+static int write_file(const char *dir, const char *file, const char *data, size_t len, const char *shown,
+                      olm_error *err)
+{
+    int fd = create_file(dir, file, shown, err);
+    if (fd < 0)
+        return -1;
     if (write_all(fd, data, len) < 0) { /* fsynced later, by store_sync */
         int e = errno;
         close(fd);
@@ -263,18 +271,6 @@ struct store_draft {
     store_view *view;   /* the catalog, served from memory until the store is in place */
     bool swapped;
 };
-
-/* Creates `file` in `dir`; its fd, or -1 with err set. */
-static int create_file(const char *dir, const char *file, const char *shown, olm_error *err)
-{
-    char p[4096];
-    if (pathf(p, sizeof p, "%s/%s", dir, file) < 0)
-        return olm_error_set(err, "path too long: %s/%s", dir, file);
-    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return olm_error_set(err, "create %s of %s: %s", file, shown, strerror(errno));
-    return fd;
-}
 
 /* Writes the jsonl into d's reserved file, with the memory view's mtime (so Last-Modified
  * stays the same when the server moves from that view to the file's), and closes it. */

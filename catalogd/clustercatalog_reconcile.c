@@ -241,6 +241,18 @@ static int label_patch_adopt(label_patch *p, json_t **cur, olm_error *err)
     return rc;
 }
 
+static kube_wq_result kube_failed(const char *name, const char *what, int rc, const olm_error *err);
+
+/* label_patch_adopt; when the PATCH failed, true with *res the reconcile's result. */
+static bool label_patch_failed(label_patch *p, const char *name, json_t **cur, kube_wq_result *res)
+{
+    olm_error err;
+    int rc = label_patch_adopt(p, cur, &err);
+    if (rc != 0)
+        *res = kube_failed(name, "patching the name label or finalizer", rc, &err);
+    return rc != 0;
+}
+
 static void label_patch_end(label_patch *p)
 {
     label_patch_wait(p, NULL);
@@ -443,12 +455,11 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     bool have_rec = clustercatalog_record_get(r, name, &rec);
     unsigned seed = (unsigned)now_ms() ^ (unsigned)(uintptr_t)name;
     uint64_t after = 0;
-    olm_error perr;
-    int prc;
+    kube_wq_result res;
     if (!needs_unpack(r, name, *cur, gen, &rec, have_rec, base_url, &after, &seed)) {
         free(rec.ref);
-        if ((prc = label_patch_adopt(lp, cur, &perr)) != 0)
-            return kube_failed(name, "patching the name label or finalizer", prc, &perr);
+        if (label_patch_failed(lp, name, cur, &res))
+            return res;
         return after ? wq(KUBE_WQ_REQUEUE_AFTER, after) : wq(KUBE_WQ_OK, 0);
     }
 
@@ -463,8 +474,8 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
             snprintf(msg, sizeof msg, "unknown source type \"%s\"", type ? type : "");
         else
             snprintf(msg, sizeof msg, "error parsing ClusterCatalog \"%s\", image source is nil", name);
-        if ((prc = label_patch_adopt(lp, cur, &perr)) != 0)
-            return kube_failed(name, "patching the name label or finalizer", prc, &perr);
+        if (label_patch_failed(lp, name, cur, &res))
+            return res;
         return reconcile_failed(r, name, cur, gen, msg, true);
     }
 
@@ -477,11 +488,11 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
     int rc = clustercatalog_unpack(r, name, ref, have_rec ? rec.ref : NULL, &gate, &digest_ref, &last_unpacked, &draft,
                                    msg, sizeof msg, &terminal);
     free(rec.ref);
-    if ((prc = label_patch_adopt(lp, cur, &perr)) != 0) {
+    if (label_patch_failed(lp, name, cur, &res)) {
         /* The gate stopped the store, so there is no draft; were there one, drop it. */
         clustercatalog_drop_draft(r, draft);
         free(digest_ref);
-        return kube_failed(name, "patching the name label or finalizer", prc, &perr);
+        return res;
     }
     if (rc != 0)
         return reconcile_failed(r, name, cur, gen, msg, terminal);

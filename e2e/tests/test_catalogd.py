@@ -99,6 +99,17 @@ def cond(obj, ctype):
     return None
 
 
+def unreachable_kubeconfig(tmp_path):
+    """A kubeconfig naming an API server nothing listens on (127.0.0.1:1)."""
+    path = tmp_path / "unreachable.kubeconfig"
+    path.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncurrent-context: x\n")
+    return path
+
+
 def wait_serving(catalogd, name):
     proc = kubectl("wait", "--for=condition=Serving", f"clustercatalog/{name}", f"--timeout={WAIT}s",
                    check=False, timeout=WAIT + 30)
@@ -236,12 +247,7 @@ def test_restart_serves_stored_content_at_once_and_collects_garbage(catalogd, ol
 
     # With an API server it cannot reach, catalogd still serves what it stored: the store is
     # opened before any reconcile could run.
-    bogus = tmp_path / "unreachable.kubeconfig"
-    bogus.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncurrent-context: x\n")
+    bogus = unreachable_kubeconfig(tmp_path)
     catalogd.start(kubeconfig=bogus)
     assert catalogd.all(name) == (200, expected)
     catalogd.stop()
@@ -299,12 +305,7 @@ def test_restart_stores_again_a_store_left_not_durable(catalogd, olmv1, registry
     marker.write_text("")  # what a run stopped between the store and its sync leaves
 
     # Not served at start, even with no API server to reconcile against.
-    bogus = tmp_path / "unreachable.kubeconfig"
-    bogus.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-        "contexts: [{name: x, context: {cluster: x, user: u}}]\n"
-        "users: [{name: u, user: {token: t}}]\ncurrent-context: x\n")
+    bogus = unreachable_kubeconfig(tmp_path)
     catalogd.start(kubeconfig=bogus)
     assert catalogd.all(name)[0] == 404
     assert "not serving the stored catalog: the previous run stopped before it was all on disk" in \
