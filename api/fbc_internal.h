@@ -121,6 +121,11 @@ fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err);
  * src's files had been loaded into dst after its own; src is left empty.  -1 on out of
  * memory (both stay valid to free). */
 int fbc_model_append(fbc_catalog *dst, fbc_catalog *src);
+/* Joins parts[1..n) into parts[0] (all loaded, unfinished), in that order, as appending
+ * them one after the other would; the texts are copied into one buffer of their exact
+ * total size by up to `threads` threads (fbc_model_join.c).  parts[1..n) are left empty,
+ * to free.  -1 on out of memory, with nothing moved. */
+int fbc_model_concat(fbc_catalog **parts, size_t n, unsigned threads);
 /* Gives back the spare room of a loaded, unfinished catalog's growing arrays: a parallel
  * load keeps one such catalog per file until they are appended. */
 void fbc_model_trim(fbc_catalog *c);

@@ -5,16 +5,16 @@
  * files (certified-operators: 55 files, 20 MB), so each file is loaded into a catalog
  * of its own by whichever thread is free, the biggest files first (so that no thread
  * is left with a big file at the end while the others idle).  The per-file catalogs
- * are appended in walk order (fbc_model_append: the text is copied once, the views and
- * strings are moved) by the calling thread once no file is left to take, while the
- * others finish theirs, which gives the very metas, lines, views and shape
- * problems a serial load gives.  Errors too: every file before the first failing one
+ * are joined in walk order once all are loaded (fbc_model_concat: the text is copied
+ * once, into a buffer of its exact size, by all the load's threads; the views and strings
+ * are moved), which gives the very metas, lines, views and shape problems a serial load
+ * gives.  Errors too: every file before the first failing one
  * (in walk order) is still loaded, so the error reported is the one fbc_load_dir
  * reports; files after it are skipped.
  *
  * Memory: each thread holds one blob's DOM at a time, as a serial load does; the
  * per-file texts add up to the final one, and each is freed as soon as it is copied,
- * so the copy costs at most one file's text on top.  While a thread takes file after
+ * so the copy costs at most one file's text per thread on top.  While a thread takes file after
  * file it keeps its DOM arena chunks (fbc_dom_arena_keep_begin), and gives them back
  * once no file is left for it.
  *
@@ -121,10 +121,10 @@ static void wait_done(job *j, size_t i)
     pthread_mutex_unlock(&j->mu);
 }
 
-/* Loads every file on `threads` threads (this one included) and appends them to *out in walk
- * order, this thread starting on that as soon as no file is left to take, while the others
- * finish theirs.  0; 1 when a file failed (its error is the first failure's, after the
- * join); -1 out of memory appending. */
+/* Loads every file on `threads` threads (this one included), then joins the parts in walk
+ * order into *out (fbc_model_concat, whose copy of the text is split between as many
+ * threads).  0; 1 when a file failed (its error is the first failure's, after the join);
+ * -1 out of memory joining. */
 static int run(job *j, unsigned threads, fbc_catalog **out)
 {
     pthread_t tids[MAX_THREADS];
@@ -134,7 +134,7 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
             break; /* fewer threads just take longer */
         started++;
     }
-    (void)worker(j); /* its chunks are given back before appending: they would only add to the peak */
+    (void)worker(j); /* its chunks are given back before joining: they would only add to the peak */
     int rc = 0;
     for (size_t i = 0; i < j->files->n && rc == 0; i++) {
         if (j->pending[i]) {
@@ -144,20 +144,17 @@ static int run(job *j, unsigned threads, fbc_catalog **out)
         } else {
             wait_done(j, i);
         }
-        if (!j->parts[i]) {
+        if (!j->parts[i])
             rc = 1; /* every file before it loaded: it is the first failure */
-        } else if (!*out) {
-            *out = j->parts[i];
-            j->parts[i] = NULL;
-        } else if (fbc_model_append(*out, j->parts[i]) < 0) {
-            rc = -1;
-        } else {
-            fbc_catalog_free(j->parts[i]); /* empty now: its text was copied and freed */
-            j->parts[i] = NULL;
-        }
     }
     for (unsigned t = 0; t < started; t++)
         pthread_join(tids[t], NULL);
+    if (rc == 0) {
+        if (fbc_model_concat(j->parts, j->files->n, threads) < 0)
+            return -1;
+        *out = j->parts[0];
+        j->parts[0] = NULL; /* the others are empty now, freed by the caller */
+    }
     return rc;
 }
 

@@ -431,25 +431,6 @@ int fbc_model_finish(fbc_catalog *c, olm_error *err)
     return 0;
 }
 
-/* Appends n elements of `elem` bytes from *src to *dst (n_dst of them, capacity *cap),
- * then frees *src: the elements' own allocations now belong to dst. */
-static int append_array(void **dst, size_t n_dst, size_t *cap, void **src, size_t n, size_t elem)
-{
-    if (n == 0)
-        return 0;
-    if (n_dst + n > *cap) {
-        void *na = realloc(*dst, (n_dst + n) * elem);
-        if (!na)
-            return -1;
-        *dst = na;
-        *cap = n_dst + n;
-    }
-    memcpy((char *)*dst + n_dst * elem, *src, n * elem);
-    free(*src);
-    *src = NULL;
-    return 0;
-}
-
 /* realloc *arr down to n elements of `elem` bytes (*cap = n); a failed shrink keeps it. */
 static void shrink(void **arr, size_t n, size_t *cap, size_t elem)
 {
@@ -487,60 +468,6 @@ void fbc_model_trim(fbc_catalog *c)
         }
     }
 }
-
-/* Moves src's n elements behind dst's (updating both counts) so that, whatever fails,
- * each element belongs to exactly one of them. */
-#define APPEND(dst_arr, dst_n, dst_cap, src_arr, src_n, src_cap)                                        \
-    do {                                                                                                \
-        if (append_array((void **)&(dst_arr), (dst_n), &(dst_cap), (void **)&(src_arr), (src_n),         \
-                         sizeof *(dst_arr)) < 0)                                                        \
-            return -1;                                                                                  \
-        (dst_n) += (src_n);                                                                             \
-        (src_n) = 0;                                                                                    \
-        (src_cap) = 0;                                                                                  \
-    } while (0)
-
-int fbc_model_append(fbc_catalog *dst, fbc_catalog *src)
-{
-    fbc_priv *d = dst->priv, *s = src->priv;
-    size_t base = d->jsonl.len;
-    /* Room for the text and the value spans first: the metas' offsets and the spans are
-     * rebased as they move, so they must not fail half way. */
-    if (strbuf_reserve(&d->jsonl, s->jsonl.len) < 0)
-        return -1;
-    if (d->nvalue_offs + s->nvalue_offs > d->value_offs_cap) {
-        size_t *nv = realloc(d->value_offs, (d->nvalue_offs + s->nvalue_offs) * sizeof *nv);
-        if (!nv)
-            return -1;
-        d->value_offs = nv;
-        d->value_offs_cap = d->nvalue_offs + s->nvalue_offs;
-    }
-    for (size_t i = 0; i < src->nmetas; i++)
-        src->metas[i].offset += base;
-    strbuf_append(&d->jsonl, s->jsonl.data, s->jsonl.len); /* cannot fail: room reserved */
-    strbuf_free(&s->jsonl);
-    /* Value spans are (start, len) pairs into the jsonl; start SIZE_MAX = never met. */
-    for (size_t i = 0; i + 1 < s->nvalue_offs; i += 2) {
-        size_t start = s->value_offs[i];
-        d->value_offs[d->nvalue_offs++] = start == SIZE_MAX ? SIZE_MAX : start + base;
-        d->value_offs[d->nvalue_offs++] = s->value_offs[i + 1];
-    }
-    free(s->value_offs);
-    s->value_offs = NULL;
-    s->nvalue_offs = s->value_offs_cap = 0;
-    /* The metas' and views' strings live in src's arena and in the views' own arrays. */
-    fbc_arena_take(&d->strings, &s->strings);
-    APPEND(dst->metas, dst->nmetas, d->metas_cap, src->metas, src->nmetas, s->metas_cap);
-    APPEND(d->files, d->nfiles, d->files_cap, s->files, s->nfiles, s->files_cap);
-    APPEND(d->shape, d->nshape, d->shape_cap, s->shape, s->nshape, s->shape_cap);
-    APPEND(dst->packages, dst->npackages, d->packages_cap, src->packages, src->npackages, s->packages_cap);
-    APPEND(dst->channels, dst->nchannels, d->channels_cap, src->channels, src->nchannels, s->channels_cap);
-    APPEND(dst->bundles, dst->nbundles, d->bundles_cap, src->bundles, src->nbundles, s->bundles_cap);
-    APPEND(dst->deprecations, dst->ndeprecations, d->deprecations_cap, src->deprecations, src->ndeprecations,
-           s->deprecations_cap);
-    return 0;
-}
-#undef APPEND
 
 void fbc_model_free(fbc_catalog *c)
 {

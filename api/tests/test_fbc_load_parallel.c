@@ -104,7 +104,8 @@ static void same_catalog(const fbc_catalog *a, const fbc_catalog *b)
     fbc_problems_free(&pb);
 }
 
-/* Serial, 2 and 3 threads: the same catalog, or the same error (want_ok: which). */
+/* Serial, 2, 3 and 16 threads (more threads than files, for most catalogs here): the same
+ * catalog, or the same error (want_ok: which). */
 static void check_dir(const char *dir, bool want_ok)
 {
     olm_error e1;
@@ -112,7 +113,9 @@ static void check_dir(const char *dir, bool want_ok)
     fbc_catalog *serial = fbc_load_dir(dir, &e1);
     if ((serial != NULL) != want_ok)
         fail_msg("%s: serial load %s: %s", dir, serial ? "worked" : "failed", e1.msg);
-    for (unsigned threads = 2; threads <= 3; threads++) {
+    static const unsigned thread_counts[] = {2, 3, 16};
+    for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; t++) {
+        unsigned threads = thread_counts[t];
         olm_error e2;
         olm_error_clear(&e2);
         fbc_catalog *par = fbc_load_dir_parallel(dir, threads, &e2);
@@ -193,6 +196,34 @@ static void test_same_catalog_generated(void **state)
     assert_non_null(strstr(probs.items[0], "invalid-field"));
     fbc_problems_free(&probs);
     fbc_catalog_free(c);
+    remove_catalog(dir);
+}
+
+/* A few big files and an empty one: the parts' texts are over a MiB, so several threads
+ * copy them into the joined catalog, with fewer parts than threads at 16. */
+static void test_same_catalog_few_big_files(void **state)
+{
+    (void)state;
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/fbc-parallel-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    for (int f = 0; f < 3; f++) {
+        char name[32], path[4200];
+        snprintf(name, sizeof name, "%c.yaml", 'a' + f);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        FILE *out = fopen(path, "w");
+        assert_non_null(out);
+        if (f != 1) { /* b.yaml stays empty: a part with no text between two big ones */
+            fprintf(out, "schema: olm.package\nname: big%d\ndefaultChannel: stable\n", f);
+            for (int v = 0; v < 1500 + 700 * f; v++)
+                fprintf(out, "---\nschema: olm.bundle\npackage: big%d\nname: big%d.v%d.0.0\nimage: img/big%d:%d\n"
+                             "properties:\n- type: olm.package\n  value: {packageName: big%d, version: %d.0.0}\n"
+                             "- type: olm.bundle.object\n  value: {data: x%0240d}\n",
+                        f, f, v, f, v, f, v, v);
+        }
+        fclose(out);
+    }
+    check_dir(dir, true);
     remove_catalog(dir);
 }
 
@@ -419,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_same_catalog_generated),
         cmocka_unit_test(test_same_catalog_fixtures),
         cmocka_unit_test(test_same_catalog_certified),
+        cmocka_unit_test(test_same_catalog_few_big_files),
         cmocka_unit_test(test_same_error),
         cmocka_unit_test(test_prefetch_same_catalog),
         cmocka_unit_test(test_prefetch_same_error),
