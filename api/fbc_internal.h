@@ -120,12 +120,28 @@ fbc_catalog *fbc_load_finish(fbc_catalog *c, olm_error *err);
 /* Moves everything `src` holds (not finished) to the end of `dst` (not finished), as if
  * src's files had been loaded into dst after its own; src is left empty.  -1 on out of
  * memory (both stay valid to free). */
-int fbc_model_append(fbc_catalog *dst, fbc_catalog *src);
-/* Joins parts[1..n) into parts[0] (all loaded, unfinished), in that order, as appending
- * them one after the other would; the texts are copied into one buffer of their exact
- * total size by up to `threads` threads (fbc_model_join.c).  parts[1..n) are left empty,
- * to free.  -1 on out of memory, with nothing moved. */
+/* Joins parts[1..n) into parts[0] (all loaded, unfinished), in that order, as if their files
+ * had been loaded into parts[0] after its own (fbc_model_join.c).  The texts go into one
+ * buffer of their exact total size: a part's pages move there when its text is a mapping
+ * of its own (fbc_part_new), else it is copied, by up to `threads` threads.  parts[1..n)
+ * are left empty, to free.  -1 on out of memory, with nothing moved. */
 int fbc_model_concat(fbc_catalog **parts, size_t n, unsigned threads);
+/* An empty catalog for one file of a parallel load: its text goes into a mapping of its
+ * own (fbc_text_map), so that fbc_model_concat can move it rather than copy it. */
+fbc_catalog *fbc_part_new(void);
+
+/* ---- fbc_text.c: a catalog's text in a private mapping (see there) ---- */
+
+/* Makes the empty `sb` a fixed strbuf over a fresh mapping big enough for the text of a file
+ * of input_len bytes (fbc_text_map) or for `bytes` bytes (fbc_text_map_bytes); address space
+ * only, backed as it is written.  -1 when no such mapping can be had: sb stays as it was. */
+int fbc_text_map(strbuf *sb, size_t input_len);
+int fbc_text_map_bytes(strbuf *sb, size_t bytes);
+/* Frees sb's memory, whether mapped or malloc'd. */
+void fbc_text_free(strbuf *sb);
+size_t fbc_text_page(void);
+/* n rounded up to whole pages. */
+size_t fbc_text_round(size_t n);
 /* Gives back the spare room of a loaded, unfinished catalog's growing arrays: a parallel
  * load keeps one such catalog per file until they are appended. */
 void fbc_model_trim(fbc_catalog *c);
@@ -188,7 +204,9 @@ void fbc_arena_free(fbc_arena *a);
 
 typedef struct fbc_priv {
     char **files; size_t nfiles, files_cap; /* owned names that fbc_meta.file points at */
-    strbuf jsonl;         /* every normalised line; fbc_catalog.jsonl once loaded */
+    strbuf jsonl;         /* every normalised line; fbc_catalog.jsonl once loaded.  Fixed
+                           * when it is a mapping (fbc_text.c): free it with fbc_text_free */
+    bool map_text;        /* fbc_part_new: map jsonl before the first line goes in */
     fbc_arena strings;    /* metas' and views' strings */
     size_t metas_cap, packages_cap, channels_cap, bundles_cap, deprecations_cap;
     /* (start, len) in jsonl of every marked property value, bundles and properties

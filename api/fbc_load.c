@@ -86,6 +86,14 @@ fbc_catalog *fbc_catalog_new(void)
     return c;
 }
 
+fbc_catalog *fbc_part_new(void)
+{
+    fbc_catalog *c = fbc_catalog_new();
+    if (c)
+        ((fbc_priv *)c->priv)->map_text = true;
+    return c;
+}
+
 /* Keeps a copy of a source name for the catalog's lifetime. */
 static const char *own_name(fbc_catalog *c, const char *name)
 {
@@ -112,7 +120,7 @@ void fbc_catalog_free(fbc_catalog *c)
     free(c->metas);
     fbc_priv *p = c->priv;
     if (p) {
-        strbuf_free(&p->jsonl);
+        fbc_text_free(&p->jsonl);
         fbc_arena_free(&p->strings);
         free(p->value_offs);
         for (size_t i = 0; i < p->nfiles; i++)
@@ -159,6 +167,9 @@ int fbc_load_path_into(fbc_catalog *c, const char *path, const char *rel, olm_er
     if (!(L.file = own_name(c, rel))) {
         rc = olm_error_set(err, "loading %s: out of memory", path);
     } else if ((rc = fbc_input_open(&in, path, err)) == 0) {
+        fbc_priv *p = c->priv;
+        if (p->map_text && !p->jsonl.data)
+            (void)fbc_text_map(&p->jsonl, in.len); /* else an ordinary buffer, copied when joined */
         L.display = path;
         L.input = &in;
         rc = fbc_decode_stream_consumed(in.data, in.len, path, add_blob, &L, err);

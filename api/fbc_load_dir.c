@@ -72,7 +72,7 @@ static void load_one(job *j, size_t i)
 {
     if (i > atomic_load(&j->first_fail))
         return; /* an earlier file failed: the load's error is settled before this one */
-    fbc_catalog *c = fbc_catalog_new();
+    fbc_catalog *c = fbc_part_new();
     if (!c) {
         olm_error_set(&j->errs[i], "loading %s: out of memory", j->dir);
         note_failure(j, i);

@@ -412,7 +412,7 @@ int fbc_model_finish(fbc_catalog *c, olm_error *err)
     fbc_priv *p = c->priv;
     /* The buffer grew by doubling; give the slack back, as a catalog may be kept
      * (operator-controller caches them). */
-    if (p->jsonl.data && p->jsonl.cap > p->jsonl.len + 1) {
+    if (p->jsonl.data && !p->jsonl.fixed && p->jsonl.cap > p->jsonl.len + 1) { /* a mapping keeps its size */
         char *shrunk = realloc(p->jsonl.data, p->jsonl.len + 1);
         if (shrunk) {
             p->jsonl.data = shrunk;
@@ -460,7 +460,7 @@ void fbc_model_trim(fbc_catalog *c)
     shrink((void **)&c->bundles, c->nbundles, &p->bundles_cap, sizeof *c->bundles);
     shrink((void **)&c->deprecations, c->ndeprecations, &p->deprecations_cap, sizeof *c->deprecations);
     shrink((void **)&p->value_offs, p->nvalue_offs, &p->value_offs_cap, sizeof *p->value_offs);
-    if (p->jsonl.data && p->jsonl.cap > p->jsonl.len + 1) {
+    if (p->jsonl.data && !p->jsonl.fixed && p->jsonl.cap > p->jsonl.len + 1) { /* a mapping keeps its size */
         char *shrunk = realloc(p->jsonl.data, p->jsonl.len + 1);
         if (shrunk) {
             p->jsonl.data = shrunk;

@@ -1,13 +1,18 @@
 /* fbc_model_join: one catalog out of catalogs loaded file by file (fbc_load_dir.c's parallel
  * load), as if their files had been loaded into one after the other.
  *
- * The text is what costs: a catalog's normalised lines (18 MB for certified-operators) are
- * copied once more into the joined buffer, and on a virtual machine most of that copy is
- * page faults on the new buffer (about 1.3-1.8 us per 4 KiB page here, against 0.05 us for
- * the bytes themselves).  fbc_model_concat therefore sizes the buffer exactly once and
- * splits the copy between threads, each freeing the texts it has copied; the rest (metas,
- * views, strings) moves by pointer. */
+ * The text is what costs: a catalog's normalised lines (18 MB for certified-operators) must
+ * end up in one buffer, and on the virtual machines this runs on, a fresh page costs
+ * 1.3-1.8 us to fault in against 0.05 us for copying its bytes: copying the parts into a
+ * new buffer was 8.5 ms of the load's serial tail.  So the parts' texts are mappings of
+ * their own (fbc_text.c) whose pages move into the joined one with mremap: each part is
+ * first shifted in place by less than a page (the bytes that go into the page where the
+ * part before it ends are put aside), on all the load's threads, then, in order, its
+ * put-aside head is copied and its pages moved.  A part without a mapping of its own is
+ * copied.  The rest (metas, views, strings) moves by pointer. */
 #include <pthread.h>
+#include <stdbool.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,41 +93,86 @@ static int move_all_but_text(fbc_catalog *dst, fbc_catalog *src, size_t base)
 }
 #undef APPEND
 
-int fbc_model_append(fbc_catalog *dst, fbc_catalog *src)
-{
-    fbc_priv *d = dst->priv, *s = src->priv;
-    size_t base = d->jsonl.len;
-    /* Room for the text and the value spans first. */
-    if (strbuf_reserve(&d->jsonl, s->jsonl.len) < 0 ||
-        reserve((void **)&d->value_offs, d->nvalue_offs + s->nvalue_offs, &d->value_offs_cap,
-                sizeof *d->value_offs) < 0)
-        return -1;
-    strbuf_append(&d->jsonl, s->jsonl.data, s->jsonl.len); /* cannot fail: room reserved */
-    strbuf_free(&s->jsonl);
-    return move_all_but_text(dst, src, base);
-}
-
-/* One thread's share of the copy: parts [from, to) into `text`, each part's own text freed
- * once copied (so the joined buffer grows as the parts' shrink, as with appends). */
+/* One thread's share of the first step: parts [from, to).  Into a malloc'd text (no
+ * mapping could be had), each part is copied to its place and its own text freed.  Into a
+ * mapped one, each part whose text is a mapping of its own and reaches past the page its
+ * place starts in is made ready to move: its first `head` bytes (those that go into that
+ * page, behind the part before it) are put aside, the rest shifted to the start of its
+ * mapping; the others are copied in order by the second step. */
 typedef struct copy_share {
     fbc_catalog **parts;
     const size_t *base;
     char *text;
+    bool mapped;
+    char *heads;              /* mapped: the parts' heads, at head_off */
+    const size_t *head_off;
     size_t from, to;
     pthread_t tid;
     bool started;
 } copy_share;
 
-static void *copy_texts(void *arg)
+static strbuf *text_of(fbc_catalog *c)
+{
+    return &((fbc_priv *)c->priv)->jsonl;
+}
+
+/* Bytes of part i that go into the page its place starts in, behind the part before. */
+static size_t head_len(const size_t *base, size_t i)
+{
+    size_t page = fbc_text_page();
+    return (page - base[i] % page) % page;
+}
+
+static bool movable(const strbuf *t, size_t head)
+{
+    return t->fixed && t->len > head;
+}
+
+static void *first_step(void *arg)
 {
     copy_share *c = arg;
     for (size_t i = c->from; i < c->to; i++) {
-        strbuf *t = &((fbc_priv *)c->parts[i]->priv)->jsonl;
-        if (t->len)
-            memcpy(c->text + c->base[i], t->data, t->len);
-        strbuf_free(t);
+        strbuf *t = text_of(c->parts[i]);
+        if (!c->mapped) {
+            if (t->len)
+                memcpy(c->text + c->base[i], t->data, t->len);
+            fbc_text_free(t);
+            continue;
+        }
+        size_t head = head_len(c->base, i);
+        if (!movable(t, head))
+            continue;
+        memcpy(c->heads + c->head_off[i], t->data, head);
+        memmove(t->data, t->data + head, t->len - head);
     }
     return NULL;
+}
+
+/* The second step, in order, into a mapped text: each part's head, then its pages. */
+static void second_step(fbc_catalog **parts, size_t n, const size_t *base, char *text, const char *heads,
+                        const size_t *head_off)
+{
+    for (size_t i = 0; i < n; i++) {
+        strbuf *t = text_of(parts[i]);
+        size_t head = head_len(base, i);
+        if (!movable(t, head)) {
+            if (t->len)
+                memcpy(text + base[i], t->data, t->len);
+            fbc_text_free(t);
+            continue;
+        }
+        memcpy(text + base[i], heads + head_off[i], head);
+        size_t rest = t->len - head, size = fbc_text_round(rest);
+        char *to = text + base[i] + head; /* page aligned */
+        if (mremap(t->data, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, to) == MAP_FAILED) {
+            memcpy(to, t->data, rest); /* the pages stay where they are: copy them */
+            fbc_text_free(t);
+            continue;
+        }
+        if (t->cap > size)
+            munmap(t->data + size, t->cap - size);
+        *t = (strbuf)STRBUF_INIT;
+    }
 }
 
 /* Splits parts [0, n) into `threads` runs of about the same number of bytes. */
@@ -195,9 +245,24 @@ int fbc_model_concat(fbc_catalog **parts, size_t n, unsigned threads)
         add_counts(&all, parts[i]);
     }
     /* Everything that can fail comes before anything moves. */
-    char *text = malloc(total + 1);
-    if (!text || reserve_counts(dst, &all) < 0) {
-        free(text);
+    strbuf text = STRBUF_INIT;
+    bool mapped = fbc_text_map_bytes(&text, total + 1) == 0;
+    if (!mapped)
+        text = (strbuf){.data = malloc(total + 1), .cap = total + 1};
+    size_t *head_off = mapped ? malloc(n * sizeof *head_off) : NULL;
+    char *heads = NULL;
+    if (head_off) {
+        size_t heads_len = 0;
+        for (size_t i = 0; i < n; i++) {
+            head_off[i] = heads_len;
+            heads_len += head_len(base, i);
+        }
+        heads = malloc(heads_len ? heads_len : 1);
+    }
+    if (!text.data || (mapped && !heads) || reserve_counts(dst, &all) < 0) {
+        fbc_text_free(&text);
+        free(head_off);
+        free(heads);
         free(base);
         return -1;
     }
@@ -210,18 +275,26 @@ int fbc_model_concat(fbc_catalog **parts, size_t n, unsigned threads)
     for (unsigned t = 0; t < k; t++) {
         shares[t].parts = parts;
         shares[t].base = base;
-        shares[t].text = text;
-        shares[t].started = t > 0 && pthread_create(&shares[t].tid, NULL, copy_texts, &shares[t]) == 0;
+        shares[t].text = text.data;
+        shares[t].mapped = mapped;
+        shares[t].heads = heads;
+        shares[t].head_off = head_off;
+        shares[t].started = t > 0 && pthread_create(&shares[t].tid, NULL, first_step, &shares[t]) == 0;
     }
-    copy_texts(&shares[0]);
+    first_step(&shares[0]);
     for (unsigned t = 1; t < k; t++) {
         if (shares[t].started)
             pthread_join(shares[t].tid, NULL);
         else
-            copy_texts(&shares[t]); /* no thread: this one copies that share too */
+            first_step(&shares[t]); /* no thread: this one does that share too */
     }
-    text[total] = '\0';
-    d->jsonl = (strbuf){.data = text, .len = total, .cap = total + 1};
+    if (mapped)
+        second_step(parts, n, base, text.data, heads, head_off);
+    free(heads);
+    free(head_off);
+    text.data[total] = '\0';
+    text.len = total;
+    d->jsonl = text; /* part 0's own was moved or copied and freed with the others' */
     for (size_t i = 1; i < n; i++)
         (void)move_all_but_text(dst, parts[i], base[i]); /* cannot fail: room reserved */
     free(base);

@@ -53,7 +53,7 @@ static void *decode_thread(void *arg)
         const char *path = p->items[i].path, *rel = p->items[i].rel; /* heap strings: stable */
         p->in_hand = i;
         pthread_mutex_unlock(&p->mu);
-        fbc_catalog *c = fbc_catalog_new();
+        fbc_catalog *c = fbc_part_new();
         olm_error err;
         if (c && fbc_load_path_into(c, path, rel, &err) == 0) {
             fbc_model_trim(c);

@@ -9,6 +9,8 @@ int strbuf_reserve(strbuf *sb, size_t extra)
 {
     if (sb->len + extra + 1 <= sb->cap)
         return 0;
+    if (sb->fixed)
+        return -1;
     size_t cap = sb->cap ? sb->cap : 64;
     while (cap < sb->len + extra + 1) {
         if (cap > ((size_t)-1) / 2)
@@ -70,7 +72,9 @@ char *strbuf_detach(strbuf *sb)
 
 void strbuf_free(strbuf *sb)
 {
-    free(sb->data);
+    if (!sb->fixed)
+        free(sb->data);
+    sb->fixed = 0;
     sb->data = NULL;
     sb->len = sb->cap = 0;
 }

@@ -2,7 +2,11 @@
  *
  * The buffer owns `data`; strbuf_free releases it, strbuf_detach hands it to the
  * caller (who then frees it with free()).  Appends return 0, or -1 when memory
- * runs out; after a failed append the buffer keeps its previous content. */
+ * runs out; after a failed append the buffer keeps its previous content.
+ *
+ * A fixed strbuf writes into memory its owner gave it (data, cap) and never reallocates
+ * it: an append beyond cap fails, strbuf_free only forgets the memory (its owner releases
+ * it), and it must not be detached. */
 #ifndef OLM_STRBUF_H
 #define OLM_STRBUF_H
 
@@ -12,9 +16,10 @@ typedef struct strbuf {
     char *data; /* NUL-terminated; NULL until the first append */
     size_t len;
     size_t cap;
+    _Bool fixed; /* data belongs to the owner, see above */
 } strbuf;
 
-#define STRBUF_INIT {NULL, 0, 0}
+#define STRBUF_INIT {NULL, 0, 0, 0}
 
 int strbuf_reserve(strbuf *sb, size_t extra);
 int strbuf_append(strbuf *sb, const char *s, size_t n);

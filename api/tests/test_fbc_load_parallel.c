@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -225,6 +228,66 @@ static void test_same_catalog_few_big_files(void **state)
     }
     check_dir(dir, true);
     remove_catalog(dir);
+}
+
+static bool page_aligned(const void *p)
+{
+    return ((uintptr_t)p % (uintptr_t)sysconf(_SC_PAGESIZE)) == 0;
+}
+
+/* A parallel load's parts hand their pages to the joined text: it is a mapping of its own
+ * (page aligned, which a malloc'd block never is), not a copy. */
+static void test_joined_text_is_moved_pages(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/data/catalogs/certified-operators-v4.18", shared());
+    olm_error err;
+    fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
+    assert_non_null(c);
+    assert_true(page_aligned(c->jsonl));
+    fbc_catalog_free(c);
+    c = fbc_load_dir(dir, &err); /* a serial load writes one growing buffer: malloc'd */
+    assert_non_null(c);
+    assert_false(page_aligned(c->jsonl));
+    fbc_catalog_free(c);
+}
+
+/* This test binary's mmap: refuses the loader's text mappings (MAP_NORESERVE) from this
+ * size on, as strict overcommit or an address-space limit would; glibc's own mappings
+ * (malloc) do not come through here. */
+static size_t refuse_text_maps_from = SIZE_MAX;
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if ((flags & MAP_NORESERVE) && len >= refuse_text_maps_from) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/* Where the parts' mappings are refused, their texts are ordinary buffers, copied into the
+ * joined one (mapped, or malloc'd when that is refused too): the same catalog. */
+static void test_same_catalog_without_mappings(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/data/catalogs/certified-operators-v4.18", shared());
+    static const struct {
+        size_t from;
+        bool joined_mapped;
+    } cases[] = {{(size_t)1 << 30, true}, {0, false}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        refuse_text_maps_from = cases[k].from;
+        check_dir(dir, true);
+        olm_error err;
+        fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
+        refuse_text_maps_from = SIZE_MAX;
+        assert_non_null(c);
+        assert_int_equal(page_aligned(c->jsonl), cases[k].joined_mapped);
+        fbc_catalog_free(c);
+    }
 }
 
 static void test_same_catalog_fixtures(void **state)
@@ -451,6 +514,8 @@ int main(void)
         cmocka_unit_test(test_same_catalog_fixtures),
         cmocka_unit_test(test_same_catalog_certified),
         cmocka_unit_test(test_same_catalog_few_big_files),
+        cmocka_unit_test(test_joined_text_is_moved_pages),
+        cmocka_unit_test(test_same_catalog_without_mappings),
         cmocka_unit_test(test_same_error),
         cmocka_unit_test(test_prefetch_same_catalog),
         cmocka_unit_test(test_prefetch_same_error),

@@ -50,6 +50,29 @@ static void test_strbuf_grows(void **state)
     free(s);
 }
 
+/* A fixed strbuf writes into its owner's memory, never past cap, and never frees it. */
+static void test_strbuf_fixed(void **state)
+{
+    (void)state;
+    char mem[8] = "zzzzzzz";
+    strbuf sb = {.data = mem, .cap = sizeof mem, .fixed = 1};
+    assert_int_equal(strbuf_puts(&sb, "abcd"), 0);
+    assert_string_equal(mem, "abcd");
+    assert_int_equal(strbuf_puts(&sb, "efg"), 0); /* 7 bytes and the NUL: exactly cap */
+    assert_string_equal(mem, "abcdefg");
+    assert_int_equal(strbuf_putc(&sb, 'h'), -1); /* no realloc of memory it does not own */
+    assert_ptr_equal(sb.data, mem);
+    assert_int_equal(sb.len, 7);
+    assert_int_equal(strbuf_printf(&sb, "%d", 1), -1);
+    assert_string_equal(mem, "abcdefg");
+    strbuf_free(&sb); /* forgets it (free() of a stack buffer would abort) */
+    assert_null(sb.data);
+    assert_false(sb.fixed);
+    assert_int_equal(strbuf_puts(&sb, "now malloc'd"), 0); /* an ordinary strbuf again */
+    assert_string_equal(strbuf_str(&sb), "now malloc'd");
+    strbuf_free(&sb);
+}
+
 static void test_parse_duration(void **state)
 {
     (void)state;
@@ -280,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_set_and_wrap),
         cmocka_unit_test(test_strbuf_grows),
+        cmocka_unit_test(test_strbuf_fixed),
         cmocka_unit_test(test_parse_duration),
         cmocka_unit_test(test_parse_host_port),
         cmocka_unit_test(test_mkdir_p),
