@@ -38,6 +38,8 @@ void oci_image_meta_free(oci_image_meta *m)
     oci_manifest_free(&m->manifest);
     free(m->labels_json);
     free(m->prefix);
+    free(m->known_manifest);
+    free(m->known_type);
     memset(m, 0, sizeof *m);
 }
 
@@ -72,9 +74,16 @@ static int fetch_meta(oci_registry *reg, const oci_ref *ref, const char *digest,
     size_t len = 0, clen = 0;
     const char *repo = ref->repository;
     int rc = -1;
-    if (oci_manifest_fetch(reg, repo, digest ? digest : oci_ref_manifest_id(ref), &body, &len,
-                           &ct, m->top_digest, err) != 0)
+    if (m->known_manifest && digest) { /* fetched by tag already, its digest computed */
+        body = m->known_manifest;
+        ct = m->known_type;
+        len = m->known_len;
+        m->known_manifest = m->known_type = NULL;
+        snprintf(m->top_digest, sizeof m->top_digest, "%s", digest);
+    } else if (oci_manifest_fetch(reg, repo, digest ? digest : oci_ref_manifest_id(ref), &body, &len, &ct,
+                                  m->top_digest, err) != 0) {
         return -1;
+    }
     oci_manifest_kind kind;
     if (oci_manifest_kind_of(body, len, ct, &kind, err) != 0)
         goto out;

@@ -120,6 +120,35 @@ struct cached_pull {
     oci_pull_result *result;
 };
 
+/* Whether the owner's cache holds an image (any entry not hidden: a digest, its sidecar). */
+static bool holds_an_image(const char *owner_dir)
+{
+    DIR *d = opendir(owner_dir);
+    if (!d)
+        return false;
+    bool any = false;
+    struct dirent *e;
+    while (!any && (e = readdir(d)) != NULL)
+        any = e->d_name[0] != '.';
+    closedir(d);
+    return any;
+}
+
+/* The digest `src` names.  A tag is resolved with a HEAD, which is all a poll of an image
+ * already cached needs; with nothing cached for the owner (a first pull, and every pull
+ * after a restart, which empties the cache) the manifest is fetched by the tag instead,
+ * its digest computed from its bytes, and kept in *m for the pull: one request, not two. */
+static int resolve(oci_registry *reg, const oci_ref *src, const char *owner_dir, oci_image_meta *m,
+                   char digest[OCI_DIGEST_BUFSZ], olm_error *err)
+{
+    if (src->digest || holds_an_image(owner_dir))
+        return oci_resolve_digest(reg, src, digest, err);
+    if (oci_manifest_fetch(reg, src->repository, src->tag, &m->known_manifest, &m->known_len, &m->known_type,
+                           digest, err) != 0)
+        return olm_error_wrap(err, "resolving %s/%s:%s", src->registry, src->repository, src->tag);
+    return 0;
+}
+
 static int pull_cached_from(oci_registry *reg, const oci_ref *src, bool mirror, void *ctx, olm_error *err)
 {
     struct cached_pull *c = ctx;
@@ -128,10 +157,14 @@ static int pull_cached_from(oci_registry *reg, const oci_ref *src, bool mirror, 
     char *owner_dir = NULL, *entry = NULL, *sidecar = NULL, *labels = NULL, *prefix = NULL;
     oci_image_meta m = {0};
     int rc = -1;
-    if (oci_resolve_digest(reg, src, digest, err) != 0)
+    if (asprintf(&owner_dir, "%s/%s", c->base, c->owner) < 0) {
+        owner_dir = NULL;
+        olm_error_set(err, "out of memory");
         goto out;
-    if (asprintf(&owner_dir, "%s/%s", c->base, c->owner) < 0 ||
-        asprintf(&entry, "%s/%s", owner_dir, digest) < 0 ||
+    }
+    if (resolve(reg, src, owner_dir, &m, digest, err) != 0)
+        goto out;
+    if (asprintf(&entry, "%s/%s", owner_dir, digest) < 0 ||
         asprintf(&sidecar, "%s.json", entry) < 0) {
         olm_error_set(err, "out of memory");
         goto out;

@@ -13,6 +13,10 @@ typedef struct oci_image_meta {
     oci_manifest manifest;
     char *labels_json; /* owned */
     char *prefix;      /* owned: the catalog label (raw) or a copy of opts->prefix; may be NULL */
+    /* The top manifest as the tag gave it, when the caller fetched it to learn its digest
+     * (oci_pull_cache.c, a cold cache: no HEAD first); owned, taken by oci_pull_to. */
+    char *known_manifest, *known_type;
+    size_t known_len;
 } oci_image_meta;
 void oci_image_meta_free(oci_image_meta *m);
 

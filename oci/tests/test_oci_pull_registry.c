@@ -229,6 +229,75 @@ static void test_resolve_and_pull(void **state)
     oci_remove_path(dest);
 }
 
+/* Lines of the registry's access log that hold `needle`. */
+static int log_lines(const char *needle)
+{
+    char path[128], line[4096];
+    snprintf(path, sizeof path, "%s/registry.log", reg_state.dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* log_lines once it has reached at least `want` (the registry logs a request after
+ * answering it), or after 5 s. */
+static int log_lines_at_least(const char *needle, int want)
+{
+    int n = log_lines(needle);
+    for (int i = 0; i < 50 && n < want; i++) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        n = log_lines(needle);
+    }
+    return n;
+}
+
+/* With nothing cached for the owner, the pull fetches the manifest by its tag (and
+ * computes the digest from it) instead of a HEAD then a GET by digest; once an image is
+ * cached, a poll is one HEAD, and nothing more when the digest is the cached one. */
+static void test_cold_pull_needs_no_head(void **state)
+{
+    (void)state;
+    if (!reg_state.available)
+        skip();
+    char src[] = "/tmp/oci-pull-src-XXXXXX";
+    assert_non_null(mkdtemp(src));
+    char base[] = "/tmp/oci-pull-cache-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    write_file(src, "pkg/catalog.json", "{\"schema\":\"olm.package\",\"name\":\"cold\"}\n");
+    char ref[128], digest[OCI_DIGEST_BUFSZ];
+    snprintf(ref, sizeof ref, "%s/unit/cold:v1", reg_state.host);
+    push_dir(src, "configs", OCI_LABEL_CATALOG_CONFIGS, "/configs", ref, digest);
+    const char *head = "\"HEAD /v2/unit/cold/manifests/v1 ", *get_tag = "\"GET /v2/unit/cold/manifests/v1 ";
+    char get_digest[160];
+    snprintf(get_digest, sizeof get_digest, "\"GET /v2/unit/cold/manifests/%s ", digest);
+    int heads0 = log_lines(head), tags0 = log_lines(get_tag), digests0 = log_lines(get_digest);
+
+    olm_error err;
+    oci_pull_result res;
+    if (oci_pull_catalog(base, "cold-owner", ref, NULL, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(res.cache_hit, 0);
+    assert_non_null(strstr(res.digest_ref, digest));
+    oci_pull_result_free(&res);
+    assert_int_equal(log_lines_at_least(get_tag, tags0 + 1), tags0 + 1);
+
+    if (oci_pull_catalog(base, "cold-owner", ref, NULL, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(res.cache_hit, 1);
+    oci_pull_result_free(&res);
+    /* the poll's HEAD is logged after the first pull's requests: then all of them are in */
+    assert_int_equal(log_lines_at_least(head, heads0 + 1), heads0 + 1);
+    assert_int_equal(log_lines(get_tag), tags0 + 1);
+    assert_int_equal(log_lines(get_digest), digests0);
+    oci_remove_path(src);
+    oci_remove_path(base);
+}
+
 static void test_cache_and_catalog(void **state)
 {
     (void)state;
@@ -379,6 +448,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resolve_and_pull),
         cmocka_unit_test(test_cache_and_catalog),
+        cmocka_unit_test(test_cold_pull_needs_no_head),
         cmocka_unit_test(test_pull_through_mirrors),
     };
     return cmocka_run_group_tests(tests, start_registry, stop_registry);
