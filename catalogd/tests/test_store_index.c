@@ -25,7 +25,7 @@
 /* Keys that jansson escapes (quote, backslash, every kind of control character), that it
  * leaves alone ('/', DEL, 2-, 3- and 4-byte UTF-8), that sort differently in byte order
  * than in a locale or case-folded order (upper case, prefixes, UTF-8 after ASCII), empty
- * packages (not indexed), and keys repeated across the file (ranges must stay in offset
+ * packages (not indexed), a blob without a schema (in no by_schema entry, so not in `all`), and keys repeated across the file (ranges must stay in offset
  * order). */
 static const char TRICKY[] =
     "{\"schema\":\"olm.package\",\"name\":\"a\\\"quote\"}\n"
@@ -40,6 +40,7 @@ static const char TRICKY[] =
     "{\"schema\":\"olm.channel\",\"package\":\"caf\\u00e9\",\"name\":\"dup\"}\n"
     "{\"schema\":\"olm.bundle\",\"package\":\"ab\",\"name\":\"a\\\"quote\"}\n"
     "{\"schema\":\"olm.bundle\",\"package\":\"z\",\"name\":\"\"}\n"
+    "{\"package\":\"ab\",\"name\":\"no-schema\"}\n"
     "{\"schema\":\"olm.bundle\",\"package\":\"p/x\",\"name\":\"dup\"}\n";
 
 typedef struct fixture {
@@ -164,6 +165,7 @@ static void test_text_tricky_keys(void **state)
 {
     (void)state;
     fbc_catalog *c = load_text(TRICKY);
+    check_text(c);
     char *got = new_index(c);
     /* The escapes themselves, spelled out, so a change in jansson cannot hide a change here. */
     assert_non_null(strstr(got, "\"a\\\"quote\":"));
@@ -175,7 +177,6 @@ static void test_text_tricky_keys(void **state)
     assert_non_null(strstr(got, "\"emoji\xf0\x9f\x98\x80\":"));
     assert_null(strstr(got, "\"\":")); /* empty package and name: not indexed */
     free(got);
-    check_text(c);
     fbc_catalog_free(c);
 }
 
