@@ -25,8 +25,9 @@
 /* Keys that jansson escapes (quote, backslash, every kind of control character), that it
  * leaves alone ('/', DEL, 2-, 3- and 4-byte UTF-8), that sort differently in byte order
  * than in a locale or case-folded order (upper case, prefixes, UTF-8 after ASCII), empty
- * packages (not indexed), a blob without a schema (in no by_schema entry, so not in `all`), and keys repeated across the file (ranges must stay in offset
- * order). */
+ * packages and names (not indexed; one between two metas of package "ab"), a blob without a
+ * schema (in no by_schema entry, so not in `all`), and keys repeated across the file, next
+ * to each other or not (ranges must stay in offset order). */
 static const char TRICKY[] =
     "{\"schema\":\"olm.package\",\"name\":\"a\\\"quote\"}\n"
     "{\"schema\":\"olm.package\",\"name\":\"back\\\\slash\"}\n"
@@ -39,7 +40,7 @@ static const char TRICKY[] =
     "{\"schema\":\"olm.bundle\",\"package\":\"p/x\",\"name\":\"a\"}\n"
     "{\"schema\":\"olm.channel\",\"package\":\"caf\\u00e9\",\"name\":\"dup\"}\n"
     "{\"schema\":\"olm.bundle\",\"package\":\"ab\",\"name\":\"a\\\"quote\"}\n"
-    "{\"schema\":\"olm.bundle\",\"package\":\"z\",\"name\":\"\"}\n"
+    "{\"schema\":\"olm.bundle\",\"package\":\"\",\"name\":\"\"}\n"
     "{\"package\":\"ab\",\"name\":\"no-schema\"}\n"
     "{\"schema\":\"olm.bundle\",\"package\":\"p/x\",\"name\":\"dup\"}\n";
 
