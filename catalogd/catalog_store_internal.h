@@ -3,12 +3,14 @@
 #define OLM_CATALOG_STORE_INTERNAL_H
 
 #include "catalog_store.h"
+#include "catalog_store_index.h"
 
-/* A view of `cat` before it is on disk: its jsonl buffer as the data, `index` (index.json's
- * text, as built for the store) parsed as the index.  `cat` must outlive the view unless
- * the view adopts it.  NULL with err set. */
-store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, const char *index, size_t index_len,
-                                 time_t mtime, olm_error *err);
+/* A view of `cat` before it is on disk: its jsonl buffer as the data, `idx` (built from `cat`
+ * by store_index_build) as the index, moved into the view (idx is left empty, also on
+ * failure, when it is freed).  `cat` must outlive the view unless the view adopts it.
+ * NULL with err set. */
+store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, store_index *idx, time_t mtime,
+                                 olm_error *err);
 
 /* The memory view `v` frees `cat` (the one it shows) when its last reference goes. */
 void store_view_adopt_catalog(store_view *v, fbc_catalog *cat);

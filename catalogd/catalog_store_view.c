@@ -19,17 +19,6 @@
 #include "catalog_store_internal.h"
 #include "olm_read_file.h"
 
-typedef struct index_entry {
-    char *key;          /* owned */
-    store_range *r;     /* owned, sorted by off */
-    size_t n;
-} index_entry;
-
-typedef struct index_map {
-    index_entry *e;     /* owned, sorted by key */
-    size_t n;
-} index_map;
-
 struct store_view {
     atomic_size_t refs;
     char *name;         /* owned */
@@ -46,24 +35,10 @@ struct store_view {
     size_t nall;
 };
 
-static int cmp_entry(const void *a, const void *b)
-{
-    return strcmp(((const index_entry *)a)->key, ((const index_entry *)b)->key);
-}
-
 static int cmp_range(const void *a, const void *b)
 {
     uint64_t x = ((const store_range *)a)->off, y = ((const store_range *)b)->off;
     return x < y ? -1 : x > y;
-}
-
-static void map_free(index_map *m)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        free(m->e[i].key);
-        free(m->e[i].r);
-    }
-    free(m->e);
 }
 
 static void view_free(store_view *v)
@@ -73,7 +48,7 @@ static void view_free(store_view *v)
     if (v->gz)
         munmap(v->gz, v->gz_size);
     for (int k = 0; k < 3; k++)
-        map_free(&v->maps[k]);
+        index_map_free(&v->maps[k]);
     free(v->all);
     free(v->name);
     bool big = v->owner != NULL;
@@ -115,7 +90,7 @@ static int map_load(index_map *m, json_t *obj, size_t size, olm_error *err)
         e->n = json_array_size(arr);
         qsort(e->r, e->n, sizeof *e->r, cmp_range);
     }
-    qsort(m->e, m->n, sizeof *m->e, cmp_entry);
+    qsort(m->e, m->n, sizeof *m->e, index_entry_cmp);
     return 0;
 }
 
@@ -284,12 +259,13 @@ store_view *store_open(const char *root, const char *name, olm_error *err)
     return v;
 }
 
-store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, const char *index, size_t index_len,
-                                 time_t mtime, olm_error *err)
+store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, store_index *idx, time_t mtime,
+                                 olm_error *err)
 {
     store_view *v = calloc(1, sizeof *v);
     if (!v || !(v->name = strdup(name))) {
         free(v);
+        store_index_free(idx);
         olm_error_set(err, "out of memory");
         return NULL;
     }
@@ -298,11 +274,11 @@ store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, const
     v->data = cat->jsonl_len ? (char *)(uintptr_t)cat->jsonl : NULL;
     v->size = cat->jsonl_len;
     v->mtime = mtime;
-    if (parse_index(v, index, index_len, err) < 0) {
-        olm_error_wrap(err, "serve %s from memory", name);
-        view_free(v);
-        return NULL;
-    }
+    /* Moved in as built: no index.json text to parse back on the way to Serving. */
+    memcpy(v->maps, idx->maps, sizeof v->maps);
+    v->all = idx->all;
+    v->nall = idx->nall;
+    *idx = (store_index){0};
     return v;
 }
 
@@ -362,7 +338,7 @@ const store_range *store_view_lookup(const store_view *v, store_key which, const
 {
     index_entry probe = {.key = (char *)key};
     const index_map *m = &v->maps[which];
-    const index_entry *e = m->n ? bsearch(&probe, m->e, m->n, sizeof *m->e, cmp_entry) : NULL;
+    const index_entry *e = m->n ? bsearch(&probe, m->e, m->n, sizeof *m->e, index_entry_cmp) : NULL;
     *n = e ? e->n : 0;
     return e ? e->r : NULL;
 }

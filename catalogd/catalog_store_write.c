@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -188,54 +187,6 @@ static int write_gzip_file(const char *p, const char *data, size_t len, olm_erro
     return rc;
 }
 
-/* Appends [off,len] to map[key], creating the array on first use. */
-static int index_add(json_t *map, const char *key, size_t off, size_t len)
-{
-    if (!key || !*key) /* §4.3: empty keys are not indexed */
-        return 0;
-    json_t *arr = json_object_get(map, key);
-    if (!arr) {
-        arr = json_array();
-        if (!arr || json_object_set_new(map, key, arr) < 0)
-            return -1;
-    }
-    json_t *pair = json_pack("[II]", (json_int_t)off, (json_int_t)len);
-    return pair ? json_array_append_new(arr, pair) : -1;
-}
-
-/* Builds index.json in `idx`.  catalog.jsonl is the catalog's own jsonl buffer (the
- * lines back to back in load order), so offsets are the metas' own. */
-static int build_index(const fbc_catalog *cat, strbuf *idx)
-{
-    json_t *maps[3] = {json_object(), json_object(), json_object()};
-    int rc = -1;
-    if (!maps[0] || !maps[1] || !maps[2])
-        goto out;
-    for (size_t i = 0; i < cat->nmetas; i++) {
-        const fbc_meta *m = &cat->metas[i];
-        size_t off = m->offset;
-        if (index_add(maps[0], m->schema, off, m->line_len) < 0 ||
-            index_add(maps[1], m->package, off, m->line_len) < 0 || index_add(maps[2], m->name, off, m->line_len) < 0)
-            goto out;
-    }
-    /* Top-level keys in upstream's struct order; inner maps sorted like Go's map encoding. */
-    static const char *const names[3] = {"by_schema", "by_package", "by_name"};
-    for (int k = 0; k < 3; k++) {
-        char *s = json_dumps(maps[k], JSON_COMPACT | JSON_SORT_KEYS);
-        if (!s)
-            goto out;
-        int bad = strbuf_printf(idx, "%s\"%s\":%s", k ? "," : "{", names[k], s) < 0;
-        free(s);
-        if (bad)
-            goto out;
-    }
-    rc = strbuf_puts(idx, "}\n");
-out:
-    for (int k = 0; k < 3; k++)
-        json_decref(maps[k]);
-    return rc;
-}
-
 /* Puts `tmp` in place of `final`.  RENAME_EXCHANGE swaps two existing dirs in one step, so
  * there is no instant without a store; `tmp` then holds the old store, which we remove. */
 static int swap_in(const char *tmp, const char *final, olm_error *err)
@@ -319,12 +270,15 @@ store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *ca
         return NULL;
     }
     strbuf idx = STRBUF_INIT;
+    store_index index = {0};
     time_t now = time(NULL);
     /* The marker, fsynced by the commit before the directory can become the store: whatever
      * of the rest a power cut loses, a store without it was synced whole (store_sync). */
     if (write_file(d->tmp, STORE_NOT_DURABLE_FILE, "", 0, d->shown, err) < 0)
         goto fail;
-    if (build_index(cat, &idx) < 0) {
+    /* catalog.jsonl is the catalog's own jsonl buffer (the lines back to back in load
+     * order), so the index's offsets are the metas' own. */
+    if (store_index_build(cat, &index) < 0 || store_index_write_json(&index, &idx) < 0) {
         olm_error_set(err, "out of memory building %s", d->shown);
         goto fail;
     }
@@ -333,7 +287,7 @@ store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *ca
         goto fail;
     if ((d->jsonl_fd = create_file(d->tmp, "catalog.jsonl", d->shown, err)) < 0)
         goto fail;
-    if (!(d->view = store_view_of_memory(name, cat, idx.data, idx.len, now, err)))
+    if (!(d->view = store_view_of_memory(name, cat, &index, now, err)))
         goto fail;
     /* Reserve the jsonl's room now, so that running out of space is this write's error
      * (the catalog served before stays), not the commit's after Serving was reported.  A
@@ -353,6 +307,7 @@ store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *ca
     return d;
 fail:
     strbuf_free(&idx);
+    store_index_free(&index);
     store_draft_free(d);
     return NULL;
 }
