@@ -134,11 +134,16 @@ fbc_catalog *fbc_part_new(void);
 
 /* Makes the empty `sb` a fixed strbuf over a fresh mapping big enough for the text of a file
  * of input_len bytes (fbc_text_map) or for `bytes` bytes (fbc_text_map_bytes); address space
- * only, backed as it is written.  -1 when no such mapping can be had: sb stays as it was. */
+ * only, backed as it is written.  -1 when no such mapping can be had, or is not worth it (a
+ * small file) or allowed (too many at once): sb stays as it was. */
 int fbc_text_map(strbuf *sb, size_t input_len);
 int fbc_text_map_bytes(strbuf *sb, size_t bytes);
 /* Frees sb's memory, whether mapped or malloc'd. */
 void fbc_text_free(strbuf *sb);
+/* Empties sb without freeing: its mapping is gone already (its pages were moved). */
+void fbc_text_forget(strbuf *sb);
+/* How many text mappings the process holds (for tests). */
+int fbc_text_mappings(void);
 size_t fbc_text_page(void);
 /* n rounded up to whole pages. */
 size_t fbc_text_round(size_t n);

@@ -171,7 +171,7 @@ static void second_step(fbc_catalog **parts, size_t n, const size_t *base, char 
         }
         if (t->cap > size)
             munmap(t->data + size, t->cap - size);
-        *t = (strbuf)STRBUF_INIT;
+        fbc_text_forget(t);
     }
 }
 

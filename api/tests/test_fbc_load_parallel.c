@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "fbc.h"
+#include "fbc_internal.h"
 
 static const char *shared(void)
 {
@@ -257,6 +259,7 @@ static void test_joined_text_is_moved_pages(void **state)
  * size on, as strict overcommit or an address-space limit would; glibc's own mappings
  * (malloc) do not come through here. */
 static size_t refuse_text_maps_from = SIZE_MAX;
+static atomic_int part_maps, moves; /* parts' text mappings made (1 GiB or more); mremaps done */
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -264,7 +267,56 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
         errno = ENOMEM;
         return MAP_FAILED;
     }
-    return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    void *p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED && (flags & MAP_NORESERVE) && len >= ((size_t)1 << 30))
+        atomic_fetch_add(&part_maps, 1);
+    return p;
+}
+
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    void *to = (flags & MREMAP_FIXED) ? va_arg(ap, void *) : NULL;
+    va_end(ap);
+    void *p = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, to);
+    if (p != MAP_FAILED)
+        atomic_fetch_add(&moves, 1);
+    return p;
+}
+
+/* Files of the catalog at dir (not below it) of at least `min` bytes. */
+static int files_at_least(const char *dir, off_t min)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -size +%lldc | wc -l", dir, (long long)min - 1);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &n), 1);
+    pclose(f);
+    return n;
+}
+
+/* Only a file of 64 KiB or more gets a text mapping of its own, whose pages the join moves
+ * (one mremap each); smaller ones are copied.  Every mapping is gone once the catalog is. */
+static void test_big_files_moved_small_copied(void **state)
+{
+    (void)state;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/data/catalogs/certified-operators-v4.18", shared());
+    int big = files_at_least(dir, 64 * 1024);
+    assert_true(big > 0 && big < 55); /* certified has files on both sides */
+    atomic_store(&part_maps, 0);
+    atomic_store(&moves, 0);
+    olm_error err;
+    fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
+    assert_non_null(c);
+    assert_int_equal(atomic_load(&part_maps), big);
+    assert_int_equal(atomic_load(&moves), big);
+    assert_int_equal(fbc_text_mappings(), 1); /* the joined text */
+    fbc_catalog_free(c);
+    assert_int_equal(fbc_text_mappings(), 0);
 }
 
 /* Where the parts' mappings are refused, their texts are ordinary buffers, copied into the
@@ -515,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_same_catalog_certified),
         cmocka_unit_test(test_same_catalog_few_big_files),
         cmocka_unit_test(test_joined_text_is_moved_pages),
+        cmocka_unit_test(test_big_files_moved_small_copied),
         cmocka_unit_test(test_same_catalog_without_mappings),
         cmocka_unit_test(test_same_error),
         cmocka_unit_test(test_prefetch_same_catalog),
