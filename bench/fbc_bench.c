@@ -115,6 +115,8 @@ int main(int argc, char **argv)
     /* Wall time suffers when other processes share the cores; CPU time much less. */
     printf("  cpu      %7.3f s user + %.3f s sys\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
            ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+    /* Each is a fresh page: about 1.3-1.8 us apiece on the VMs this runs on, a tenth of a load. */
+    printf("  faults   %7ld minor (pages first touched)\n", ru.ru_minflt);
     fbc_problems_free(&problems);
     fbc_catalog_free(c);
     return nproblems == 0 ? 0 : 1;
