@@ -428,14 +428,19 @@ static json_t *build_mapping(ydec *d, int depth, ycost *cost)
                 free(key);
             goto fail;
         }
-        vcost.bytes = sat_add(vcost.bytes, strlen(key) + 4); /* "key": and a comma */
+        size_t klen = strlen(key);
+        vcost.bytes = sat_add(vcost.bytes, klen + 4); /* "key": and a comma */
         cost_add(cost, vcost);
         int rc;
-        if (merge)
+        if (merge) {
             rc = merge_into(d, obj, val, kline);
-        else
-            rc = json_object_setn_nocheck(obj, key, strlen(key), val) < 0 ? oom(d) : 0; /* see string_value */
-        json_decref(val);
+            json_decref(val);
+        } else {
+            /* The object takes our reference (and drops it on failure): an incref and a
+             * decref less per key, each an atomic instruction (~1% of a catalog decode).
+             * Unchecked UTF-8: see string_value. */
+            rc = json_object_setn_new_nocheck(obj, key, klen, val) < 0 ? oom(d) : 0;
+        }
         if (key != small)
             free(key);
         if (rc < 0)

@@ -156,7 +156,9 @@ int gocompat_yaml_resolve_plain(const char *v, size_t len, gocompat_yaml_scalar 
         return 0;
     if (maybe_table) {
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-            if (strcmp(table[i].text, v) == 0) {
+            /* The first byte settles most entries without a call: keys such as "name" and
+             * "type" came here for ~40 strcmp calls each (~1% of a catalog decode). */
+            if (table[i].text[0] == c && strcmp(table[i].text, v) == 0) {
                 out->kind = table[i].kind;
                 out->b = table[i].b;
                 out->f = table[i].num;
