@@ -167,6 +167,30 @@ static void test_errors(void **state)
     expect_error(laughs, &budget, GOCOMPAT_YAML_EALIASING, 4);
 }
 
+/* gocompat_yaml hands scalars and keys to jansson unchecked (string_value): that holds only
+ * while libyaml refuses every input that would give a string or key that is not UTF-8. */
+static void test_invalid_utf8(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "a: \xff\n",             /* not a leading byte */
+        "a: \xc3\n",             /* truncated sequence */
+        "a: \xc0\x80\n",         /* overlong NUL */
+        "a: \xe0\x80\xaf\n",     /* overlong '/' */
+        "a: \xed\xa0\x80\n",     /* a surrogate */
+        "a: \xf4\x90\x80\x80\n", /* past U+10FFFF */
+        "\xff: b\n",             /* in a key */
+        "a: \"\\ud800\"\n",     /* an escape naming a surrogate */
+        "a: \"\\U00110000\"\n", /* an escape past U+10FFFF */
+        "\"\\udfff\": b\n",     /* in a key */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(bad[i], NULL, GOCOMPAT_YAML_ESYNTAX, 1);
+    /* What libyaml does accept arrives as it was: \xNN escapes are code points, not bytes. */
+    expect_decode("a: \"\\xff \\u00e9 \\U0001F600\"\n\xc3\xa9: \xf0\x9f\x98\x80\n", 0,
+                  "{\"a\":\"\xc3\xbf \xc3\xa9 \xf0\x9f\x98\x80\",\"\xc3\xa9\":\"\xf0\x9f\x98\x80\"}\n");
+}
+
 /* The budget counts bytes too: a 1 MiB scalar anchored and aliased through lists of 10 is
  * a few dozen nodes, yet 10 MiB, 100 MiB, 1 GiB of JSON (1.1 GB RSS for a 1 MB file).
  * Past max(64 MiB, 4 x the input) of expanded text it is refused at the node that passes
@@ -338,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_document_lines),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_alias_bytes_budget),
         cmocka_unit_test(test_callback_error),
         cmocka_unit_test(test_strings_mode),
