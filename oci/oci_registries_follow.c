@@ -18,6 +18,7 @@ struct oci_registries_follow {
     bool required;
     oci_registries_conf *conf; /* the last good one */
     char *seen;                /* the stat signature last read (good or not) */
+    char *problem;             /* what was reported of the files as they are, while it lasts */
     oci_registries_notice notice;
     void *data;
 };
@@ -95,6 +96,7 @@ void oci_registries_follow_free(oci_registries_follow *f)
     pthread_mutex_destroy(&f->lock);
     oci_registries_conf_free(f->conf);
     free(f->seen);
+    free(f->problem);
     free(f->path);
     free(f);
 }
@@ -112,10 +114,19 @@ static void refresh(oci_registries_follow *f)
     olm_error err;
     oci_registries_conf *c = oci_registries_conf_load(f->path, f->required, &err);
     if (!c) {
+        /* The same problem again is not news: a file's stat can change more than once for
+         * one edit (a write seen half done, an editor's temporary file, timestamps made
+         * finer once they were read), and one malformed edit is one log line. */
+        if (f->problem && strcmp(f->problem, err.msg) == 0)
+            return;
+        free(f->problem);
+        f->problem = strdup(err.msg);
         if (f->notice)
             f->notice(f->path, err.msg, oci_registries_conf_count(f->conf), f->data);
         return;
     }
+    free(f->problem);
+    f->problem = NULL;
     oci_registries_conf_free(f->conf);
     f->conf = c;
     if (f->notice)

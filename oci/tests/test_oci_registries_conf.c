@@ -387,6 +387,10 @@ static void test_follow_changes(void **state)
     assert_non_null(strstr(n.problem, "registries.conf: line 2"));
     assert_null(follow_sources(f, "b.io/app:v1", &err)); /* still blocked */
     assert_int_equal(n.bad, 1);
+    /* the same malformed text written again (a new stat, the same problem): not reported again */
+    rewrite(main_path, "[[registry]]\nlocation = nope\n", 4);
+    expect_follow(f, "a.io/app:v1", "m2.local/app:v1 | a.io/app:v1");
+    assert_int_equal(n.bad, 1);
 
     /* fixed: taken again; the drop-in removed: b.io is allowed again */
     rewrite(main_path, MIRROR_OF_A("m3.local"), 3);
