@@ -5,16 +5,16 @@
  * files (certified-operators: 55 files, 20 MB), so each file is loaded into a catalog
  * of its own by whichever thread is free, the biggest files first (so that no thread
  * is left with a big file at the end while the others idle).  The per-file catalogs
- * are joined in walk order once all are loaded (fbc_model_concat: the text is copied
- * once, into a buffer of its exact size, by all the load's threads; the views and strings
- * are moved), which gives the very metas, lines, views and shape problems a serial load
+ * are joined in walk order once all are loaded (fbc_model_concat: a part's text pages
+ * move into the catalog's, or a small text is copied; the views and strings move by
+ * pointer), which gives the very metas, lines, views and shape problems a serial load
  * gives.  Errors too: every file before the first failing one
  * (in walk order) is still loaded, so the error reported is the one fbc_load_dir
  * reports; files after it are skipped.
  *
  * Memory: each thread holds one blob's DOM at a time, as a serial load does; the
- * per-file texts add up to the final one, and each is freed as soon as it is copied,
- * so the copy costs at most one file's text per thread on top.  While a thread takes file after
+ * per-file texts add up to the final one, whose pages they become (a copied small text is
+ * freed once copied).  While a thread takes file after
  * file it keeps its DOM arena chunks (fbc_dom_arena_keep_begin), and gives them back
  * once no file is left for it.
  *
@@ -122,8 +122,7 @@ static void wait_done(job *j, size_t i)
 }
 
 /* Loads every file on `threads` threads (this one included), then joins the parts in walk
- * order into *out (fbc_model_concat, whose copy of the text is split between as many
- * threads).  0; 1 when a file failed (its error is the first failure's, after the join);
+ * order into *out (fbc_model_concat, which shares its work between as many threads).  0; 1 when a file failed (its error is the first failure's, after the join);
  * -1 out of memory joining. */
 static int run(job *j, unsigned threads, fbc_catalog **out)
 {

@@ -36,36 +36,27 @@ static int reserve(void **arr, size_t need, size_t *cap, size_t elem)
     return 0;
 }
 
-/* Appends n elements of `elem` bytes from *src to *dst (n_dst of them, capacity *cap),
- * then frees *src: the elements' own allocations now belong to dst. */
-static int append_array(void **dst, size_t n_dst, size_t *cap, void **src, size_t n, size_t elem)
+/* Moves src's n elements behind dst's n_dst (dst has room: reserve_counts), then frees
+ * src's array: the elements' own allocations now belong to dst. */
+static void move_array(void *dst, size_t n_dst, void **src, size_t n, size_t elem)
 {
-    if (n == 0)
-        return 0;
-    if (reserve(dst, n_dst + n, cap, elem) < 0)
-        return -1;
-    memcpy((char *)*dst + n_dst * elem, *src, n * elem);
+    if (n)
+        memcpy((char *)dst + n_dst * elem, *src, n * elem);
     free(*src);
     *src = NULL;
-    return 0;
 }
 
-/* Moves src's n elements behind dst's (updating both counts) so that, whatever fails,
- * each element belongs to exactly one of them. */
-#define APPEND(dst_arr, dst_n, dst_cap, src_arr, src_n, src_cap)                                        \
+#define MOVE(dst_arr, dst_n, src_arr, src_n, src_cap)                                                   \
     do {                                                                                                \
-        if (append_array((void **)&(dst_arr), (dst_n), &(dst_cap), (void **)&(src_arr), (src_n),         \
-                         sizeof *(dst_arr)) < 0)                                                        \
-            return -1;                                                                                  \
+        move_array((dst_arr), (dst_n), (void **)&(src_arr), (src_n), sizeof *(dst_arr));                \
         (dst_n) += (src_n);                                                                             \
         (src_n) = 0;                                                                                    \
         (src_cap) = 0;                                                                                  \
     } while (0)
 
 /* Moves everything of src but its text behind dst's, src's text having been placed at
- * `base` in dst's.  The value spans must have room in dst already (they are rebased as
- * they move, so they must not fail half way). */
-static int move_all_but_text(fbc_catalog *dst, fbc_catalog *src, size_t base)
+ * `base` in dst's; dst has room for all of it (reserve_counts), so nothing can fail. */
+static void move_all_but_text(fbc_catalog *dst, fbc_catalog *src, size_t base)
 {
     fbc_priv *d = dst->priv, *s = src->priv;
     for (size_t i = 0; i < src->nmetas; i++)
@@ -81,17 +72,15 @@ static int move_all_but_text(fbc_catalog *dst, fbc_catalog *src, size_t base)
     s->nvalue_offs = s->value_offs_cap = 0;
     /* The metas' and views' strings live in src's arena and in the views' own arrays. */
     fbc_arena_take(&d->strings, &s->strings);
-    APPEND(dst->metas, dst->nmetas, d->metas_cap, src->metas, src->nmetas, s->metas_cap);
-    APPEND(d->files, d->nfiles, d->files_cap, s->files, s->nfiles, s->files_cap);
-    APPEND(d->shape, d->nshape, d->shape_cap, s->shape, s->nshape, s->shape_cap);
-    APPEND(dst->packages, dst->npackages, d->packages_cap, src->packages, src->npackages, s->packages_cap);
-    APPEND(dst->channels, dst->nchannels, d->channels_cap, src->channels, src->nchannels, s->channels_cap);
-    APPEND(dst->bundles, dst->nbundles, d->bundles_cap, src->bundles, src->nbundles, s->bundles_cap);
-    APPEND(dst->deprecations, dst->ndeprecations, d->deprecations_cap, src->deprecations, src->ndeprecations,
-           s->deprecations_cap);
-    return 0;
+    MOVE(dst->metas, dst->nmetas, src->metas, src->nmetas, s->metas_cap);
+    MOVE(d->files, d->nfiles, s->files, s->nfiles, s->files_cap);
+    MOVE(d->shape, d->nshape, s->shape, s->nshape, s->shape_cap);
+    MOVE(dst->packages, dst->npackages, src->packages, src->npackages, s->packages_cap);
+    MOVE(dst->channels, dst->nchannels, src->channels, src->nchannels, s->channels_cap);
+    MOVE(dst->bundles, dst->nbundles, src->bundles, src->nbundles, s->bundles_cap);
+    MOVE(dst->deprecations, dst->ndeprecations, src->deprecations, src->ndeprecations, s->deprecations_cap);
 }
-#undef APPEND
+#undef MOVE
 
 /* One thread's share of the first step: parts [from, to).  Into a malloc'd text (no
  * mapping could be had), each part is copied to its place and its own text freed.  Into a
@@ -296,7 +285,7 @@ int fbc_model_concat(fbc_catalog **parts, size_t n, unsigned threads)
     text.len = total;
     d->jsonl = text; /* part 0's own was moved or copied and freed with the others' */
     for (size_t i = 1; i < n; i++)
-        (void)move_all_but_text(dst, parts[i], base[i]); /* cannot fail: room reserved */
+        move_all_but_text(dst, parts[i], base[i]);
     free(base);
     return 0;
 }
