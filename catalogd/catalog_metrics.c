@@ -18,6 +18,8 @@ typedef struct series {
     char label[256]; /* the label value: status code or catalog name */
     olm_histogram h;
     unsigned long long failures;
+    bool has_problems; /* unpack: model_problems was set */
+    unsigned model_problems;
 } series;
 
 typedef struct family {
@@ -94,6 +96,16 @@ int catalog_metrics_observe_unpack(catalog_metrics *m, const char *catalog, doub
     return 0;
 }
 
+int catalog_metrics_set_model_problems(catalog_metrics *m, const char *catalog, unsigned problems)
+{
+    series *s = get_series(&m->unpack, catalog);
+    if (!s)
+        return -1;
+    s->has_problems = true;
+    s->model_problems = problems;
+    return 0;
+}
+
 static int render_histogram(strbuf *out, const char *name, const char *help, const char *label,
                             const family *f, bool only_observed)
 {
@@ -113,10 +125,24 @@ int catalog_metrics_render(const catalog_metrics *m, size_t catalogs_served, str
                         "# HELP catalogd_catalogs_served Number of catalogs currently served.\n"
                         "# TYPE catalogd_catalogs_served gauge\ncatalogd_catalogs_served %zu\n",
                         catalogs_served);
-    bool any_ok = false, any_fail = false;
+    bool any_ok = false, any_fail = false, any_problems = false;
     for (size_t i = 0; i < m->unpack.n; i++) {
         any_ok |= m->unpack.s[i].h.count > 0;
         any_fail |= m->unpack.s[i].failures > 0;
+        any_problems |= m->unpack.s[i].has_problems;
+    }
+    if (any_problems) {
+        rc |= olm_metrics_header(out, "catalogd_catalog_model_problems",
+                                 "opm invariants (defaultChannel, channel heads, replaces, ...) the last stored "
+                                 "content breaks; served anyway.",
+                                 "gauge");
+        for (size_t i = 0; i < m->unpack.n; i++) {
+            if (!m->unpack.s[i].has_problems)
+                continue;
+            rc |= strbuf_puts(out, "catalogd_catalog_model_problems{catalog=\"");
+            rc |= olm_metrics_label_value(out, m->unpack.s[i].label);
+            rc |= strbuf_printf(out, "\"} %u\n", m->unpack.s[i].model_problems);
+        }
     }
     if (any_ok)
         rc |= render_histogram(out, "catalogd_unpack_duration_seconds",

@@ -58,6 +58,7 @@ typedef struct pub_item {
     store_view *view;
     bool ok;
     double seconds;
+    int model_problems;
 } pub_item;
 
 typedef struct app {
@@ -97,7 +98,8 @@ static void publish(const clustercatalog_publish_event *ev, void *data)
         catalogd_log(CATALOGD_LOG_ERROR, ev->name, "out of memory: server update dropped");
         return;
     }
-    *it = (pub_item){.kind = ev->kind, .name = nm, .view = ev->view, .ok = ev->ok, .seconds = ev->seconds};
+    *it = (pub_item){.kind = ev->kind, .name = nm, .view = ev->view, .ok = ev->ok, .seconds = ev->seconds,
+                     .model_problems = ev->model_problems};
     uv_mutex_lock(&a->pub_lock);
     if (a->pub_tail)
         a->pub_tail->next = it;
@@ -140,6 +142,9 @@ static void drain_publish(app *a)
                 break;
             case CC_PUBLISH_UNPACK:
                 catalog_metrics_observe_unpack(catalog_server_metrics(a->srv), it->name, it->seconds, it->ok);
+                if (it->ok && it->model_problems >= 0)
+                    catalog_metrics_set_model_problems(catalog_server_metrics(a->srv), it->name,
+                                                       (unsigned)it->model_problems);
                 break;
             }
         }

@@ -46,6 +46,8 @@ typedef struct clustercatalog_publish_event {
     store_view *view;   /* SERVE, STORED, GZIP: the callee takes over this reference; else NULL */
     bool ok;            /* UNPACK: whether it succeeded */
     double seconds;     /* UNPACK: how long it took */
+    int model_problems; /* UNPACK that succeeded: opm invariants the catalog breaks (served
+                         * anyway); -1: not known */
 } clustercatalog_publish_event;
 
 typedef struct clustercatalog_reconciler_config {

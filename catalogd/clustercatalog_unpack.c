@@ -48,10 +48,19 @@ bool clustercatalog_content_exists(const clustercatalog_reconciler *r, const cha
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static void publish_unpack(clustercatalog_reconciler *r, const char *name, bool ok, double seconds, int model_problems)
+{
+    clustercatalog_publish_event ev = {.kind = CC_PUBLISH_UNPACK, .name = name, .ok = ok, .seconds = seconds,
+                                       .model_problems = model_problems};
+    if (r->cfg.publish)
+        r->cfg.publish(&ev, r->cfg.publish_data);
+}
+
 static void publish(clustercatalog_reconciler *r, clustercatalog_publish_kind kind, const char *name, store_view *view, bool ok,
                     double seconds)
 {
-    clustercatalog_publish_event ev = {.kind = kind, .name = name, .view = view, .ok = ok, .seconds = seconds};
+    clustercatalog_publish_event ev = {.kind = kind, .name = name, .view = view, .ok = ok, .seconds = seconds,
+                                       .model_problems = -1};
     if (r->cfg.publish)
         r->cfg.publish(&ev, r->cfg.publish_data);
     else
@@ -81,16 +90,18 @@ int clustercatalog_remove_content(clustercatalog_reconciler *r, const char *name
     return rc;
 }
 
-/* "catalog is invalid: <p1>; <p2>; ... (and N more problems)" into msg. */
+/* "<n> model problem(s) (served anyway): <p1>; <p2>; ... ; and N more" into msg. */
 static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
 {
     strbuf sb = STRBUF_INIT;
-    strbuf_printf(&sb, "catalog is invalid (%zu problem%s): ", p->n, p->n == 1 ? "" : "s");
+    strbuf_printf(&sb, "%zu model problem%s (served anyway, as upstream's catalogd does; "
+                       "`olmv1 catalog validate` checks them): ",
+                  p->n, p->n == 1 ? "" : "s");
     for (size_t i = 0; i < p->n && i < CC_MAX_PROBLEMS_SHOWN; i++)
         strbuf_printf(&sb, "%s%s", i ? "; " : "", p->items[i]);
     if (p->n > CC_MAX_PROBLEMS_SHOWN)
         strbuf_printf(&sb, "; and %zu more", p->n - CC_MAX_PROBLEMS_SHOWN);
-    snprintf(msg, msgsz, "%s", strbuf_str(&sb)[0] ? strbuf_str(&sb) : "catalog is invalid (out of memory)");
+    snprintf(msg, msgsz, "%s", strbuf_str(&sb)[0] ? strbuf_str(&sb) : "model problems (out of memory)");
     strbuf_free(&sb);
 }
 
@@ -98,10 +109,11 @@ static void problems_message(const fbc_problems *p, char *msg, size_t msgsz)
  * nothing), and serve it from memory: *draft is the store to commit once Serving is written
  * (clustercatalog_settle_store), and the store lock is held (shared) until then, so that GC
  * cannot take its temp dir.  -1 with msg set (no draft, no lock); 1 when the gate stopped
- * it (msg set): no unpack failed, the catalog was not to be stored yet. */
+ * it (msg set): no unpack failed, the catalog was not to be stored yet.  *model_problems:
+ * how many of opm's invariants the catalog breaks (-1: not known), logged, never fatal. */
 static int store_fbc(clustercatalog_reconciler *r, const char *name, const char *root, fbc_prefetch *pre,
-                     const char *source, const clustercatalog_store_gate *gate, store_draft **draft, char *msg,
-                     size_t msgsz)
+                     const char *source, const clustercatalog_store_gate *gate, store_draft **draft,
+                     int *model_problems, char *msg, size_t msgsz)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
@@ -115,14 +127,20 @@ static int store_fbc(clustercatalog_reconciler *r, const char *name, const char 
     t0 = olm_time_mono_ms();
     int np = fbc_validate(cat, &probs);
     catalogd_log(CATALOGD_LOG_DEBUG, name, "validate took %.1f ms: %d problems", olm_time_mono_ms() - t0, np);
-    int rc = -1;
-    if (np < 0) {
-        snprintf(msg, msgsz, "error storing fbc: out of memory validating the catalog");
-    } else if (np > 0) {
+    /* opm's authoring invariants (a defaultChannel, one head per channel, no dangling
+     * replaces, ...) are not upstream catalogd's business: it stores whatever decodes, and
+     * the resolver copes.  So they are reported, for the catalog's author, and never stop
+     * Serving (spec: "catalogd serves what upstream's catalogd serves"). */
+    if (np > 0) {
         char detail[OLM_ERROR_MAX];
         problems_message(&probs, detail, sizeof detail);
-        snprintf(msg, msgsz, "error storing fbc: %s", detail);
-    } else if (gate && gate->fn && gate->fn(gate->ctx, msg, msgsz) != 0) {
+        catalogd_log(CATALOGD_LOG_WARN, name, "%s", detail);
+    } else if (np < 0) {
+        catalogd_log(CATALOGD_LOG_WARN, name, "out of memory checking the catalog's model; serving it unchecked");
+    }
+    *model_problems = np;
+    int rc = -1;
+    if (gate && gate->fn && gate->fn(gate->ctx, msg, msgsz) != 0) {
         rc = 1; /* msg says why */
     } else {
         t0 = olm_time_mono_ms();
@@ -224,7 +242,8 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
     if (!stored_ref || strcmp(stored_ref, res.digest_ref) != 0 || !clustercatalog_content_exists(r, name)) {
         catalogd_log(CATALOGD_LOG_INFO, name, "unpacking %s (%s)", res.digest_ref,
                      res.cache_hit ? "image cache hit" : "downloaded");
-        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, gate, draft, msg, msgsz);
+        int model_problems = -1;
+        int src = store_fbc(r, name, res.fbc_root, pre, res.digest_ref, gate, draft, &model_problems, msg, msgsz);
         fbc_prefetch_free(pre);
         pre = NULL;
         if (src != 0) {
@@ -237,7 +256,7 @@ int clustercatalog_unpack(clustercatalog_reconciler *r, const char *name, const 
             free(persisted);
             return -1;
         }
-        publish(r, CC_PUBLISH_UNPACK, name, NULL, true, mono_seconds() - t0);
+        publish_unpack(r, name, true, mono_seconds() - t0, model_problems);
     }
     free(persisted);
     fbc_prefetch_free(pre); /* nothing to load: the store holds this digest */

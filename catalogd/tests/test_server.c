@@ -806,6 +806,8 @@ static void report_unpacks(catalog_server *srv, void *arg)
     (void)arg;
     catalog_metrics_observe_unpack(catalog_server_metrics(srv), "sample20", 0.7, true);
     catalog_metrics_observe_unpack(catalog_server_metrics(srv), "broken", 0, false);
+    catalog_metrics_set_model_problems(catalog_server_metrics(srv), "sample20", 3);
+    catalog_metrics_set_model_problems(catalog_server_metrics(srv), "sample20", 2); /* the latest content's */
 }
 
 static void test_unpack_metrics(void **state)
@@ -820,6 +822,9 @@ static void test_unpack_metrics(void **state)
     assert_non_null(strstr(b, "catalogd_unpack_duration_seconds_count{catalog=\"sample20\"} 1\n"));
     assert_null(strstr(b, "catalogd_unpack_duration_seconds_count{catalog=\"broken\"}"));
     assert_non_null(strstr(b, "catalogd_unpack_failures_total{catalog=\"broken\"} 1\n"));
+    assert_non_null(strstr(b, "# TYPE catalogd_catalog_model_problems gauge\n"));
+    assert_non_null(strstr(b, "catalogd_catalog_model_problems{catalog=\"sample20\"} 2\n"));
+    assert_null(strstr(b, "catalogd_catalog_model_problems{catalog=\"broken\"}"));
     resp_free(&r);
 }
 

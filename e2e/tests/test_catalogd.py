@@ -178,8 +178,10 @@ def test_poll_picks_up_retag_and_keeps_serving_through_a_broken_push(catalogd, o
     ref = f"{registry}/e2e/{name}:latest"
     v1 = subset(tmp_path, "v1", ["cloud-native-postgresql", "habana-ai-operator"])
     v2 = subset(tmp_path, "v2", ["habana-ai-operator", "k8s-triliovault"])
-    dup = '{"schema":"olm.package","name":"habana-ai-operator","defaultChannel":"stable"}\n'
-    bad = subset(tmp_path, "bad", ["habana-ai-operator", "k8s-triliovault"], {"dup.json": dup})
+    # What upstream's catalogd refuses too: a file that does not decode.  (A model problem such
+    # as a duplicate package is served: test_model_problems_are_served.)
+    broken = '{"schema":"olm.package","name":"habana-ai-operator",\n'
+    bad = subset(tmp_path, "bad", ["habana-ai-operator", "k8s-triliovault"], {"broken.json": broken})
 
     d1 = push_catalog(olmv1, v1, ref)
     apply_catalog(catalogd, name, ref)
@@ -195,7 +197,7 @@ def test_poll_picks_up_retag_and_keeps_serving_through_a_broken_push(catalogd, o
     expected_v2 = render(olmv1, v2)
     catalogd.wait_for(lambda: catalogd.all(name) == (200, expected_v2), "the new content")
 
-    # A broken catalog on the same tag: Progressing Retrying naming file and rule; the v2
+    # A broken catalog on the same tag: Progressing Retrying naming file and line; the v2
     # content stays served and Serving stays True.
     push_catalog(olmv1, bad, ref)
 
@@ -207,7 +209,7 @@ def test_poll_picks_up_retag_and_keeps_serving_through_a_broken_push(catalogd, o
     p, s = cond(obj, "Progressing"), cond(obj, "Serving")
     assert p["status"] == "True"
     assert p["message"].startswith("error storing fbc: "), p["message"]
-    assert "duplicate-package" in p["message"] and "dup.json:1" in p["message"], p["message"]
+    assert "broken.json:" in p["message"] and "invalid JSON" in p["message"], p["message"]
     assert (s["status"], s["reason"], s["message"]) == ("True", "Available", MSG_SERVING)
     assert obj["status"]["resolvedSource"]["image"]["ref"] == d2
     assert catalogd.all(name) == (200, expected_v2)
@@ -216,6 +218,64 @@ def test_poll_picks_up_retag_and_keeps_serving_through_a_broken_push(catalogd, o
     d3 = push_catalog(olmv1, v1, ref)
     catalogd.wait_for(lambda: cond(get(name), "Progressing")["reason"] == "Succeeded", "recovery")
     assert_served(get(name), catalogd, name, d3)
+
+
+MODEL_PROBLEMS_CATALOG = """---
+schema: olm.package
+name: PKG
+---
+schema: olm.channel
+name: beta
+package: PKG
+entries:
+  - name: PKG.v1.0.0
+  - name: PKG.v1.2.0
+    replaces: PKG.v1.0.0
+  - name: PKG.v1.0.2
+    replaces: PKG.v1.0.0
+""" + "".join(f"""---
+schema: olm.bundle
+name: PKG.v{v}
+package: PKG
+image: example.com/PKG:v{v}
+properties:
+  - type: olm.package
+    value: {{packageName: PKG, version: {v}}}
+""" for v in ("1.0.0", "1.2.0", "1.0.2")) + """---
+schema: olm.package
+name: PKG
+defaultChannel: beta
+"""
+
+
+def test_model_problems_are_served(catalogd, olmv1, registry, name, tmp_path):
+    """Upstream's suite builds catalogs with no defaultChannel and two channel heads, and
+    upstream's catalogd serves whatever decodes: so do we.  opm's invariants are an author's
+    concern: one WARN line lists them, a gauge counts them, `olmv1 catalog validate` still fails."""
+    pkg = unique("mp")
+    src = tmp_path / "mp"
+    src.mkdir()
+    (src / "catalog.yaml").write_text(MODEL_PROBLEMS_CATALOG.replace("PKG", pkg))
+    assert run(olmv1, "catalog", "validate", src, check=False).returncode == 1
+    d = push_catalog(olmv1, src, f"{registry}/e2e/{name}:v1")
+    apply_catalog(catalogd, name, f"{registry}/e2e/{name}:v1", poll=False)
+    obj = wait_serving(catalogd, name)
+    assert_served(obj, catalogd, name, d)
+    assert cond(obj, "Progressing")["reason"] == "Succeeded"
+    assert catalogd.all(name) == (200, render(olmv1, src))
+    status, body = http(f"{catalogd.base}/catalogs/{name}/api/v1/metas?schema=olm.package")
+    assert status == 200 and body.count(b'"schema":"olm.package"') == 2, body
+
+    def warned():
+        return [ln for ln in catalogd.log_text().splitlines() if f"catalog={name} " in ln and "model problem" in ln]
+    lines = catalogd.wait_for(warned, "the model problems logged")
+    assert len(lines) == 1 and " WARN " in lines[0], lines
+    for rule in ("duplicate-package", "channel-head", f'has 2 heads: {pkg}.v1.0.2, {pkg}.v1.2.0'):
+        assert rule in lines[0], lines[0]
+    assert "served anyway" in lines[0]
+    status, text = http(f"{catalogd.base}/metrics")
+    assert status == 200 and re.search(rf'catalogd_catalog_model_problems{{catalog="{name}"}} [1-9]',
+                                       text.decode()), text.decode()
 
 
 def test_pull_error_is_retrying(catalogd, registry, name):

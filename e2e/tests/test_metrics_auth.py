@@ -158,11 +158,18 @@ def test_debug_json_log_lines(world, ns, name):
     olmv1_e2e.create_catalog(env, pkg, ref)
     olmv1_e2e.apply_ce(env, pkg, name, ns)
     olmv1_e2e.wait_installed(env, name, f"{pkg}.v{VERSIONS[0]}", VERSIONS[0])
-    lines = [json.loads(line) for line in env["ctl"].log_text().splitlines() if line.strip()]
+    # Installed=True is written by the status step, whose "status took" and "reconcile took"
+    # lines follow the write: wait for them instead of reading the log once.
+    steps = ("resolve", "pull", "render", "preflight", "apply", "status", "reconcile")
+
+    def parsed_lines():
+        lines = [json.loads(line) for line in env["ctl"].log_text().splitlines() if line.strip()]
+        mine = [o["msg"] for o in lines if o.get("clusterExtension") == name and o["level"] == "debug"]
+        missing = [s for s in steps if not any(re.match(rf"{s} took [0-9.]+ ms", m) for m in mine)]
+        return (lines, mine) if not missing else None
+
+    lines, mine = olmv1_e2e.wait_for(parsed_lines, "a debug line per reconcile step", env["ctl"])
     assert all(set(o) >= {"ts", "level", "msg"} for o in lines)
-    mine = [o["msg"] for o in lines if o.get("clusterExtension") == name and o["level"] == "debug"]
-    for step in ("resolve", "pull", "render", "preflight", "apply", "status", "reconcile"):
-        assert any(re.match(rf"{step} took [0-9.]+ ms", m) for m in mine), (step, mine)
     assert any(o["level"] == "info" and o.get("clusterExtension") == name and o["msg"].startswith("installed bundle")
                for o in lines)
     olmv1_e2e.delete_ce(name)

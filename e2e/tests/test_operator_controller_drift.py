@@ -106,9 +106,10 @@ def test_deleted_and_edited_objects_are_put_back_by_the_watches(world, ns, name)
 
     # (c) Nothing of that disturbed the extension's conditions.
     still_installed(world, name)
-    after = metrics(world)
-    assert after["operator_controller_drift_repaired_objects_total"] >= \
-        before["operator_controller_drift_repaired_objects_total"] + 3
+    # The counter is raised after each repair's write, which the waits above may see first.
+    after = wait_for(lambda: (lambda m: m if m["operator_controller_drift_repaired_objects_total"] >=
+                              before["operator_controller_drift_repaired_objects_total"] + 3 else None)(metrics(world)),
+                     "three repairs counted", world["ctl"])
     # Our own re-applies raise at most one more event each and then settle.
     wait_quiet(world)
     still_installed(world, name)
@@ -120,7 +121,8 @@ def test_deleted_and_edited_objects_are_put_back_by_the_watches(world, ns, name)
     assert metric(world, "operator_controller_drift_watches") >= KINDS_PER_EXTENSION
     delete_ce(world, name)
     wait_watches(world, lambda n: n == 0, "the drift watches to stop")
-    assert metric(world, "operator_controller_drift_watched_extensions") == 0
+    wait_for(lambda: metric(world, "operator_controller_drift_watched_extensions") == 0,
+             "no extension watched", world["ctl"])
 
 
 def test_no_reconcile_loop_while_nothing_changes(world, ns, name):
@@ -199,7 +201,8 @@ def test_recreated_service_account_gets_a_new_token(world, ns, name):
         wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap to be put back", world["ctl"])
         return metric(world, "operator_controller_serviceaccount_tokens_requested_total") > minted
     wait_for(drift_and_repair, "the rejected token to be replaced", world["ctl"])
-    assert f"clusterExtension={name} the token of ServiceAccount {ns}/installer was rejected (HTTP 401)" in world["ctl"].log_text()
+    rejected = f"clusterExtension={name} the token of ServiceAccount {ns}/installer was rejected (HTTP 401)"
+    wait_for(lambda: rejected in world["ctl"].log_text(), "the 401 to be logged", world["ctl"])
 
     # The watches were opened again with the new token: a deletion is still seen.
     old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]

@@ -257,7 +257,7 @@ def test_registries_conf_changes_apply_without_a_restart(env):
         env["catalogd"].wait_for(lambda: catalog_conditions(cat).get("Serving", {}).get("status") == "True",
                                  f"ClusterCatalog {cat} to serve once unblocked", timeout=CATALOGD_WAIT)
         assert env["catalogd"].starts == started  # no restart
-        assert "read again" in env["catalogd"].log_text()
+        env["catalogd"].wait_for(lambda: "read again" in env["catalogd"].log_text(), "registries.conf read again")
     finally:
         for f in (block, bad):
             f.unlink(missing_ok=True)
@@ -301,7 +301,7 @@ def test_registry_with_a_login_through_the_global_pull_secret(env, ns, name):
     wait_installed(env, name, f"{pkg}.v1.0.1", "1.0.1")
     assert configmap_version(pkg, ns) == "1.0.1"
     assert env["catalogd"].starts == 1
-    assert "global pull secret" in env["ctl"].log_text()
+    env["ctl"].wait_for(lambda: "global pull secret" in env["ctl"].log_text(), "the global pull secret to be logged")
     delete_ce(name)
 
     # Deleted: pulls go anonymous again; the catalog keeps serving what it has.
