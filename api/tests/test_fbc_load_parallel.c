@@ -142,7 +142,7 @@ static void check_dir(const char *dir, bool want_ok)
 static void write_file(const char *dir, const char *name, const char *text)
 {
     char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
     FILE *f = fopen(p, "w");
     assert_non_null(f);
     fputs(text, f);

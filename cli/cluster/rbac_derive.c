@@ -83,7 +83,7 @@ static void grants_free(grants *g)
 static int cmp_opt(const char *a, const char *b)
 {
     if (!a || !b)
-        return !a - !b ? (a ? 1 : -1) : 0;
+        return (!a - !b) ? (a ? 1 : -1) : 0;
     return strcmp(a, b);
 }
 

@@ -43,7 +43,8 @@ void clusterextension_debug_step(const clusterextension_run *run, const char *st
 
 /* ------------------------------------------------------------ failure helpers */
 
-static int fail_v(clusterextension_run *run, clusterextension_progress progress, bool bundle_prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int fail_v(clusterextension_run *run, clusterextension_progress progress,
+                                                          bool bundle_prefix, const char *fmt, va_list ap)
 {
     free(run->message);
     run->message = NULL;

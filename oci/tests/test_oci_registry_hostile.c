@@ -345,7 +345,7 @@ static int pull(const char *host, const char *dest_name, const oci_pull_opts *op
  * trusts it.  Returns -1 without the openssl CLI. */
 static int make_cert(char cert[128], char key[128], char cadir[128])
 {
-    char cmd[1024];
+    char cmd[2048]; /* room for its 8 paths of up to 127 bytes */
     snprintf(cert, 128, "%s/tls.crt", tmpdir);
     snprintf(key, 128, "%s/tls.key", tmpdir);
     snprintf(cadir, 128, "%s/ca", tmpdir);
