@@ -108,20 +108,20 @@ static int step_resolve(clusterextension_run *run)
 
 /* ------------------------------------------------------------ identity */
 
-/* A client authenticated as spec.serviceAccount, with a token from the cache.  The
- * namespace and the ServiceAccount are checked separately so the message says which
- * one is missing. */
+/* The identity bundle content is applied with: spec.serviceAccount when named (a client
+ * with a token from the cache: least privilege, as the product documentation describes),
+ * else operator-controller's own, as upstream OLM v1 does.  The namespace and the
+ * ServiceAccount are checked separately so the message says which one is missing. */
 static int sa_client(clusterextension_run *run, olm_error *err)
 {
     const char *ns = clusterextension_str(run->ce, "spec.namespace");
     const char *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
     kube_client *admin = run->r->cfg.admin;
-    if (!*sa)
-        return olm_error_set(err, "spec.serviceAccount.name is required: bundle content is applied as that "
-                                  "ServiceAccount");
     json_t *obj = NULL;
     int rc = kube_get(admin, "v1", "Namespace", NULL, ns, &obj, err);
     json_decref(obj);
+    if (rc == KUBE_NOT_FOUND && !*sa)
+        return olm_error_set(err, "namespace \"%s\" not found: create it", ns);
     if (rc == KUBE_NOT_FOUND)
         return olm_error_set(err, "namespace \"%s\" not found: create it and the ServiceAccount \"%s\" in it", ns, sa);
     if (rc < 0)
@@ -130,6 +130,10 @@ static int sa_client(clusterextension_run *run, olm_error *err)
     run->as_sa = NULL;
     run->actx.as_sa = NULL;
     clusterextension_token_free(&run->token);
+    if (!*sa) {
+        run->actx.as_sa = admin;
+        return 0;
+    }
     rc = clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
     if (rc == KUBE_NOT_FOUND)
         return olm_error_set(err, "service account \"%s\" not found in namespace \"%s\": create it with the RBAC "
@@ -142,6 +146,19 @@ static int sa_client(clusterextension_run *run, olm_error *err)
         return -1;
     run->actx.as_sa = run->as_sa;
     return 0;
+}
+
+/* Without spec.serviceAccount, a refusal is operator-controller's own: say how to give it
+ * the rights, or how to name an identity that has them. */
+static void explain_own_identity_refused(const clusterextension_run *run, olm_error *err)
+{
+    if (*clusterextension_str(run->ce, "spec.serviceAccount.name") || !strstr(err->msg, " is forbidden: "))
+        return;
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n,
+             "; spec.serviceAccount is not set, so operator-controller applies the bundle with its own identity: "
+             "grant it upstream's rights (kubectl apply -f config/rbac-upstream-rights), or name a ServiceAccount "
+             "with the RBAC the bundle needs in spec.serviceAccount");
 }
 
 /* After a failed apply: was it because the apiserver no longer accepts the cached
@@ -342,6 +359,7 @@ int clusterextension_step_install(clusterextension_run *run)
         return -1;
     t0 = olm_time_mono_ms();
     if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
+        explain_own_identity_refused(run, &err);
         clusterextension_debug_step(run, "preflight", t0, "failed");
         json_decref(objects);
         free(properties);
@@ -355,8 +373,10 @@ int clusterextension_step_install(clusterextension_run *run)
     clusterextension_debug_step(run, "apply", t0, rc != 0 ? "failed" : run->installed_changed ? "installed" : "in place");
     json_decref(objects);
     free(properties);
-    if (rc != 0)
+    if (rc != 0) {
+        explain_own_identity_refused(run, &err);
         return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    }
     run->progress = CE_PROGRESS_SUCCEEDED;
     clusterextension_drift_post(run);
     return 0;

@@ -356,9 +356,11 @@ def create_catalog(env, pkg, ref, priority=0, poll=False, labels=None):
     return name
 
 
-def apply_ce(env, pkg, ce_name, ns, version=None, policy=None, channels=None, config=None, selector=None):
+def apply_ce(env, pkg, ce_name, ns, version=None, policy=None, channels=None, config=None, selector=None,
+             service_account="installer"):
     """kubectl apply of a ClusterExtension installing <pkg> from the catalogs labelled for it (or
-    those `selector` selects), into namespace <ns> as ServiceAccount "installer"."""
+    those `selector` selects), into namespace <ns> as ServiceAccount "installer" (`service_account`
+    None: no spec.serviceAccount, as upstream's ClusterExtensions are written)."""
     catalog = {"packageName": pkg, "selector": selector or {"matchLabels": {env["label"]: pkg}}}
     if channels is not None:
         catalog["channels"] = channels
@@ -366,8 +368,9 @@ def apply_ce(env, pkg, ce_name, ns, version=None, policy=None, channels=None, co
         catalog["version"] = version
     if policy:
         catalog["upgradeConstraintPolicy"] = policy
-    spec = {"namespace": ns, "serviceAccount": {"name": "installer"},
-            "source": {"sourceType": "Catalog", "catalog": catalog}}
+    spec = {"namespace": ns, "source": {"sourceType": "Catalog", "catalog": catalog}}
+    if service_account:
+        spec["serviceAccount"] = {"name": service_account}
     if config is not None:
         spec["config"] = config
     if ce_name not in env["ces"]:

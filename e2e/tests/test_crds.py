@@ -1,6 +1,6 @@
 """The OLM v1 CRDs on a real kube-apiserver: install, samples, printer columns, defaults, and
-the OpenAPI/CEL validation of shared/spec/olmv1-behaviour.md §1.1 and §1.2 (with this project's
-decision that spec.serviceAccount is required)."""
+the OpenAPI/CEL validation of shared/spec/olmv1-behaviour.md §1.1 and §1.2 (spec.serviceAccount is
+optional and changeable: used when named, as this project decided; absent, as upstream writes it)."""
 
 import copy
 import json
@@ -433,14 +433,26 @@ def test_misspelled_upgrade_constraint_policy_rejected(crds, cleanup, name):
                     'Unsupported value: "SelfCertifed"', '"CatalogProvided"', '"SelfCertified"')
 
 
-def test_missing_service_account_rejected(crds, cleanup, name):
+def test_missing_service_account_accepted(crds, cleanup, name):
+    """Upstream's ClusterExtensions have no serviceAccount (deprecated and ignored upstream)."""
     obj = cluster_extension(name)
     del obj["spec"]["serviceAccount"]
-    assert_rejected(obj, cleanup, "spec.serviceAccount: Required value")
+    stored = assert_created(obj, cleanup)
+    assert "serviceAccount" not in stored["spec"]
+
+
+def test_service_account_can_change_and_be_cleared(crds, cleanup, name):
+    assert_created(cluster_extension(name), cleanup)
+    kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+            json.dumps({"spec": {"serviceAccount": {"name": "other-installer"}}}))
+    assert kubectl_json("get", "clusterextension", name)["spec"]["serviceAccount"] == {"name": "other-installer"}
+    kubectl("patch", "clusterextension", name, "--type=json", "-p",
+            json.dumps([{"op": "remove", "path": "/spec/serviceAccount"}]))
+    assert "serviceAccount" not in kubectl_json("get", "clusterextension", name)["spec"]
 
 
 @pytest.mark.parametrize("sa, expect", [
-    ({}, "spec.serviceAccount.name: Required value"),
+    ({}, "spec.serviceAccount"),
     ({"name": ""}, "spec.serviceAccount.name"),
     ({"name": "Installer_SA"}, "name " + DNS1123_SUBDOMAIN_MSG),
     ({"name": "a" * 254}, "Too long"),
@@ -536,7 +548,6 @@ def test_progress_deadline_bounds(crds, cleanup, name, minutes):
 @pytest.mark.parametrize("path, value, message", [
     (("source", "catalog", "packageName"), "other-operator", "packageName is immutable"),
     (("namespace",), "other-ns", "namespace is immutable"),
-    (("serviceAccount", "name"), "other-installer", "name is immutable"),
 ])
 def test_immutable_fields(crds, cleanup, name, path, value, message):
     obj = assert_created(cluster_extension(name), cleanup)

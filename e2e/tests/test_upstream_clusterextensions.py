@@ -1,0 +1,84 @@
+"""ClusterExtensions written for upstream OLM v1, which have no spec.serviceAccount (deprecated and
+ignored upstream): their bundle is applied with operator-controller's own identity, as upstream
+does.  Our install is least-privilege, so that needs the opt-in config/rbac-upstream-rights; without
+it the extension says which permission is missing and how to opt in.  Upstream's suite deletes an
+extension together with its namespace: the uninstall must still finish."""
+
+import pytest
+import yaml
+
+import olmv1_e2e
+from conftest import REPO, kubectl, kubectl_json, unique
+from olmv1_e2e import OWNER_LABEL, WAIT, conditions, wait_for
+
+VERSIONS = ("1.0.0",)
+LABEL = "e2e-upstream-ce"
+OPT_IN = REPO / "config" / "rbac-upstream-rights" / "cluster-admin.yaml"
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("upstream-ce"), LABEL) as env:
+        pkg = unique("upk")
+        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS)
+        ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS, "latest")
+        env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, ref))
+        yield env
+
+
+def opt_in(system_ns):
+    """config/rbac-upstream-rights, for this module's system namespace (and a name of its own)."""
+    binding = yaml.safe_load(OPT_IN.read_text())
+    binding["metadata"]["name"] = f"{system_ns}-upstream-rights"
+    binding["subjects"][0]["namespace"] = system_ns
+    kubectl("apply", "-f", "-", input=binding)
+    return binding["metadata"]["name"]
+
+
+def owned_cluster_objects(ce_name):
+    return kubectl("get", "clusterroles,clusterrolebindings", "-l", f"{OWNER_LABEL}={ce_name}",
+                   "-o", "name").stdout.split()
+
+
+def test_without_service_account(world, name):
+    pkg, system_ns = world["pkg"], world["system_ns"]
+    ns = name[:50]
+    kubectl("create", "namespace", ns)  # no ServiceAccount in it
+    binding = None
+    try:
+        olmv1_e2e.apply_ce(world, pkg, name, ns, service_account=None)
+        assert "serviceAccount" not in kubectl_json("get", "clusterextension", name)["spec"]
+
+        # Least privilege by default: the refusal names operator-controller and the way out.
+        c = olmv1_e2e.wait_progressing(world, name, "True", "Retrying", "config/rbac-upstream-rights")
+        msg = c["Progressing"]["message"]
+        assert " is forbidden: " in msg, msg
+        assert f"system:serviceaccount:{system_ns}:operator-controller-controller-manager" in msg, msg
+        assert "spec.serviceAccount is not set" in msg, msg
+        assert c["Installed"]["status"] == "False", c["Installed"]
+
+        # Opted in: installed with operator-controller's own identity.
+        binding = opt_in(system_ns)
+        olmv1_e2e.wait_installed(world, name, f"{pkg}.v1.0.0", "1.0.0")
+        assert olmv1_e2e.configmap_version(pkg, ns) == "1.0.0"
+        owned = owned_cluster_objects(name)
+        assert owned, "the bundle's cluster-scoped RBAC was not installed"
+
+        # A removed object comes back (the periodic repair, 2 s here, covers it without a token
+        # of an installer to watch with).
+        kubectl("delete", "configmap", f"{pkg}-config", "-n", ns)
+        wait_for(lambda: olmv1_e2e.configmap_version(pkg, ns) == "1.0.0", "the ConfigMap back", world["ctl"])
+
+        # Upstream's suite deletes the extension and its namespace at once.
+        kubectl("delete", "clusterextension", name, "--wait=false")
+        kubectl("delete", "namespace", ns, "--wait=false")
+        kubectl("wait", "--for=delete", f"clusterextension/{name}", f"--timeout={WAIT}s")
+        assert owned_cluster_objects(name) == []
+        rec = kubectl("get", "secret", "-n", system_ns, f"{olmv1_e2e.RECORD_PREFIX}{name}", "--ignore-not-found",
+                      "-o", "name").stdout.strip()
+        assert rec == "", rec
+    finally:
+        kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=false", check=False)
+        kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
+        if binding:
+            kubectl("delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
