@@ -473,7 +473,12 @@ static int route(h2o_req_t *req, catalog_server *s)
         return send_small(req, 200, "OK", CT_TEXT, H2O_STRLIT("ok"));
     if (n == 1 && seg_is(seg[0], "metrics") && !s->no_metrics)
         return serve_metrics(req, s);
-    int all = n == 5 && seg_is(seg[4], "all"), metas = n == 5 && seg_is(seg[4], "metas");
+    int all = n == 5 && seg_is(seg[4], "all"), metas = n == 5 && seg_is(seg[4], "metas") && !s->no_metas;
+    if (n == 5 && seg_is(seg[4], "graphql") && s->graphql_501 && seg_is(seg[0], "catalogs") && seg_is(seg[2], "api") &&
+        seg_is(seg[3], "v1"))
+        return send_error(req, 501, "Not Implemented",
+                          "GraphQL catalog queries (--feature-gates GraphQLCatalogQueries) are not built in this "
+                          "catalogd: use /api/v1/all or /api/v1/metas");
     if (!(all || metas) || !seg_is(seg[0], "catalogs") || seg[1].len == 0 || !seg_is(seg[2], "api") ||
         !seg_is(seg[3], "v1"))
         return send_error(req, 404, "Not Found", "404 page not found");

@@ -37,6 +37,8 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     s->metrics_cb = o->metrics;
     s->metrics_arg = o->metrics_arg;
     s->no_metrics = o->no_metrics;
+    s->no_metas = o->no_metas;
+    s->graphql_501 = o->graphql_501;
     olm_http_server_opts ho = {.host = o->host, .port = o->port, .tls_cert = o->tls_cert, .tls_key = o->tls_key,
                                .tls_profile = o->tls_profile, .name = o->name, .log_key = "catalog",
                                .configure = configure, .arg = s};

@@ -45,6 +45,8 @@ typedef struct catalog_server_opts {
     int (*metrics)(strbuf *out, void *arg);
     void *metrics_arg;
     bool no_metrics; /* /metrics is 404 here (it is served on a listener of its own) */
+    bool no_metas;   /* --feature-gates APIV1MetasHandler=false: /api/v1/metas is not a route (404) */
+    bool graphql_501; /* GraphQLCatalogQueries=true, not built: /api/v1/graphql answers 501 */
 } catalog_server_opts;
 
 /* Binds, listens and starts serving on `loop`.  NULL with err set on failure (bad address,

@@ -30,6 +30,7 @@ struct catalog_server {
     int (*metrics_cb)(strbuf *out, void *arg); /* NULL: render `metrics` */
     void *metrics_arg;
     bool no_metrics;
+    bool no_metas, graphql_501;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */

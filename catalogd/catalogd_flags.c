@@ -9,7 +9,17 @@
 
 /* Feature gates that change what catalogd does: none.  Upstream's APIV1MetasHandler is
  * always on here and GraphQLCatalogQueries is not implemented, so neither is accepted. */
-#define CATALOGD_GATES NULL, 0
+/* Upstream catalogd's gates at df2c201, with this project's defaults (/metas on; upstream:
+ * off).  `f` NULL: the table for --help only. */
+#define CATALOGD_NGATES 2
+static void catalogd_gates(catalogd_flags *f, olm_feature_gate g[CATALOGD_NGATES])
+{
+    static bool scratch[CATALOGD_NGATES];
+    g[0] = (olm_feature_gate){"APIV1MetasHandler", f ? &f->gate_metas : &scratch[0], true,
+                              "serve /catalogs/<name>/api/v1/metas; upstream: false"};
+    g[1] = (olm_feature_gate){"GraphQLCatalogQueries", f ? &f->gate_graphql : &scratch[1], false,
+                              "not built: accepted, and /api/v1/graphql answers 501"};
+}
 
 void catalogd_usage(FILE *out)
 {
@@ -51,7 +61,9 @@ void catalogd_usage(FILE *out)
             "  --pull-timeout DURATION        deadline of a whole catalog image pull (default 10m)\n"
             "  --no-access-log                do not log each HTTP request\n"
             "  --feature-gates LIST           Name=true|false,... Known gates:\n");
-    olm_feature_gates_usage(out, CATALOGD_GATES, "                                   ");
+    olm_feature_gate gates[CATALOGD_NGATES];
+    catalogd_gates(NULL, gates);
+    olm_feature_gates_usage(out, gates, CATALOGD_NGATES, "                                   ");
     fprintf(out,
             "  --check-flags                  parse and check the command line only (no files, network\n"
             "                                 or API server): exit 0 when valid, else 2 with the error\n"
@@ -81,7 +93,9 @@ static int check(catalogd_flags *f, char *msg, size_t msgsz)
         snprintf(msg, msgsz, "--leader-election-namespace: \"%s\" is not a namespace name", f->lease_namespace);
         return -1;
     }
-    return olm_daemon_flags_check(&f->common, CATALOGD_GATES, msg, msgsz);
+    olm_feature_gate gates[CATALOGD_NGATES];
+    catalogd_gates(f, gates);
+    return olm_daemon_flags_check(&f->common, gates, CATALOGD_NGATES, msg, msgsz);
 }
 
 int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, size_t msgsz)
@@ -112,7 +126,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
         OLM_DAEMON_REGISTRY_FLAGS(c),
-        OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
+        OLM_FLAG_APPEND("--feature-gates", c->feature_gates),
         OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
                           "--poll-interval-override-seconds: bad value \"%s\""),
         OLM_FLAG_NO("--no-access-log", &f->access_log),

@@ -527,7 +527,8 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
     catalog_server_opts o = {.host = host, .port = port, .tls_cert = c->tls_cert, .tls_key = c->tls_key,
                              .tls_profile = &c->tls, .name = "--catalogs-server-addr",
                              .access_log = a->f.access_log ? stderr : NULL, .metrics = catalog_metrics_text,
-                             .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr)};
+                             .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr),
+                             .no_metas = !a->f.gate_metas, .graphql_501 = a->f.gate_graphql};
     olm_error err;
     if (!(a->srv = catalog_server_start(a->rt.loop, &o, &err))) {
         snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
@@ -653,6 +654,10 @@ static int prepare(app *a, int argc, char **argv)
     if (rc >= 0)
         return rc;
     olm_daemon_apply_logging(&a->f.common);
+    if (a->f.gate_graphql)
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "--feature-gates GraphQLCatalogQueries=true: GraphQL catalog queries are "
+                                              "not built here; /catalogs/<name>/api/v1/graphql answers 501 (use "
+                                              "/api/v1/all or /api/v1/metas)");
     if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, sizeof msg) != 0) {
         fprintf(stderr, "catalogd: %s\n", msg);
         return 1;

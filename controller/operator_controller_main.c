@@ -504,6 +504,8 @@ static int start_controllers(app *a, olm_error *err)
         .repair_interval_ms = a->f.repair_interval_ms,
         .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
         .cert_mode = a->f.cert_mode,
+        .no_watch_namespace = !a->f.gate_single_own_namespace,
+        .no_deployment_config = !a->f.gate_deployment_config,
         .tokens = a->tokens,
         .drift = a->drift,
         .crd_check = crdsafety_check,
@@ -780,6 +782,13 @@ static int preflight(app *a, char *msg, size_t msgsz)
     return 0;
 }
 
+/* One WARN line, for operator_flags_unbuilt_gates. */
+static void warn_line(const char *line, void *data)
+{
+    (void)data;
+    olm_log(OLM_LOG_WARN, NULL, NULL, "%s", line);
+}
+
 /* Everything before the loop that needs no API server: the command line (exit 2 with one
  * line), `version`, --help, --version, --check-flags (exit 0), then preflight() (exit 1 with
  * one line).  Returns -1 to go on. */
@@ -801,6 +810,7 @@ static int prepare(app *a, int argc, char **argv)
     if (rc >= 0)
         return rc;
     olm_daemon_apply_logging(&a->f.common);
+    operator_flags_unbuilt_gates(&a->f, warn_line, NULL);
     if (preflight(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);
         return 1;

@@ -9,7 +9,50 @@
 /* Feature gates that change what operator-controller does: none.  Upstream's
  * SingleOwnNamespaceInstallSupport and DeploymentConfig are always on here, and
  * BoxcutterRuntime and BundleReleaseSupport are not implemented, so none is accepted. */
-#define OPERATOR_GATES NULL, 0
+/* Every gate of upstream's operator-controller at df2c201, with this project's defaults:
+ * Single/OwnNamespace and deploymentConfig are on here (upstream: off).  `f` NULL: the
+ * table for --help only. */
+#define OPERATOR_NGATES 6
+static void operator_gates(operator_flags *f, olm_feature_gate g[OPERATOR_NGATES])
+{
+    static bool scratch[OPERATOR_NGATES];
+    g[0] = (olm_feature_gate){"SingleOwnNamespaceInstallSupport", f ? &f->gate_single_own_namespace : &scratch[0],
+                              true, "Single/OwnNamespace installs (spec.config.inline.watchNamespace); upstream: false"};
+    g[1] = (olm_feature_gate){"DeploymentConfig", f ? &f->gate_deployment_config : &scratch[1], true,
+                              "spec.config.inline.deploymentConfig; upstream: false"};
+    g[2] = (olm_feature_gate){"WebhookProviderCertManager", f ? &f->gate_cert_manager : &scratch[2], true,
+                              "bundles' webhooks may get cert-manager certificates"};
+    g[3] = (olm_feature_gate){"WebhookProviderOpenshiftServiceCA", f ? &f->gate_service_ca : &scratch[3], true,
+                              "bundles' webhooks may get OpenShift service-ca certificates (when cert-manager's is off)"};
+    g[4] = (olm_feature_gate){"BoxcutterRuntime", f ? &f->gate_boxcutter : &scratch[4], false,
+                              "not built: accepted, and installs keep this project's records"};
+    g[5] = (olm_feature_gate){"BundleReleaseSupport", f ? &f->gate_bundle_release : &scratch[5], false,
+                              "not built: accepted, and bundles are ordered by version alone"};
+}
+
+void operator_flags_unbuilt_gates(const operator_flags *f, void (*say)(const char *line, void *data), void *data)
+{
+    if (f->gate_boxcutter)
+        say("--feature-gates BoxcutterRuntime=true: ClusterObjectSets are not built here; installs and upgrades "
+            "are recorded and applied as with the gate off",
+            data);
+    if (f->gate_bundle_release)
+        say("--feature-gates BundleReleaseSupport=true: the olm.package release field is not built here; bundles "
+            "are ordered by version alone and status.install.bundle.release is not written",
+            data);
+}
+
+/* --webhook-cert-provider auto follows the webhook gates when --feature-gates names one,
+ * as upstream chooses: cert-manager when its gate is on, else service-ca when its gate is. */
+static void apply_webhook_gates(operator_flags *f)
+{
+    if (f->cert_mode != CE_CERT_AUTO || !strstr(f->common.feature_gates, "WebhookProvider"))
+        return;
+    if (f->gate_cert_manager)
+        f->cert_mode = CE_CERT_MANAGER;
+    else if (f->gate_service_ca)
+        f->cert_mode = CE_CERT_SERVICE_CA;
+}
 
 void operator_usage(FILE *out)
 {
@@ -51,7 +94,9 @@ void operator_usage(FILE *out)
           "                                 spec.progressDeadlineMinutes (default 60)\n"
           "  --feature-gates LIST           Name=true|false,... Known gates:\n",
           out);
-    olm_feature_gates_usage(out, OPERATOR_GATES, "                                   ");
+    olm_feature_gate gates[OPERATOR_NGATES];
+    operator_gates(NULL, gates);
+    olm_feature_gates_usage(out, gates, OPERATOR_NGATES, "                                   ");
     fputs("  --check-flags                  parse and check the command line only (no files, network\n"
           "                                 or API server): exit 0 when valid, else 2 with the error\n"
           "  --version                      print \"operator-controller <version>\" and exit\n"
@@ -87,7 +132,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
         OLM_DAEMON_REGISTRY_FLAGS(c),
-        OLM_FLAG_STRING("--feature-gates", &c->feature_gates, NULL),
+        OLM_FLAG_APPEND("--feature-gates", c->feature_gates),
         OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "4", 1, 64,
                       "--max-concurrent-reconciles must be 1..64, not %s"),
         OLM_FLAG_DURATION("--drift-repair-interval", &f->repair_interval_ms, "5m", 0,
@@ -118,5 +163,10 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
     }
     olm_flag_empty_is_unset(&f->catalogd_cas_dir);
     olm_flag_empty_is_unset(&f->catalogd_ca_file);
-    return olm_daemon_flags_check(c, OPERATOR_GATES, msg, msgsz);
+    olm_feature_gate gates[OPERATOR_NGATES];
+    operator_gates(f, gates);
+    if (olm_daemon_flags_check(c, gates, OPERATOR_NGATES, msg, msgsz) != 0)
+        return -1;
+    apply_webhook_gates(f);
+    return 0;
 }

@@ -26,8 +26,19 @@ typedef struct operator_flags {
     uint64_t pull_timeout_ms;        /* --pull-timeout: a whole bundle image pull, default 10m */
     unsigned deadline_minute_s;      /* test-only --progress-deadline-minute-seconds, default 60 */
     const char *webhook_cert_provider; /* --webhook-cert-provider auto|cert-manager|openshift-service-ca */
-    clusterextension_cert_mode cert_mode; /* what it says */
+    clusterextension_cert_mode cert_mode; /* what it says, after the webhook gates */
+    /* Upstream's --feature-gates (operator_flags.c lists them with our defaults). */
+    bool gate_single_own_namespace; /* SingleOwnNamespaceInstallSupport: spec.config.inline.watchNamespace */
+    bool gate_deployment_config;    /* DeploymentConfig: spec.config.inline.deploymentConfig */
+    bool gate_cert_manager;         /* WebhookProviderCertManager */
+    bool gate_service_ca;           /* WebhookProviderOpenshiftServiceCA */
+    bool gate_boxcutter;            /* BoxcutterRuntime: not built (a WARN line when asked for) */
+    bool gate_bundle_release;       /* BundleReleaseSupport: not built (likewise) */
 } operator_flags;
+
+/* The WARN lines for gates asked for that this build does not have: calls say(line, data) for
+ * each (none when there is nothing to say). */
+void operator_flags_unbuilt_gates(const operator_flags *f, void (*say)(const char *line, void *data), void *data);
 
 /* Strings point into argv.  Returns 0, 1 when help was asked for (usage printed to
  * stdout), or -1 with a one-line message in msg. */

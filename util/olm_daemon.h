@@ -25,7 +25,7 @@ typedef struct olm_daemon_flags {
     const char *pull_cas_dir;       /* extra CAs for registries, or NULL */
     const char *global_pull_secret; /* "NS/NAME" of the watched pull secret, or NULL */
     const char *registries_conf;    /* --registries-conf PATH (NULL: /etc/containers/registries.conf) */
-    const char *feature_gates;      /* the raw list; olm_daemon_flags_check applies it */
+    char feature_gates[2048];       /* every --feature-gates joined by ','; olm_daemon_flags_check applies it */
     const char *log_level;          /* --log-level error|warn|info|debug, or NULL */
     unsigned verbosity;             /* -v N (klog): 1 and above is debug, unless --log-level says */
     const char *log_format;         /* --log-format text|json (default text) */

@@ -60,6 +60,19 @@ static int set_value(const olm_flag *f, const char *value, bool given, char *msg
         *f->dst.ms = ms;
         return 0;
     }
+    case OLM_FLAG_TYPE_APPEND: {
+        if (!given) {
+            snprintf(f->dst.buf, f->max, "%s", value ? value : "");
+            return 0;
+        }
+        size_t used = strlen(f->dst.buf), n = value ? strlen(value) : 0;
+        if (used + (used ? 1 : 0) + n >= f->max) {
+            snprintf(msg, msgsz, "%s: the values given add up to more than %zu bytes", f->name, (size_t)f->max - 1);
+            return -1;
+        }
+        snprintf(f->dst.buf + used, f->max - used, "%s%s", used && n ? "," : "", value ? value : "");
+        return 0;
+    }
     case OLM_FLAG_TYPE_UINT: {
         long n = 0;
         if (value) {

@@ -40,6 +40,8 @@ typedef enum olm_flag_type {
     OLM_FLAG_TYPE_NO,       /* "--name" (no value) clears *b, which defaults to true: "--no-access-log" */
     OLM_FLAG_TYPE_DURATION, /* olm_parse_duration into *ms; under `min` milliseconds is bad */
     OLM_FLAG_TYPE_UINT,     /* decimal into *u, in min..max */
+    OLM_FLAG_TYPE_APPEND,   /* every occurrence joined with ',' into buf[max] (Go's repeated
+                             * map flags: "--feature-gates=A=true --feature-gates=B=false") */
 } olm_flag_type;
 
 typedef struct olm_flag {
@@ -50,6 +52,7 @@ typedef struct olm_flag {
         bool *b;
         uint64_t *ms;
         unsigned *u;
+        char *buf;
     } dst;
     const char *def;   /* default, spelt like a value (NULL: NULL, false or 0); not range-checked */
     uint64_t min, max; /* DURATION: min; UINT: min..max */
@@ -64,6 +67,9 @@ typedef struct olm_flag {
     {.name = (n), .type = OLM_FLAG_TYPE_DURATION, .dst.ms = (p), .def = (d), .min = (min_ms), .bad = (bad_msg)}
 #define OLM_FLAG_UINT(n, p, d, lo, hi, bad_msg)                                                                  \
     {.name = (n), .type = OLM_FLAG_TYPE_UINT, .dst.u = (p), .def = (d), .min = (lo), .max = (hi), .bad = (bad_msg)}
+
+#define OLM_FLAG_APPEND(n, array)                                                                                \
+    {.name = (n), .type = OLM_FLAG_TYPE_APPEND, .dst.buf = (array), .max = sizeof(array)}
 
 #define OLM_FLAGS_COUNT(table) (sizeof(table) / sizeof((table)[0]))
 

@@ -81,6 +81,20 @@ static void expect_error(char **args, const char *want)
 
 #define EXPECT_ERROR(want, ...) expect_error((char *[]){__VA_ARGS__, NULL}, (want))
 
+static void test_feature_gates(void **state)
+{
+    (void)state;
+    catalogd_flags f;
+    assert_int_equal(PARSE(&f, "--check-flags"), 0);
+    assert_true(f.gate_metas); /* on here; upstream's default is off */
+    assert_false(f.gate_graphql);
+    /* upstream's experimental.yaml: one gate per flag, all of them count */
+    assert_int_equal(PARSE(&f, "--feature-gates=APIV1MetasHandler=false", "--feature-gates=GraphQLCatalogQueries=true"), 0);
+    assert_false(f.gate_metas);
+    assert_true(f.gate_graphql);
+    assert_string_equal(f.common.feature_gates, "APIV1MetasHandler=false,GraphQLCatalogQueries=true");
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -90,8 +104,8 @@ static void test_errors(void **state)
     EXPECT_ERROR("--metrics-bind-address: want :PORT, IP:PORT or [IPv6]:PORT (\"0\": off), got \":metrics\"",
                  "--metrics-bind-address=:metrics");
     EXPECT_ERROR("--tls-cert and --tls-key go together (both paths, or neither)", "--tls-key", "/k");
-    EXPECT_ERROR("--feature-gates: unrecognized feature gate \"APIV1MetasHandler\" (this build has none)",
-                 "--feature-gates=APIV1MetasHandler=true");
+    EXPECT_ERROR("--feature-gates: unrecognized feature gate \"Nope\" (known: APIV1MetasHandler, GraphQLCatalogQueries)",
+                 "--feature-gates=APIV1MetasHandler=true", "--feature-gates=Nope=true");
     EXPECT_ERROR("--leader-election-namespace: \"A_B\" is not a namespace name", "--leader-election-namespace=A_B");
     EXPECT_ERROR("--gc-interval: bad duration \"0\" (e.g. 12h, 30m, 10s)", "--gc-interval", "0");
 }
@@ -103,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_aliases_and_new),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_feature_gates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

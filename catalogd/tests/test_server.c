@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "catalog_http_util.h"
+#include "catalog_server_internal.h" /* the gate switches, flipped on the loop thread */
 #include "catalog_store.h"
 #include "server_fixture.h"
 #include "strbuf.h"
@@ -609,6 +610,42 @@ static void test_metas_selection(void **state)
     resp_free(&r);
 }
 
+static void set_gates(catalog_server *srv, void *arg)
+{
+    const bool *g = arg; /* {no_metas, graphql_501} */
+    srv->no_metas = g[0];
+    srv->graphql_501 = g[1];
+}
+
+/* --feature-gates APIV1MetasHandler=false: no /metas route, as upstream without the gate;
+ * GraphQLCatalogQueries=true (not built): 501 with what to use instead.  /all stays. */
+static void test_feature_gates(void **state)
+{
+    (void)state;
+    resp r;
+    request(&r, "GET", "/catalogs/small/api/v1/graphql", NULL);
+    expect(&r, 404, NULL);
+    resp_free(&r);
+    bool gates[2] = {true, true};
+    fixture_call(W.fx, set_gates, gates);
+    request(&r, "GET", "/catalogs/small/api/v1/metas?schema=olm.package", NULL);
+    expect(&r, 404, "404 page not found\n");
+    resp_free(&r);
+    request(&r, "POST", "/catalogs/small/api/v1/graphql", NULL);
+    expect(&r, 501, NULL);
+    assert_non_null(strstr(strbuf_str(&r.body), "GraphQLCatalogQueries"));
+    resp_free(&r);
+    request(&r, "GET", "/catalogs/small/api/v1/all", NULL);
+    expect(&r, 200, NULL);
+    assert_non_null(strstr(strbuf_str(&r.body), "\"name\":\"bar\""));
+    resp_free(&r);
+    gates[0] = gates[1] = false;
+    fixture_call(W.fx, set_gates, gates);
+    request(&r, "GET", "/catalogs/small/api/v1/metas?schema=olm.package&name=bar", NULL);
+    expect(&r, 200, "{\"name\":\"bar\",\"schema\":\"olm.package\"}\n");
+    resp_free(&r);
+}
+
 static void test_metas_unknown_param(void **state)
 {
     (void)state;
@@ -1130,6 +1167,7 @@ int main(void)
         cmocka_unit_test(test_access_log_bytes),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_start_errors),
+        cmocka_unit_test(test_feature_gates),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

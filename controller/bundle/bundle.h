@@ -3,6 +3,8 @@
 #ifndef OLM_BUNDLE_H
 #define OLM_BUNDLE_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 #include "olm_error.h"
@@ -66,6 +68,18 @@ typedef struct bundle_config {
  * on success; on failure `out` is empty and err holds the prefixed message. */
 int bundle_config_validate(unsigned install_modes, const char *install_ns, const json_t *config,
                            bundle_config *out, olm_error *err);
+
+/* Upstream's feature gates over the config (operator-controller --feature-gates): a key whose
+ * gate is off is not in the schema, so it is an `unknown field`, as upstream reports it. */
+typedef struct bundle_config_gates {
+    bool watch_namespace;   /* SingleOwnNamespaceInstallSupport */
+    bool deployment_config; /* DeploymentConfig */
+} bundle_config_gates;
+#define BUNDLE_CONFIG_ALL_GATES ((bundle_config_gates){.watch_namespace = true, .deployment_config = true})
+
+/* bundle_config_validate with those gates (it passes BUNDLE_CONFIG_ALL_GATES). */
+int bundle_config_validate_gated(unsigned install_modes, const char *install_ns, const json_t *config,
+                                 bundle_config_gates gates, bundle_config *out, olm_error *err);
 void bundle_config_free(bundle_config *c);
 
 #endif

@@ -208,15 +208,21 @@ static void check_deployment_config(errlist *e, const json_t *dc)
 int bundle_config_validate(unsigned modes, const char *install_ns, const json_t *config, bundle_config *out,
                            olm_error *err)
 {
+    return bundle_config_validate_gated(modes, install_ns, config, BUNDLE_CONFIG_ALL_GATES, out, err);
+}
+
+int bundle_config_validate_gated(unsigned modes, const char *install_ns, const json_t *config,
+                                 bundle_config_gates gates, bundle_config *out, olm_error *err)
+{
     memset(out, 0, sizeof *out);
     errlist e = {0};
-    int ns_allowed = (modes & (INSTALL_MODE_OWN | INSTALL_MODE_SINGLE)) != 0;
+    int ns_allowed = gates.watch_namespace && (modes & (INSTALL_MODE_OWN | INSTALL_MODE_SINGLE)) != 0;
     const json_t *wn = NULL, *dc = NULL;
     if (config && !json_is_object(config)) {
         add(&e, "invalid type: got %s, want object", type_of(config));
     } else {
         wn = json_object_get(config, "watchNamespace");
-        dc = json_object_get(config, "deploymentConfig");
+        dc = gates.deployment_config ? json_object_get(config, "deploymentConfig") : NULL;
         /* required, then properties, then additionalProperties. */
         if (ns_allowed && !(modes & INSTALL_MODE_ALL) && !wn)
             add(&e, "required field \"watchNamespace\" is missing");
@@ -227,7 +233,8 @@ int bundle_config_validate(unsigned modes, const char *install_ns, const json_t 
         const char *key;
         json_t *v;
         json_object_foreach((json_t *)config, key, v) {
-            if (strcmp(key, "deploymentConfig") == 0 || (ns_allowed && strcmp(key, "watchNamespace") == 0))
+            if ((gates.deployment_config && strcmp(key, "deploymentConfig") == 0) ||
+                (ns_allowed && strcmp(key, "watchNamespace") == 0))
                 continue;
             add(&e, "unknown field \"%s\"", key);
             break;

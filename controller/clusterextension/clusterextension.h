@@ -236,6 +236,9 @@ typedef struct clusterextension_reconciler_config {
     int64_t token_seconds;          /* ServiceAccount token lifetime; 0: 3600 */
     uint64_t deadline_minute_ms;    /* a minute of spec.progressDeadlineMinutes; 0: 60000 (tests shorten it) */
     clusterextension_cert_mode cert_mode; /* webhooks' certificates (default auto) */
+    /* Upstream's gates SingleOwnNamespaceInstallSupport and DeploymentConfig turned off: that
+     * key of spec.config.inline is then an unknown field (zero: both on, our default). */
+    bool no_watch_namespace, no_deployment_config;
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

@@ -249,7 +249,9 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
         config = bundle_json_path(run->ce, "spec.config.inline");
     const char *ns = clusterextension_str(run->ce, "spec.namespace");
     bundle_config cfg = {0};
-    if (bundle_config_validate(bundle_install_modes(b.csv), ns, config, &cfg, &err) != 0) {
+    bundle_config_gates gates = {.watch_namespace = !run->r->cfg.no_watch_namespace,
+                                 .deployment_config = !run->r->cfg.no_deployment_config};
+    if (bundle_config_validate_gated(bundle_install_modes(b.csv), ns, config, gates, &cfg, &err) != 0) {
         bundle_free(&b);
         return clusterextension_fail_bundle(run, CE_PROGRESS_INVALID_CONFIG, "%s", err.msg);
     }

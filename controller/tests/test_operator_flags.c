@@ -102,6 +102,47 @@ static void test_aliases_and_new(void **state)
     assert_null(f.common.tls_cert);
 }
 
+static void collect_line(const char *line, void *data)
+{
+    int *n = data;
+    (*n)++;
+    assert_non_null(strstr(line, "not built here"));
+}
+
+/* Upstream's manifests pass one gate per --feature-gates; every one counts, ours default on. */
+static void test_feature_gates(void **state)
+{
+    (void)state;
+    operator_flags f;
+    assert_int_equal(PARSE(&f, "--check-flags"), 0);
+    assert_true(f.gate_single_own_namespace && f.gate_deployment_config && f.gate_cert_manager && f.gate_service_ca);
+    assert_false(f.gate_boxcutter || f.gate_bundle_release);
+    assert_int_equal(f.cert_mode, CE_CERT_AUTO);
+    int lines = 0;
+    operator_flags_unbuilt_gates(&f, collect_line, &lines);
+    assert_int_equal(lines, 0);
+    /* upstream's standard-e2e.yaml */
+    assert_int_equal(PARSE(&f, "--feature-gates=WebhookProviderCertManager=true", "--feature-gates=BoxcutterRuntime=false",
+                           "--feature-gates=BundleReleaseSupport=false", "--feature-gates=DeploymentConfig=false",
+                           "--feature-gates=SingleOwnNamespaceInstallSupport=false",
+                           "--feature-gates=WebhookProviderOpenshiftServiceCA=false"),
+                     0);
+    assert_false(f.gate_single_own_namespace || f.gate_deployment_config || f.gate_service_ca);
+    assert_true(f.gate_cert_manager);
+    assert_int_equal(f.cert_mode, CE_CERT_MANAGER); /* upstream picks cert-manager when its gate is on */
+    assert_int_equal(PARSE(&f, "--feature-gates=WebhookProviderCertManager=false,WebhookProviderOpenshiftServiceCA=true"), 0);
+    assert_int_equal(f.cert_mode, CE_CERT_SERVICE_CA);
+    /* an explicit provider wins over the gates */
+    assert_int_equal(PARSE(&f, "--webhook-cert-provider", "openshift-service-ca",
+                           "--feature-gates=WebhookProviderCertManager=true"), 0);
+    assert_int_equal(f.cert_mode, CE_CERT_SERVICE_CA);
+    /* upstream's experimental.yaml: the gates we have not built are accepted, and said so */
+    assert_int_equal(PARSE(&f, "--feature-gates=BoxcutterRuntime=true", "--feature-gates=BundleReleaseSupport=true"), 0);
+    lines = 0;
+    operator_flags_unbuilt_gates(&f, collect_line, &lines);
+    assert_int_equal(lines, 2);
+}
+
 static void expect_error(char **args, const char *want)
 {
     operator_flags f;
@@ -121,9 +162,12 @@ static void test_errors(void **state)
                  "--metrics-bind-address=8443");
     EXPECT_ERROR("--health-probe-bind-address: want :PORT, IP:PORT or [IPv6]:PORT (\"0\": off), got \"x:1\"",
                  "--health-addr", "x:1");
-    EXPECT_ERROR("--feature-gates: unrecognized feature gate \"SingleOwnNamespaceInstallSupport\" (this build has "
-                 "none)",
-                 "--feature-gates=SingleOwnNamespaceInstallSupport=true");
+    EXPECT_ERROR("--feature-gates: unrecognized feature gate \"Nope\" (known: SingleOwnNamespaceInstallSupport, "
+                 "DeploymentConfig, WebhookProviderCertManager, WebhookProviderOpenshiftServiceCA, BoxcutterRuntime, "
+                 "BundleReleaseSupport)",
+                 "--feature-gates=DeploymentConfig=true", "--feature-gates=Nope=true");
+    EXPECT_ERROR("--feature-gates: invalid value of BoxcutterRuntime: \"maybe\" (want true or false)",
+                 "--feature-gates=BoxcutterRuntime=maybe");
     EXPECT_ERROR("--global-pull-secret: want NAMESPACE/NAME, got \"olmv1-system\"", "--global-pull-secret",
                  "olmv1-system");
     EXPECT_ERROR("--system-namespace: \"Olm\" is not a namespace name (lower-case DNS-1123 label)",
@@ -142,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_aliases_and_new),
         cmocka_unit_test(test_operations_flags),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_feature_gates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,7 +157,7 @@ static void test_flags_check(void **state)
     assert_int_equal(olm_daemon_flags_check(&f, GATES, msg, sizeof msg), 0);
     /* "" is "not given", as upstream's defaults are. */
     f = (olm_daemon_flags){.tls_cert = "", .tls_key = "", .system_namespace = "", .metrics_addr = "0",
-                           .pull_cas_dir = "", .global_pull_secret = "", .feature_gates = ""};
+                           .pull_cas_dir = "", .global_pull_secret = ""};
     assert_int_equal(olm_daemon_flags_check(&f, GATES, msg, sizeof msg), 0);
     assert_null(f.tls_cert);
     assert_null(f.system_namespace);
@@ -181,7 +181,7 @@ static void test_flags_check(void **state)
     f.global_pull_secret = "pull-secret";
     expect_check_error(f, "--global-pull-secret: want NAMESPACE/NAME, got \"pull-secret\"");
     f = manifest_flags();
-    f.feature_gates = "Nope=true";
+    snprintf(f.feature_gates, sizeof f.feature_gates, "Nope=true");
     expect_check_error(f, "--feature-gates: unrecognized feature gate \"Nope\" (known: Alpha, Beta)");
 }
 

@@ -34,6 +34,33 @@ static const char *msg(unsigned modes, const char *config_json)
     return m;
 }
 
+/* With upstream's gates off (operator-controller --feature-gates), the key is not in the
+ * schema: an unknown field, as upstream reports it. */
+static const char *gated(unsigned modes, const char *config_json, bundle_config_gates gates)
+{
+    static olm_error err;
+    bundle_config c;
+    json_error_t je;
+    json_t *cfg = config_json ? json_loads(config_json, 0, &je) : NULL;
+    int rc = bundle_config_validate_gated(modes, "install-ns", cfg, gates, &c, &err);
+    json_decref(cfg);
+    bundle_config_free(&c);
+    return rc == 0 ? "ok" : err.msg;
+}
+
+static void test_gates(void **state)
+{
+    (void)state;
+    bundle_config_gates none = {0}, all = BUNDLE_CONFIG_ALL_GATES;
+    assert_string_equal(gated(ALL | SINGLE, "{\"watchNamespace\":\"other\"}", all), "ok");
+    assert_string_equal(gated(ALL | SINGLE, "{\"watchNamespace\":\"other\"}", none), P "unknown field \"watchNamespace\"");
+    assert_string_equal(gated(ALL, "{\"deploymentConfig\":{\"env\":[]}}", all), "ok");
+    assert_string_equal(gated(ALL, "{\"deploymentConfig\":{\"env\":[]}}", none), P "unknown field \"deploymentConfig\"");
+    assert_string_equal(gated(ALL, NULL, none), "ok");
+    bundle_config_gates only_dc = {.deployment_config = true};
+    assert_string_equal(gated(ALL | OWN, "{\"deploymentConfig\":{}}", only_dc), "ok");
+}
+
 static void test_all_namespaces_only(void **state)
 {
     (void)state;
@@ -136,6 +163,7 @@ int main(void)
         cmocka_unit_test(test_pattern_length_type),
         cmocka_unit_test(test_any_of_when_all_supported),
         cmocka_unit_test(test_deployment_config),
+        cmocka_unit_test(test_gates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
