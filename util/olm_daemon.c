@@ -40,7 +40,8 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         olm_flag_empty_is_unset(paths[i]);
     if (check_listen("--health-probe-bind-address", f->health_addr, msg, msgsz) != 0 ||
-        check_listen("--metrics-bind-address", f->metrics_addr, msg, msgsz) != 0)
+        check_listen("--metrics-bind-address", f->metrics_addr, msg, msgsz) != 0 ||
+        check_listen("--pprof-bind-address", f->pprof_addr, msg, msgsz) != 0)
         return -1;
     if ((f->tls_cert == NULL) != (f->tls_key == NULL)) {
         snprintf(msg, msgsz, "--tls-cert and --tls-key go together (both paths, or neither)");
@@ -76,6 +77,11 @@ void olm_daemon_apply_logging(const olm_daemon_flags *f)
 {
     olm_log_set_level(f->level);
     olm_log_set_format(f->format);
+    if (!olm_listen_off(f->pprof_addr))
+        olm_log(OLM_LOG_WARN, NULL, NULL,
+                "--pprof-bind-address %s: Go's pprof has no counterpart in this C daemon; nothing listens there "
+                "(profile with perf instead)",
+                f->pprof_addr);
 }
 
 void olm_daemon_print_version(const char *prog)

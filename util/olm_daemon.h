@@ -17,6 +17,8 @@
 typedef struct olm_daemon_flags {
     const char *health_addr;        /* --health-probe-bind-address (alias --health-addr); off: see below */
     const char *metrics_addr;       /* --metrics-bind-address; "0" (the default) is off */
+    const char *pprof_addr;         /* --pprof-bind-address (upstream's manifests pass it): accepted and
+                                     * checked; there is no Go pprof here, and the daemon says so */
     const char *tls_cert, *tls_key; /* both or neither */
     const char *tls_profile;        /* --tls-profile old|intermediate|modern|custom, or NULL */
     const char *tls_custom_version, *tls_custom_ciphers, *tls_custom_curves; /* with custom */
@@ -53,7 +55,8 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
 
 /* The rows of the log flags, the same in both daemons' tables. */
 #define OLM_DAEMON_LOG_FLAGS(c)                                                                                  \
-    OLM_FLAG_STRING("--log-level", &(c)->log_level, NULL),                                                       \
+    OLM_FLAG_STRING("--pprof-bind-address", &(c)->pprof_addr, "0"),                                              \
+        OLM_FLAG_STRING("--log-level", &(c)->log_level, NULL),                                                   \
         OLM_FLAG_UINT("-v", &(c)->verbosity, "0", 0, 10, "-v: want a verbosity 0..10, not %s"),                   \
         OLM_FLAG_STRING("--log-format", &(c)->log_format, "text")
 
