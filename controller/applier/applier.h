@@ -37,6 +37,8 @@ typedef struct applier_ctx {
     kube_client *as_sa;            /* the ClusterExtension's ServiceAccount: bundle content */
     const char *system_namespace;  /* where install records live */
     const char *extension;         /* ClusterExtension name */
+    const char *owner_uid;         /* its metadata.uid: the Helm release Secret's ownerReference (NULL: none) */
+    const char *release_namespace; /* its spec.namespace: the Helm release's namespace */
     int crd_wait_seconds;          /* how long to wait for CRDs to be Established; 0: 30 */
 } applier_ctx;
 
@@ -50,7 +52,9 @@ typedef struct applier_ctx {
 int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *objects,
                   const install_record *prev, install_record *out, olm_error *err);
 
-/* Reads the extension's install record; 1 when found, 0 when there is none, -1 on error. */
+/* Reads the extension's install record; 1 when found, 0 when there is none, -1 on error.
+ * With no record of ours, a deployed Helm release that upstream OLM v1 wrote is adopted:
+ * its bundle and objects become our record (written then; nothing else is touched). */
 int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err);
 
 /* Deletes every object of `rec` (as_sa, falling back to admin for objects the SA may no

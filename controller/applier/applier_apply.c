@@ -336,7 +336,7 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
         olm_error_set(err, "out of memory");
         goto done;
     }
-    if (applier_write_record(ctx, &rec, prev == NULL, err) < 0)
+    if (applier_write_record_mirrored(ctx, &rec, objects, true, prev == NULL, err) < 0)
         goto done;
     /* Written: the new bundle is the installed one even when pruning failed, so the
      * caller gets the record either way (a failed prune is retried by the next apply). */

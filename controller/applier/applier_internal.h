@@ -111,5 +111,17 @@ int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err);
  * request fewer for a first install).  The system namespace is only looked at when the
  * write fails with NotFound, to say what is missing. */
 int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool likely_new, olm_error *err);
+/* The same, where rec changed since the last write: first the Helm release that upstream
+ * reads (applier_helm.c; `objects` as applied, NULL: the record's references), so that a
+ * failure leaves our record as it was and the retry writes both; mirror false skips it. */
+int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *rec, const json_t *objects,
+                                  bool mirror, bool likely_new, olm_error *err);
+
+/* applier_helm.c: upstream's install record, a Helm release in chunked Secrets. */
+int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec, const json_t *objects,
+                               olm_error *err);
+/* The deployed release as a record: 1, 0 when there is none, -1 on error. */
+int applier_read_helm_release(const applier_ctx *ctx, install_record *out, olm_error *err);
+int applier_delete_helm_releases(const applier_ctx *ctx, olm_error *err);
 
 #endif

@@ -30,6 +30,13 @@ static bool json_str_eq(const json_t *a, const json_t *b)
 
 int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool likely_new, olm_error *err)
 {
+    return applier_write_record_mirrored(ctx, rec, NULL, true, likely_new, err);
+}
+
+int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *rec, const json_t *objects,
+                                  bool mirror, bool likely_new, olm_error *err)
+{
+    bool mirrored = !mirror || rec->pending;
     json_t *want = install_record_to_secret(rec, ctx->system_namespace);
     if (!want)
         return olm_error_set(err, "out of memory");
@@ -42,6 +49,9 @@ int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool
         rc = attempt == 0 && likely_new ? KUBE_NOT_FOUND
                                          : kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &cur, err);
         if (rc == KUBE_NOT_FOUND) {
+            if (!mirrored && (rc = applier_write_helm_release(ctx, rec, objects, err)) < 0)
+                break;
+            mirrored = true;
             rc = kube_create(ctx->admin, want, NULL, err);
             if (rc == KUBE_ALREADY_EXISTS)
                 continue;
@@ -72,6 +82,9 @@ int applier_write_record(const applier_ctx *ctx, const install_record *rec, bool
             break;
         }
         json_decref(cur);
+        if (!mirrored && (rc = applier_write_helm_release(ctx, rec, objects, err)) < 0)
+            break;
+        mirrored = true;
         rc = kube_update(ctx->admin, want, NULL, err);
         json_object_del(json_object_get(want, "metadata"), "resourceVersion");
         if (rc != KUBE_CONFLICT)
@@ -100,7 +113,13 @@ int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *
     int rc = kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &s, err);
     if (rc == KUBE_NOT_FOUND) {
         free(name);
-        return 0;
+        /* Upstream's record, if upstream installed it: adopted as it is. */
+        rc = applier_read_helm_release(ctx, out, err);
+        if (rc == 1 && applier_write_record_mirrored(ctx, out, NULL, false, true, err) < 0) {
+            install_record_free(out);
+            return -1;
+        }
+        return rc;
     }
     if (rc < 0) {
         olm_error_wrap(err, "reading the install record Secret '%s' in namespace '%s'", name, ctx->system_namespace);

@@ -1,8 +1,9 @@
 /* applier_repair: drift repair for an installed bundle.
  *
- * Every recorded object is re-applied with server-side apply: that is idempotent, and
- * with force it takes back exactly the fields we manage (labels included) and nothing
- * else, so there is no diff to compute.  An object counts as repaired when it was
+ * A recorded object that is missing, or whose live state lacks a field we apply or holds
+ * another value there, is re-applied with server-side apply: with force it takes back
+ * exactly the fields we manage (labels included) and nothing else.  One that already holds
+ * all of them is left alone (live_holds).  An object counts as repaired when it was
  * missing, or when the apply changed one of the fields we apply: they differ between the
  * object before (our GET) and the one the apply returned.  Not when its resourceVersion
  * merely moved: a controller writing between our GET and our no-op apply (a Deployment's
@@ -30,6 +31,39 @@ static bool applied_changed(const json_t *applied, const json_t *before, const j
     return false;
 }
 
+/* Whether the live object already holds every field we apply, with our values: objects by
+ * their keys (the apiserver's defaults and other managers' fields are not ours), lists
+ * element by element (a container gains defaulted fields), numbers by value, and a null we
+ * apply (a pod template's creationTimestamp) by the field being absent or null. */
+static bool live_holds(const json_t *applied, const json_t *live)
+{
+    if (json_is_null(applied))
+        return !live || json_is_null(live);
+    if (!live)
+        return false;
+    if (json_is_object(applied)) {
+        if (!json_is_object(live))
+            return false;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)applied, k, v)
+            if (!live_holds(v, json_object_get(live, k)))
+                return false;
+        return true;
+    }
+    if (json_is_array(applied)) {
+        if (!json_is_array(live) || json_array_size(applied) != json_array_size(live))
+            return false;
+        for (size_t i = 0; i < json_array_size(applied); i++)
+            if (!live_holds(json_array_get(applied, i), json_array_get(live, i)))
+                return false;
+        return true;
+    }
+    if (json_is_number(applied))
+        return json_is_number(live) && json_number_value(applied) == json_number_value(live);
+    return json_equal(applied, live);
+}
+
 /* 1 repaired, 0 unchanged, -1 error. */
 static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *err)
 {
@@ -43,6 +77,13 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
         kube_resource_info ri;
         bool namespaced = kube_resolve_kind(ctx->admin, o->api_version, o->kind, &ri, NULL) < 0 || ri.namespaced;
         return applier_conflict(err, o->kind, namespaced ? o->ns : "", o->name);
+    }
+    /* Nothing to repair: no request at all.  Besides saving one, this is what lets an install
+     * adopted from upstream (its objects written by Helm, not by us) stay untouched until
+     * something really drifts: a no-op apply would still write our managedFields into it. */
+    if (cur && live_holds(o->obj, cur)) {
+        json_decref(cur);
+        return 0;
     }
     if (applier_apply_one(ctx, o, &after, err) < 0) {
         json_decref(cur);

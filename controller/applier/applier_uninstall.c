@@ -98,5 +98,7 @@ int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_err
         return -1;
     }
     free(name);
-    return 0;
+    /* Upstream's record goes too (its ownerReference would let GC take it, but not before the
+     * ClusterExtension is gone, and not on a cluster without a garbage collector). */
+    return applier_delete_helm_releases(ctx, err);
 }

@@ -72,19 +72,41 @@ void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterex
 
 /* ------------------------------------------------------------ finalizer */
 
-static bool has_finalizer(const json_t *ce)
+/* Upstream's finalizers on an extension it installed.  We adopt such an extension, so we
+ * also let it go: on deletion they are removed with ours (their caches are upstream's). */
+static const char *const UPSTREAM_FINALIZERS[] = {"olm.operatorframework.io/cleanup-contentmanager-cache",
+                                                  "olm.operatorframework.io/cleanup-unpack-cache"};
+
+static bool is_upstream_finalizer(const char *f)
+{
+    for (size_t i = 0; i < sizeof UPSTREAM_FINALIZERS / sizeof UPSTREAM_FINALIZERS[0]; i++)
+        if (strcmp(f, UPSTREAM_FINALIZERS[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Ours; with `or_upstream`, or one of upstream's. */
+static bool has_finalizer_of(const json_t *ce, bool or_upstream)
 {
     const json_t *fins = json_object_get(json_object_get(ce, "metadata"), "finalizers");
     size_t i;
     const json_t *f;
-    json_array_foreach((json_t *)fins, i, f) if (json_string_value(f) && strcmp(json_string_value(f), CE_FINALIZER) == 0)
-        return true;
+    json_array_foreach((json_t *)fins, i, f) {
+        const char *s = json_string_value(f);
+        if (s && (strcmp(s, CE_FINALIZER) == 0 || (or_upstream && is_upstream_finalizer(s))))
+            return true;
+    }
     return false;
 }
 
-/* Adds or removes our finalizer with a full PUT carrying the resourceVersion we read,
- * so a concurrent change makes it fail (409) and the reconcile retries.  On success
- * run->ce becomes the updated object. */
+static bool has_finalizer(const json_t *ce)
+{
+    return has_finalizer_of(ce, false);
+}
+
+/* Adds or removes our finalizer (a removal takes upstream's too) with a full PUT carrying
+ * the resourceVersion we read, so a concurrent change makes it fail (409) and the reconcile
+ * retries.  On success run->ce becomes the updated object. */
 static int set_finalizer(clusterextension_run *run, bool present, olm_error *err)
 {
     json_t *obj = json_deep_copy(run->ce);
@@ -98,7 +120,8 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(md, "finalizers"), i, f) {
-        if (json_string_value(f) && strcmp(json_string_value(f), CE_FINALIZER) == 0)
+        const char *s = json_string_value(f);
+        if (s && (strcmp(s, CE_FINALIZER) == 0 || (!present && is_upstream_finalizer(s))))
             continue;
         json_array_append(fins, f);
     }
@@ -205,7 +228,7 @@ static void remove_bundle_cache(clusterextension_run *run)
 /* deletionTimestamp is set: uninstall what the record lists, then let the object go. */
 static kube_wq_result_kind handle_delete(clusterextension_run *run)
 {
-    if (!has_finalizer(run->ce))
+    if (!has_finalizer_of(run->ce, true))
         return KUBE_WQ_OK;
     olm_error err;
     int found = applier_read_record(&run->actx, &run->rec, &err);
@@ -381,7 +404,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         /* Both paths write conditions, each with observedGeneration = metadata.generation. */
         run.generation = (int64_t)json_integer_value(json_object_get(json_object_get(run.ce, "metadata"), "generation"));
         run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
-                                 .extension = key};
+                                 .extension = key, .owner_uid = clusterextension_str(run.ce, "metadata.uid"),
+                                 .release_namespace = clusterextension_str(run.ce, "spec.namespace")};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);
         else

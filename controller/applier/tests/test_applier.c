@@ -13,6 +13,7 @@
 #include "../../kube/tests/fake_http_server.h"
 #include "applier.h"
 #include "applier_internal.h"
+#include "helm_release.h"
 
 /* ------------------------------------------------------------ pure helpers */
 
@@ -178,6 +179,48 @@ static void reply(fake_http_response *resp, struct store *st, int code, const js
     resp->body = st->resp;
 }
 
+/* Whether obj's labels hold every "k=v" of the (URL-encoded) selector. */
+static bool selected(const json_t *obj, const char *enc)
+{
+    char sel[512];
+    size_t n = 0;
+    for (const char *p = enc; *p && *p != '&' && n < sizeof sel - 1; p++) {
+        unsigned c;
+        if (*p == '%' && sscanf(p + 1, "%2x", &c) == 1) {
+            sel[n++] = (char)c;
+            p += 2;
+        } else {
+            sel[n++] = *p;
+        }
+    }
+    sel[n] = 0;
+    const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    for (char *save = NULL, *kv = strtok_r(sel, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return false;
+        *eq = 0;
+        const char *v = json_string_value(json_object_get(labels, kv));
+        if (!v || strcmp(v, eq + 1) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* A LIST of the collection `path` with a label selector. */
+static void list(fake_http_response *resp, struct store *st, const char *path, const char *selector)
+{
+    json_t *items = json_array();
+    size_t plen = strlen(path);
+    for (int k = 0; k < STORE_MAX; k++)
+        if (st->path[k] && strncmp(st->path[k], path, plen) == 0 && st->path[k][plen] == '/' &&
+            !strchr(st->path[k] + plen + 1, '/') && selected(st->obj[k], selector))
+            json_array_append(items, st->obj[k]);
+    json_t *l = json_pack("{s:s, s:o}", "kind", "List", "items", items);
+    reply(resp, st, 200, l);
+    json_decref(l);
+}
+
 /* Every branch fills *resp through status() or reply(). */
 static void handle(struct store *st, const fake_http_request *req, fake_http_response *resp)
 {
@@ -204,7 +247,9 @@ static void handle(struct store *st, const fake_http_request *req, fake_http_res
                 resp->body = st->resp;
                 return;
             }
-        if (i < 0)
+        if (i < 0 && q && strstr(q + 1, "labelSelector="))
+            list(resp, st, path, strstr(q + 1, "labelSelector=") + 14);
+        else if (i < 0)
             status(resp, st, 404, "NotFound", "not found");
         else
             reply(resp, st, 200, st->obj[i]);
@@ -332,8 +377,16 @@ static void test_apply_order_record_prune_uninstall(void **state)
     assert_log_prefix(&f->st, 1, "PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/cr?");
     assert_log_prefix(&f->st, 2, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
     assert_log_prefix(&f->st, 3, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    /* Upstream's record first (a failure leaves ours unwritten, so the retry writes both). */
     assert_log_prefix(&f->st, 4, "POST /api/v1/namespaces/sys/secrets");
-    assert_int_equal(f->st.nlog, 5);
+    assert_log_prefix(&f->st, 5, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(f->st.nlog, 6);
+    int h = find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_true(h >= 0);
+    assert_string_equal(json_string_value(json_object_get(f->st.obj[h], "type")), "operatorframework.io/index.v1");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(f->st.obj[h], "metadata"), "labels"), "status")),
+                        "deployed");
     assert_int_equal(rec.nobjects, 4);
     assert_string_equal(rec.objects[1].namespace_, "");
     assert_string_equal(rec.objects[2].namespace_, "ns");
@@ -363,8 +416,9 @@ static void test_apply_order_record_prune_uninstall(void **state)
     install_record rec2;
     assert_int_equal(applier_apply(&f->ctx, &b2, objs, &rec, &rec2, &err), 0);
     assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/ns/configmaps/cm");
-    assert_log_prefix(&f->st, 3, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
-    assert_int_equal(f->st.nlog, 4);
+    assert_log_prefix(&f->st, 3, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1"); /* in place */
+    assert_log_prefix(&f->st, 4, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(f->st.nlog, 5);
     assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") >= 0);
     assert_int_equal(rec2.nobjects, 2);
 
@@ -380,7 +434,8 @@ static void test_apply_order_record_prune_uninstall(void **state)
     assert_log_prefix(&f->st, 0, "DELETE /apis/apps/v1/namespaces/ns/deployments/d");
     assert_log_prefix(&f->st, 1, "DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io");
     assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
-    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0);
+    assert_log_prefix(&f->st, 3, "DELETE /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0); /* nothing left to adopt either */
 
     install_record_free(&rec);
     install_record_free(&rec2);
@@ -397,24 +452,77 @@ static void test_record_write_create_first(void **state)
     json_t *objs = J("[]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
-    assert_int_equal(f->st.nlog, 1);
+    assert_int_equal(f->st.nlog, 2); /* the Helm release, then ours */
     assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
-    assert_int_equal(f->st.gets_by_admin, 1); /* the system namespace, checked once up front */
+    assert_log_prefix(&f->st, 1, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(f->st.gets_by_admin, 2); /* the system namespace, checked once up front; the releases */
     install_record_free(&rec);
 
     f->st.nlog = 0;
     applier_bundle b2 = bundle;
     b2.version = "2.0.0";
     assert_int_equal(applier_apply(&f->ctx, &b2, objs, NULL, &rec, &err), 0);
-    assert_int_equal(f->st.nlog, 2);
-    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
-    assert_log_prefix(&f->st, 1, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(f->st.nlog, 3);
+    assert_log_prefix(&f->st, 0, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_log_prefix(&f->st, 1, "POST /api/v1/namespaces/sys/secrets");
+    assert_log_prefix(&f->st, 2, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
     install_record_free(&rec);
     install_record got;
     assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
     assert_string_equal(got.bundle_version, "2.0.0");
     install_record_free(&got);
     json_decref(objs);
+}
+
+/* A cluster that upstream OLM v1 ran: no record of ours, upstream's deployed Helm release.
+ * Reading adopts it (our record is written, nothing else), and the uninstall removes the
+ * objects it lists and both records. */
+static void test_adopt_upstream_helm_release(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm"}, {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr"}};
+    install_record up = {.extension = "ext", .bundle_name = "b.v1", .bundle_version = "1.0.0", .bundle_image = "img@sha256:1",
+                         .package = "pkg", .properties = "[]", .objects = refs, .nobjects = 2,
+                         .installed_at = "2026-01-01T00:00:00Z"};
+    helm_release_in in = {.rec = &up, .release_namespace = "ns", .version = 4};
+    json_t *chunks = NULL, *index = helm_release_secrets(&in, "sys", &chunks, &err);
+    assert_non_null(index);
+    json_object_del(json_object_get(index, "metadata"), "annotations"); /* as upstream: labels on the Secret */
+    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4", index);
+    /* an older, superseded release is not the installed one */
+    json_t *old = json_deep_copy(index);
+    json_object_set_new(json_object_get(json_object_get(old, "metadata"), "labels"), "status", json_string("superseded"));
+    json_object_set_new(json_object_get(json_object_get(old, "metadata"), "labels"), "version", json_string("3"));
+    json_object_set_new(json_object_get(old, "metadata"), "name", json_string("sh.helm.release.v1.ext.v3"));
+    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3", old);
+    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
+    put(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr", J("{\"metadata\":{\"name\":\"cr\"}}"));
+    f->st.nlog = 0;
+
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_string_equal(got.bundle_name, "b.v1");
+    assert_string_equal(got.bundle_image, "img@sha256:1");
+    assert_int_equal(got.nobjects, 2);
+    assert_false(got.pending);
+    assert_int_equal(f->st.nlog, 1); /* our record, and nothing else */
+    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
+    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/olmv1-install-ext") >= 0);
+    install_record again;
+    f->st.nlog = 0;
+    assert_int_equal(applier_read_record(&f->ctx, &again, &err), 1); /* ours now */
+    assert_int_equal(f->st.nlog, 0);
+    install_record_free(&again);
+
+    assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
+    assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") < 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4") < 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3") < 0);
+    assert_int_equal(applier_read_record(&f->ctx, &again, &err), 0);
+    install_record_free(&got);
+    json_decref(chunks);
 }
 
 static void test_conflict_before_any_write(void **state)
@@ -702,10 +810,10 @@ static void test_repair_counts(void **state)
                      "\"annotations\":{\"mine\":\"1\"}},\"data\":{\"k\":\"v\",\"list\":\"[1,2]\"}}]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
-    /* Nothing changed: nothing repaired, though every apply moved the resourceVersion. */
+    /* Nothing changed: nothing repaired, and no apply sent (the live objects hold our fields). */
     f->st.nlog = 0;
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
-    assert_int_equal(f->st.nlog, 2);
+    assert_int_equal(f->st.nlog, 0);
     /* Someone else's annotation and a status: still nothing of ours changed. */
     int i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
     json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "annotations"),
@@ -736,12 +844,48 @@ static void test_repair_counts(void **state)
     json_decref(objs);
 }
 
+/* The apiserver's defaults (a container's terminationMessagePath, a port's protocol) and a
+ * null we render (a pod template's creationTimestamp) are no drift: no apply is sent.  A
+ * changed image, or one container more, is. */
+static void test_repair_ignores_defaults(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"},"
+                     "\"spec\":{\"replicas\":1,\"template\":{\"metadata\":{\"creationTimestamp\":null},\"spec\":{"
+                     "\"containers\":[{\"name\":\"m\",\"image\":\"i:1\",\"ports\":[{\"containerPort\":80}]}]}}}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    int i = find(&f->st, "/apis/apps/v1/namespaces/ns/deployments/d");
+    json_t *tmpl = json_object_get(json_object_get(f->st.obj[i], "spec"), "template");
+    json_object_del(json_object_get(tmpl, "metadata"), "creationTimestamp");
+    json_t *c = json_array_get(json_object_get(json_object_get(tmpl, "spec"), "containers"), 0);
+    json_object_set_new(c, "terminationMessagePath", json_string("/dev/termination-log"));
+    json_object_set_new(json_array_get(json_object_get(c, "ports"), 0), "protocol", json_string("TCP"));
+    json_object_set_new(json_object_get(f->st.obj[i], "spec"), "replicas", json_real(1.0)); /* same number */
+    f->st.nlog = 0;
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
+    assert_int_equal(f->st.nlog, 0);
+    json_object_set_new(c, "image", json_string("i:2"));
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
+    assert_int_equal(f->st.nlog, 1);
+    i = find(&f->st, "/apis/apps/v1/namespaces/ns/deployments/d");
+    json_t *cs = json_object_get(json_object_get(json_object_get(json_object_get(f->st.obj[i], "spec"), "template"),
+                                                 "spec"), "containers");
+    json_array_append_new(cs, J("{\"name\":\"sidecar\",\"image\":\"s\"}"));
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_set_order_labels_and_stripping),
         cmocka_unit_test(test_identity_and_ownership),
         cmocka_unit_test_setup_teardown(test_apply_order_record_prune_uninstall, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_adopt_upstream_helm_release, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_repair_ignores_defaults, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_conflict_before_any_write, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_record_write_create_first, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_forbidden_names_object_and_records_only_what_it_applied, fx_setup, fx_teardown),
