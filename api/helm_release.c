@@ -1,7 +1,6 @@
 /* helm_release: upstream's Helm release Secrets, written and read (helm_release.h). */
 #include "helm_release.h"
 
-#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,21 +116,10 @@ static char *chunk_name(const char *key, const unsigned char *data, size_t len)
     return asprintf(&s, "%s-%s", key, enc) < 0 ? NULL : s;
 }
 
-/* "object-<first 8 bytes of sha256, hex>.json", as upstream names its chart's files. */
-static void object_file(const char *text, size_t len, char out[32])
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    if (!EVP_Digest(text, len, md, &n, EVP_sha256(), NULL) || n < 8)
-        memset(md, 0, 8);
-    snprintf(out, 32, "object-%02x%02x%02x%02x%02x%02x%02x%02x.json", md[0], md[1], md[2], md[3], md[4], md[5],
-             md[6], md[7]);
-}
-
 /* ------------------------------------------------------------ write */
 
-/* The manifest: each object as Helm prints a template, "---\n# Source: <chart>/templates/<file>\n<text>\n". */
-static int manifest_text(const helm_release_in *in, const char *chart, strbuf *out)
+/* The manifest as upstream's post-renderer leaves it: one object's JSON a line. */
+static int manifest_text(const helm_release_in *in, strbuf *out)
 {
     size_t n = in->objects ? json_array_size(in->objects) : in->rec->nobjects;
     for (size_t i = 0; i < n; i++) {
@@ -147,9 +135,7 @@ static int manifest_text(const helm_release_in *in, const char *chart, strbuf *o
         json_decref(o);
         if (!text)
             return -1;
-        char file[32];
-        object_file(text, strlen(text), file);
-        int rc = strbuf_printf(out, "---\n# Source: %s/templates/%s\n%s\n", chart, file, text);
+        int rc = strbuf_printf(out, "%s\n", text);
         free(text);
         if (rc < 0)
             return -1;
@@ -168,7 +154,7 @@ static char *release_json(const helm_release_in *in, olm_error *err)
     const install_record *rec = in->rec;
     const char *chart = rec->package && *rec->package ? rec->package : rec->bundle_name;
     strbuf manifest = STRBUF_INIT;
-    if (manifest_text(in, chart, &manifest) < 0) {
+    if (manifest_text(in, &manifest) < 0) {
         strbuf_free(&manifest);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -399,6 +385,65 @@ static int add_object(void *ud, json_t *root, int line)
     return 0;
 }
 
+/* One "---" document of a manifest: JSON objects one after the other (what upstream's
+ * post-renderer writes, one a line), or YAML (what Helm's templates write). */
+static int manifest_document(const char *p, size_t n, manifest_ctx *m)
+{
+    while (n && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+        p++;
+        n--;
+    }
+    if (!n)
+        return 0;
+    if (*p != '{') {
+        gocompat_yaml_opts yo = {.flags = GOCOMPAT_YAML_NO_ALIASES};
+        gocompat_yaml_error ye;
+        olm_error_clear(m->err);
+        if (gocompat_yaml_decode(p, n, &yo, add_object, m, &ye) < 0)
+            return m->err->msg[0] ? -1 : olm_error_set(m->err, "the release's manifest is not valid YAML (line %d)", ye.line);
+        return 0;
+    }
+    while (n) {
+        json_error_t je;
+        json_t *o = json_loadb(p, n, JSON_DISABLE_EOF_CHECK, &je);
+        if (!o)
+            return olm_error_set(m->err, "the release's manifest is not valid JSON: %s", je.text);
+        if (add_object(m, o, 0) < 0)
+            return -1;
+        p += je.position;
+        n -= je.position;
+        while (n && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+            p++;
+            n--;
+        }
+    }
+    return 0;
+}
+
+/* The objects of a manifest: documents separated by "---" lines; "#" lines are comments. */
+static int manifest_objects(const char *text, size_t len, manifest_ctx *m)
+{
+    strbuf docbuf = STRBUF_INIT;
+    const char *end = text + len;
+    int rc = 0;
+    for (const char *line = text; rc == 0 && line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *next = nl ? nl + 1 : end;
+        size_t ll = (size_t)(next - line);
+        if (ll >= 3 && strncmp(line, "---", 3) == 0 && (ll == 3 || line[3] == '\n' || line[3] == ' ' || line[3] == '\r')) {
+            rc = manifest_document(docbuf.data ? strbuf_str(&docbuf) : "", docbuf.len, m);
+            strbuf_reset(&docbuf);
+        } else if (*line != '#' && strbuf_append(&docbuf, line, ll) < 0) {
+            rc = olm_error_set(m->err, "out of memory");
+        }
+        line = next;
+    }
+    if (rc == 0)
+        rc = manifest_document(docbuf.data ? strbuf_str(&docbuf) : "", docbuf.len, m);
+    strbuf_free(&docbuf);
+    return rc;
+}
+
 /* A release label: the JSON's own labels (ours), else the Secret's labels, else its
  * annotations (where the chunked driver puts values that are not valid labels). */
 static const char *release_label(const json_t *doc, const json_t *secret, const char *key)
@@ -444,17 +489,11 @@ static int decode_doc(const json_t *doc, const json_t *secret, helm_release *out
         !rec->bundle_name || !rec->bundle_version || !rec->bundle_image || !rec->package || !rec->properties ||
         !rec->installed_at)
         return olm_error_set(err, "out of memory");
-    const char *manifest = str_at(doc, "manifest");
-    if (!manifest)
+    const json_t *manifest = json_object_get(doc, "manifest");
+    if (!json_is_string(manifest))
         return 0; /* a release of nothing */
     manifest_ctx m = {.rec = rec, .err = err};
-    gocompat_yaml_opts yo = {.flags = GOCOMPAT_YAML_NO_ALIASES};
-    gocompat_yaml_error ye;
-    olm_error_clear(err);
-    if (gocompat_yaml_decode(manifest, json_string_length(json_object_get(doc, "manifest")), &yo, add_object, &m,
-                             &ye) < 0)
-        return err->msg[0] ? -1 : olm_error_set(err, "the release's manifest is not valid YAML (line %d)", ye.line);
-    return 0;
+    return manifest_objects(json_string_value(manifest), json_string_length(manifest), &m);
 }
 
 int helm_release_decode(const json_t *index_secret, const char *const *extra, const size_t *extra_len, size_t n,

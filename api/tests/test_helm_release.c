@@ -100,7 +100,12 @@ static void test_written_as_upstream_reads_it(void **state)
     assert_string_equal(json_string_value(json_object_get(info, "first_deployed")), "2026-11-01T00:00:00Z");
     assert_string_equal(json_string_value(json_object_get(info, "deleted")), "");
     const char *manifest = json_string_value(json_object_get(doc, "manifest"));
-    assert_non_null(strstr(manifest, "---\n# Source: widget/templates/object-"));
+    /* as upstream's post-renderer leaves it: one object's JSON a line */
+    assert_int_equal(manifest[0], '{');
+    size_t lines = 0;
+    for (const char *p = manifest; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 3);
     assert_non_null(strstr(manifest, "\"kind\":\"Deployment\""));
     json_decref(doc);
 
@@ -252,6 +257,25 @@ static void test_upstream_release_decoded(void **state)
     assert_string_equal(r.rec.objects[0].namespace_, "argocd");
     assert_string_equal(r.rec.objects[1].kind, "ClusterRole");
     assert_string_equal(r.rec.objects[1].namespace_, "");
+    helm_release_free(&r);
+    json_decref(s);
+
+    /* What upstream's operator-controller at df2c201 really writes (seen on a cluster): the
+     * release labels inside the JSON, the Secret's labels only the driver's, and the manifest
+     * one object's JSON a line, with no "---" between them. */
+    s = upstream_secret(
+        "{\"name\":\"argocd\",\"namespace\":\"argocd\",\"version\":1,\"info\":{\"status\":\"deployed\"},"
+        "\"labels\":{\"olm.operatorframework.io/bundle-name\":\"argocd-operator.v0.7.0\","
+        "\"olm.operatorframework.io/bundle-version\":\"0.7.0\"},\"chart\":{\"metadata\":{}},"
+        "\"manifest\":\"{\\\"apiVersion\\\":\\\"v1\\\",\\\"kind\\\":\\\"ConfigMap\\\",\\\"metadata\\\":{\\\"name\\\":\\\"a\\\",\\\"namespace\\\":\\\"argocd\\\"}}\\n"
+        "{\\\"apiVersion\\\":\\\"v1\\\",\\\"kind\\\":\\\"Namespace\\\",\\\"metadata\\\":{\\\"name\\\":\\\"b\\\"}}\\n\"}");
+    assert_int_equal(helm_release_decode(s, NULL, NULL, 0, &r, &err), 0);
+    assert_string_equal(r.rec.bundle_name, "argocd-operator.v0.7.0"); /* the JSON's label wins */
+    assert_string_equal(r.rec.bundle_version, "0.7.0");
+    assert_string_equal(r.rec.properties, "[]");
+    assert_int_equal(r.rec.nobjects, 2);
+    assert_string_equal(r.rec.objects[0].name, "a");
+    assert_string_equal(r.rec.objects[1].kind, "Namespace");
     helm_release_free(&r);
     json_decref(s);
 

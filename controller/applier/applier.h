@@ -57,6 +57,12 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
  * its bundle and objects become our record (written then; nothing else is touched). */
 int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err);
 
+/* Sets the record's bundle properties (olm.properties text) and writes it when they changed:
+ * a record adopted from upstream's Helm release has none, and the OpenShift upgrade check
+ * reads them.  0, or -1 with err (rec unchanged). */
+int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, const char *properties,
+                                  olm_error *err);
+
 /* Deletes every object of `rec` (as_sa, falling back to admin for objects the SA may no
  * longer delete) and then the record itself.  Objects already gone are fine. */
 int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_error *err);

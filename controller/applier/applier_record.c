@@ -101,6 +101,26 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
     return rc < 0 ? -1 : 0;
 }
 
+int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, const char *properties,
+                                  olm_error *err)
+{
+    if (!properties || !*properties)
+        properties = "[]";
+    if (rec->properties && strcmp(rec->properties, properties) == 0)
+        return 0;
+    char *copy = strdup(properties), *old = rec->properties;
+    if (!copy)
+        return olm_error_set(err, "out of memory");
+    rec->properties = copy;
+    if (applier_write_record_mirrored(ctx, rec, NULL, false, false, err) < 0) {
+        rec->properties = old;
+        free(copy);
+        return -1;
+    }
+    free(old);
+    return 0;
+}
+
 int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);

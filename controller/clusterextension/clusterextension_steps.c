@@ -305,7 +305,7 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
     if (target_is_installed(run) && strcmp(run->target.image, run->rec.bundle_image) == 0 &&
         same_objects(&run->rec, objects)) {
         int n = applier_repair(&run->actx, &run->rec, objects, err);
-        if (n < 0)
+        if (n < 0 || applier_record_set_properties(&run->actx, &run->rec, properties, err) < 0)
             return -1;
         atomic_fetch_add(&run->r->repaired, (uint64_t)n);
         if (n > 0)

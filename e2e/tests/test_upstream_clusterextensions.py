@@ -4,6 +4,10 @@ does.  Our install is least-privilege, so that needs the opt-in config/rbac-upst
 it the extension says which permission is missing and how to opt in.  Upstream's suite deletes an
 extension together with its namespace: the uninstall must still finish."""
 
+import base64
+import gzip
+import json
+
 import pytest
 import yaml
 
@@ -35,6 +39,17 @@ def opt_in(system_ns):
     return binding["metadata"]["name"]
 
 
+def helm_release(system_ns, ce_name):
+    """What upstream's e2e suite reads to learn what an extension installed (steps.go
+    listHelmReleaseResources): the one deployed index Secret, gunzip of its chunk, the objects
+    of the release's manifest."""
+    items = kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={ce_name},status=deployed",
+                         "--field-selector", "type=operatorframework.io/index.v1")["items"]
+    assert len(items) == 1, [i["metadata"]["name"] for i in items]
+    rel = json.loads(gzip.decompress(base64.b64decode(items[0]["data"]["chunk"])))
+    return items[0], rel, [o for o in yaml.safe_load_all(rel["manifest"]) if o]
+
+
 def owned_cluster_objects(ce_name):
     return kubectl("get", "clusterroles,clusterrolebindings", "-l", f"{OWNER_LABEL}={ce_name}",
                    "-o", "name").stdout.split()
@@ -64,6 +79,18 @@ def test_without_service_account(world, name):
         owned = owned_cluster_objects(name)
         assert owned, "the bundle's cluster-scoped RBAC was not installed"
 
+        # The Helm release upstream's tools and e2e suite read: the installed objects, all there.
+        secret, rel, objects = helm_release(system_ns, name)
+        assert rel["name"] == name and rel["namespace"] == ns and rel["info"]["status"] == "deployed", rel["info"]
+        assert secret["metadata"]["labels"]["olm.operatorframework.io/bundle-name"] == f"{pkg}.v1.0.0"
+        assert secret["metadata"]["ownerReferences"][0]["kind"] == "ClusterExtension"
+        kinds = sorted(o["kind"] for o in objects)
+        assert "Deployment" in kinds and "ConfigMap" in kinds and "ClusterRole" in kinds, kinds
+        for o in objects:
+            md = o["metadata"]
+            where = ["-n", md["namespace"]] if md.get("namespace") else []
+            kubectl("get", o["kind"], md["name"], *where, "-o", "name")
+
         # A removed object comes back (the periodic repair, 2 s here, covers it without a token
         # of an installer to watch with).
         kubectl("delete", "configmap", f"{pkg}-config", "-n", ns)
@@ -77,6 +104,7 @@ def test_without_service_account(world, name):
         rec = kubectl("get", "secret", "-n", system_ns, f"{olmv1_e2e.RECORD_PREFIX}{name}", "--ignore-not-found",
                       "-o", "name").stdout.strip()
         assert rec == "", rec
+        assert kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name}")["items"] == []
     finally:
         kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=false", check=False)
         kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
