@@ -57,6 +57,12 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
  * its bundle and objects become our record (written then; nothing else is touched). */
 int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err);
 
+/* When our record names another bundle than the ClusterExtension's status does
+ * (`status_bundle`: status.install.bundle.name, "" when none), upstream OLM v1 ran meanwhile
+ * and installed that one: its deployed Helm release, when it names that bundle, replaces our
+ * record (adopted as applier_read_record does).  1 replaced, 0 kept, -1 on error. */
+int applier_refresh_record(const applier_ctx *ctx, const char *status_bundle, install_record *rec, olm_error *err);
+
 /* Sets the record's bundle properties (olm.properties text) and writes it when they changed:
  * a record adopted from upstream's Helm release has none, and the OpenShift upgrade check
  * reads them.  0, or -1 with err (rec unchanged). */

@@ -121,6 +121,27 @@ int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, c
     return 0;
 }
 
+int applier_refresh_record(const applier_ctx *ctx, const char *status_bundle, install_record *rec, olm_error *err)
+{
+    if (!status_bundle || !*status_bundle || rec->pending || strcmp(status_bundle, rec->bundle_name) == 0)
+        return 0;
+    install_record up;
+    int rc = applier_read_helm_release(ctx, &up, err);
+    if (rc <= 0)
+        return rc;
+    if (strcmp(up.bundle_name, status_bundle) != 0) {
+        install_record_free(&up);
+        return 0; /* not upstream's doing: our record stands */
+    }
+    if (applier_write_record_mirrored(ctx, &up, NULL, false, false, err) < 0) {
+        install_record_free(&up);
+        return -1;
+    }
+    install_record_free(rec);
+    *rec = up;
+    return 1;
+}
+
 int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);

@@ -327,6 +327,12 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         return KUBE_WQ_ERROR;
     }
     int found = applier_read_record(&run->actx, &run->rec, &err);
+    /* Upstream may have installed another bundle since we wrote our record. */
+    if (found == 1 && applier_refresh_record(&run->actx, clusterextension_str(run->ce, "status.install.bundle.name"),
+                                             &run->rec, &err) < 0) {
+        install_record_free(&run->rec);
+        found = -1;
+    }
     if (found < 0) {
         clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
         char recerr[OLM_ERROR_MAX];

@@ -515,11 +515,30 @@ static void test_adopt_upstream_helm_release(void **state)
     assert_int_equal(f->st.nlog, 0);
     install_record_free(&again);
 
+    /* Upstream ran again meanwhile and installed b.v2: the status names it, its release too. */
+    up.bundle_name = "b.v2";
+    in.version = 5;
+    json_t *chunks2 = NULL, *v5 = helm_release_secrets(&in, "sys", &chunks2, &err);
+    json_object_set_new(json_object_get(json_object_get(index, "metadata"), "labels"), "status",
+                        json_string("superseded"));
+    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5", v5);
+    assert_int_equal(applier_refresh_record(&f->ctx, "b.v1", &got, &err), 0); /* status agrees with us */
+    assert_int_equal(applier_refresh_record(&f->ctx, "", &got, &err), 0);
+    assert_string_equal(got.bundle_name, "b.v1");
+    assert_int_equal(applier_refresh_record(&f->ctx, "b.v2", &got, &err), 1);
+    assert_string_equal(got.bundle_name, "b.v2");
+    assert_int_equal(applier_read_record(&f->ctx, &again, &err), 1);
+    assert_string_equal(again.bundle_name, "b.v2"); /* written */
+    install_record_free(&again);
+    assert_int_equal(applier_refresh_record(&f->ctx, "b.v3", &got, &err), 0); /* nobody installed b.v3 */
+    json_decref(chunks2);
+
     assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
     assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
     assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") < 0);
     assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4") < 0);
     assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3") < 0);
+    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5") < 0);
     assert_int_equal(applier_read_record(&f->ctx, &again, &err), 0);
     install_record_free(&got);
     json_decref(chunks);

@@ -1,0 +1,249 @@
+"""The two-way door with upstream OLM v1 (issue 28): an administrator switches a live cluster from
+upstream's operator-controller to ours and back, and nothing is reinstalled.
+
+Upstream's own binary (../shared/upstream/bin, operator-controller at df2c201) runs as a host
+process against this module's cluster, with cluster-admin as upstream's install gives it; ours
+runs with its least-privilege identity plus the opt-in config/rbac-upstream-rights, since the
+extensions upstream installed have no spec.serviceAccount.  This is the one place a test runs
+upstream's binaries; without them (or without root, which the bind mount of its ServiceAccount
+token needs) the module is skipped.
+
+  upstream installs 1.0.0 -> ours adopts it: status kept, no installed object written (their
+  resourceVersions stay, no managedFields of ours), our record written; ours upgrades to
+  1.0.1 (the adopted objects updated, not recreated) and mirrors the Helm release.
+  -> upstream takes it back: same bundle, same objects (uids), no Deployment rollout; it
+  upgrades to 2.0.0.  -> ours again: our older record gives way to what upstream installed;
+  the deletion uninstalls everything, upstream's finalizers included.
+"""
+
+import base64
+import gzip
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import olmv1_e2e
+from conftest import REPO, kubectl, kubectl_json, unique
+from olmv1_e2e import WAIT, Daemon, conditions, free_port, http, wait_for
+
+VERSIONS = ("1.0.0", "1.0.1", "2.0.0")
+LABEL = "e2e-door"
+UPSTREAM_BIN = Path(os.environ.get("OLMV1_UPSTREAM_BIN", REPO.parent / "shared" / "upstream" / "bin"))
+OPT_IN = REPO / "config" / "rbac-upstream-rights" / "cluster-admin.yaml"
+OUR_MANAGER = "olm.operatorframework.io"
+
+
+def upstream_binary(name):
+    """Upstream's binary, unpacked once into the cache; skips the module when it is absent."""
+    src = UPSTREAM_BIN / f"{name}.xz"
+    if not src.exists():
+        pytest.skip(f"upstream's binaries are not in {UPSTREAM_BIN}: the two-way door is not tested")
+    if os.geteuid() != 0:
+        pytest.skip("upstream's operator-controller needs its ServiceAccount token bind-mounted: root only")
+    dst = Path.home() / ".cache" / "olmv1" / "upstream-bin" / name
+    if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_suffix(".tmp")
+        with lzma.open(src) as i, open(tmp, "wb") as o:
+            shutil.copyfileobj(i, o)
+        tmp.chmod(0o755)
+        tmp.rename(dst)
+    return dst
+
+
+class UpstreamController(Daemon):
+    """Upstream's operator-controller: cluster-admin (the test's kubeconfig), its ServiceAccount's
+    token where it looks for it (/run/secrets, bind-mounted in a mount namespace of its own), the
+    local registry insecure in a registries.conf, metrics on a free port with a throwaway cert."""
+
+    label = "upstream operator-controller"
+
+    def __init__(self, workdir, system_ns, binary):
+        super().__init__(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.system_ns, self.binary = system_ns, binary
+        self.port = free_port()
+        self.log_path = self.workdir / "upstream-operator-controller.log"
+
+    def start(self):
+        sa_dir = self.workdir / "secrets" / "kubernetes.io" / "serviceaccount"
+        sa_dir.mkdir(parents=True, exist_ok=True)
+        token = kubectl("create", "token", "operator-controller-controller-manager", "-n", self.system_ns,
+                        "--duration=24h").stdout.strip()
+        (sa_dir / "token").write_text(token)
+        (sa_dir / "namespace").write_text(self.system_ns)
+        conf = self.workdir / "registries.conf"
+        conf.write_text(f'[[registry]]\nlocation = "{os.environ["OLMV1_REGISTRY"]}"\ninsecure = true\n')
+        cert, key = self.workdir / "tls.crt", self.workdir / "tls.key"
+        if not cert.exists():
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                            "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                           check=True, capture_output=True)
+        env = os.environ.copy()
+        env["CONTAINERS_REGISTRIES_CONF"] = str(conf)
+        cmd = ["unshare", "-m", "/bin/bash", "-c", 'mkdir -p /run/secrets && mount --bind "$0" /run/secrets && exec "$@"',
+               str(self.workdir / "secrets"), str(self.binary), "--kubeconfig", os.environ["KUBECONFIG"],
+               "--cache-path", str(self.workdir / "cache"), "--system-namespace", self.system_ns,
+               "--health-probe-bind-address", f"127.0.0.1:{self.port}", "--metrics-bind-address",
+               f"127.0.0.1:{free_port()}", "--tls-cert", str(cert), "--tls-key", str(key), "--pprof-bind-address", "0"]
+        self.spawn(cmd, "ab", env)
+        wait_for(lambda: http(f"http://127.0.0.1:{self.port}/readyz", timeout=2)[0] == 200,
+                 "upstream's operator-controller to be ready", self)
+
+    def stop(self):
+        try:
+            super().stop()
+        except AssertionError as e:
+            if "exited" not in str(e):  # how Go's manager ends on SIGTERM is not ours to judge
+                raise
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    binary = upstream_binary("operator-controller")
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("door"), LABEL) as env:
+        binding = yaml.safe_load(OPT_IN.read_text())
+        binding["metadata"]["name"] = f"{env['system_ns']}-upstream-rights"
+        binding["subjects"][0]["namespace"] = env["system_ns"]
+        kubectl("apply", "-f", "-", input=binding)
+        pkg = unique("door")
+        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS)
+        ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS, "latest")
+        env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, ref),
+                   upstream=UpstreamController(env["work"] / "upstream", env["system_ns"], binary))
+        env["ctl"].stop()  # each test starts the side it needs
+        try:
+            yield env
+        finally:
+            env["upstream"].stop()
+            if env["ctl"].proc is None:
+                env["ctl"].start()  # so that olm_env's cleanup can uninstall what is left
+            kubectl("delete", "clusterrolebinding", binding["metadata"]["name"], "--ignore-not-found", check=False)
+
+
+def apply_ce(world, name, ns, version):
+    """A ClusterExtension as upstream's users write it: no serviceAccount."""
+    olmv1_e2e.apply_ce(world, world["pkg"], name, ns, version=version, service_account=None)
+
+
+def installed(name, bundle, observed=True):
+    obj, c = conditions(name)
+    inst = obj.get("status", {}).get("install", {}).get("bundle", {}).get("name")
+    p = c.get("Progressing", {})
+    return (inst == bundle and c.get("Installed", {}).get("status") == "True" and p.get("reason") == "Succeeded"
+            and (not observed or p.get("observedGeneration") == obj["metadata"]["generation"]))
+
+
+def release_objects(system_ns, name):
+    """The objects of the deployed Helm release (what upstream installed, as its e2e reads them)."""
+    items = kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name},status=deployed",
+                         "--field-selector", "type=operatorframework.io/index.v1")["items"]
+    assert len(items) == 1, [i["metadata"]["name"] for i in items]
+    rel = json.loads(gzip.decompress(base64.b64decode(items[0]["data"]["chunk"])))
+    objs = []
+    for line in rel["manifest"].splitlines():
+        if line.strip().startswith("{"):
+            objs.append(json.loads(line))
+    return items[0], objs
+
+
+def live(objs):
+    """{(kind, ns, name): (uid, resourceVersion, generation, managers)} of the live objects."""
+    out = {}
+    for o in objs:
+        md = o["metadata"]
+        where = ["-n", md["namespace"]] if md.get("namespace") else []
+        cur = kubectl_json("get", o["kind"], md["name"], *where, "--show-managed-fields")["metadata"]
+        out[(o["kind"], md.get("namespace", ""), md["name"])] = (
+            cur["uid"], cur["resourceVersion"], cur.get("generation"),
+            sorted({f["manager"] for f in cur.get("managedFields", [])}))
+    return out
+
+
+def test_upstream_to_ours_and_back(world, name):
+    pkg, system_ns, ctl, up = world["pkg"], world["system_ns"], world["ctl"], world["upstream"]
+    ns = name[:50]
+    kubectl("create", "namespace", ns)
+    try:
+        # Upstream installs 1.0.0.
+        up.start()
+        apply_ce(world, name, ns, "1.0.0")
+        wait_for(lambda: installed(name, f"{pkg}.v1.0.0"), "upstream to install 1.0.0", up)
+        _, objs = release_objects(system_ns, name)
+        before = live(objs)
+        assert len(before) >= 5, before
+        assert not any(OUR_MANAGER in v[3] for v in before.values())
+        up.stop()
+
+        # Ours adopts it: nothing installed is written.
+        ctl.start()
+        record = f"{olmv1_e2e.RECORD_PREFIX}{name}"
+        wait_for(lambda: kubectl("get", "secret", record, "-n", system_ns, check=False).returncode == 0,
+                 "our record of the adopted install", ctl)
+        wait_for(lambda: f"clusterExtension={name} adopting bundle {pkg}.v1.0.0" in ctl.log_text(),
+                 "the adoption logged", ctl)
+        time.sleep(5)  # a few drift-repair passes (2 s apart here): none may write
+        after = live(objs)
+        assert after == before, {k: (before[k], after.get(k)) for k in before if before[k] != after.get(k)}
+        assert installed(name, f"{pkg}.v1.0.0", observed=False)
+        assert olmv1_e2e.configmap_version(pkg, ns) == "1.0.0"
+
+        # Ours upgrades the adopted install: the same objects, updated.
+        kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+                '{"spec":{"source":{"catalog":{"version":"1.0.1"}}}}')
+        wait_for(lambda: installed(name, f"{pkg}.v1.0.1"), "ours to upgrade to 1.0.1", ctl)
+        assert olmv1_e2e.configmap_version(pkg, ns) == "1.0.1"
+        secret, objs = release_objects(system_ns, name)
+        assert secret["metadata"]["labels"]["status"] == "deployed"
+        mid = live(objs)
+        for k, v in mid.items():
+            if k in before:
+                assert v[0] == before[k][0], f"{k} was recreated"
+        deployment = next(k for k in mid if k[0] == "Deployment")
+        ctl.stop()
+
+        # Upstream takes it back from the release we wrote: nothing recreated, no rollout.
+        up.start()
+        wait_for(lambda: "olm.operatorframework.io/cleanup-unpack-cache" in
+                 kubectl_json("get", "clusterextension", name)["metadata"].get("finalizers", []),
+                 "upstream to reconcile the extension", up)
+        wait_for(lambda: len(kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name}")["items"]) >= 2,
+                 "upstream's own release on top of ours", up)
+        assert installed(name, f"{pkg}.v1.0.1", observed=False)
+        back = live(objs)
+        for k, v in back.items():
+            assert v[0] == mid[k][0], f"{k} was recreated by upstream"
+        assert back[deployment][2] == mid[deployment][2], "upstream rolled the Deployment"
+        kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+                '{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}')
+        wait_for(lambda: installed(name, f"{pkg}.v2.0.0"), "upstream to upgrade to 2.0.0", up)
+        up.stop()
+
+        # Ours again: our record (1.0.1) gives way to what upstream installed since.
+        ctl.start()
+        wait_for(lambda: installed(name, f"{pkg}.v2.0.0") and
+                 f"adopting bundle {pkg}.v2.0.0" in ctl.log_text(), "ours to take 2.0.0 over", ctl)
+        _, objs = release_objects(system_ns, name)
+        # The deletion uninstalls it all; upstream's finalizers do not keep it.
+        kubectl("delete", "clusterextension", name, f"--timeout={WAIT}s")
+        for o in objs:
+            md = o["metadata"]
+            where = ["-n", md["namespace"]] if md.get("namespace") else []
+            out = kubectl("get", o["kind"], md["name"], *where, "--ignore-not-found", "-o", "name").stdout.strip()
+            assert out == "", f"{out} left behind"
+        assert kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name}")["items"] == []
+        assert kubectl("get", "secret", record, "-n", system_ns, "--ignore-not-found", "-o", "name").stdout == ""
+    finally:
+        if world["upstream"].proc is not None:
+            world["upstream"].stop()
+        if ctl.proc is None:
+            ctl.start()
+        kubectl("delete", "clusterextension", name, "--ignore-not-found", f"--timeout={WAIT}s", check=False)
+        kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
