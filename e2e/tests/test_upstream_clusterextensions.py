@@ -47,7 +47,10 @@ def helm_release(system_ns, ce_name):
                          "--field-selector", "type=operatorframework.io/index.v1")["items"]
     assert len(items) == 1, [i["metadata"]["name"] for i in items]
     rel = json.loads(gzip.decompress(base64.b64decode(items[0]["data"]["chunk"])))
-    return items[0], rel, [o for o in yaml.safe_load_all(rel["manifest"]) if o]
+    # One object's JSON a line, as upstream's post-renderer writes it (its suite reads it with
+    # the apimachinery stream decoder, which takes JSON values back to back).
+    objects = [json.loads(line) for line in rel["manifest"].splitlines() if line.strip()]
+    return items[0], rel, objects
 
 
 def owned_cluster_objects(ce_name):
