@@ -60,6 +60,8 @@ void catalogd_usage(FILE *out)
             "  --max-concurrent-reconciles N  default 2\n"
             "  --pull-timeout DURATION        deadline of a whole catalog image pull (default 10m)\n"
             "  --no-access-log                do not log each HTTP request\n"
+            "  --webhook-server-port PORT     upstream's ClusterCatalog mutating webhook, HTTPS with --tls-cert\n"
+            "                                 (default 9443; 0: none; none without a certificate)\n"
             "  --feature-gates LIST           Name=true|false,... Known gates:\n");
     olm_feature_gate gates[CATALOGD_NGATES];
     catalogd_gates(NULL, gates);
@@ -127,6 +129,8 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
         OLM_DAEMON_REGISTRY_FLAGS(c),
         OLM_FLAG_APPEND("--feature-gates", c->feature_gates),
+        OLM_FLAG_UINT("--webhook-server-port", &f->webhook_port, "9443", 0, 65535,
+                      "--webhook-server-port must be 0..65535, not %s"),
         OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
                           "--poll-interval-override-seconds: bad value \"%s\""),
         OLM_FLAG_NO("--no-access-log", &f->access_log),

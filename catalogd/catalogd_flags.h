@@ -26,6 +26,7 @@ typedef struct catalogd_flags {
     bool access_log;            /* one stderr line per HTTP request; --no-access-log */
     unsigned concurrency;       /* --max-concurrent-reconciles, default 2 */
     uint64_t pull_timeout_ms;   /* --pull-timeout: a whole image pull, default 10m */
+    unsigned webhook_port;      /* --webhook-server-port, default 9443 (0: none) */
     bool gate_metas;            /* --feature-gates APIV1MetasHandler (default true here) */
     bool gate_graphql;          /* GraphQLCatalogQueries: not built; /api/v1/graphql answers 501 */
 } catalogd_flags;

@@ -34,6 +34,7 @@
 #include <curl/curl.h>
 
 #include "catalog_server.h"
+#include "catalog_webhook.h"
 #include "catalogd_flags.h"
 #include "catalogd_log.h"
 #include "clustercatalog_reconcile.h"
@@ -69,6 +70,7 @@ typedef struct app {
     kube_workqueue *wq;
     clustercatalog_reconciler *rec;
     catalog_server *srv;
+    olm_http_server *webhook; /* the mutating webhook upstream's manifests register, or NULL */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     oci_registries_follow *registries; /* registries.conf (--registries-conf): mirrors, blocked */
     oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
@@ -511,7 +513,55 @@ static void stop_servers(app *a)
 {
     if (a->srv)
         catalog_server_stop(a->srv, SERVER_GRACE_MS, server_stopped, &a->srv);
+    olm_http_server_stop_slot(&a->webhook, SERVER_GRACE_MS);
     olm_http_listeners_stop(&a->rt.listeners, SERVER_GRACE_MS);
+}
+
+/* The webhook listener: POST of an AdmissionReview on its path; nothing else is there. */
+static int webhook_get(const char *path, strbuf *body, const char **ctype, void *data)
+{
+    (void)path, (void)ctype, (void)data;
+    strbuf_puts(body, "404 page not found\n");
+    return 404;
+}
+
+static int webhook_post(const char *path, const char *in, size_t len, strbuf *body, const char **ctype, void *data)
+{
+    (void)data;
+    if (strcmp(path, CATALOG_WEBHOOK_PATH) != 0) {
+        strbuf_puts(body, "404 page not found\n");
+        return 404;
+    }
+    char msg[512];
+    if (catalog_webhook_review(in, len, body, msg, sizeof msg) < 0) {
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "webhook: bad admission review: %s", msg);
+        strbuf_reset(body);
+        strbuf_printf(body, "%s\n", msg);
+        return 400;
+    }
+    *ctype = "application/json";
+    return 200;
+}
+
+/* Upstream's webhook on --webhook-server-port, HTTPS with the serving certificate, on the host
+ * of --catalogs-server-addr.  Not fatal when it cannot listen: only a cluster that registers
+ * the webhook (upstream's manifests) needs it, and the reconciler sets the label anyway. */
+static void start_webhook(app *a)
+{
+    const olm_daemon_flags *c = &a->f.common;
+    if (!c->tls_cert || !c->tls_key || a->f.webhook_port == 0)
+        return;
+    char host[256];
+    int port;
+    olm_parse_listen_addr(a->f.server_addr, host, sizeof host, &port);
+    olm_http_server_opts o = {.host = host, .port = (int)a->f.webhook_port, .tls_cert = c->tls_cert,
+                              .tls_key = c->tls_key, .tls_profile = &c->tls, .name = "--webhook-server-port",
+                              .log_key = "catalog", .text = webhook_get, .post = webhook_post,
+                              .max_body = 1 << 20, .arg = a};
+    olm_error err;
+    if (!(a->webhook = olm_http_server_start(a->rt.loop, &o, &err)))
+        catalogd_log(CATALOGD_LOG_WARN, NULL, "no ClusterCatalog webhook (--webhook-server-port %u): %s",
+                     a->f.webhook_port, err.msg);
 }
 
 /* Binds every listener before anything else runs, so that a port in use is one line and
@@ -535,8 +585,10 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
     } else {
         olm_http_listeners_opts lo = {.flags = c, .log_key = "catalog", .health = health_text,
                                       .metrics = catalog_metrics_text, .arg = a};
-        if (olm_http_listeners_start(a->rt.loop, &lo, &a->rt.listeners, msg, msgsz) == 0)
+        if (olm_http_listeners_start(a->rt.loop, &lo, &a->rt.listeners, msg, msgsz) == 0) {
+            start_webhook(a);
             return 0;
+        }
         stop_servers(a);
     }
     uv_run(a->rt.loop, UV_RUN_DEFAULT); /* lets the listeners close */
@@ -626,7 +678,7 @@ static int run(app *a, bool *started)
         log_started(a);
     }
     uv_run(a->rt.loop, UV_RUN_DEFAULT);
-    if (a->srv || a->rt.listeners.health || a->rt.listeners.metrics)
+    if (a->srv || a->webhook || a->rt.listeners.health || a->rt.listeners.metrics)
         return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
     uv_loop_close(a->rt.loop);
     uv_mutex_destroy(&a->pub_lock);

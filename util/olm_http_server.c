@@ -30,6 +30,7 @@ struct olm_http_server {
     olm_http_gate gate;   /* check NULL: none */
     char log_key[32], name[64];
     olm_http_text_handler text;
+    olm_http_post_handler post;
     void *arg;
     uint64_t drain_deadline;
     bool stopping;
@@ -176,12 +177,26 @@ static int serve_text(h2o_req_t *req, void *arg)
     return 0;
 }
 
+static int serve_post(h2o_req_t *req, olm_http_server *s)
+{
+    h2o_iovec_t p = req->path_normalized;
+    const char *path = h2o_strdup(&req->pool, p.base, p.len).base;
+    strbuf body = STRBUF_INIT;
+    const char *ctype = NULL;
+    int status = s->post(path, req->entity.base ? req->entity.base : "", req->entity.len, &body, &ctype, s->arg);
+    send_inline(req, status, ctype ? ctype : CT_TEXT, strbuf_str(&body), body.len);
+    strbuf_free(&body);
+    return 0;
+}
+
 static int on_text_req(h2o_handler_t *self, h2o_req_t *req)
 {
     olm_http_server *s = ((text_handler *)self)->srv;
     /* One request a connection, as probes and scrapers use them anyway: stopping then never
      * waits on an idle keep-alive connection. */
     req->http1_is_persistent = 0;
+    if (s->post && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("POST")))
+        return serve_post(req, s);
     if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
         !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"))) {
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
@@ -258,7 +273,7 @@ static void configure(olm_http_server *s, const olm_http_server_opts *o)
     s->config.server_name = h2o_iovec_init(NULL, 0); /* Go sends no Server header */
     s->config.http1.upgrade_to_http2 = 0;           /* HTTP/1.1 only, like upstream */
     s->config.http1.req_timeout = READ_TIMEOUT_MS;
-    s->config.max_request_entity_size = MAX_REQUEST_BODY;
+    s->config.max_request_entity_size = o->max_body ? o->max_body : MAX_REQUEST_BODY;
     h2o_hostconf_t *host = h2o_config_register_host(&s->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     h2o_pathconf_t *root = h2o_config_register_path(host, "/", 0);
     if (o->configure) {
@@ -291,6 +306,7 @@ olm_http_server *olm_http_server_start(uv_loop_t *loop, const olm_http_server_op
     }
     s->loop = loop;
     s->text = o->text;
+    s->post = o->post;
     s->arg = o->arg;
     snprintf(s->log_key, sizeof s->log_key, "%s", o->log_key ? o->log_key : "-");
     snprintf(s->name, sizeof s->name, "%s", o->name ? o->name : "listener");

@@ -34,6 +34,11 @@ typedef struct olm_http_server olm_http_server;
  * `body`; *content_type may be left NULL (text/plain; charset=utf-8). */
 typedef int (*olm_http_text_handler)(const char *path, strbuf *body, const char **content_type, void *data);
 
+/* The response to a POST of `path` with the request body `in` (len bytes): returns the status
+ * and fills `body` (an admission webhook).  *content_type as above. */
+typedef int (*olm_http_post_handler)(const char *path, const char *in, size_t len, strbuf *body,
+                                     const char **content_type, void *data);
+
 typedef struct olm_http_server_opts {
     const char *host;                   /* an IPv4 or IPv6 literal */
     int port;                           /* 0 picks a free one: see olm_http_server_port */
@@ -44,6 +49,8 @@ typedef struct olm_http_server_opts {
     /* One of the two: */
     void (*configure)(h2o_pathconf_t *root, void *arg); /* registers handlers on the path "/" */
     olm_http_text_handler text;
+    olm_http_post_handler post; /* with `text`: POSTs go here (NULL: 405) */
+    size_t max_body;            /* of a POST; 0: 4 KiB (nothing but GET and HEAD is expected) */
     void *arg; /* for either */
 } olm_http_server_opts;
 
