@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gocompat.h"
+#include "olm_proxy.h"
 #include "olm_base64.h"
 #include "olm_read_file.h"
 
@@ -544,6 +545,9 @@ void kube_config_free(kube_config *cfg)
 
 int kube_curl_apply(CURL *h, const kube_config *cfg, struct curl_slist **headers, olm_error *err)
 {
+    char proxy[1024]; /* as client-go: HTTPS_PROXY/NO_PROXY, never for loopback */
+    olm_proxy_for_url(cfg->server, proxy, sizeof proxy);
+    SETOPT(h, CURLOPT_PROXY, proxy);
     if (cfg->ca_file)
         SETOPT(h, CURLOPT_CAINFO, cfg->ca_file);
     if (cfg->insecure_skip_tls_verify) {

@@ -9,6 +9,7 @@
 #include "oci_internal.h"
 #include "oci_auth.h"
 #include "oci_registry.h"
+#include "olm_proxy.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -404,6 +405,9 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
 
     curl_easy_reset(reg->curl);
     SETOPT(CURLOPT_URL, url);
+    char proxy[1024]; /* HTTPS_PROXY/HTTP_PROXY/NO_PROXY as upstream's Go reads them */
+    olm_proxy_for_url(url, proxy, sizeof proxy);
+    SETOPT(CURLOPT_PROXY, proxy);
     SETOPT(CURLOPT_ERRORBUFFER, errbuf);
     SETOPT(CURLOPT_USERAGENT, "olmv1");
     SETOPT(CURLOPT_NOSIGNAL, 1L);

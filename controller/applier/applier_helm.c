@@ -159,6 +159,14 @@ int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec
 {
     if (rec->pending)
         return 0; /* upstream records no release for an install that failed */
+    /* The driver labels the index with its own name (label "key"), which Kubernetes limits to
+     * 63 characters: upstream cannot record an extension whose name is longer than 41 (it fails
+     * to install it), so there is nothing it could read here either. */
+    char *probe = helm_release_secret_name(ctx->extension, 1);
+    bool too_long = probe && strlen(probe) > 63;
+    free(probe);
+    if (too_long)
+        return 0;
     json_t *list = list_indexes(ctx, err);
     if (!list)
         return -1;

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "catalog.h"
+#include "olm_proxy.h"
 #include "strbuf.h"
 
 #define MAX_RESPONSE ((size_t)512 * 1024 * 1024)
@@ -164,6 +165,9 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
         return olm_error_set(err, "cannot create an HTTP handle");
     char ebuf[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(h, CURLOPT_URL, url);
+    char proxy[1024]; /* HTTPS_PROXY/NO_PROXY as upstream's Go reads them */
+    olm_proxy_for_url(url, proxy, sizeof proxy);
+    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, sb);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);

@@ -136,6 +136,9 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
     json_decref(run->ce);
     run->ce = updated;
     run->name = clusterextension_str(updated, "metadata.name");
+    /* The applier borrows these from the object too: never from the one just freed. */
+    run->actx.owner_uid = clusterextension_str(updated, "metadata.uid");
+    run->actx.release_namespace = clusterextension_str(updated, "spec.namespace");
     return 0;
 }
 

@@ -7,13 +7,14 @@ extension together with its namespace: the uninstall must still finish."""
 import base64
 import gzip
 import json
+import time
 
 import pytest
 import yaml
 
 import olmv1_e2e
 from conftest import REPO, kubectl, kubectl_json, unique
-from olmv1_e2e import OWNER_LABEL, WAIT, conditions, wait_for
+from olmv1_e2e import OWNER_LABEL, WAIT, conditions, ns, wait_for  # noqa: F401  (ns: a fixture)
 
 VERSIONS = ("1.0.0",)
 LABEL = "e2e-upstream-ce"
@@ -113,3 +114,21 @@ def test_without_service_account(world, name):
         kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
         if binding:
             kubectl("delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
+
+
+def test_release_of_a_first_install_is_owned_by_the_extension(world, ns):
+    """A first reconcile adds our finalizer (a new copy of the object) and installs at once: the
+    Helm release must still name the extension's uid (a stale one would let the garbage collector
+    take the Secret, and upstream's e2e suite then finds no release)."""
+    pkg, system_ns = world["pkg"], world["system_ns"]
+    name = unique("rel")  # the release's Secret name is a label too: at most 63 characters
+    olmv1_e2e.apply_ce(world, pkg, name, ns)  # ServiceAccount "installer" of the `ns` fixture
+    olmv1_e2e.wait_installed(world, name, f"{pkg}.v1.0.0", "1.0.0")
+    uid = kubectl_json("get", "clusterextension", name)["metadata"]["uid"]
+    secret, rel, _ = helm_release(system_ns, name)
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == uid
+    assert rel["info"]["status"] == "deployed"
+    time.sleep(3)  # the garbage collector would have taken a Secret whose owner is not there
+    secret, _, _ = helm_release(system_ns, name)
+    olmv1_e2e.delete_ce(name)
+    assert kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name}")["items"] == []
