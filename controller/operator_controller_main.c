@@ -506,6 +506,7 @@ static int start_controllers(app *a, olm_error *err)
         .cert_mode = a->f.cert_mode,
         .no_watch_namespace = !a->f.gate_single_own_namespace,
         .no_deployment_config = !a->f.gate_deployment_config,
+        .ignore_service_account = a->f.ignore_service_account,
         .tokens = a->tokens,
         .drift = a->drift,
         .crd_check = crdsafety_check,

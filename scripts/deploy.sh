@@ -5,9 +5,9 @@
 # deploy:   make images (unless SKIP_IMAGES=1) -> make manifests -> kubectl apply --server-side
 #           -> certificates (OLMV1_CERTS: openssl = make certs, the default, done before the
 #           apply; cert-manager; service-ca; none) -> wait until both Deployments are Available.
-#           OLMV1_UPSTREAM_RIGHTS=1 also applies config/rbac-upstream-rights: operator-controller
-#           with upstream's cluster-admin, for ClusterExtensions without spec.serviceAccount
-#           (upstream's e2e suite writes them so: make upstream-e2e sets it).
+#           OLMV1_UPSTREAM_MODE=1 runs operator-controller as upstream does (make upstream-e2e sets
+#           it): config/rbac-upstream-rights (cluster-admin) and config/upstream-mode (the warning
+#           on spec.serviceAccount) applied, --ignore-service-account added to its arguments.
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -44,13 +44,17 @@ if [ "$certs" = openssl ]; then
   bash "$repo/scripts/certs.sh"
 fi
 "$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$install"
-if [ "${OLMV1_UPSTREAM_RIGHTS:-0}" = 1 ]; then
-  "$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$repo/config/rbac-upstream-rights"
+patched=0
+if [ "${OLMV1_UPSTREAM_MODE:-0}" = 1 ]; then
+  "$KUBECTL" apply --server-side --field-manager=olmv1-install -f "$repo/config/rbac-upstream-rights" \
+    -f "$repo/config/upstream-mode"
+  "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json \
+    -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--ignore-service-account"}]'
+  patched=1
 fi
 # The local cluster's real node (OLMV1_NODE=real) reaches its registry as $OLMV1_NODE_REGISTRY,
 # plain HTTP. The install file names no insecure registry; say it on the live Deployments, as
 # an administrator of a plain-HTTP registry would (dist/olmv1-install.yaml stays as it is).
-patched=0
 if [ -n "${OLMV1_NODE_REGISTRY:-}" ]; then
   "$KUBECTL" -n "$NS" set env deployment/catalogd-controller-manager \
     deployment/operator-controller-controller-manager OLMV1_INSECURE_REGISTRIES="$OLMV1_NODE_REGISTRY"

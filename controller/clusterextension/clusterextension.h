@@ -239,6 +239,10 @@ typedef struct clusterextension_reconciler_config {
     /* Upstream's gates SingleOwnNamespaceInstallSupport and DeploymentConfig turned off: that
      * key of spec.config.inline is then an unknown field (zero: both on, our default). */
     bool no_watch_namespace, no_deployment_config;
+    /* --ignore-service-account: spec.serviceAccount means nothing, as in upstream OLM v1 (every
+     * bundle is applied with the controller's own identity).  Default false: a named
+     * ServiceAccount is the identity bundle content is applied with. */
+    bool ignore_service_account;
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

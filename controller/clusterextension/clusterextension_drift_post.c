@@ -23,7 +23,7 @@ void clusterextension_drift_post(clusterextension_run *run)
     drift_spec spec = {
         .extension = strdup(run->name),
         .ns = strdup(clusterextension_str(run->ce, "spec.namespace")),
-        .sa = strdup(clusterextension_str(run->ce, "spec.serviceAccount.name")),
+        .sa = strdup(clusterextension_service_account(run)),
         .token = strdup(run->token.value),
         .refresh_at = run->token.refresh_at,
     };

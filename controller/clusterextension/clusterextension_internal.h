@@ -102,6 +102,13 @@ void clusterextension_drift_forget(clusterextension_reconciler *r, const char *e
 /* A string field by dotted path in the CE ("" when absent). */
 const char *clusterextension_str(const json_t *ce, const char *path);
 
+/* The ServiceAccount bundle content is applied with: spec.serviceAccount.name, or "" (the
+ * controller's own identity) when there is none or the controller ignores the field. */
+static inline const char *clusterextension_service_account(const clusterextension_run *run)
+{
+    return run->r->cfg.ignore_service_account ? "" : clusterextension_str(run->ce, "spec.serviceAccount.name");
+}
+
 void clusterextension_target_free(clusterextension_target *t);
 
 #endif

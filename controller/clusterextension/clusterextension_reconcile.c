@@ -250,7 +250,7 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     run->have_rec = found == 1;
     /* Its own uninstall must not look like drift. */
     clusterextension_drift_forget(run->r, run->name);
-    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_service_account(run);
     if (run->have_rec) {
         /* Without a usable ServiceAccount (gone, its namespace being deleted too, or no longer
          * allowed a token) the applier falls back to the controller's identity.  Any other

@@ -115,7 +115,7 @@ static int step_resolve(clusterextension_run *run)
 static int sa_client(clusterextension_run *run, olm_error *err)
 {
     const char *ns = clusterextension_str(run->ce, "spec.namespace");
-    const char *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    const char *sa = clusterextension_service_account(run);
     kube_client *admin = run->r->cfg.admin;
     json_t *obj = NULL;
     int rc = kube_get(admin, "v1", "Namespace", NULL, ns, &obj, err);
@@ -152,13 +152,18 @@ static int sa_client(clusterextension_run *run, olm_error *err)
  * the rights, or how to name an identity that has them. */
 static void explain_own_identity_refused(const clusterextension_run *run, olm_error *err)
 {
-    if (*clusterextension_str(run->ce, "spec.serviceAccount.name") || !strstr(err->msg, " is forbidden: "))
+    if (*clusterextension_service_account(run) || !strstr(err->msg, " is forbidden: "))
         return;
     size_t n = strlen(err->msg);
-    snprintf(err->msg + n, sizeof err->msg - n,
-             "; spec.serviceAccount is not set, so operator-controller applies the bundle with its own identity: "
-             "grant it upstream's rights (kubectl apply -f config/rbac-upstream-rights), or name a ServiceAccount "
-             "with the RBAC the bundle needs in spec.serviceAccount");
+    if (run->r->cfg.ignore_service_account)
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; operator-controller ignores spec.serviceAccount (--ignore-service-account) and applies the bundle "
+                 "with its own identity: grant it upstream's rights (kubectl apply -f config/rbac-upstream-rights)");
+    else
+        snprintf(err->msg + n, sizeof err->msg - n,
+                 "; spec.serviceAccount is not set, so operator-controller applies the bundle with its own identity: "
+                 "grant it upstream's rights (kubectl apply -f config/rbac-upstream-rights), or name a ServiceAccount "
+                 "with the RBAC the bundle needs in spec.serviceAccount");
 }
 
 /* After a failed apply: was it because the apiserver no longer accepts the cached
@@ -168,7 +173,7 @@ static int sa_token_rejected(clusterextension_run *run)
 {
     if (!run->as_sa || kube_client_unauthorized_count(run->as_sa) == 0)
         return 0;
-    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_str(run->ce, "spec.serviceAccount.name");
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_service_account(run);
     olm_log(OLM_LOG_INFO, "clusterExtension", run->name,
             "the token of ServiceAccount %s/%s was rejected (HTTP 401); retrying with a new one", ns, sa);
     clusterextension_token_cache_invalidate(run->r->cfg.tokens, ns, sa, run->token.value);

@@ -118,6 +118,9 @@ static void test_feature_gates(void **state)
     assert_true(f.gate_single_own_namespace && f.gate_deployment_config && f.gate_cert_manager && f.gate_service_ca);
     assert_false(f.gate_boxcutter || f.gate_bundle_release);
     assert_int_equal(f.cert_mode, CE_CERT_AUTO);
+    assert_false(f.ignore_service_account); /* a named ServiceAccount is used by default */
+    assert_int_equal(PARSE(&f, "--ignore-service-account"), 0);
+    assert_true(f.ignore_service_account);
     int lines = 0;
     operator_flags_unbuilt_gates(&f, collect_line, &lines);
     assert_int_equal(lines, 0);

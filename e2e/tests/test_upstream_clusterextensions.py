@@ -132,3 +132,28 @@ def test_release_of_a_first_install_is_owned_by_the_extension(world, ns):
     secret, _, _ = helm_release(system_ns, name)
     olmv1_e2e.delete_ce(name)
     assert kubectl_json("get", "secrets", "-n", system_ns, "-l", f"name={name}")["items"] == []
+
+
+def test_ignore_service_account(world):
+    """--ignore-service-account (upstream mode): a named ServiceAccount means nothing, as upstream
+    (one that does not even exist: upstream's suite names "some-sa"); the bundle is applied with
+    the controller's own identity, which then has upstream's rights."""
+    pkg, system_ns, ctl = world["pkg"], world["system_ns"], world["ctl"]
+    ns, name = unique("ign"), unique("ign")
+    kubectl("create", "namespace", ns)
+    binding = opt_in(system_ns)
+    ctl.stop()
+    ctl.extra.append("--ignore-service-account")
+    try:
+        ctl.start()
+        olmv1_e2e.apply_ce(world, pkg, name, ns, service_account="some-sa")
+        olmv1_e2e.wait_installed(world, name, f"{pkg}.v1.0.0", "1.0.0")
+        assert olmv1_e2e.configmap_version(pkg, ns) == "1.0.0"
+        olmv1_e2e.delete_ce(name)
+    finally:
+        kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=false", check=False)
+        ctl.stop()
+        ctl.extra.remove("--ignore-service-account")
+        ctl.start()
+        kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
+        kubectl("delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
