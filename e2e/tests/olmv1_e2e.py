@@ -151,10 +151,11 @@ class Catalogd(Daemon):
     wait_timeout = CATALOGD_WAIT
     wait_interval = 0.2
 
-    def __init__(self, workdir, identity=None, extra=()):
+    def __init__(self, workdir, identity=None, extra=(), env=None):
         super().__init__(workdir)
         self.identity = identity  # the kubeconfig every start runs with (None: $KUBECONFIG)
         self.extra = list(extra)  # flags of every start
+        self.env = dict(env or {})  # environment variables of every start (HTTPS_PROXY, ...)
         self.cache = self.workdir / "cache"
         self.port = free_port()
         self.health_port = free_port()
@@ -170,6 +171,7 @@ class Catalogd(Daemon):
         self.log_path = self.workdir / f"catalogd-{self.starts}.log"
         kubeconfig = kubeconfig or self.identity  # kubeconfig: this start only; identity: every start
         env = os.environ.copy()
+        env.update(self.env)
         if kubeconfig:
             env["KUBECONFIG"] = str(kubeconfig)
         cmd = [CATALOGD, "--cache-dir", str(self.cache),
