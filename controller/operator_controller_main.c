@@ -475,7 +475,7 @@ static int start_controllers(app *a, olm_error *err)
     a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->rt.uc, cfg, &ceo, &ceh, a, err) : NULL;
     if (!a->clusterextension_inf)
         return -1;
-    catalog_client_options co = {.cas = a->catalogd_cas};
+    catalog_client_options co = {.cas = a->catalogd_cas, .tls = &a->f.common.tls};
     a->cc = catalog_client_new(&co, err);
     if (!a->cc)
         return -1;

@@ -12,6 +12,7 @@
 #include "kube_label_selector.h"
 #include "olm_error.h"
 #include "olm_tls.h"
+#include "olm_tls_profile.h"
 #include "resolve.h"
 
 /* catalog_client: operator-controller's view of the catalogs catalogd serves
@@ -51,6 +52,10 @@ typedef struct catalog_client_options {
     const olm_ca_set *cas; /* trusted for https catalog URLs in addition to the system store
                               (--catalogd-cas-dir), or NULL; borrowed: it must outlive the client */
     long timeout_seconds;  /* whole request; 0: 300 (upstream's 5 minutes) */
+    /* The TLS versions, ciphers and curves of https catalog requests: operator-controller's
+     * --tls-profile, as upstream's client to catalogd follows it.  NULL: TLS 1.2 or later,
+     * libcurl's ciphers.  Borrowed. */
+    const olm_tls_profile *tls;
 } catalog_client_options;
 
 /* NULL with err on out of memory. */

@@ -23,6 +23,7 @@ struct catalog_package {
 
 struct catalog_client {
     const olm_ca_set *cas; /* borrowed */
+    const olm_tls_profile *tls; /* borrowed, or NULL */
     long timeout_seconds;
     uv_mutex_t lock;
     catalog_package *head;
@@ -62,6 +63,7 @@ catalog_client *catalog_client_new(const catalog_client_options *opts, olm_error
         return NULL;
     }
     cc->cas = opts ? opts->cas : NULL;
+    cc->tls = opts ? opts->tls : NULL;
     cc->timeout_seconds = opts && opts->timeout_seconds > 0 ? opts->timeout_seconds : 300;
     if (uv_mutex_init(&cc->lock) != 0) {
         free(cc);
@@ -150,10 +152,18 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
-/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into. */
-static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
+/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into,
+ * and the TLS profile sets versions, ciphers and curves. */
+static CURLcode configure_tls(CURL *curl, void *ssl_ctx, void *data)
 {
-    return olm_ca_set_add_to_ssl_ctx(cas, ssl_ctx) == 0 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+    (void)curl;
+    const catalog_client *cc = data;
+    if (cc->cas && olm_ca_set_add_to_ssl_ctx(cc->cas, ssl_ctx) != 0)
+        return CURLE_SSL_CACERT_BADFILE;
+    olm_error err;
+    if (cc->tls && olm_tls_profile_apply(cc->tls, ssl_ctx, &err) != 0)
+        return CURLE_SSL_CIPHER;
+    return CURLE_OK;
 }
 
 /* GETs `url` and appends the body to `sb`.  The error says what failed, never where
@@ -177,9 +187,9 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* catalogd may serve gzip */
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-    if (cc->cas) {
-        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
-        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, (void *)cc->cas);
+    if (cc->cas || cc->tls) {
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, configure_tls);
+        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, (void *)cc);
     }
     CURLcode rc = curl_easy_perform(h);
     long status = 0;
