@@ -33,7 +33,8 @@ void catalogd_usage(FILE *out)
             "Flags (--flag VALUE or --flag=VALUE; addresses are :PORT for every address, or IP:PORT):\n"
             "  --kubeconfig PATH              default: $KUBECONFIG, in-cluster, ~/.kube/config\n"
             "  --cache-dir DIR                stores and image cache (default /var/cache/catalogd)\n"
-            "  --catalogs-server-addr ADDR    catalog HTTP(S) server (default 127.0.0.1:8443)\n"
+            "  --catalogs-server-addr ADDR    catalog HTTP(S) server (default 127.0.0.1:8443; in a Pod :8443,\n"
+            "                                 as upstream)\n"
             "  --external-address HOST[:PORT] used in status.urls.base (default: the server address);\n"
             "                                 the scheme is https with --tls-cert/--tls-key, else http\n"
             "  --tls-cert PATH --tls-key PATH serve the catalogs and metrics over HTTPS\n"
@@ -42,7 +43,8 @@ void catalogd_usage(FILE *out)
             "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
             "                                 catalog)\n"            "  --health-probe-bind-address ADDR\n"
             "                                 a separate listener for /healthz and /readyz (default:\n"
-            "                                 none; they are always served on the catalog server too);\n"
+            "                                 none, in a Pod :8081 as upstream; they are always served on\n"
+            "                                 the catalog server too);\n"
             "                                 --health-addr is the same flag\n"
             "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert, for\n"
             "                                 bearer tokens allowed to get /metrics (TokenReview +\n"
@@ -82,6 +84,10 @@ void catalogd_usage(FILE *out)
 /* The value checks beyond what the table does; no I/O. */
 static int check(catalogd_flags *f, char *msg, size_t msgsz)
 {
+    if (!f->server_addr)
+        f->server_addr = olm_listen_default(":8443", "127.0.0.1:8443");
+    if (!f->common.health_addr) /* in a Pod: where upstream's manifests send the probes */
+        f->common.health_addr = olm_listen_default(":8081", NULL);
     olm_flag_empty_is_unset(&f->external_addr);
     olm_flag_empty_is_unset(&f->lease_namespace);
     char host[256];
@@ -108,7 +114,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
     const olm_flag flags[] = {
         OLM_FLAG_STRING("--kubeconfig", &f->kubeconfig, NULL),
         OLM_FLAG_STRING("--cache-dir", &f->cache_dir, "/var/cache/catalogd"),
-        OLM_FLAG_STRING("--catalogs-server-addr", &f->server_addr, "127.0.0.1:8443"),
+        OLM_FLAG_STRING("--catalogs-server-addr", &f->server_addr, NULL),
         OLM_FLAG_STRING("--external-address", &f->external_addr, NULL),
         OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
         OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),

@@ -68,7 +68,8 @@ void operator_usage(FILE *out)
           "                                 to the system store\n"
           "  --catalogd-ca-file PEM         the same for one file\n"
           "  --health-probe-bind-address ADDR\n"
-          "                                 /healthz /readyz /metrics (default 127.0.0.1:8081; \"0\" disables);\n"
+          "                                 /healthz /readyz /metrics (default 127.0.0.1:8081, in a Pod :8081\n"
+          "                                 as upstream; \"0\" disables);\n"
           "                                 --health-addr is the same flag\n"
           "  --metrics-bind-address ADDR    a separate listener for /metrics, HTTPS with --tls-cert, for\n"
           "                                 bearer tokens allowed to get /metrics (TokenReview +\n"
@@ -121,8 +122,8 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--cache-path", &f->cache_path, "/var/cache/operator-controller"),
         OLM_FLAG_STRING("--catalogd-cas-dir", &f->catalogd_cas_dir, NULL),
         OLM_FLAG_STRING("--catalogd-ca-file", &f->catalogd_ca_file, NULL),
-        OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, "127.0.0.1:8081"),
-        OLM_FLAG_STRING("--health-addr", &c->health_addr, "127.0.0.1:8081"),
+        OLM_FLAG_STRING("--health-probe-bind-address", &c->health_addr, NULL),
+        OLM_FLAG_STRING("--health-addr", &c->health_addr, NULL),
         OLM_FLAG_STRING("--metrics-bind-address", &c->metrics_addr, "0"),
         OLM_FLAG_STRING("--tls-cert", &c->tls_cert, NULL),
         OLM_FLAG_STRING("--tls-key", &c->tls_key, NULL),
@@ -154,6 +155,8 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         operator_usage(stdout);
     if (rc != 0)
         return rc;
+    if (!c->health_addr)
+        c->health_addr = olm_listen_default(":8081", "127.0.0.1:8081");
     const char *wcp = f->webhook_cert_provider;
     if (strcmp(wcp, "auto") == 0)
         f->cert_mode = CE_CERT_AUTO;

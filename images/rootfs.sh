@@ -2,6 +2,9 @@
 # rootfs.sh BINARY ROOT: lays out the root filesystem of a daemon image in ROOT:
 #
 #   /usr/local/bin/<name>          the daemon, stripped of debug sections
+#   /<name>                        a symlink to it: upstream's install manifests run the
+#                                  daemons as "./catalogd" (from the working directory, /) and
+#                                  "/operator-controller", so our images drop into them
 #   /lib*/.../*.so*                exactly the shared libraries it loads (ldd), copied from
 #                                  the Debian packages it was built against
 #   /etc/ssl/certs/ca-certificates.crt
@@ -45,6 +48,7 @@ rm -rf "$root"
 mkdir -p "$root/usr/local/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/usr/share/doc"
 strip --strip-debug -o "$root/usr/local/bin/$name" "$bin"
 chmod 0755 "$root/usr/local/bin/$name"
+ln -s "usr/local/bin/$name" "$root/$name"
 
 packages=(ca-certificates)
 # ldd prints "libx.so.1 => /path (0x...)", "/lib64/ld-linux-x86-64.so.2 (0x...)" for the

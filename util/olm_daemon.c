@@ -25,6 +25,12 @@ static int check_listen(const char *flag, const char *addr, char *msg, size_t ms
     return -1;
 }
 
+const char *olm_listen_default(const char *upstream, const char *local)
+{
+    const char *host = getenv("KUBERNETES_SERVICE_HOST");
+    return host && *host ? upstream : local;
+}
+
 void olm_flag_empty_is_unset(const char **value)
 {
     if (*value && !**value)

@@ -40,6 +40,12 @@ typedef struct olm_daemon_flags {
 /* A listen address that means "no listener": NULL, "" or "0" (controller-runtime's spelling). */
 bool olm_listen_off(const char *addr);
 
+/* The default of a listen address the command line did not give: `upstream` (":8081", every
+ * interface, as upstream's defaults) in a Pod (KUBERNETES_SERVICE_HOST is set), where probes
+ * and Services reach the Pod's address and upstream's install manifests rely on those
+ * defaults; `local` (loopback) anywhere else, a workstation or a test. */
+const char *olm_listen_default(const char *upstream, const char *local);
+
 /* Upstream's flags take "" for "not given" (--system-namespace="" is the pod's namespace,
  * --tls-cert="" no TLS): sets *value to NULL when it is "". */
 void olm_flag_empty_is_unset(const char **value);

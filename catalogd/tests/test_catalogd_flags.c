@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalogd_flags.h"
@@ -93,6 +94,15 @@ static void test_feature_gates(void **state)
     assert_false(f.gate_metas);
     assert_true(f.gate_graphql);
     assert_string_equal(f.common.feature_gates, "APIV1MetasHandler=false,GraphQLCatalogQueries=true");
+    /* Listen addresses: loopback on a workstation, upstream's in a Pod (its manifests rely on them). */
+    assert_int_equal(PARSE(&f, "--check-flags"), 0);
+    assert_string_equal(f.server_addr, "127.0.0.1:8443");
+    assert_null(f.common.health_addr);
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    assert_int_equal(PARSE(&f, "--check-flags"), 0);
+    assert_string_equal(f.server_addr, ":8443");
+    assert_string_equal(f.common.health_addr, ":8081");
+    unsetenv("KUBERNETES_SERVICE_HOST");
 }
 
 static void test_errors(void **state)

@@ -168,6 +168,8 @@ static CURLcode configure_tls(CURL *curl, void *ssl_ctx, void *data)
 
 /* GETs `url` and appends the body to `sb`.  The error says what failed, never where
  * an ephemeral local port was (messages must be stable across retries). */
+#define HTTP_NOT_FOUND 1 /* http_get: a 404, err set */
+
 static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *err)
 {
     CURL *h = curl_easy_init();
@@ -197,8 +199,10 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
     curl_easy_cleanup(h);
     if (rc != CURLE_OK)
         return olm_error_set(err, "Get \"%s\": %s", url, ebuf[0] ? ebuf : curl_easy_strerror(rc));
-    if (status != 200)
-        return olm_error_set(err, "error: received unexpected response status code %ld from %s", status, url);
+    if (status != 200) {
+        olm_error_set(err, "error: received unexpected response status code %ld from %s", status, url);
+        return status == 404 ? HTTP_NOT_FOUND : -1;
+    }
     return 0;
 }
 
@@ -232,6 +236,41 @@ static catalog_package *lookup_locked(catalog_client *cc, const char *cat, const
     return NULL;
 }
 
+/* Whether one line of /api/v1/all (a meta) belongs to `pkg`: its olm.package blob, or any blob
+ * of the package. */
+static bool meta_of_package(const char *line, size_t len, const char *pkg)
+{
+    json_t *m = json_loadb(line, len, 0, NULL);
+    const char *schema = json_string_value(json_object_get(m, "schema"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    const char *package = json_string_value(json_object_get(m, "package"));
+    bool mine = (schema && name && strcmp(schema, "olm.package") == 0 && strcmp(name, pkg) == 0) ||
+                (package && strcmp(package, pkg) == 0);
+    json_decref(m);
+    return mine;
+}
+
+/* The package's metas out of the whole catalog (/api/v1/all): for a catalogd that serves no
+ * /metas (upstream's --feature-gates APIV1MetasHandler=false, the default of its standard
+ * manifest), as upstream's client always reads the whole catalog. */
+static int fetch_from_all(catalog_client *cc, const char *base, size_t blen, const char *pkg, strbuf *out,
+                          olm_error *err)
+{
+    strbuf url = STRBUF_INIT, all = STRBUF_INIT;
+    int rc = strbuf_printf(&url, "%.*s/api/v1/all", (int)blen, base) < 0 ? olm_error_set(err, "out of memory")
+                                                                          : http_get(cc, strbuf_str(&url), &all, err);
+    for (size_t i = 0; rc == 0 && i < all.len;) {
+        const char *line = all.data + i, *nl = memchr(line, '\n', all.len - i);
+        size_t n = nl ? (size_t)(nl - line) : all.len - i;
+        if (n && meta_of_package(line, n, pkg) && (strbuf_append(out, line, n) < 0 || strbuf_putc(out, '\n') < 0))
+            rc = olm_error_set(err, "out of memory");
+        i += n + 1;
+    }
+    strbuf_free(&url);
+    strbuf_free(&all);
+    return rc == 0 ? 0 : -1;
+}
+
 /* Fetches both metas selections and loads them as one FBC. */
 static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const char *base, const char *pkg,
                                   olm_error *err)
@@ -252,6 +291,14 @@ static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const cha
         rc = http_get(cc, strbuf_str(&url), &body, &herr);
     else
         olm_error_set(&herr, "out of memory");
+    if (rc == HTTP_NOT_FOUND) { /* no /metas here: the whole catalog, filtered */
+        strbuf_reset(&body);
+        rc = fetch_from_all(cc, base, blen, pkg, &body, &herr);
+        curl_free(esc);
+        strbuf_free(&url);
+        esc = NULL;
+        goto loaded;
+    }
     if (rc == 0 && body.len > 0 && body.data[body.len - 1] != '\n')
         rc = strbuf_putc(&body, '\n');
     strbuf_reset(&url);
@@ -259,6 +306,7 @@ static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const cha
         rc = http_get(cc, strbuf_str(&url), &body, &herr);
     curl_free(esc);
     strbuf_free(&url);
+loaded:
     if (rc != 0) {
         olm_error_set(err, "error retrieving cache for catalog \"%s\": %s", cat, herr.msg);
     } else {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "operator_flags.h"
@@ -119,6 +120,13 @@ static void test_feature_gates(void **state)
     assert_false(f.gate_boxcutter || f.gate_bundle_release);
     assert_int_equal(f.cert_mode, CE_CERT_AUTO);
     assert_false(f.ignore_service_account); /* a named ServiceAccount is used by default */
+    assert_string_equal(f.common.health_addr, "127.0.0.1:8081");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1); /* in a Pod: upstream's default, as its probes expect */
+    assert_int_equal(PARSE(&f, "--check-flags"), 0);
+    assert_string_equal(f.common.health_addr, ":8081");
+    assert_int_equal(PARSE(&f, "--health-addr", "127.0.0.1:9"), 0);
+    assert_string_equal(f.common.health_addr, "127.0.0.1:9");
+    unsetenv("KUBERNETES_SERVICE_HOST");
     assert_int_equal(PARSE(&f, "--ignore-service-account"), 0);
     assert_true(f.ignore_service_account);
     int lines = 0;

@@ -210,8 +210,16 @@ mkdir -p "$STATE_DIR/apiserver-certs"
 # otherwise, so such requests fail at once instead of timing out.
 # The real node's addresses (node.sh: 198.18.N.0/30 and Pods 198.19.N.0/24) are reached
 # directly: kubelet (logs, exec) and Pods (service proxy, webhooks).
+# With the real node, webhooks called through a Service (upstream's catalogd webhook: URL
+# host catalogd-service.<ns>.svc) go direct too (".svc"), and --enable-aggregator-routing has
+# the apiserver dial the Service's endpoint (a Pod address, reachable from here) rather than its
+# ClusterIP (which only the node's kube-proxy translates).
 no_proxy=127.0.0.1,localhost,::1,10.0.0.0/24
-[ "$NODE" != real ] || no_proxy+=,198.18.0.0/15
+routing=()
+if [ "$NODE" = real ]; then
+  no_proxy+=,198.18.0.0/15,.svc
+  routing=(--enable-aggregator-routing=true)
+fi
 HTTP_PROXY=http://127.0.0.1:$EGRESS_PROXY_PORT HTTPS_PROXY=http://127.0.0.1:$EGRESS_PROXY_PORT \
 NO_PROXY=$no_proxy \
 start apiserver "$KUBE_APISERVER" \
@@ -228,7 +236,7 @@ start apiserver "$KUBE_APISERVER" \
   --authorization-mode=RBAC \
   --allow-privileged=true \
   --endpoint-reconciler-type=none \
-  "${admission[@]}" "${kubelet_client[@]}" \
+  "${admission[@]}" "${kubelet_client[@]}" "${routing[@]}" \
   --v=1
 
 wait_for registry "$OLMV1_REGISTRY_PID" 30 curl -fsS "http://127.0.0.1:$REGISTRY_PORT/v2/"

@@ -6,7 +6,8 @@
   back with skopeo, an independent implementation.
 * Each image runs on its own: pulled with `olmv1 image pull`, its Entrypoint is started with
   `version` inside the unpacked root (chroot) as the image's user, and exits 0, which proves
-  the image carries every library the daemon loads.
+  the image carries every library the daemon loads; so does the command upstream's install
+  manifests give it (`./catalogd`, `/operator-controller`).
 * images/rootfs.sh refuses a library from a package the runtime list does not name.
 * `scripts/manifests.sh` (make manifests) renders dist/olmv1-install.yaml with those digests,
   and the apiserver accepts every object of it (`kubectl apply --server-side --dry-run=server`).
@@ -94,6 +95,12 @@ def test_image_runs_on_its_own_as_its_user(images, tmp_path, name):
                          capture_output=True, text=True, timeout=60, env={"PATH": "/usr/local/bin"})
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith(name + " "), run.stdout
+    # Upstream's install manifests start the daemons as "./catalogd" (from the working
+    # directory, /) and "/operator-controller": the same images run under them.
+    upstream_command = {"catalogd": "./catalogd", "operator-controller": "/operator-controller"}[name]
+    run = subprocess.run([chroot, "--userspec=65532:65532", str(root), upstream_command, "version"],
+                         capture_output=True, text=True, timeout=60, env={"PATH": "/usr/local/bin"})
+    assert run.returncode == 0 and run.stdout.startswith(name + " "), (run.stdout, run.stderr)
 
 
 def test_rootfs_refuses_a_library_from_an_unlisted_package(tmp_path):

@@ -33,6 +33,15 @@ static const char *PKG_REST =
     "{\"schema\":\"olm.bundle\",\"name\":\"foo.v1.0.0\",\"package\":\"foo\",\"image\":\"reg/foo@sha256:aa\","
     "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"foo\",\"version\":\"1.0.0\"}}]}\n";
 
+/* The whole catalog: foo's blobs among another package's. */
+static const char *ALL =
+    "{\"schema\":\"olm.package\",\"name\":\"bar\"}\n"
+    "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n"
+    "{\"schema\":\"olm.channel\",\"name\":\"stable\",\"package\":\"bar\",\"entries\":[{\"name\":\"bar.v1\"}]}\n"
+    "{\"schema\":\"olm.channel\",\"name\":\"stable\",\"package\":\"foo\",\"entries\":[{\"name\":\"foo.v1.0.0\"}]}\n"
+    "{\"schema\":\"olm.bundle\",\"name\":\"foo.v1.0.0\",\"package\":\"foo\",\"image\":\"reg/foo@sha256:aa\","
+    "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"foo\",\"version\":\"1.0.0\"}}]}\n";
+
 typedef struct fake {
     int fd, port;
     pthread_t thr;
@@ -63,6 +72,8 @@ static void *serve(void *arg)
             body = PKG_REST;
         else if (strstr(req, "GET /catalogs/good/api/v1/metas?"))
             body = ""; /* another package: empty */
+        else if (strstr(req, "GET /catalogs/nometas/api/v1/all ")) /* --feature-gates APIV1MetasHandler=false */
+            body = ALL;
         else
             status = 404, body = "404 page not found\n";
         char head[256];
@@ -217,6 +228,28 @@ static void test_fetch_and_cache(void **state)
     catalog_client_free(cc);
 }
 
+/* A catalogd without /metas (upstream's standard manifest turns it off): the package is
+ * taken out of /api/v1/all, as upstream's client always does. */
+static void test_fetch_without_metas(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *base = base_of(f, "nometas");
+    json_t *c = catalog("nometas", base, "reg/c@sha256:2", true, NULL);
+    catalog_package *p;
+    olm_error err;
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
+    const fbc_catalog *fbc = catalog_package_fbc(p);
+    assert_int_equal(fbc->npackages, 1);
+    assert_string_equal(fbc->packages[0].name, "foo");
+    assert_int_equal(fbc->nchannels, 1);
+    assert_int_equal(fbc->nbundles, 1);
+    catalog_package_release(p);
+    json_decref(c);
+    free(base);
+    catalog_client_free(cc);
+}
+
 static void test_collect(void **state)
 {
     fake *f = *state;
@@ -343,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_errors),
         cmocka_unit_test(test_fetch_and_cache),
+        cmocka_unit_test(test_fetch_without_metas),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_tls_profile),
     };
