@@ -601,6 +601,22 @@ def test_clusterextension_status_bundle_rules(crds, cleanup, name):
     assert ok.returncode == 0, ok.stderr
 
 
+def test_clusterextension_status_of_upstreams_experimental_crd(crds, cleanup, name):
+    """What upstream's experimental operator-controller writes (Boxcutter's activeRevisions, a
+    bundle release) stays valid and is kept, so that a cluster switched from it loses nothing."""
+    assert_created(cluster_extension(name), cleanup)
+    status = {"install": {"bundle": {"name": "op.v1.0.0", "version": "1.0.0", "release": "2"}},
+              "activeRevisions": [{"name": f"{name}-1", "conditions": [condition("Progressing", "True")]}]}
+    ok = patch_status("clusterextension", name, status)
+    assert ok.returncode == 0, ok.stderr
+    stored = kubectl_json("get", "clusterextension", name)["status"]
+    assert stored["install"]["bundle"]["release"] == "2"
+    assert stored["activeRevisions"][0]["name"] == f"{name}-1"
+    bad = patch_status("clusterextension", name, {"install": {"bundle": {"name": "op.v1.0.0", "version": "1.0.0",
+                                                                        "release": "01"}}})
+    assert bad.returncode != 0 and "release must be empty or consist of dot-separated identifiers" in bad.stderr
+
+
 # ---------------------------------------------------------------- ClusterCatalog: accepted
 
 @pytest.mark.parametrize("ref", [
