@@ -80,9 +80,23 @@ installed() {
 }
 t0=$(date +%s.%N)
 kubectl apply -f "$WORK/ces.yaml" >/dev/null
-while [ "$(installed)" -lt "$N" ]; do sleep 1; done
+# Upstream is slow at scale (the shared side-by-side bench saw 463 of 1,000 after 300 s): after
+# UPSTREAM_CAP seconds (default 900) the extensions it has not installed are deleted, and the
+# adoption is measured over those it did.
+cap=${UPSTREAM_CAP:-900}
+while [ "$(installed)" -lt "$N" ] && awk -v a="$t0" -v b="$(date +%s.%N)" -v c="$cap" 'BEGIN{exit !(b-a<c)}'; do sleep 2; done
 t_up=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+n_up=$(installed)
 kill "$up_pid"; wait "$up_pid" 2>/dev/null || true
+if [ "$n_up" -lt "$N" ]; then
+  api "/apis/olm.operatorframework.io/v1/clusterextensions?labelSelector=bench%3Dadoption" |
+    jq -r '.items[] | select(all(.status.conditions[]?; .type!="Installed" or .status!="True")) | .metadata.name' |
+    while read -r ce; do kubectl patch clusterextension "$ce" --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+      kubectl delete clusterextension "$ce" --wait=false >/dev/null; done
+  while [ "$(api "/apis/olm.operatorframework.io/v1/clusterextensions?labelSelector=bench%3Dadoption" | jq '.items | length')" -gt "$n_up" ]; do sleep 1; done
+fi
+echo "upstream installed $n_up of $N in ${t_up} s" >&2
+N=$n_up
 
 writes() { # resource -> count of write requests (no subresource)
   api /metrics | awk '/^apiserver_request_total\{/ && /subresource=""/ && !/verb="(GET|LIST|WATCH)"/ {
@@ -106,7 +120,7 @@ for r in deployments configmaps serviceaccounts clusterroles clusterrolebindings
   d=$(delta "$r"); obj=$((obj + ${d:-0}))
 done
 echo "adoption of $N extensions upstream installed (load $(cut -d' ' -f1-3 /proc/loadavg)):"
-echo "  upstream: all $N Installed in ${t_up} s"
+echo "  upstream: $N Installed in ${t_up} s (cap ${cap} s)"
 echo "  ours: all $N adopted (record written) and Installed ${t_ours} s after its start"
 echo "  writes to installed objects (deployments, configmaps, serviceaccounts, RBAC, services) from our start to 10 s after: $obj"
 echo "  our other writes: secrets $(delta secrets), clusterextensions $(delta clusterextensions)"
