@@ -16,11 +16,18 @@
 #include "olm_base64.h"
 #include "olm_log.h"
 
+/* The label selector of this extension's index Secrets. */
+static const char *index_selector(const applier_ctx *ctx, char buf[400])
+{
+    snprintf(buf, 400, "owner=%s,type=index,name=%s", HELM_OWNER, ctx->extension);
+    return buf;
+}
+
 /* The index Secrets of this extension's releases (a List object), or NULL with err. */
 static json_t *list_indexes(const applier_ctx *ctx, olm_error *err)
 {
     char selector[400];
-    snprintf(selector, sizeof selector, "owner=%s,type=index,name=%s", HELM_OWNER, ctx->extension);
+    index_selector(ctx, selector);
     kube_list_options lo = {.label_selector = selector};
     json_t *list = NULL;
     if (kube_list(ctx->admin, "v1", "Secret", ctx->system_namespace, &lo, &list, err) < 0) {
@@ -101,12 +108,9 @@ static int decode_index(const applier_ctx *ctx, const json_t *index, helm_releas
     return rc;
 }
 
-/* Deletes the chunk Secrets of the index `key` (they are owned by it, but an update replaces
- * them while the index stays). */
-static int delete_chunks(const applier_ctx *ctx, const char *key, olm_error *err)
+/* Deletes every Secret of the system namespace that `selector` selects. */
+static int delete_selected(const applier_ctx *ctx, const char *selector, olm_error *err)
 {
-    char selector[400];
-    snprintf(selector, sizeof selector, "owner=%s,type=chunk,key=%s", HELM_OWNER, key);
     kube_list_options lo = {.label_selector = selector};
     json_t *list = NULL;
     if (kube_list(ctx->admin, "v1", "Secret", ctx->system_namespace, &lo, &list, err) < 0)
@@ -122,6 +126,15 @@ static int delete_chunks(const applier_ctx *ctx, const char *key, olm_error *err
     }
     json_decref(list);
     return rc;
+}
+
+/* Deletes the chunk Secrets of the index `key` (they are owned by it, but an update replaces
+ * them while the index stays). */
+static int delete_chunks(const applier_ctx *ctx, const char *key, olm_error *err)
+{
+    char selector[400];
+    snprintf(selector, sizeof selector, "owner=%s,type=chunk,key=%s", HELM_OWNER, key);
+    return delete_selected(ctx, selector, err);
 }
 
 /* Creates the chunk Secrets, each owned by the index (its uid from `index`). */
@@ -260,6 +273,7 @@ int applier_read_helm_release(const applier_ctx *ctx, install_record *out, olm_e
 
 int applier_delete_helm_releases(const applier_ctx *ctx, olm_error *err)
 {
+    /* Each index's chunks (found by its key), then the indexes. */
     json_t *list = list_indexes(ctx, err);
     if (!list)
         return -1;
@@ -268,16 +282,15 @@ int applier_delete_helm_releases(const applier_ctx *ctx, olm_error *err)
     int rc = 0;
     json_array_foreach(json_object_get(list, "items"), i, s) {
         const char *name = json_string_value(json_object_get(json_object_get(s, "metadata"), "name"));
-        if (!name)
-            continue;
-        int d = delete_chunks(ctx, name, err);
-        if (d == 0)
-            d = kube_delete(ctx->admin, "v1", "Secret", ctx->system_namespace, name, NULL, err);
-        if (d < 0 && d != KUBE_NOT_FOUND) {
-            olm_error_wrap(err, "deleting the Helm release Secret '%s' in namespace '%s'", name, ctx->system_namespace);
+        if (name && delete_chunks(ctx, name, err) < 0)
             rc = -1;
-        }
     }
     json_decref(list);
+    char selector[400];
+    if (rc == 0 && delete_selected(ctx, index_selector(ctx, selector), err) < 0)
+        rc = -1;
+    if (rc < 0)
+        olm_error_wrap(err, "deleting the Helm release Secrets of '%s' in namespace '%s'", ctx->extension,
+                       ctx->system_namespace);
     return rc;
 }

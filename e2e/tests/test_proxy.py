@@ -8,7 +8,6 @@ the pull around the proxy (and then it fails to resolve the name).  Loopback is 
 catalogd's own API requests (127.0.0.1) do not appear in the log.
 """
 
-import select
 import socket
 import socketserver
 import threading
@@ -16,6 +15,7 @@ import threading
 import pytest
 
 from conftest import kubectl, unique
+from egress_proxy import _splice as splice
 from olmv1_e2e import Catalogd, CATALOGD_WAIT, poll
 from test_catalogd import apply_catalog, cond, get, push_catalog, subset
 from test_image_push import olmv1, registry  # noqa: F401  (fixtures by name)
@@ -71,25 +71,10 @@ class ProxyHandler(socketserver.StreamRequestHandler):
         else:
             path = "/" + target.split("://", 1)[-1].split("/", 1)[1] if "/" in target.split("://", 1)[-1] else "/"
             up.sendall(f"{method} {path} {version}\r\n".encode("latin-1") + b"".join(headers) + b"\r\n")
-        pipe(self.connection, up)
-
-
-def pipe(a, b):
-    socks = [a, b]
-    try:
-        while True:
-            r, _, _ = select.select(socks, [], [], 30)
-            if not r:
-                return
-            for s in r:
-                data = s.recv(65536)
-                if not data:
-                    return
-                (b if s is a else a).sendall(data)
-    except OSError:
-        return
-    finally:
-        b.close()
+        try:
+            splice(self.connection, up)
+        finally:
+            up.close()
 
 
 @pytest.fixture

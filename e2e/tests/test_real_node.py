@@ -126,12 +126,13 @@ class Cluster:
             c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def real_node_cluster(tmp_path_factory, name):
+    """A cluster with a real node for one module (skipped in one line where it cannot run),
+    torn down after it: a generator for a module-scoped fixture."""
     why = _why_no_real_node()
     if why:
         pytest.skip(f"real node: {why}")
-    state = tmp_path_factory.mktemp("realnode")
+    state = tmp_path_factory.mktemp(name)
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "OLMV1_REGISTRY")}
     env["OLMV1_NODE"] = "real"
     # The first run may build kubelet, kube-proxy and CoreDNS (about 5 minutes on 2 cores).
@@ -143,6 +144,11 @@ def cluster(tmp_path_factory):
     finally:
         subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "down.sh"), "--state-dir", str(state)],
                        env=env, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    yield from real_node_cluster(tmp_path_factory, "realnode")
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ import yaml
 
 from conftest import REPO
 from olmv1_e2e import poll
-from test_real_node import OLMV1, Cluster, _why_no_real_node  # noqa: F401
+from test_real_node import OLMV1, real_node_cluster
 
 MANIFEST = REPO.parent / "shared" / "upstream" / "manifests" / "standard.yaml"
 NS = "olmv1-system"
@@ -39,20 +39,7 @@ NAME_LABEL = "olm.operatorframework.io/metadata.name"
 def cluster(tmp_path_factory):
     if not MANIFEST.exists():
         pytest.skip(f"upstream's install manifest is not at {MANIFEST}")
-    why = _why_no_real_node()
-    if why:
-        pytest.skip(f"real node: {why}")
-    state = tmp_path_factory.mktemp("upstream-manifests")
-    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "OLMV1_REGISTRY")}
-    env["OLMV1_NODE"] = "real"
-    up = subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "up.sh"), "--state-dir", str(state)],
-                        env=env, capture_output=True, text=True, timeout=3600)
-    try:
-        assert up.returncode == 0, f"up.sh with OLMV1_NODE=real failed:\n{up.stderr[-3000:]}"
-        yield Cluster(state)
-    finally:
-        subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "down.sh"), "--state-dir", str(state)],
-                       env=env, capture_output=True, timeout=300)
+    yield from real_node_cluster(tmp_path_factory, "upstream-manifests")
 
 
 def upstream_install(cluster, work):
