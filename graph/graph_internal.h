@@ -1,0 +1,21 @@
+/* What the graph writers share. */
+#ifndef OLM_GRAPH_INTERNAL_H
+#define OLM_GRAPH_INTERNAL_H
+
+#include "strbuf.h"
+#include "upgrade_graph.h"
+
+/* The graph in DOT, appended to out.  -1 when out of memory. */
+int graph_dot_text(const upgrade_graph *g, strbuf *out);
+
+/* The edge's kinds as words joined by `sep` ("replaces", "skips", "skipRange"). */
+int graph_kind_words(unsigned kinds, const char *sep, strbuf *out);
+
+/* A node's lines of text, newest facts last: version (or the run's span), bundle name,
+ * the explain marks, deprecation, skipRange.  Each line is passed to emit(line, style,
+ * ctx); style is 0 for the title line, 1 for small print, 2 for a warning, 3 for
+ * explain's verdict. */
+typedef int (*graph_line_fn)(const char *line, int style, void *ctx);
+int graph_node_lines(const ug_node *n, graph_line_fn emit, void *ctx);
+
+#endif
