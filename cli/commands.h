@@ -21,6 +21,7 @@ int cmd_catalog_validate(int argc, char **argv);
 int cmd_catalog_render(int argc, char **argv);
 int cmd_catalog_list(int argc, char **argv);
 int cmd_catalog_template(int argc, char **argv);
+int cmd_catalog_graph(int argc, char **argv);
 int cmd_resolve(int argc, char **argv);
 int cmd_image_push(int argc, char **argv);
 int cmd_catalog_push(int argc, char **argv);

@@ -37,6 +37,7 @@ const struct cli_command cli_commands[] = {
     {"catalog validate", cmd_catalog_validate, "validate a File-Based Catalog directory"},
     {"catalog render", cmd_catalog_render, "print a catalog (directory or image) as JSON lines, JSON or YAML"},
     {"catalog list", cmd_catalog_list, "list a catalog's packages, channels or bundles (directory or image)"},
+    {"catalog graph", cmd_catalog_graph, "draw a package's upgrade graph as SVG, DOT or Mermaid (directory or image)"},
     {"catalog template", cmd_catalog_template, "render an opm basic or semver catalog template into a catalog"},
     {"catalog push", cmd_catalog_push, "build a catalog image from a directory and push it"},
     {"bundle push", cmd_bundle_push, "build a registry+v1 bundle image from a directory and push it"},

@@ -112,9 +112,10 @@ static int write_edge(const ug_edge *e, strbuf *out)
                            strbuf_str(&words));
     if (rc == 0)
         rc = put_quoted(out, e->channels ? e->channels : "");
-    if (rc == 0 && e->kinds != UG_EDGE_REPLACES) {
+    /* A solid line already says replaces, and the target's label its skipRange. */
+    if (rc == 0 && !(e->kinds & UG_EDGE_REPLACES)) {
         strbuf_reset(&words);
-        rc = graph_kind_words(e->kinds & ~(unsigned)UG_EDGE_REPLACES, "+", &words);
+        rc = graph_kind_words(e->kinds, "+", &words);
         if (rc == 0)
             rc = strbuf_printf(out, ", label=\"%s\"", strbuf_str(&words));
     }

@@ -11,7 +11,10 @@
  *     installed bundle stay: they are the upgrades explain is asked about.
  *  2. Collapse runs: a maximal chain of "plain" bundles (one edge in, one edge out, no head,
  *     no mark, not deprecated) longer than max_run becomes one node naming its lowest and
- *     highest version and how many bundles it holds; its neighbours stay visible. */
+ *     highest version and how many bundles it holds; its neighbours stay visible.
+ *  3. Collapse fans: scaleops-operator's minor heads each skip every older patch, 60 leaves
+ *     side by side.  More than max_run leaves (no edge in, one edge out, nothing to show)
+ *     that point at the same bundle the same way become one node, as a run does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +157,62 @@ static size_t prev_of(const upgrade_graph *g, const bool *keep, size_t n)
     return SIZE_MAX;
 }
 
+/* The one kept edge out of n, or SIZE_MAX. */
+static size_t out_edge(const upgrade_graph *g, const bool *keep, size_t n)
+{
+    for (size_t i = 0; i < g->nedges; i++)
+        if (keep[i] && g->edges[i].from == n)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Rule 3: a leaf is a node with nothing to show, no kept edge in and one out. */
+static bool is_leaf(const upgrade_graph *g, const bool *keep, size_t n)
+{
+    const ug_node *x = &g->nodes[n];
+    if (x->marks || x->deprecation || x->note || is_head(g, n) || prev_of(g, keep, n) != SIZE_MAX)
+        return false;
+    size_t e = out_edge(g, keep, n);
+    if (e == SIZE_MAX)
+        return false;
+    for (size_t i = e + 1; i < g->nedges; i++)
+        if (keep[i] && g->edges[i].from == n)
+            return false;
+    return true;
+}
+
+/* Groups the fans of leaves into run[] as find_runs does (the representative is the
+ * oldest member, the last in the newest-first node order). */
+static void find_fans(const upgrade_graph *g, const bool *keep, size_t max_run, size_t *run, size_t *len_of)
+{
+    size_t *leaf_edge = malloc((g->nnodes + 1) * sizeof *leaf_edge); /* SIZE_MAX: not a leaf */
+    if (!leaf_edge || !max_run) {
+        free(leaf_edge); /* out of memory: the fans are drawn whole */
+        return;
+    }
+    for (size_t n = 0; n < g->nnodes; n++)
+        leaf_edge[n] = run[n] == SIZE_MAX && is_leaf(g, keep, n) ? out_edge(g, keep, n) : SIZE_MAX;
+    for (size_t n = g->nnodes; n-- > 0;) {
+        if (leaf_edge[n] == SIZE_MAX || run[n] != SIZE_MAX)
+            continue;
+        const ug_edge *e = &g->edges[leaf_edge[n]];
+        size_t count = 0;
+        for (size_t pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k <= n; k++) {
+                const ug_edge *o = leaf_edge[k] == SIZE_MAX ? NULL : &g->edges[leaf_edge[k]];
+                if (!o || o->to != e->to || o->kinds != e->kinds || run[k] != SIZE_MAX)
+                    continue;
+                if (pass == 0)
+                    count++;
+                else if (count > max_run)
+                    run[k] = n;
+            }
+        if (count > max_run)
+            len_of[n] = count;
+    }
+    free(leaf_edge);
+}
+
 /* run[n]: the first (oldest) member of n's run when n is in a run longer than max_run,
  * else SIZE_MAX; *len_of[first] the run's length. */
 static void find_runs(const upgrade_graph *g, const bool *keep, const bool *plain, size_t max_run, size_t *run,
@@ -277,6 +336,7 @@ int upgrade_graph_simplify(const upgrade_graph *in, size_t max_run, upgrade_grap
     if (rc == 0) {
         find_plain(in, keep, plain);
         find_runs(in, keep, plain, max_run, run, len_of);
+        find_fans(in, keep, max_run, run, len_of);
         rc = copy_nodes(in, run, len_of, map, out);
     }
     if (rc == 0)

@@ -39,7 +39,7 @@ int graph_node_lines(const ug_node *n, graph_line_fn emit, void *ctx)
         snprintf(line, sizeof line, "%s \xe2\x80\xa6 %s", version, n->run_last);
         if (emit(line, 0, ctx) < 0)
             return -1;
-        snprintf(line, sizeof line, "%zu bundles in a row", n->run_len);
+        snprintf(line, sizeof line, "%zu bundles", n->run_len);
         return emit(line, 1, ctx);
     }
     if (emit(version, 0, ctx) < 0 || emit(n->bundle, 1, ctx) < 0)

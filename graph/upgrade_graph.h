@@ -115,4 +115,11 @@ int upgrade_graph_write_mermaid(const upgrade_graph *g, FILE *out, olm_error *er
 /* Lays the graph out with Graphviz's dot and writes SVG. */
 int upgrade_graph_write_svg(const upgrade_graph *g, FILE *out, olm_error *err);
 
+/* The SVG's longest run of plain bundles drawn one by one. */
+#define UPGRADE_GRAPH_SVG_MAX_RUN 5
+
+/* Writes g as `format`: "svg" (simplified first unless `whole`), "dot" or "mermaid" (always
+ * whole).  An unknown format is an error. */
+int upgrade_graph_write(const upgrade_graph *g, const char *format, bool whole, FILE *out, olm_error *err);
+
 #endif

@@ -17,6 +17,9 @@ packages=(
   openssl curl jq iproute2 docker-registry skopeo python3-pytest python3-yaml wrk apache2-utils hyperfine
   # the real test node (OLMV1_NODE=real, e2e/cluster/node.sh) and its Pods' toolbox image
   containerd runc containernetworking-plugins iptables busybox-static
+  # graph/: Graphviz's layout (libgvc, libcgraph) for `olmv1 catalog graph -o svg`; the test that
+  # looks at the picture as a person would opens it in headless chromium (fonts to draw text)
+  libgraphviz-dev chromium fonts-dejavu-core
   # libFuzzer targets (fuzz/, make fuzz-smoke)
   clang libclang-rt-14-dev llvm
 )

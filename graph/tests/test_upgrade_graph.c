@@ -212,6 +212,49 @@ static void test_simplify_collapses_runs(void **state)
     free(text);
 }
 
+/* One head that skips every older bundle (scaleops-operator's shape). */
+static void test_simplify_collapses_fans(void **state)
+{
+    strbuf sb = STRBUF_INIT;
+    strbuf_puts(&sb, "{\"schema\":\"olm.package\",\"name\":\"p\",\"defaultChannel\":\"s\"}\n"
+                     "{\"schema\":\"olm.channel\",\"package\":\"p\",\"name\":\"s\",\"entries\":[");
+    for (size_t i = 0; i < 12; i++)
+        strbuf_printf(&sb, "{\"name\":\"p.v1.0.%zu\"},", i);
+    strbuf_puts(&sb, "{\"name\":\"p.v2.0.0\",\"skips\":[");
+    for (size_t i = 0; i < 12; i++)
+        strbuf_printf(&sb, "%s\"p.v1.0.%zu\"", i ? "," : "", i);
+    strbuf_puts(&sb, "]}]}\n");
+    for (size_t i = 0; i < 12; i++)
+        strbuf_printf(&sb,
+                      "{\"schema\":\"olm.bundle\",\"package\":\"p\",\"name\":\"p.v1.0.%zu\",\"properties\":[{\"type\":"
+                      "\"olm.package\",\"value\":{\"packageName\":\"p\",\"version\":\"1.0.%zu\"}}]}\n",
+                      i, i);
+    char *text = strbuf_detach(&sb);
+    fbc_catalog *c = load(text);
+    upgrade_graph g, s;
+    olm_error err;
+    build(c, NULL, 0, &g);
+    assert_int_equal(g.nedges, 12);
+    assert_int_equal(upgrade_graph_simplify(&g, 5, &s, &err), 0);
+    assert_int_equal(s.nnodes, 2); /* the head, and one node for the 12 it skips */
+    assert_int_equal(s.nedges, 1);
+    size_t fan = s.nodes[0].run_len ? 0 : 1;
+    assert_int_equal(s.nodes[fan].run_len, 12);
+    assert_string_equal(s.nodes[fan].version, "1.0.0");
+    assert_string_equal(s.nodes[fan].run_last, "1.0.11");
+    assert_int_equal(s.edges[0].kinds, UG_EDGE_SKIPS);
+    upgrade_graph_free(&s);
+    /* An installed leaf stays out of the fan. */
+    upgrade_graph_mark(&g, upgrade_graph_find(&g, NULL, "p.v1.0.3"), UG_MARK_INSTALLED, NULL);
+    assert_int_equal(upgrade_graph_simplify(&g, 5, &s, &err), 0);
+    assert_int_equal(s.nnodes, 3);
+    assert_int_equal(s.nedges, 2);
+    upgrade_graph_free(&s);
+    upgrade_graph_free(&g);
+    fbc_catalog_free(c);
+    free(text);
+}
+
 typedef int (*writer_fn)(const upgrade_graph *, FILE *, olm_error *);
 
 static char *write_to_string(const upgrade_graph *g, writer_fn w)
@@ -239,7 +282,8 @@ static void test_dot_carries_every_edge(void **state)
     char want[128];
     snprintf(want, sizeof want, "b%zu -> b%zu [style=dotted", b100, b120);
     assert_non_null(strstr(dot, want)); /* the implied skipRange edge is in the DOT */
-    assert_non_null(strstr(dot, "kinds=\"replaces,skips\", channels=\"stable,fast\", label=\"skips\""));
+    assert_non_null(strstr(dot, "kinds=\"replaces,skips\", channels=\"stable,fast\"];")); /* solid: no label */
+    assert_non_null(strstr(dot, "kinds=\"skipRange\", channels=\"stable\", label=\"skipRange\""));
     assert_non_null(strstr(dot, "skipRange &gt;=1.0.0 &lt;1.2.0"));
     assert_non_null(strstr(dot, "<FONT COLOR=\"#b91c1c\">use 1.1</FONT>"));
     assert_non_null(strstr(dot, "<I>out: not in range &lt;2.1.0</I>"));
@@ -327,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_reachable),
         cmocka_unit_test(test_simplify_folds_implied_skiprange),
         cmocka_unit_test(test_simplify_collapses_runs),
+        cmocka_unit_test(test_simplify_collapses_fans),
         cmocka_unit_test(test_dot_carries_every_edge),
         cmocka_unit_test(test_mermaid),
         cmocka_unit_test(test_svg_is_laid_out),
