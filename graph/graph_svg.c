@@ -10,10 +10,23 @@
 
 #include "graph_internal.h"
 
+/* One Graphviz context for the life of the process, never freed: Graphviz 2.42's text
+ * layout caches a font name it does not own in a static, so a second context after the
+ * first was freed reads freed memory (AddressSanitizer caught it in the unit test).  The
+ * commands are single-threaded; so is this. */
+static GVC_t *graphviz(void)
+{
+    static GVC_t *gvc;
+    if (!gvc) {
+        agseterr(AGERR);
+        gvc = gvContext();
+    }
+    return gvc;
+}
+
 static int render(const char *dot, FILE *out, olm_error *err)
 {
-    agseterr(AGERR);
-    GVC_t *gvc = gvContext();
+    GVC_t *gvc = graphviz();
     if (!gvc)
         return olm_error_set(err, "Graphviz did not start (out of memory?)");
     Agraph_t *g = agmemread(dot);
@@ -38,7 +51,6 @@ static int render(const char *dot, FILE *out, olm_error *err)
     }
     if (g)
         agclose(g);
-    gvFreeContext(gvc);
     return rc;
 }
 

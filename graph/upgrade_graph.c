@@ -53,7 +53,22 @@ int upgrade_graph_mark(upgrade_graph *g, size_t node, unsigned marks, const char
     return 0;
 }
 
-void upgrade_graph_mark_reachable(upgrade_graph *g, size_t from)
+/* Whether the edge's comma-separated channels name one of `channels` (any: nchannels 0). */
+static bool edge_in_channels(const ug_edge *e, const char *const *channels, size_t nchannels)
+{
+    for (size_t i = 0; i < nchannels; i++) {
+        size_t n = strlen(channels[i]);
+        for (const char *p = e->channels; p && *p;) {
+            size_t len = strcspn(p, ",");
+            if (len == n && strncmp(p, channels[i], n) == 0)
+                return true;
+            p += len + (p[len] == ',');
+        }
+    }
+    return nchannels == 0;
+}
+
+void upgrade_graph_mark_reachable(upgrade_graph *g, size_t from, const char *const *channels, size_t nchannels)
 {
     size_t *queue = malloc(g->nnodes * sizeof *queue + 1);
     bool *seen = calloc(g->nnodes + 1, sizeof *seen);
@@ -68,7 +83,8 @@ void upgrade_graph_mark_reachable(upgrade_graph *g, size_t from)
     while (head < tail) {
         size_t at = queue[head++];
         for (size_t i = 0; i < g->nedges; i++)
-            if (g->edges[i].from == at && !seen[g->edges[i].to]) {
+            if (g->edges[i].from == at && !seen[g->edges[i].to] &&
+                edge_in_channels(&g->edges[i], channels, nchannels)) {
                 seen[g->edges[i].to] = true;
                 g->nodes[g->edges[i].to].marks |= UG_MARK_REACHABLE;
                 queue[tail++] = g->edges[i].to;

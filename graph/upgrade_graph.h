@@ -96,8 +96,9 @@ size_t upgrade_graph_find(const upgrade_graph *g, const char *catalog, const cha
 int upgrade_graph_mark(upgrade_graph *g, size_t node, unsigned marks, const char *note);
 
 /* Marks every node reachable from `from` by upgrade edges UG_MARK_REACHABLE (not `from`
- * itself). */
-void upgrade_graph_mark_reachable(upgrade_graph *g, size_t from);
+ * itself), following only edges of the channels listed (every edge when nchannels is 0):
+ * the resolver only follows the channels a ClusterExtension names. */
+void upgrade_graph_mark_reachable(upgrade_graph *g, size_t from, const char *const *channels, size_t nchannels);
 
 void upgrade_graph_free(upgrade_graph *g);
 

@@ -3,6 +3,7 @@
  * catalog, each filter's verdict on it, the edge from the installed bundle), what
  * blocks an upgrade, and on OpenShift the olm.maxOpenShiftVersion verdict: `olmv1
  * resolve` fed from the cluster and the served catalogs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static void explain_usage(FILE *out)
 {
     fprintf(out,
             "Usage: olmv1 explain extension NAME [-o text|json] [--system-namespace NS]\n"
+            "       olmv1 explain extension NAME --graph [-o svg|dot|mermaid]\n"
             "                       [--catalogd-url URL] [--kubeconfig FILE] [--context NAME]\n"
             "\n"
             "Explains ClusterExtension NAME from the live cluster: what is installed and its\n"
@@ -29,7 +31,13 @@ static void explain_usage(FILE *out)
             "edges, deprecation, ambiguity between catalogs).  On OpenShift (config.openshift.io\n"
             "served) also the olm.maxOpenShiftVersion verdict for the next minor.\n"
             "\n"
-            "  -o, --output FORMAT     text (default) or json\n"
+            "  -o, --output FORMAT     text (default) or json; with --graph svg (default), dot or mermaid\n"
+            "  --graph                 draw it instead: the package's upgrade graph in every selected\n"
+            "                          catalog (olmv1 catalog graph --help tells how to read it) with the\n"
+            "                          installed bundle (double border), the bundles the channels and\n"
+            "                          range allow (green), the one the resolver picks (bold green), why\n"
+            "                          each other one is out (grey, in words), and what the installed\n"
+            "                          bundle reaches by upgrade edges in its channels (yellow)\n"
             "  --system-namespace NS   where install records live (OpenShift check; default olmv1-system)\n"
             "  --catalogd-url URL      read catalogd at URL instead of through the API server\n" CLI_KUBECONFIG_HELP
             "\n"
@@ -41,26 +49,29 @@ typedef struct explain_args {
     const char *name;
     const char *output;
     const char *system_namespace;
+    bool graph;
     cluster_opts conn;
 } explain_args;
 
 static int parse_explain_args(int argc, char **argv, explain_args *a)
 {
-    enum { OPT_SYSNS = 1 };
+    enum { OPT_SYSNS = 1, OPT_GRAPH };
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"graph", no_argument, NULL, OPT_GRAPH},
         {"system-namespace", required_argument, NULL, OPT_SYSNS},
         {"help", no_argument, NULL, 'h'},
         CLUSTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    a->output = "text";
+    a->output = NULL;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (opt) {
         case 'o': a->output = optarg; break;
         case OPT_SYSNS: a->system_namespace = optarg; break;
+        case OPT_GRAPH: a->graph = true; break;
         case 'h': explain_usage(stdout); return 0;
         default:
             if (!cluster_opts_take(&a->conn, opt, optarg)) {
@@ -74,8 +85,11 @@ static int parse_explain_args(int argc, char **argv, explain_args *a)
         return CLI_EXIT_USAGE;
     }
     a->name = argv[optind];
-    static const char *const formats[] = {"text", "json", NULL};
-    return cluster_check_output("explain extension", a->output, formats) != 0 ? CLI_EXIT_USAGE : -1;
+    static const char *const formats[] = {"text", "json", NULL}, *const graph_formats[] = {"svg", "dot", "mermaid", NULL};
+    if (!a->output)
+        a->output = a->graph ? "svg" : "text";
+    return cluster_check_output("explain extension", a->output, a->graph ? graph_formats : formats) != 0 ? CLI_EXIT_USAGE
+                                                                                                         : -1;
 }
 
 /* ------------------------------------------------------------ what blocks */
@@ -336,6 +350,10 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
          json_object_set_new(report, "reasoning", json_string(strbuf_str(&reasoning))) < 0))
         out_rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
     strbuf_free(&reasoning);
+    olm_error gerr;
+    if (a->graph && (out_rc == 0 || out_rc == CLI_EXIT_NO_MATCH || out_rc == CLI_EXIT_NOT_FOUND) &&
+        explain_graph_write(&res.set, report, s.package, s.channels, s.nchannels, a->output, stdout, &gerr) < 0)
+        out_rc = errno == EPIPE ? CLI_EXIT_BROKEN_PIPE : cluster_error(err, CLI_EXIT_FAILED, "%s", gerr.msg);
     cluster_resolution_free(&res);
     catalog_source_close(&src);
     if (out_rc != 0 && out_rc != CLI_EXIT_NO_MATCH && out_rc != CLI_EXIT_NOT_FOUND)
@@ -363,7 +381,9 @@ static int run_explain(const void *args, kube_client *c, olm_error *err)
         return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
     }
     rc = build_report(c, a, ce, report, err);
-    if (rc == 0 || rc == CLI_EXIT_NO_MATCH || rc == CLI_EXIT_NOT_FOUND) {
+    if (a->graph) {
+        /* drawn by build_report, while the catalogs were still in hand */
+    } else if (rc == 0 || rc == CLI_EXIT_NO_MATCH || rc == CLI_EXIT_NOT_FOUND) {
         if (strcmp(a->output, "json") == 0) {
             int prc = cluster_print_object(report, "json");
             if (prc != 0)

@@ -5,6 +5,7 @@
 #include "explain_candidates.h"
 #include "semver.h"
 #include "strbuf.h"
+#include "upgrade_graph.h"
 
 static bool wanted_channel(const resolve_request *req, const char *name)
 {
@@ -143,5 +144,60 @@ int explain_candidates(const fbc_catalog *c, const char *catalog, const resolve_
     if (have_bv)
         bundle_version_free(&inst_bv);
     semver_constraint_free(range);
+    return rc;
+}
+
+/* ------------------------------------------------------------ --graph */
+
+/* The report's verdicts as marks on the graph's nodes. */
+static int mark_verdicts(upgrade_graph *g, const json_t *report, const char *const *channels, size_t nchannels)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(report, "candidates"), i, c) {
+        const char *verdict = json_string_value(json_object_get(c, "verdict"));
+        size_t n = upgrade_graph_find(g, json_string_value(json_object_get(c, "catalog")),
+                                      json_string_value(json_object_get(c, "bundle")));
+        if (n == SIZE_MAX || !verdict)
+            continue;
+        bool allowed = strcmp(verdict, "candidate") == 0;
+        if (upgrade_graph_mark(g, n, allowed ? UG_MARK_ALLOWED : UG_MARK_OUT, allowed ? NULL : verdict) < 0)
+            return -1;
+    }
+    const json_t *res = json_object_get(report, "resolution");
+    if (json_is_true(json_object_get(res, "resolved"))) {
+        size_t n = upgrade_graph_find(g, json_string_value(json_object_get(res, "catalog")),
+                                      json_string_value(json_object_get(res, "bundle")));
+        if (n != SIZE_MAX && upgrade_graph_mark(g, n, UG_MARK_PICKED, NULL) < 0)
+            return -1;
+    }
+    const char *installed = json_string_value(json_object_get(json_object_get(report, "installed"), "bundle"));
+    for (size_t n = 0; installed && *installed && n < g->nnodes; n++)
+        if (strcmp(g->nodes[n].bundle, installed) == 0) {
+            if (upgrade_graph_mark(g, n, UG_MARK_INSTALLED, NULL) < 0)
+                return -1;
+            upgrade_graph_mark_reachable(g, n, channels, nchannels);
+        }
+    return 0;
+}
+
+int explain_graph_write(const cluster_catalog_set *set, const json_t *report, const char *package,
+                        const char *const *channels, size_t nchannels, const char *format, FILE *out,
+                        olm_error *err)
+{
+    upgrade_graph g;
+    upgrade_graph_init(&g);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < set->n; i++)
+        if (set->items[i].fbc &&
+            upgrade_graph_add_catalog(&g, set->items[i].fbc, set->items[i].name, package, NULL, 0, err) < 0)
+            rc = -1;
+    if (rc == 0 && g.nnodes == 0)
+        rc = olm_error_set(err, "no catalog read has a bundle of package \"%s\" to draw", package);
+    if (rc == 0 && mark_verdicts(&g, report, channels, nchannels) < 0)
+        rc = olm_error_set(err, "out of memory");
+    if (rc == 0)
+        rc = upgrade_graph_write(&g, format, false, out, err);
+    upgrade_graph_free(&g);
     return rc;
 }

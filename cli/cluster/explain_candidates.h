@@ -14,6 +14,9 @@
 
 #include <jansson.h>
 
+#include <stdio.h>
+
+#include "cluster_catalogs.h"
 #include "fbc.h"
 #include "resolve.h"
 
@@ -21,5 +24,15 @@
  * or an unparsable req->version_range (err set). */
 int explain_candidates(const fbc_catalog *c, const char *catalog, const resolve_request *req, json_t *out,
                        olm_error *err);
+
+/* explain --graph: the upgrade graph of the package in every catalog of `set` that has it
+ * (every channel, so bundles out of the requested ones show why), marked with the
+ * report's verdicts (explain's JSON): the installed bundle, the candidates allowed, the
+ * one the resolver picks, each other's reason, and what the installed bundle reaches by
+ * upgrade edges in the requested channels.  Written to `out` as `format` (svg, dot or
+ * mermaid).  Returns 0, or -1 with err set. */
+int explain_graph_write(const cluster_catalog_set *set, const json_t *report, const char *package,
+                        const char *const *channels, size_t nchannels, const char *format, FILE *out,
+                        olm_error *err);
 
 #endif

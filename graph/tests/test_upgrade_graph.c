@@ -121,7 +121,10 @@ static void test_reachable(void **state)
     fbc_catalog *c = load(SAMPLE);
     upgrade_graph g;
     build(c, NULL, 0, &g);
-    upgrade_graph_mark_reachable(&g, upgrade_graph_find(&g, NULL, "p.v1.1.0"));
+    const char *fast[] = {"fast"};
+    upgrade_graph_mark_reachable(&g, upgrade_graph_find(&g, NULL, "p.v1.1.0"), fast, 1);
+    assert_false(g.nodes[upgrade_graph_find(&g, NULL, "p.v1.2.0")].marks & UG_MARK_REACHABLE); /* a stable edge */
+    upgrade_graph_mark_reachable(&g, upgrade_graph_find(&g, NULL, "p.v1.1.0"), NULL, 0);
     assert_false(g.nodes[upgrade_graph_find(&g, NULL, "p.v1.0.0")].marks & UG_MARK_REACHABLE);
     assert_false(g.nodes[upgrade_graph_find(&g, NULL, "p.v1.1.0")].marks & UG_MARK_REACHABLE);
     assert_true(g.nodes[upgrade_graph_find(&g, NULL, "p.v1.2.0")].marks & UG_MARK_REACHABLE);
