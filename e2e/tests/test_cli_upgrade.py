@@ -215,3 +215,45 @@ def test_explain_not_found(world):
         'olmv1 explain extension: clusterextensions.olm.operatorframework.io "no-such-ext" not found')
     cli.fails(cli.EXIT_USAGE, "explain", "extension")
     cli.fails(cli.EXIT_USAGE, "explain", "extension", "x", "-o", "yaml")
+
+
+def _dot_nodes(dot):
+    """{version: the node's whole DOT line} of `explain --graph -o dot`."""
+    import re
+    return {m.group(1): m.group(0) for m in re.finditer(r"^  b\d+ \[label=<<B>([^<]+)</B>.*$", dot, re.M)}
+
+
+def test_explain_graph(world, ext):
+    """explain --graph draws what explain says: installed, why each bundle is out, the pick."""
+    name, ns = ext
+    p = world["pkg"]
+    rc, _, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
+                       "--create-rbac", "--wait")
+    assert rc == 0, err
+    kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+            '{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}')
+    rc, dot, err = olmv1(world, "explain", "extension", name, "--graph", "-o", "dot")
+    assert rc == cli.EXIT_NO_MATCH, err  # blocked: the picture is drawn all the same
+    nodes = _dot_nodes(dot)
+    assert set(nodes) == {"1.0.0", "1.0.1", "2.0.0"}
+    assert "<I>installed</I>" in nodes["1.0.0"] and "peripheries=2" in nodes["1.0.0"]
+    assert f"<I>out: no upgrade edge from {p}.v1.0.0</I>" in nodes["2.0.0"]
+    assert "<I>out: not in range 2.0.0</I>" in nodes["1.0.1"]
+    assert "reachable by upgrade edges" in nodes["2.0.0"]  # 1.0.0 -> 1.0.1 -> 2.0.0
+    assert "the resolver picks this" not in dot
+    assert "channel <B>stable</B> (default)" in dot
+
+    kubectl("patch", "clusterextension", name, "--type=json", "-p",
+            '[{"op":"remove","path":"/spec/source/catalog/version"}]')
+    rc, dot, err = olmv1(world, "explain", "extension", name, "--graph", "-o", "dot")
+    assert rc == 0, err
+    nodes = _dot_nodes(dot)
+    assert "<I>the resolver picks this</I>" in nodes["1.0.1"] and 'fillcolor="#86efac"' in nodes["1.0.1"]
+    assert "<I>allowed</I>" in nodes["1.0.0"]
+    rc, svg, err = olmv1(world, "explain", "extension", name, "--graph")
+    assert rc == 0 and svg.lstrip().startswith("<?xml") and "<svg" in svg, err
+    assert ">the resolver picks this</text>" in svg
+    rc, mermaid, err = olmv1(world, "explain", "extension", name, "--graph", "-o", "mermaid")
+    assert rc == 0 and mermaid.startswith("flowchart BT\n"), err
+    assert " installed\n" in mermaid and " picked\n" in mermaid
+    cli.fails(cli.EXIT_USAGE, "explain", "extension", name, "--graph", "-o", "json")
