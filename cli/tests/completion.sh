@@ -36,7 +36,7 @@ done
 words() { "$bin" __complete "$@" | tr '\n' ' ' | sed 's/ $//'; }
 check first-words "install" "$(words ins)"
 check groups "extension" "$(words install "")"
-check catalog-words "list push render template validate" "$(words catalog "" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+check catalog-words "graph list push render template validate" "$(words catalog "" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 check flags "--catalog --catalog-selector --catalogd-url --channel --context --create-rbac" \
   "$(words install extension x --c | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 check get-types "extensions catalogs" "$(words get "")"
