@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "gocompat.h"
-#include "olm_proxy.h"
+#include "http_client.h"
 #include "olm_base64.h"
 #include "olm_read_file.h"
 
@@ -545,26 +545,14 @@ void kube_config_free(kube_config *cfg)
 
 int kube_curl_apply(CURL *h, const kube_config *cfg, struct curl_slist **headers, olm_error *err)
 {
-    char proxy[1024]; /* as client-go: HTTPS_PROXY/NO_PROXY, never for loopback */
-    olm_proxy_for_url(cfg->server, proxy, sizeof proxy);
-    SETOPT(h, CURLOPT_PROXY, proxy);
-    if (cfg->ca_file)
-        SETOPT(h, CURLOPT_CAINFO, cfg->ca_file);
-    if (cfg->insecure_skip_tls_verify) {
-        SETOPT(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        SETOPT(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    } else {
-        SETOPT(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        SETOPT(h, CURLOPT_SSL_VERIFYHOST, 2L);
-    }
-    if (cfg->client_cert_file) {
-        SETOPT(h, CURLOPT_SSLCERT, cfg->client_cert_file);
-        SETOPT(h, CURLOPT_SSLCERTTYPE, "PEM");
-    }
-    if (cfg->client_key_file) {
-        SETOPT(h, CURLOPT_SSLKEY, cfg->client_key_file);
-        SETOPT(h, CURLOPT_SSLKEYTYPE, "PEM");
-    }
+    /* The kubeconfig's CA replaces the system store, as client-go's does.  No extra CAs and
+     * no profile here, so the handle keeps no pointer to `o` (the transfer comes later, on
+     * the loop); the callers set their own timeouts after this. */
+    http_client_opts o = {.tls = {.ca_file = cfg->ca_file, .client_cert_file = cfg->client_cert_file,
+                                  .client_key_file = cfg->client_key_file,
+                                  .skip_verify = cfg->insecure_skip_tls_verify}};
+    if (http_client_setup(h, cfg->server ? cfg->server : "", &o, err) < 0)
+        return -1;
     /* A token file wins over a static token (client-go: "the last successfully
      * read value takes precedence"); it is re-read so rotated projected tokens work. */
     char *file_tok = NULL;

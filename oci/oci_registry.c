@@ -9,7 +9,7 @@
 #include "oci_internal.h"
 #include "oci_auth.h"
 #include "oci_registry.h"
-#include "olm_proxy.h"
+#include "http_client.h"
 
 #include <curl/curl.h>
 #include <jansson.h>
@@ -333,12 +333,6 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
     return n;
 }
 
-/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into. */
-static CURLcode trust_extra_cas(CURL *curl, void *ssl_ctx, void *cas)
-{
-    return olm_ca_set_add_to_ssl_ctx(cas, ssl_ctx) == 0 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
-}
-
 #define SETOPT(opt, val)                                                                      \
     do {                                                                                      \
         CURLcode c_ = curl_easy_setopt(reg->curl, opt, val);                                  \
@@ -404,20 +398,6 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
     x.sink_ctx = req->sink_ctx;
 
     curl_easy_reset(reg->curl);
-    SETOPT(CURLOPT_URL, url);
-    char proxy[1024]; /* HTTPS_PROXY/HTTP_PROXY/NO_PROXY as upstream's Go reads them */
-    olm_proxy_for_url(url, proxy, sizeof proxy);
-    SETOPT(CURLOPT_PROXY, proxy);
-    SETOPT(CURLOPT_ERRORBUFFER, errbuf);
-    SETOPT(CURLOPT_USERAGENT, "olmv1");
-    SETOPT(CURLOPT_NOSIGNAL, 1L);
-    SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
-    SETOPT(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    SETOPT(CURLOPT_CONNECTTIMEOUT, 30L);
-    /* a stalled or dripping transfer (under 1 KiB/s for 60 s by default) fails instead of
-     * hanging; the deadline bounds one that stays just above that */
-    SETOPT(CURLOPT_LOW_SPEED_LIMIT, reg->min_speed);
-    SETOPT(CURLOPT_LOW_SPEED_TIME, reg->stall_seconds);
     long timeout_ms = reg->timeout > 0 ? reg->timeout * 1000 : 0;
     int deadline_binds = 0;
     if (reg->deadline_ms) {
@@ -430,18 +410,17 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
             deadline_binds = 1;
         }
     }
-    if (timeout_ms > 0)
-        SETOPT(CURLOPT_TIMEOUT_MS, timeout_ms);
-    if (reg->ca_path)
-        SETOPT(CURLOPT_CAPATH, reg->ca_path);
-    if (reg->extra_cas) {
-        SETOPT(CURLOPT_SSL_CTX_FUNCTION, trust_extra_cas);
-        SETOPT(CURLOPT_SSL_CTX_DATA, (void *)reg->extra_cas);
-    }
-    if (reg->tls_unverified && strncmp(url, "https://", 8) == 0) {
-        SETOPT(CURLOPT_SSL_VERIFYPEER, 0L);
-        SETOPT(CURLOPT_SSL_VERIFYHOST, 0L);
-    }
+    /* a stalled or dripping transfer (under 1 KiB/s for 60 s by default) fails instead of
+     * hanging; the deadline bounds one that stays just above that */
+    http_client_opts o = {.tls = {.ca_dir = reg->ca_path, .extra_cas = reg->extra_cas,
+                                  .skip_verify = reg->tls_unverified},
+                          .timeout_ms = timeout_ms, .low_speed_limit = reg->min_speed,
+                          .low_speed_time = reg->stall_seconds};
+    if (http_client_setup(reg->curl, url, &o, err) < 0)
+        goto out;
+    SETOPT(CURLOPT_URL, url);
+    SETOPT(CURLOPT_ERRORBUFFER, errbuf);
+    SETOPT(CURLOPT_USERAGENT, "olmv1");
     SETOPT(CURLOPT_HEADERFUNCTION, on_header);
     SETOPT(CURLOPT_HEADERDATA, &x);
     SETOPT(CURLOPT_WRITEFUNCTION, write_body);

@@ -7,7 +7,7 @@
 #include <uv.h>
 
 #include "catalog.h"
-#include "olm_proxy.h"
+#include "http_client.h"
 #include "strbuf.h"
 
 #define MAX_RESPONSE ((size_t)512 * 1024 * 1024)
@@ -152,20 +152,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
     return n;
 }
 
-/* CURLOPT_SSL_CTX_FUNCTION: the extra CAs join the store curl has loaded the system's into,
- * and the TLS profile sets versions, ciphers and curves. */
-static CURLcode configure_tls(CURL *curl, void *ssl_ctx, void *data)
-{
-    (void)curl;
-    const catalog_client *cc = data;
-    if (cc->cas && olm_ca_set_add_to_ssl_ctx(cc->cas, ssl_ctx) != 0)
-        return CURLE_SSL_CACERT_BADFILE;
-    olm_error err;
-    if (cc->tls && olm_tls_profile_apply(cc->tls, ssl_ctx, &err) != 0)
-        return CURLE_SSL_CIPHER;
-    return CURLE_OK;
-}
-
 /* GETs `url` and appends the body to `sb`.  The error says what failed, never where
  * an ephemeral local port was (messages must be stable across retries). */
 #define HTTP_NOT_FOUND 1 /* http_get: a 404, err set */
@@ -176,23 +162,17 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
     if (!h)
         return olm_error_set(err, "cannot create an HTTP handle");
     char ebuf[CURL_ERROR_SIZE] = "";
+    /* --catalogd-cas-dir's CAs and --tls-profile: the handshake is the one upstream's makes */
+    http_client_opts o = {.tls = {.extra_cas = cc->cas, .profile = cc->tls}, .timeout_ms = cc->timeout_seconds * 1000};
+    if (http_client_setup(h, url, &o, err) < 0) {
+        curl_easy_cleanup(h);
+        return -1;
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
-    char proxy[1024]; /* HTTPS_PROXY/NO_PROXY as upstream's Go reads them */
-    olm_proxy_for_url(url, proxy, sizeof proxy);
-    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, sb);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, cc->timeout_seconds);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* catalogd may serve gzip */
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-    if (cc->cas || cc->tls) {
-        curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, configure_tls);
-        curl_easy_setopt(h, CURLOPT_SSL_CTX_DATA, (void *)cc);
-    }
     CURLcode rc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
