@@ -1,0 +1,108 @@
+/* kube_object: see kube_object.h. */
+#include <string.h>
+
+#include "kube_object.h"
+
+json_t *kube_object_path(const json_t *obj, const char *dotted)
+{
+    json_t *cur = (json_t *)obj;
+    for (const char *p = dotted; cur && *p;) {
+        size_t n = strcspn(p, ".");
+        cur = json_is_object(cur) ? json_object_getn(cur, p, n) : NULL;
+        p += n + (p[n] == '.');
+    }
+    return cur;
+}
+
+const char *kube_object_string(const json_t *obj, const char *dotted)
+{
+    return json_string_value(kube_object_path(obj, dotted));
+}
+
+json_t *kube_conditions_find(const json_t *conditions, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(conditions, i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+json_t *kube_object_condition(const json_t *obj, const char *type)
+{
+    return kube_conditions_find(kube_object_path(obj, "status.conditions"), type);
+}
+
+bool kube_object_condition_is(const json_t *obj, const char *type, const char *status)
+{
+    const char *s = json_string_value(json_object_get(kube_object_condition(obj, type), "status"));
+    return s && strcmp(s, status) == 0;
+}
+
+int kube_conditions_set(json_t *conditions, const kube_condition *c, const char *now)
+{
+    const char *message = c->message ? c->message : "";
+    json_t *old = kube_conditions_find(conditions, c->type);
+    if (!old) {
+        json_t *n = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s}", "type", c->type, "status", c->status,
+                              "observedGeneration", (json_int_t)c->observed_generation, "lastTransitionTime", now,
+                              "reason", c->reason, "message", message);
+        return n && json_array_append_new(conditions, n) == 0 ? 0 : -1;
+    }
+    const char *was = json_string_value(json_object_get(old, "status"));
+    int rc = 0;
+    if (!was || strcmp(was, c->status) != 0 || !json_is_string(json_object_get(old, "lastTransitionTime")))
+        rc |= json_object_set_new(old, "lastTransitionTime", json_string(now));
+    rc |= json_object_set_new(old, "status", json_string(c->status));
+    rc |= json_object_set_new(old, "reason", json_string(c->reason));
+    rc |= json_object_set_new(old, "message", json_string(message));
+    rc |= json_object_set_new(old, "observedGeneration", json_integer((json_int_t)c->observed_generation));
+    return rc ? -1 : 0;
+}
+
+int kube_object_set_condition(json_t *status, const kube_condition *c, const char *now)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        if (!conds || json_object_set_new(status, "conditions", conds) != 0)
+            return -1;
+    }
+    return kube_conditions_set(conds, c, now);
+}
+
+bool kube_object_has_finalizer(const json_t *obj, const char *name)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(kube_object_path(obj, "metadata.finalizers"), i, f)
+        if (json_is_string(f) && strcmp(json_string_value(f), name) == 0)
+            return true;
+    return false;
+}
+
+json_t *kube_object_finalizers_with(const json_t *obj, const char *name, bool present)
+{
+    json_t *out = json_array();
+    bool kept = false;
+    size_t i;
+    json_t *f;
+    json_array_foreach(kube_object_path(obj, "metadata.finalizers"), i, f) {
+        bool ours = json_is_string(f) && strcmp(json_string_value(f), name) == 0;
+        if (ours && (!present || kept))
+            continue;
+        kept |= ours;
+        if (!out || json_array_append(out, f) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    if (out && present && !kept && json_array_append_new(out, json_string(name)) != 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
