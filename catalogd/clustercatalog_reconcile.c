@@ -5,6 +5,7 @@
  * resourceVersion read, so a stale read gives 409 and a retry), and only then patch the
  * finalizers.  Labels are the one metadata change: see ensure_name_label(). */
 #include "clustercatalog_internal.h"
+#include "kube_object.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,26 +93,6 @@ static int patch_object(clustercatalog_reconciler *r, const char *name, json_t *
     return rc;
 }
 
-/* The finalizer list with ours added (`present`) or removed, the others kept; NULL on out of
- * memory. */
-static json_t *finalizers_with(const json_t *cur, bool present)
-{
-    json_t *fins = json_array();
-    json_t *old = json_object_get(meta(cur), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach(old, i, f) {
-        const char *s = json_string_value(f);
-        if (s && strcmp(s, CC_FINALIZER) != 0)
-            json_array_append(fins, f);
-    }
-    if (fins && present && json_array_append_new(fins, json_string(CC_FINALIZER)) != 0) {
-        json_decref(fins);
-        return NULL;
-    }
-    return fins;
-}
-
 /* Upstream a mutating webhook sets the metadata.name label on every write.  This project's
  * local setup has no webhook (no serving certificates, no Service in front of catalogd), so
  * the reconciler keeps the label equal to the name itself.  With `add_finalizer` the same
@@ -122,7 +103,7 @@ static int ensure_name_label(clustercatalog_reconciler *r, const char *name, jso
 {
     const char *have = json_string_value(json_object_get(json_object_get(meta(*cur), "labels"), CC_NAME_LABEL));
     bool label = !have || strcmp(have, name) != 0;
-    add_finalizer = add_finalizer && !clustercatalog_has_finalizer(*cur, CC_FINALIZER);
+    add_finalizer = add_finalizer && !kube_object_has_finalizer(*cur, CC_FINALIZER);
     if (!label && !add_finalizer)
         return 0;
     json_t *md = json_object();
@@ -133,7 +114,7 @@ static int ensure_name_label(clustercatalog_reconciler *r, const char *name, jso
         bad |= json_object_set_new(md, "labels", json_pack("{s:s}", CC_NAME_LABEL, name));
     if (add_finalizer) {
         const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
-        bad |= json_object_set_new(md, "finalizers", finalizers_with(*cur, true));
+        bad |= json_object_set_new(md, "finalizers", kube_object_finalizers_with(*cur, CC_FINALIZER, true));
         if (rv)
             bad |= json_object_set_new(md, "resourceVersion", json_string(rv));
     }
@@ -156,9 +137,9 @@ static int ensure_name_label(clustercatalog_reconciler *r, const char *name, jso
  * makes it a compare-and-swap on the list. */
 static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t **cur, bool present, olm_error *err)
 {
-    if (clustercatalog_has_finalizer(*cur, CC_FINALIZER) == present)
+    if (kube_object_has_finalizer(*cur, CC_FINALIZER) == present)
         return 0;
-    json_t *fins = finalizers_with(*cur, present);
+    json_t *fins = kube_object_finalizers_with(*cur, CC_FINALIZER, present);
     if (!fins)
         return olm_error_set(err, "out of memory");
     const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
@@ -176,7 +157,7 @@ static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t 
 static bool needs_label_patch(const json_t *cur, const char *name)
 {
     const char *have = json_string_value(json_object_get(json_object_get(meta(cur), "labels"), CC_NAME_LABEL));
-    return !have || strcmp(have, name) != 0 || !clustercatalog_has_finalizer(cur, CC_FINALIZER);
+    return !have || strcmp(have, name) != 0 || !kube_object_has_finalizer(cur, CC_FINALIZER);
 }
 
 /* A new catalog's label + finalizer PATCH, run on a thread of its own beside the pull: a
@@ -368,7 +349,7 @@ static kube_wq_result reconcile_unavailable(clustercatalog_reconciler *r, const 
 /* §4.1 step 2, deletion: remove the content, Serving False/Unavailable, release the finalizer. */
 static kube_wq_result reconcile_deleting(clustercatalog_reconciler *r, const char *name, json_t **cur, int64_t gen)
 {
-    if (!clustercatalog_has_finalizer(*cur, CC_FINALIZER))
+    if (!kube_object_has_finalizer(*cur, CC_FINALIZER))
         return wq(KUBE_WQ_OK, 0); /* others' finalizers: nothing of ours left to do */
     olm_error err;
     clustercatalog_record_drop(r, name);
@@ -582,7 +563,7 @@ static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r)
         res = reconcile_unavailable(r, name, &cur, gen);
     else if (deleting)
         res = reconcile_deleting(r, name, &cur, gen);
-    else if (!clustercatalog_has_finalizer(cur, CC_FINALIZER))
+    else if (!kube_object_has_finalizer(cur, CC_FINALIZER))
         /* Add it and stop: the update event brings the catalog back with the finalizer. */
         res = (rc = set_finalizer(r, name, &cur, true, &err)) == 0 ? wq(KUBE_WQ_OK, 0)
                                                                    : kube_failed(name, "adding finalizer", rc, &err);

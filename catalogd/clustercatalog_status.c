@@ -4,50 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube_object.h"
 #include "olm_time.h"
 
 json_t *clustercatalog_find_condition(const json_t *status, const char *type)
 {
-    json_t *conds = json_object_get(status, "conditions");
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
+    return kube_conditions_find(json_object_get(status, "conditions"), type);
 }
 
 int clustercatalog_set_condition(json_t *status, const char *type, const char *cstatus, const char *reason,
-                     const char *message, int64_t generation, time_t now)
+                                 const char *message, int64_t generation, time_t now)
 {
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        if (!conds || json_object_set_new(status, "conditions", conds) != 0)
-            return -1;
-    }
     char ts[OLM_TIME_RFC3339_SIZE];
     olm_time_rfc3339(now, ts);
-    json_t *c = clustercatalog_find_condition(status, type);
-    if (!c) {
-        c = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", type, "status", cstatus, "reason", reason,
-                      "message", message ? message : "", "observedGeneration", (json_int_t)generation,
-                      "lastTransitionTime", ts);
-        return c && json_array_append_new(conds, c) == 0 ? 0 : -1;
-    }
-    const char *old = json_string_value(json_object_get(c, "status"));
-    int rc = 0;
-    /* lastTransitionTime moves only when the status flips: that is what readers rely on to
-     * tell how long a catalog has been (un)available. */
-    if (!old || strcmp(old, cstatus) != 0 || !json_object_get(c, "lastTransitionTime"))
-        rc |= json_object_set_new(c, "lastTransitionTime", json_string(ts));
-    rc |= json_object_set_new(c, "status", json_string(cstatus));
-    rc |= json_object_set_new(c, "reason", json_string(reason));
-    rc |= json_object_set_new(c, "message", json_string(message ? message : ""));
-    rc |= json_object_set_new(c, "observedGeneration", json_integer((json_int_t)generation));
-    return rc ? -1 : 0;
+    kube_condition c = {type, cstatus, reason, message, generation};
+    return kube_object_set_condition(status, &c, ts);
 }
 
 int clustercatalog_set_served_source(json_t *status, const char *digest_ref, const char *base_url, time_t last_unpacked)
@@ -113,17 +84,4 @@ uint64_t clustercatalog_poll_interval_ms(const json_t *catalog, uint64_t overrid
     if (override_ms)
         return override_ms;
     return (uint64_t)json_integer_value(minutes) * 60000u;
-}
-
-bool clustercatalog_has_finalizer(const json_t *obj, const char *finalizer)
-{
-    json_t *fins = json_object_get(json_object_get(obj, "metadata"), "finalizers");
-    size_t i;
-    json_t *f;
-    json_array_foreach(fins, i, f) {
-        const char *s = json_string_value(f);
-        if (s && strcmp(s, finalizer) == 0)
-            return true;
-    }
-    return false;
 }

@@ -58,7 +58,5 @@ uint64_t clustercatalog_jitter_ms(uint64_t interval_ms, unsigned *seed);
  * or `override_ms` instead when it is non-zero (test-only flag); 0 when polling is off. */
 uint64_t clustercatalog_poll_interval_ms(const json_t *catalog, uint64_t override_ms);
 
-/* True when metadata.finalizers holds `finalizer`. */
-bool clustercatalog_has_finalizer(const json_t *obj, const char *finalizer);
 
 #endif

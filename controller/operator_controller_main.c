@@ -40,6 +40,7 @@
 #include "crdsafety.h"
 #include "daemon_runtime.h"
 #include "kube_informer.h"
+#include "kube_object.h"
 #include "kube_workqueue.h"
 #include "olm_http_listeners.h"
 #include "oci_pull.h"
@@ -199,19 +200,6 @@ static void on_cc_synced(void *data)
 
 /* ------------------------------------------------------------ health and metrics */
 
-static bool condition_true(const json_t *obj, const char *type)
-{
-    const json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach((json_t *)conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t && s && strcmp(t, type) == 0)
-            return strcmp(s, "True") == 0;
-    }
-    return false;
-}
 
 /* olm_clusterextension_info{name,package,version,catalog} 1 for every ClusterExtension: which
  * bundle version each one runs and where it came from, joinable with other series by name. */
@@ -281,7 +269,7 @@ static void write_metrics(app *a, strbuf *b)
         json_t *o;
         json_array_foreach(all, i, o) {
             total++;
-            installed += condition_true(o, "Installed");
+            installed += kube_object_condition_is(o, "Installed", "True");
         }
         json_decref(all);
     }

@@ -13,6 +13,7 @@
 #include "catalogd_flags.h"
 #include "clustercatalog_internal.h"
 #include "clustercatalog_status.h"
+#include "kube_object.h"
 #include "olm_parse.h"
 
 static const char *cond_str(json_t *status, const char *type, const char *key)
@@ -94,11 +95,11 @@ static void test_finalizer(void **state)
 {
     (void)state;
     json_t *o = json_loads("{\"metadata\":{\"finalizers\":[\"x\",\"" CC_FINALIZER "\"]}}", 0, NULL);
-    assert_true(clustercatalog_has_finalizer(o, CC_FINALIZER));
-    assert_false(clustercatalog_has_finalizer(o, "y"));
+    assert_true(kube_object_has_finalizer(o, CC_FINALIZER));
+    assert_false(kube_object_has_finalizer(o, "y"));
     json_decref(o);
     o = json_loads("{\"metadata\":{}}", 0, NULL);
-    assert_false(clustercatalog_has_finalizer(o, CC_FINALIZER));
+    assert_false(kube_object_has_finalizer(o, CC_FINALIZER));
     json_decref(o);
 }
 

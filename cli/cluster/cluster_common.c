@@ -9,6 +9,7 @@
 #include "cli_output.h"
 #include "cluster_apply.h"
 #include "cluster.h"
+#include "kube_object.h"
 
 int cluster_opts_take(cluster_opts *o, int opt, const char *arg)
 {
@@ -294,29 +295,13 @@ void cluster_table_free(cluster_table *t)
 
 const char *cluster_str(const json_t *obj, const char *path)
 {
-    const json_t *cur = obj;
-    const char *p = path;
-    while (cur && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        cur = json_is_object(cur) ? json_object_getn(cur, p, n) : NULL;
-        p += n + (dot ? 1 : 0);
-    }
-    const char *s = json_string_value(cur);
+    const char *s = kube_object_string(obj, path);
     return s ? s : "";
 }
 
 const json_t *cluster_condition(const json_t *obj, const char *type)
 {
-    const json_t *conds = json_object_get(json_object_get(obj, "status"), "conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
+    return kube_object_condition(obj, type);
 }
 
 int cluster_print_object(const json_t *obj, const char *format)

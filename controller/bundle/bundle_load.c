@@ -10,24 +10,13 @@
 
 #include "fbc_stream.h" /* the same YAML/JSON rules as FBC */
 #include "gocompat.h"
+#include "kube_object.h"
 
 #define PACKAGE_ANNOTATION "operators.operatorframework.io.bundle.package.v1"
 
 json_t *bundle_json_path(const json_t *root, const char *path)
 {
-    const json_t *cur = root;
-    char key[128];
-    while (cur && *path) {
-        const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (!json_is_object(cur) || n >= sizeof key)
-            return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        cur = json_object_get(cur, key);
-        path += n + (dot ? 1 : 0);
-    }
-    return (json_t *)cur;
+    return kube_object_path(root, path);
 }
 
 const char *bundle_json_str(const json_t *root, const char *path)

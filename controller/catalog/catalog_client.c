@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "http_client.h"
+#include "kube_object.h"
 #include "strbuf.h"
 
 #define MAX_RESPONSE ((size_t)512 * 1024 * 1024)
@@ -190,16 +191,7 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
 
 static bool is_serving(const json_t *catalog)
 {
-    const json_t *conds = json_object_get(json_object_get(catalog, "status"), "conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach((json_t *)conds, i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
-        const char *st = json_string_value(json_object_get(c, "status"));
-        if (type && strcmp(type, "Serving") == 0)
-            return st && strcmp(st, "True") == 0;
-    }
-    return false;
+    return kube_object_condition_is(catalog, "Serving", "True");
 }
 
 static const char *catalog_name(const json_t *catalog)

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "clusterextension.h"
+#include "kube_object.h"
 #include "strbuf.h"
 
 /* Length of "<addr>-><addr>" starting at s (no spaces inside, "->" required), not
@@ -76,36 +77,15 @@ char *clusterextension_message_clean(const char *message)
 }
 
 int clusterextension_condition_set(json_t *conditions, const char *type, const char *status, const char *reason,
-                     const char *message, int64_t generation, const char *now)
+                                   const char *message, int64_t generation, const char *now)
 {
     char *msg = clusterextension_message_clean(message);
     if (!msg)
         return -1;
-    json_t *existing = NULL;
-    size_t i;
-    json_t *c;
-    json_array_foreach(conditions, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t && strcmp(t, type) == 0) {
-            existing = c;
-            break;
-        }
-    }
-    const char *ltt = now;
-    if (existing) {
-        const char *old_status = json_string_value(json_object_get(existing, "status"));
-        const char *old_ltt = json_string_value(json_object_get(existing, "lastTransitionTime"));
-        if (old_status && old_ltt && strcmp(old_status, status) == 0)
-            ltt = old_ltt;
-    }
-    json_t *nc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type", type, "status", status, "reason", reason,
-                           "message", msg, "lastTransitionTime", ltt, "observedGeneration", (json_int_t)generation);
+    kube_condition c = {type, status, reason, msg, generation};
+    int rc = kube_conditions_set(conditions, &c, now);
     free(msg);
-    if (!nc)
-        return -1;
-    if (existing)
-        return json_array_set_new(conditions, i, nc);
-    return json_array_append_new(conditions, nc);
+    return rc;
 }
 
 static int set_install(json_t *status, const clusterextension_status_input *in)
