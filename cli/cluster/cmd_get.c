@@ -111,6 +111,7 @@ static int outlook_cells(const outlook_catalogs *oc, const json_t *ce, char *nex
     return 0;
 }
 
+/* One row; `oc` (the catalogs for NEXT and REACHABLE) is given for -o wide only. */
 static int extension_row(const json_t *ce, const outlook_catalogs *oc, time_t now, cluster_table *t)
 {
     bool wide = oc != NULL;
