@@ -5,6 +5,8 @@
 
 #include "cluster_objects.h"
 #include "cluster_wait.h"
+#include "resolve.h"
+#include "semver.h"
 
 static void sleep_ms(long ms)
 {
@@ -18,6 +20,7 @@ typedef struct ext_state {
     bool installed; /* Installed True */
     char progressing[16], reason[128], message[OLM_ERROR_MAX];
     char bundle[256], version[128];
+    char range[128]; /* spec.source.catalog.version */
 } ext_state;
 
 static bool observed_current(const json_t *cond, long long gen)
@@ -36,9 +39,30 @@ static void read_state(const json_t *ce, ext_state *st)
     snprintf(st->message, sizeof st->message, "%s", cluster_str(prog, "message"));
     snprintf(st->bundle, sizeof st->bundle, "%s", cluster_str(ce, "status.install.bundle.name"));
     snprintf(st->version, sizeof st->version, "%s", cluster_str(ce, "status.install.bundle.version"));
+    snprintf(st->range, sizeof st->range, "%s", cluster_str(ce, "spec.source.catalog.version"));
 }
 
-static bool done(const ext_state *st)
+bool cluster_wait_arrived(const char *version, const char *want_version, const char *range)
+{
+    if (!want_version || strcmp(version, want_version) == 0)
+        return true;
+    bundle_version have, want;
+    if (bundle_version_parse(version, &have, NULL) < 0)
+        return false;
+    bool beyond = false;
+    if (bundle_version_parse(want_version, &want, NULL) == 0) {
+        beyond = bundle_version_compare(&have, &want) > 0;
+        bundle_version_free(&want);
+    }
+    semver_constraint *c = range && *range ? semver_constraint_parse(range, NULL) : NULL;
+    bool in_range = !(range && *range) || (c && semver_constraint_check(c, &have.version));
+    semver_constraint_free(c);
+    bundle_version_free(&have);
+    return beyond && in_range;
+}
+
+/* The controller has finished with the current generation (whatever it installed). */
+static bool settled(const ext_state *st)
 {
     return st->current && st->installed && strcmp(st->progressing, "True") == 0 &&
            strcmp(st->reason, "Succeeded") == 0;
@@ -57,8 +81,8 @@ static bool gave_up(const char *name, const ext_state *st, int *code, olm_error 
 static void say_installed(const char *name, const ext_state *st, const char *want_version)
 {
     if (want_version && strcmp(st->version, want_version) != 0)
-        fprintf(stderr, "clusterextension %s: installed %s (%s), not %s as resolved here: the catalogs changed "
-                        "meanwhile\n", name, st->bundle, st->version, want_version);
+        fprintf(stderr, "clusterextension %s: installed %s (%s), newer than %s resolved here: the catalogs "
+                        "changed meanwhile\n", name, st->bundle, st->version, want_version);
     else
         fprintf(stderr, "clusterextension %s: installed %s (%s)\n", name, st->bundle, st->version);
 }
@@ -84,13 +108,18 @@ int cluster_wait_installed(kube_client *c, const char *name, const char *want_ve
             return cluster_exit_from_kube(rc);
         read_state(ce, &st);
         json_decref(ce);
-        if (done(&st)) {
+        bool at_rest = settled(&st);
+        if (at_rest && cluster_wait_arrived(st.version, want_version, st.range)) {
             if (!quiet)
                 say_installed(name, &st, want_version);
             return 0;
         }
         if (gave_up(name, &st, &rc, err))
             return rc;
+        /* At rest elsewhere: the controller has not seen what the CLI resolved yet (a
+         * catalog changed); it moves when it does, or the timeout says it did not. */
+        if (at_rest)
+            snprintf(st.message, sizeof st.message, "installed %s, waiting for %s", st.version, want_version);
         if (!quiet && st.current && *st.message && strcmp(st.message, last) != 0)
             fprintf(stderr, "clusterextension %s: Progressing %s: %s\n", name, st.reason, st.message);
         if (st.current)

@@ -1,5 +1,5 @@
-/* The options of install and upgrade that say whether they wait: waiting is the default,
- * --no-wait only requests, and the combinations that contradict each other are refused. */
+/* Waiting in install and upgrade: the options (waiting is the default,
+ * --no-wait only requests, contradictions refused) and where a wait ends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cluster_extension.h"
+#include "cluster_wait.h"
 
 static int take(extension_write_opts *w, int opt, const char *arg)
 {
@@ -60,12 +61,28 @@ static void test_dry_run_does_not_wait(void **state)
     assert_int_equal(extension_write_opts_check(&w, "test"), CLI_EXIT_USAGE);
 }
 
+/* Where waiting ends: the resolved version, or a newer one the range admits. */
+static void test_arrived(void **state)
+{
+    (void)state;
+    assert_true(cluster_wait_arrived("1.13.0", "1.13.0", "1.13.0"));
+    assert_true(cluster_wait_arrived("1.12.0", NULL, ""));
+    assert_false(cluster_wait_arrived("1.12.0", "1.13.0", ""));
+    assert_false(cluster_wait_arrived("", "1.13.0", ""));
+    /* A catalog grew meanwhile: the controller went further, still inside the range. */
+    assert_true(cluster_wait_arrived("1.13.1", "1.13.0", ">=1.13, <1.14"));
+    assert_true(cluster_wait_arrived("1.13.1", "1.13.0", NULL));
+    assert_false(cluster_wait_arrived("1.14.0", "1.13.0", ">=1.13, <1.14"));
+    assert_false(cluster_wait_arrived("1.12.9", "1.13.0", ""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_waits_by_default),
         cmocka_unit_test(test_no_wait_and_timeout),
         cmocka_unit_test(test_dry_run_does_not_wait),
+        cmocka_unit_test(test_arrived),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
