@@ -20,16 +20,34 @@ static const json_t *candidate(const json_t *cands, const char *catalog, const c
     return NULL;
 }
 
-static json_t *next_json(const extension_outlook *o, const json_t *cands)
+/* The channels of candidate `c` the request considers (all of them when it names none). */
+static json_t *considered_channels(const json_t *c, const resolve_request *req)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *ch;
+    json_array_foreach(json_object_get(c, "channels"), i, ch) {
+        bool wanted = req->nchannels == 0;
+        for (size_t k = 0; k < req->nchannels && !wanted; k++)
+            wanted = strcmp(req->channels[k], json_string_value(ch)) == 0;
+        if (out && wanted && json_array_append(out, (json_t *)ch) < 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static json_t *next_json(const extension_outlook *o, const resolve_request *req, const json_t *cands)
 {
     if (!o->moves)
         return json_null();
     const json_t *c = candidate(cands, o->next_catalog, o->next_bundle);
-    const json_t *chans = json_object_get(c, "channels");
     const char *edge = json_string_value(json_object_get(c, "edge"));
-    return json_pack("{s:s, s:s, s:s, s:o, s:s?}", "bundle", o->next_bundle, "version", o->next_version, "catalog",
-                     o->next_catalog, "channels", chans ? json_incref((json_t *)chans) : json_array(), "edge",
-                     edge && *edge ? edge : NULL);
+    json_t *chans = considered_channels(c, req);
+    return chans ? json_pack("{s:s, s:s, s:s, s:o, s:s?}", "bundle", o->next_bundle, "version", o->next_version,
+                             "catalog", o->next_catalog, "channels", chans, "edge", edge && *edge ? edge : NULL)
+                 : NULL;
 }
 
 /* "would upgrade to 1.13.0 (channel stable, replaces p.v1.12.0)", "stays at 1.12.0: why", ... */
@@ -43,8 +61,9 @@ static void summary(const char *range, const resolve_installed *inst, const exte
     if (o->moves) {
         char *chans = cluster_join_strings(json_object_get(next, "channels"), ", ");
         const char *edge = cluster_str(next, "edge");
-        strbuf_printf(sb, "would %s %s (catalog %s, channel %s%s%s)", inst ? "upgrade to" : "install",
-                      o->next_version, o->next_catalog, chans ? chans : "?", *edge ? ", " : "", edge);
+        strbuf_printf(sb, "would %s %s (catalog %s, channel%s %s%s%s)", inst ? "upgrade to" : "install",
+                      o->next_version, o->next_catalog, json_array_size(json_object_get(next, "channels")) > 1 ? "s" : "",
+                      chans ? chans : "?", *edge ? ", " : "", edge);
         free(chans);
         return;
     }
@@ -73,10 +92,12 @@ static void reachable(const char *name, const char *range, const resolve_install
                       o->reach_version, o->reach_bundle, range, name, inst->version, o->reach_version);
 }
 
-json_t *explain_upgrade_json(const char *name, const char *range, const resolve_installed *inst,
-                             const extension_outlook *o, const json_t *cands)
+json_t *explain_upgrade_json(const char *name, const resolve_request *req, const extension_outlook *o,
+                             const json_t *cands)
 {
-    json_t *next = next_json(o, cands);
+    const char *range = req->version_range ? req->version_range : "";
+    const resolve_installed *inst = req->installed;
+    json_t *next = next_json(o, req, cands);
     json_t *reach = o->reach_version ? json_pack("{s:s, s:s, s:s, s:b}", "bundle", o->reach_bundle, "version",
                                                  o->reach_version, "catalog", o->reach_catalog, "inRange",
                                                  o->reach_in_range)
@@ -112,8 +133,7 @@ int explain_upgrade_add(json_t *report, const char *name, const resolve_request 
     extension_outlook o;
     if (extension_outlook_compute(req, res->view, res->set.n, &o, err) < 0)
         return CLI_EXIT_FAILED;
-    json_t *up = explain_upgrade_json(name, req->version_range, req->installed, &o,
-                                      json_object_get(report, "candidates"));
+    json_t *up = explain_upgrade_json(name, req, &o, json_object_get(report, "candidates"));
     extension_outlook_free(&o);
     if (!up || json_object_set_new(report, "upgrade", up) < 0)
         return cluster_error(err, CLI_EXIT_FAILED, "out of memory");

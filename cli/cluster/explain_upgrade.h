@@ -10,17 +10,17 @@
 #include "cluster_resolve.h"
 #include "extension_outlook.h"
 
-/* The report's "upgrade" object for extension `name` with spec range `range` (NULL or
- * ""), the installed bundle `inst` (NULL: nothing installed), its `outlook`, and the
- * candidates of explain_candidates (for the edge and channels of the pick):
+/* The report's "upgrade" object for extension `name` resolved with `req` (its range,
+ * channels and installed bundle), its `outlook`, and the candidates of
+ * explain_candidates (for the edge and the considered channels of the pick):
  *   {"installed": V | null,
  *    "next": {"bundle","version","catalog","channels","edge"} | null (stays or blocked),
  *    "highestReachable": {"bundle","version","catalog","inRange"} | null,
  *    "summary": "would upgrade to ..." | "stays at ...: why" | ...,
  *    "reachable": "1.14.0 (outside the version range ...: widen it with ...)" | ...}
  * A new object, or NULL on out of memory. */
-json_t *explain_upgrade_json(const char *name, const char *range, const resolve_installed *inst,
-                             const extension_outlook *outlook, const json_t *cands);
+json_t *explain_upgrade_json(const char *name, const resolve_request *req, const extension_outlook *outlook,
+                             const json_t *cands);
 
 /* Adds "upgrade" to the explain report (whose "candidates" are filled) for extension
  * `name` resolved by `res` with `req`; nothing when the catalogs were not read.  0 or

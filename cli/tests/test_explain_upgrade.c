@@ -16,7 +16,8 @@ static void test_stays_because_of_the_range(void **state)
                            .next_catalog = "hidden", .reach_bundle = "p.v1.14.0", .reach_version = "1.14.0",
                            .reach_catalog = "hidden"};
     resolve_installed inst = {"p.v1.12.0", "1.12.0"};
-    json_t *up = explain_upgrade_json("ext", ">=1.11, <1.13", &inst, &o, NULL);
+    resolve_request req = {.package = "p", .version_range = ">=1.11, <1.13", .installed = &inst};
+    json_t *up = explain_upgrade_json("ext", &req, &o, NULL);
     assert_non_null(up);
     assert_string_equal(cluster_str(up, "summary"), "stays at 1.12.0: the newest your version range \">=1.11, <1.13\" allows");
     assert_string_equal(cluster_str(up, "reachable"),
@@ -34,19 +35,27 @@ static void test_moves_by_an_edge(void **state)
     extension_outlook o = {.resolved = true, .moves = true, .next_bundle = "p.v1.13.0", .next_version = "1.13.0",
                            .next_catalog = "hidden", .reach_bundle = "p.v1.13.0", .reach_version = "1.13.0",
                            .reach_catalog = "hidden", .reach_in_range = true};
-    json_t *cands = json_pack("[{s:s, s:s, s:[s], s:s}]", "catalog", "hidden", "bundle", "p.v1.13.0", "channels",
-                              "stable", "edge", "replaces p.v1.12.0");
+    json_t *cands = json_pack("[{s:s, s:s, s:[s, s], s:s}]", "catalog", "hidden", "bundle", "p.v1.13.0",
+                              "channels", "fast", "stable", "edge", "replaces p.v1.12.0");
     resolve_installed inst = {"p.v1.12.0", "1.12.0"};
-    json_t *up = explain_upgrade_json("ext", "", &inst, &o, cands);
+    const char *stable[] = {"stable"};
+    resolve_request req = {.package = "p", .channels = stable, .nchannels = 1, .installed = &inst};
+    json_t *up = explain_upgrade_json("ext", &req, &o, cands);
+    /* Only the channels the spec asks for: the edge came from those. */
     assert_string_equal(cluster_str(up, "summary"),
                         "would upgrade to 1.13.0 (catalog hidden, channel stable, replaces p.v1.12.0)");
+    json_decref(up);
+    req.nchannels = 0;
+    up = explain_upgrade_json("ext", &req, &o, cands);
+    assert_string_equal(cluster_str(up, "summary"),
+                        "would upgrade to 1.13.0 (catalog hidden, channels fast, stable, replaces p.v1.12.0)");
     assert_string_equal(cluster_str(up, "next.edge"), "replaces p.v1.12.0");
     assert_string_equal(cluster_str(up, "reachable"), "1.13.0 (p.v1.13.0, within the version range)");
     json_decref(up);
     /* The top of the graph: nothing further. */
     extension_outlook top = {.resolved = true, .next_bundle = "p.v1.12.0", .next_version = "1.12.0",
                              .next_catalog = "hidden"};
-    up = explain_upgrade_json("ext", "", &inst, &top, cands);
+    up = explain_upgrade_json("ext", &req, &top, cands);
     assert_string_equal(cluster_str(up, "summary"), "stays at 1.12.0: no upgrade edge leads further from it in its channels");
     assert_string_equal(cluster_str(up, "reachable"),
                         "none: no upgrade edge (replaces, skips, skipRange) leads from p.v1.12.0");
