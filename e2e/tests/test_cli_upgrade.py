@@ -155,6 +155,13 @@ def test_upgrade_that_cannot_happen_says_so(world, ext):
         f"extension {name}"]
     assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == "1.0.1"
     assert kubectl_json("get", "clusterrole", f"{name}-installer")["rules"] == rules
+    # Requested, not done: the resolver's next pick is 1.0.1, and explain says by which edge.
+    row = wide_row(world, name)
+    assert (row["VERSION"], row["NEXT"], row["REACHABLE"]) == ("1.0.0", "1.0.1", "2.0.0")
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    assert (f"Upgrade: would upgrade to 1.0.1 (catalog {world['cat']}, channel stable, replaces {p}.v1.0.0)\n"
+            in out), out
 
     # Waiting for it: the installer may not create 1.0.1's roles, so the controller retries until
     # the timeout, and the exit code says it did not happen.
