@@ -28,7 +28,8 @@ enum {
     CLI_EXIT_NO_MATCH = 7,    /* the catalogs hold nothing that satisfies the request (version, channel, edges) */
     CLI_EXIT_INVALID = 8,     /* invalid content: a template, catalog or bundle, or an object the server rejects */
     CLI_EXIT_CONFLICT = 9,    /* exists already, or belongs to something else */
-    CLI_EXIT_TIMEOUT = 10,    /* --wait ran out */
+    CLI_EXIT_TIMEOUT = 10,    /* waiting ran out (--timeout) before the extension got there */
+    CLI_EXIT_BLOCKED = 11,    /* the controller gave up on the request (Progressing False Blocked) */
 };
 
 /* The text of `olmv1 --help` and every cluster command's --help. */
@@ -37,7 +38,8 @@ enum {
     "package, channel); 4 forbidden or unauthorized; 5 cluster or catalogd unreachable, or no\n"  \
     "usable kubeconfig; 6 no catalogs (none selected or none serving); 7 nothing matches\n"       \
     "(version range, channel, upgrade edges); 8 invalid content (template, catalog, bundle,\n"    \
-    "object); 9 conflict (exists already, owned by something else); 10 timed out (--wait).\n"
+    "object); 9 conflict (exists already, owned by something else); 10 timed out waiting\n"      \
+    "(--timeout); 11 blocked (the controller gave up on it: Progressing Blocked).\n"
 
 #define CLI_KUBECONFIG_HELP                                                                      \
     "  --kubeconfig FILE       kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n" \

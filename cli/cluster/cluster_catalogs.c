@@ -295,9 +295,15 @@ static int fetch_one(const catalog_source *src, cluster_catalog *cat, const char
 
 int catalog_set_fetch(const catalog_source *src, cluster_catalog_set *set, const char *package, olm_error *err)
 {
+    return catalog_set_fetch_wanted(src, set, package, NULL, err);
+}
+
+int catalog_set_fetch_wanted(const catalog_source *src, cluster_catalog_set *set, const char *package,
+                             const bool *wanted, olm_error *err)
+{
     for (size_t i = 0; i < set->n; i++) {
         cluster_catalog *cat = &set->items[i];
-        if (cat->unavailable || cat->fbc || cat->fetch_error)
+        if (cat->unavailable || cat->fbc || cat->fetch_error || (wanted && !wanted[i]))
             continue;
         olm_error ferr;
         int rc = fetch_one(src, cat, package, &ferr);

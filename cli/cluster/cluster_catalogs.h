@@ -59,6 +59,10 @@ int catalog_set_select(kube_client *api, const json_t *selector, const char *con
  * call itself fails only when memory runs out. */
 int catalog_set_fetch(const catalog_source *src, cluster_catalog_set *set, const char *package, olm_error *err);
 
+/* The same for the catalogs i with wanted[i] (wanted NULL: all). */
+int catalog_set_fetch_wanted(const catalog_source *src, cluster_catalog_set *set, const char *package,
+                             const bool *wanted, olm_error *err);
+
 void catalog_set_free(cluster_catalog_set *set);
 
 /* The resolver's view of the set (borrowed pointers; `out` has set->n entries). */

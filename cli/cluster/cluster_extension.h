@@ -93,28 +93,48 @@ void extension_target_free(extension_target *t);
 int extension_apply_rbac(kube_client *c, const char *name, const json_t *rbac, bool quiet, olm_error *err);
 
 /* The options of the commands that change an extension (install, upgrade): --dry-run,
- * -o yaml|json, --wait and --timeout.  A command lists EXTENSION_WRITE_LONG_OPTIONS and
- * CLUSTER_LONG_OPTIONS in its table, "o:" in its short options, and hands what it does not
- * know to extension_write_opts_take. */
-enum { EXTENSION_OPT_DRY_RUN = 0x1100, EXTENSION_OPT_WAIT, EXTENSION_OPT_TIMEOUT };
+ * -o yaml|json, --wait (the default), --no-wait and --timeout.  A command calls
+ * extension_write_opts_init, lists EXTENSION_WRITE_LONG_OPTIONS and CLUSTER_LONG_OPTIONS in
+ * its table, "o:" in its short options, and hands what it does not know to
+ * extension_write_opts_take. */
+enum { EXTENSION_OPT_DRY_RUN = 0x1100, EXTENSION_OPT_WAIT, EXTENSION_OPT_NO_WAIT, EXTENSION_OPT_TIMEOUT };
 #define EXTENSION_WRITE_LONG_OPTIONS                                \
     {"dry-run", no_argument, NULL, EXTENSION_OPT_DRY_RUN},         \
     {"output", required_argument, NULL, 'o'},                      \
     {"wait", no_argument, NULL, EXTENSION_OPT_WAIT},               \
+    {"no-wait", no_argument, NULL, EXTENSION_OPT_NO_WAIT},         \
     {"timeout", required_argument, NULL, EXTENSION_OPT_TIMEOUT}
 
+/* The --help lines of those options (but -o), for install and upgrade. */
+#define EXTENSION_WAIT_HELP                                                                          \
+    "  --wait                  wait until the extension has the requested bundle installed, or\n"  \
+    "                          the controller gives up on it (the default)\n"                      \
+    "  --no-wait               only request it: exit once the ClusterExtension is written\n"       \
+    "  --timeout DURATION      how long to wait (default 5m)\n"
+
+/* Why: a script (or a user) reads exit 0 as "done", so the commands wait by default. */
 typedef struct extension_write_opts {
     bool dry_run, wait;
+    int wait_flag;      /* 0 none given, else the option given (EXTENSION_OPT_WAIT or _NO_WAIT) */
     const char *output; /* NULL: the "created" lines; with --dry-run "yaml" */
-    long timeout;       /* seconds --wait waits: EXTENSION_DEFAULT_TIMEOUT unless --timeout */
+    long timeout;       /* seconds the wait waits: EXTENSION_DEFAULT_TIMEOUT unless --timeout */
 } extension_write_opts;
 #define EXTENSION_DEFAULT_TIMEOUT 300
 
+/* Waiting on, EXTENSION_DEFAULT_TIMEOUT. */
+void extension_write_opts_init(extension_write_opts *w);
 /* 1 when `opt` was one of these options or of the shared connection options (stored in w
  * or conn), 0 when it was neither, CLI_EXIT_USAGE (said on stderr) for a bad --timeout. */
 int extension_write_opts_take(extension_write_opts *w, cluster_opts *conn, const char *cmd, int opt, const char *arg);
-/* After the options: -o is yaml or json, --dry-run goes without --wait, and --dry-run
- * prints yaml unless -o says.  0 or CLI_EXIT_USAGE (said on stderr). */
+/* After the options: -o is yaml or json, --wait and --no-wait are not both given, --dry-run
+ * goes without --wait (and does not wait), and --dry-run prints yaml unless -o says.  0 or
+ * CLI_EXIT_USAGE (said on stderr). */
 int extension_write_opts_check(extension_write_opts *w, const char *cmd);
+
+/* What install and upgrade do once the ClusterExtension `name` is written: with w->wait,
+ * cluster_wait_installed (towards `want_version`, what the CLI resolved); without, says on
+ * stderr that it was only requested.  0 or the wait's exit code. */
+int extension_settle(kube_client *c, const char *name, const char *want_version, const extension_write_opts *w,
+                     olm_error *err);
 
 #endif

@@ -64,12 +64,27 @@ int extension_apply_rbac(kube_client *c, const char *name, const json_t *rbac, b
     return 0;
 }
 
+void extension_write_opts_init(extension_write_opts *w)
+{
+    memset(w, 0, sizeof *w);
+    w->wait = true;
+    w->timeout = EXTENSION_DEFAULT_TIMEOUT;
+}
+
 int extension_write_opts_take(extension_write_opts *w, cluster_opts *conn, const char *cmd, int opt, const char *arg)
 {
     switch (opt) {
     case EXTENSION_OPT_DRY_RUN: w->dry_run = true; return 1;
     case 'o': w->output = arg; return 1;
-    case EXTENSION_OPT_WAIT: w->wait = true; return 1;
+    case EXTENSION_OPT_WAIT:
+    case EXTENSION_OPT_NO_WAIT:
+        if (w->wait_flag && w->wait_flag != opt) {
+            fprintf(stderr, "olmv1 %s: --wait and --no-wait do not go together\n", cmd);
+            return CLI_EXIT_USAGE;
+        }
+        w->wait_flag = opt;
+        w->wait = opt == EXTENSION_OPT_WAIT;
+        return 1;
     case EXTENSION_OPT_TIMEOUT: return cluster_take_timeout(cmd, arg, &w->timeout) == 0 ? 1 : CLI_EXIT_USAGE;
     default: return cluster_opts_take(conn, opt, arg);
     }
@@ -80,11 +95,24 @@ int extension_write_opts_check(extension_write_opts *w, const char *cmd)
     static const char *const formats[] = {"yaml", "json", NULL};
     if (w->output && cluster_check_output(cmd, w->output, formats) != 0)
         return CLI_EXIT_USAGE;
-    if (w->dry_run && w->wait) {
+    if (w->dry_run && w->wait_flag == EXTENSION_OPT_WAIT) {
         fprintf(stderr, "olmv1 %s: --dry-run and --wait do not go together\n", cmd);
         return CLI_EXIT_USAGE;
     }
-    if (w->dry_run && !w->output)
-        w->output = "yaml";
+    if (w->dry_run) {
+        w->wait = false;
+        if (!w->output)
+            w->output = "yaml";
+    }
+    return 0;
+}
+
+int extension_settle(kube_client *c, const char *name, const char *want_version, const extension_write_opts *w,
+                     olm_error *err)
+{
+    if (w->wait)
+        return cluster_wait_installed(c, name, want_version, w->timeout, false, err);
+    fprintf(stderr, "clusterextension %s: requested%s%s, not waited for (--no-wait); watch with olmv1 get extension %s\n",
+            name, want_version ? " version " : "", want_version ? want_version : "", name);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "cluster_objects.h"
 #include "commands.h"
 #include "explain_candidates.h"
+#include "explain_upgrade.h"
 #include "upgradeable_reconciler.h"
 
 static void explain_usage(FILE *out)
@@ -256,6 +257,7 @@ static void print_text(const json_t *ce, const json_t *report)
     } else {
         printf("\nVerdict: blocked: %s\n  what blocks: %s\n", cluster_str(res, "message"), cluster_str(res, "blocker"));
     }
+    explain_upgrade_print(json_object_get(report, "upgrade"), stdout);
     const json_t *os = json_object_get(report, "openshift");
     if (os && strcmp(cluster_str(os, "verdict"), "unknown") == 0)
         printf("\nOpenShift: cannot tell whether it blocks the next minor: %s\n", cluster_str(os, "detail"));
@@ -345,6 +347,8 @@ static int build_report(kube_client *c, const explain_args *a, const json_t *ce,
         strbuf_free(&why);
     }
     int out_rc = rc;
+    if (explain_upgrade_add(report, a->name, &req, &res, err) != 0)
+        out_rc = CLI_EXIT_FAILED;
     if ((rc == 0 || resolution) &&
         (!resolution || json_object_set_new(report, "resolution", resolution) < 0 ||
          json_object_set_new(report, "reasoning", json_string(strbuf_str(&reasoning))) < 0))

@@ -9,23 +9,31 @@
 #include "cluster.h"
 #include "cluster_objects.h"
 #include "commands.h"
+#include "outlook_catalogs.h"
 #include "strbuf.h"
 
 static void get_usage(FILE *out)
 {
     fprintf(out,
             "Usage: olmv1 get extensions|catalogs [NAME] [-o table|wide|json|yaml|name] [-l SELECTOR]\n"
-            "                 [--kubeconfig FILE] [--context NAME]\n"
+            "                 [--catalogd-url URL] [--kubeconfig FILE] [--context NAME]\n"
             "\n"
             "Lists ClusterExtensions (extension, extensions, ext, clusterextension[s]) or\n"
             "ClusterCatalogs (catalog, catalogs, clustercatalog[s]) with their printer columns,\n"
             "and in MESSAGE the reason and message of every condition that is not healthy\n"
             "(Installed not True, Progressing not True/Succeeded, a deprecation True; Serving\n"
             "not True).  -o wide adds the spec: package, namespace, ServiceAccount, channels and\n"
-            "version range; a catalog's priority, availability, image and resolved digest.\n"
+            "version range; a catalog's priority, availability, image and resolved digest.  For an\n"
+            "extension it also reads its catalogs (each once) and adds NEXT, the version the\n"
+            "resolver picks for the current spec when that is not the installed one, and\n"
+            "REACHABLE, the highest version the upgrade edges (replaces, skips, skipRange) lead\n"
+            "to from the installed bundle within its channels, whatever the version range says\n"
+            "(\"-\" for none, \"?\" when the catalogs cannot be read; olmv1 explain extension\n"
+            "NAME says why).\n"
             "\n"
             "  -o, --output FORMAT     table (default), wide, json, yaml or name\n"
-            "  -l, --selector SEL      label selector, e.g. team=payments,tier!=test\n" CLI_KUBECONFIG_HELP
+            "  -l, --selector SEL      label selector, e.g. team=payments,tier!=test\n"
+            "  --catalogd-url URL      -o wide: read catalogd at URL instead of through the API server\n" CLI_KUBECONFIG_HELP
             "\n" CLI_EXIT_CODES_HELP);
 }
 
@@ -89,8 +97,27 @@ static int parse_get_args(int argc, char **argv, get_args *a)
 
 /* ------------------------------------------------------------ table rows */
 
-static int extension_row(const json_t *ce, bool wide, time_t now, cluster_table *t)
+/* The NEXT and REACHABLE cells of `ce` ("?" when its catalogs cannot be read). */
+static int outlook_cells(const outlook_catalogs *oc, const json_t *ce, char *next, char *reach, size_t size)
 {
+    extension_outlook o;
+    bool known = false;
+    olm_error err;
+    if (outlook_for_extension(oc, ce, &o, &known, &err) != 0)
+        return -1;
+    snprintf(next, size, "%s", known ? extension_outlook_next_cell(&o) : "?");
+    snprintf(reach, size, "%s", known ? extension_outlook_reach_cell(&o) : "?");
+    extension_outlook_free(&o);
+    return 0;
+}
+
+/* One row; `oc` (the catalogs for NEXT and REACHABLE) is given for -o wide only. */
+static int extension_row(const json_t *ce, const outlook_catalogs *oc, time_t now, cluster_table *t)
+{
+    bool wide = oc != NULL;
+    char next[128] = "", reach[128] = "";
+    if (wide && outlook_cells(oc, ce, next, reach, sizeof next) < 0)
+        return -1;
     char age[32];
     cluster_age(cluster_str(ce, "metadata.creationTimestamp"), now, age, sizeof age);
     const json_t *inst = cluster_condition(ce, "Installed"), *prog = cluster_condition(ce, "Progressing");
@@ -117,6 +144,8 @@ static int extension_row(const json_t *ce, bool wide, time_t now, cluster_table 
         cluster_str(ce, "spec.serviceAccount.name"),
         channels,
         cluster_str(ce, "spec.source.catalog.version"),
+        next,
+        reach,
         msg,
     };
     const char *narrow[] = {row[0], row[1], row[2], row[3], row[4], row[5], msg};
@@ -156,11 +185,12 @@ static int catalog_row(const json_t *cat, bool wide, time_t now, cluster_table *
     return rc;
 }
 
-static int print_table(const get_args *a, const json_t *items)
+static int print_table(const get_args *a, const json_t *items, const outlook_catalogs *oc)
 {
     static const char *const ext_wide[] = {"NAME",    "INSTALLED BUNDLE", "VERSION",   "INSTALLED",
                                            "PROGRESSING", "AGE",          "PACKAGE",   "NAMESPACE",
-                                           "SERVICE ACCOUNT", "CHANNELS", "VERSION RANGE", "MESSAGE"};
+                                           "SERVICE ACCOUNT", "CHANNELS", "VERSION RANGE", "NEXT",
+                                           "REACHABLE",   "MESSAGE"};
     static const char *const ext_narrow[] = {"NAME",        "INSTALLED BUNDLE", "VERSION", "INSTALLED",
                                              "PROGRESSING", "AGE",              "MESSAGE"};
     static const char *const cat_wide[] = {"NAME",         "LASTUNPACKED", "SERVING",  "AGE",    "PRIORITY",
@@ -168,7 +198,7 @@ static int print_table(const get_args *a, const json_t *items)
     static const char *const cat_narrow[] = {"NAME", "LASTUNPACKED", "SERVING", "AGE", "MESSAGE"};
     bool wide = strcmp(a->output, "wide") == 0, ext = a->kind->id == CLUSTER_KIND_EXTENSION;
     const char *const *header = ext ? (wide ? ext_wide : ext_narrow) : (wide ? cat_wide : cat_narrow);
-    size_t ncols = ext ? (wide ? 12 : 7) : (wide ? 9 : 5);
+    size_t ncols = ext ? (wide ? 14 : 7) : (wide ? 9 : 5);
     cluster_table t;
     if (cluster_table_init(&t, ncols, header) < 0)
         return CLI_EXIT_FAILED;
@@ -177,7 +207,7 @@ static int print_table(const get_args *a, const json_t *items)
     const json_t *item;
     int rc = 0;
     json_array_foreach(items, i, item) {
-        if ((ext ? extension_row(item, wide, now, &t) : catalog_row(item, wide, now, &t)) < 0) {
+        if ((ext ? extension_row(item, wide ? oc : NULL, now, &t) : catalog_row(item, wide, now, &t)) < 0) {
             rc = -1;
             break;
         }
@@ -190,7 +220,7 @@ static int print_table(const get_args *a, const json_t *items)
 
 /* ------------------------------------------------------------ run */
 
-static int print_items(const get_args *a, json_t *items, bool one)
+static int print_items(const get_args *a, json_t *items, bool one, const outlook_catalogs *oc)
 {
     if (strcmp(a->output, "name") == 0) {
         size_t i;
@@ -209,7 +239,7 @@ static int print_items(const get_args *a, json_t *items, bool one)
         json_decref(list);
         return rc;
     }
-    int rc = print_table(a, items);
+    int rc = print_table(a, items, oc);
     return rc == 0 && fflush(stdout) != 0 ? CLI_EXIT_FAILED : rc;
 }
 
@@ -239,7 +269,18 @@ static int run_get(const void *args, kube_client *c, olm_error *err)
         json_decref(items);
         return CLI_EXIT_OK;
     }
-    rc = print_items(a, items, a->name != NULL);
+    /* -o wide of extensions reads their catalogs, each once for all of them. */
+    outlook_catalogs oc = {0};
+    bool outlook = a->kind->id == CLUSTER_KIND_EXTENSION && strcmp(a->output, "wide") == 0;
+    if (outlook && (rc = outlook_catalogs_read(c, a->conn.catalogd_url, items, &oc, err)) != 0) {
+        outlook_catalogs_free(&oc);
+        json_decref(items);
+        return rc;
+    }
+    if (oc.error)
+        fprintf(stderr, "olmv1 get: NEXT and REACHABLE unknown: %s\n", oc.error);
+    rc = print_items(a, items, a->name != NULL, outlook ? &oc : NULL);
+    outlook_catalogs_free(&oc);
     json_decref(items);
     if (rc != 0)
         olm_error_set(err, "writing to stdout failed");

@@ -22,7 +22,7 @@ static void install_usage(FILE *out)
             "                     [--channel CHANNEL ...] [--version RANGE] [--catalog NAME ...]\n"
             "                     [--catalog-selector SELECTOR] [--service-account SA]\n"
             "                     [--watch-namespace NS] [--create-rbac] [--dry-run] [-o yaml|json]\n"
-            "                     [--wait [--timeout 5m]] [--catalogd-url URL]\n"
+            "                     [--no-wait | --timeout 5m] [--catalogd-url URL]\n"
             "                     [--kubeconfig FILE] [--context NAME]\n"
             "\n"
             "Creates ClusterExtension NAME installing PACKAGE into namespace NS as ServiceAccount SA.\n"
@@ -41,9 +41,10 @@ static void install_usage(FILE *out)
             "    by name;\n"
             "never a wildcard, never cluster-admin.  It goes into a ClusterRole and Roles named\n"
             "NAME-installer, bound to SA, each labelled " RBAC_LABEL "=NAME\n"
-            "(uninstall --delete-rbac removes them).  The rules fit the resolved version: run\n"
-            "`olmv1 upgrade extension NAME --create-rbac` for another one.  Review them with\n"
-            "--dry-run -o yaml.\n"
+            "(uninstall --delete-rbac removes them).  The rules fit the resolved version; `olmv1\n"
+            "upgrade extension NAME` extends them for another one by itself.  Review them with\n"
+            "--dry-run -o yaml.  Then it waits until the extension is installed (exit 0 means\n"
+            "installed), unless --no-wait.\n"
             "\n"
             "  --package PACKAGE       spec.source.catalog.packageName (required)\n"
             "  -n, --namespace NS      spec.namespace: where the extension is installed (required)\n"
@@ -58,8 +59,7 @@ static void install_usage(FILE *out)
             "  --create-rbac           create the namespace, ServiceAccount and least RBAC\n"
             "  --dry-run               change nothing; print what would be created\n"
             "  -o, --output FORMAT     print the objects as yaml (default with --dry-run) or json\n"
-            "  --wait                  wait until the extension is installed\n"
-            "  --timeout DURATION      how long --wait waits (default 5m)\n"
+            EXTENSION_WAIT_HELP
             "  --catalogd-url URL      read catalogd at URL instead of through the API server\n" CLI_KUBECONFIG_HELP
             "\n" CLI_EXIT_CODES_HELP);
 }
@@ -67,7 +67,7 @@ static void install_usage(FILE *out)
 typedef struct install_args {
     extension_spec spec;
     bool create_rbac;
-    extension_write_opts w; /* --dry-run, -o, --wait, --timeout */
+    extension_write_opts w; /* --dry-run, -o, --wait, --no-wait, --timeout */
     cluster_opts conn;
 } install_args;
 
@@ -93,7 +93,7 @@ static int parse_install_args(int argc, char **argv, install_args *a)
         {NULL, 0, NULL, 0},
     };
     extension_spec *s = &a->spec;
-    a->w.timeout = EXTENSION_DEFAULT_TIMEOUT;
+    extension_write_opts_init(&a->w);
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "n:o:h", opts, NULL)) != -1) {
@@ -247,8 +247,8 @@ static int run_install(const void *args, kube_client *c, olm_error *err)
         rc = cluster_print_objects(objects, a->w.output);
     if (rc == CLI_EXIT_FAILED && !*err->msg)
         olm_error_set(err, "writing to stdout failed");
-    if (rc == 0 && a->w.wait)
-        rc = cluster_wait_installed(c, s->name, NULL, a->w.timeout, false, err);
+    if (rc == 0 && !a->w.dry_run)
+        rc = extension_settle(c, s->name, t.version, &a->w, err);
     json_decref(objects);
     json_decref(rbac);
     json_decref(ns);

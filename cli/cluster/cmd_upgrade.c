@@ -18,7 +18,7 @@ static void upgrade_usage(FILE *out)
     fprintf(out,
             "Usage: olmv1 upgrade extension NAME [--version RANGE] [--channel CHANNEL ...]\n"
             "                     [--self-certified | --catalog-provided] [--create-rbac]\n"
-            "                     [--dry-run] [-o yaml|json] [--wait [--timeout 5m]]\n"
+            "                     [--dry-run] [-o yaml|json] [--no-wait | --timeout 5m]\n"
             "                     [--catalogd-url URL] [--kubeconfig FILE] [--context NAME]\n"
             "\n"
             "Changes spec.source.catalog of ClusterExtension NAME and says what it will move to.\n"
@@ -35,11 +35,13 @@ static void upgrade_usage(FILE *out)
             "  --catalog-provided      upgradeConstraintPolicy CatalogProvided (the default)\n"
             "  --create-rbac           update the installer RBAC of `install --create-rbac` for\n"
             "                          the installed and the new bundle (the old one's objects are\n"
-            "                          pruned, the new one's applied)\n"
+            "                          pruned, the new one's applied).  Done without asking when\n"
+            "                          the bundle changes and the ServiceAccount was made by\n"
+            "                          `install --create-rbac` (labelled " RBAC_LABEL "=NAME);\n"
+            "                          a ServiceAccount made otherwise is never touched\n"
             "  --dry-run               change nothing; print the extension (and RBAC) as it would be\n"
             "  -o, --output FORMAT     print the objects as yaml (default with --dry-run) or json\n"
-            "  --wait                  wait until the new version is installed\n"
-            "  --timeout DURATION      how long --wait waits (default 5m)\n"
+            EXTENSION_WAIT_HELP
             "  --catalogd-url URL      read catalogd at URL instead of through the API server\n" CLI_KUBECONFIG_HELP
             "\n" CLI_EXIT_CODES_HELP);
 }
@@ -52,7 +54,7 @@ typedef struct upgrade_args {
     bool set_channels;
     int policy;              /* 0 unchanged, 1 SelfCertified, 2 CatalogProvided */
     bool create_rbac;
-    extension_write_opts w;  /* --dry-run, -o, --wait, --timeout */
+    extension_write_opts w;  /* --dry-run, -o, --wait, --no-wait, --timeout */
     cluster_opts conn;
 } upgrade_args;
 
@@ -72,7 +74,7 @@ static int parse_upgrade_args(int argc, char **argv, upgrade_args *a)
         CLUSTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    a->w.timeout = EXTENSION_DEFAULT_TIMEOUT;
+    extension_write_opts_init(&a->w);
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -148,6 +150,21 @@ static json_t *catalog_patch(const upgrade_args *a, const extension_spec *s)
     return patch;
 }
 
+/* True when the extension's ServiceAccount was made by `install --create-rbac` for it
+ * (RBAC_LABEL=NAME): its RBAC is the CLI's to keep fitting the bundle. */
+static bool installer_made_by_cli(kube_client *c, const extension_spec *s)
+{
+    json_t *sa = NULL;
+    olm_error err;
+    if (kube_get(c, "v1", "ServiceAccount", s->namespace_, s->service_account, &sa, &err) < 0)
+        return false;
+    const char *v = json_string_value(json_object_get(json_object_get(json_object_get(sa, "metadata"), "labels"),
+                                                      RBAC_LABEL));
+    bool ours = v && strcmp(v, s->name) == 0;
+    json_decref(sa);
+    return ours;
+}
+
 /* The image of the installed bundle: from the catalogs, else from the Installed message
  * ("Installed bundle <image> successfully").  Caller frees; NULL when unknown. */
 static char *installed_image(const cluster_resolution *res, const json_t *ce, const char *bundle)
@@ -167,12 +184,39 @@ static char *installed_image(const cluster_resolution *res, const json_t *ce, co
     return NULL;
 }
 
+/* The installer RBAC for the installed and the target bundle (*rbac, a new array) when
+ * --create-rbac asks for it or, the bundle changing, the ServiceAccount is the CLI's;
+ * else *rbac stays NULL.  0 or an exit code. */
+static int upgrade_rbac(kube_client *c, const upgrade_args *a, const json_t *ce, const extension_spec *s,
+                        const resolve_installed *installed, const extension_target *t, json_t **rbac, olm_error *err)
+{
+    const fbc_bundle *target = t->res.res.bundle;
+    bool moves = !installed || strcmp(installed->bundle_name, target->name) != 0;
+    if (!a->create_rbac && !(moves && installer_made_by_cli(c, s)))
+        return 0;
+    if (!a->create_rbac)
+        fprintf(stderr, "serviceaccount %s/%s was made by olmv1 install --create-rbac: extending its RBAC for %s (%s)\n",
+                s->namespace_, s->service_account, target->name, t->version);
+    const char *images[2] = {t->image, NULL};
+    size_t nimages = 1;
+    char *old_image = NULL;
+    if (installed && moves) {
+        if (!(old_image = installed_image(&t->res, ce, installed->bundle_name)))
+            return cluster_error(err, CLI_EXIT_NOT_FOUND, "cannot tell the image of the installed bundle %s: "
+                                                          "no selected catalog has it any more",
+                                 installed->bundle_name);
+        images[nimages++] = old_image;
+    }
+    int rc = extension_rbac_objects(c, s, images, nimages, target->name, rbac, err);
+    free(old_image);
+    return rc;
+}
+
 static int run_upgrade(const void *args, kube_client *c, olm_error *err)
 {
     const upgrade_args *a = args;
     json_t *ce = NULL, *rbac = NULL, *patch = NULL, *objects = NULL, *preview = NULL;
     extension_target t = {0};
-    char *old_image = NULL;
     int rc = extension_get(c, a->name, &ce, err);
     if (rc != 0)
         return rc;
@@ -191,21 +235,8 @@ static int run_upgrade(const void *args, kube_client *c, olm_error *err)
     else
         fprintf(stderr, "%s: %s%s%s -> %s (%s) from catalog %s\n", a->name, installed ? inst_name : "(nothing installed)",
                 installed ? " " : "", installed ? inst_version : "", target->name, t.version, t.res.res.catalog->name);
-    if (a->create_rbac) {
-        const char *images[2] = {t.image, NULL};
-        size_t nimages = 1;
-        if (installed && strcmp(inst_name, target->name) != 0) {
-            if (!(old_image = installed_image(&t.res, ce, inst_name))) {
-                rc = cluster_error(err, CLI_EXIT_NOT_FOUND, "cannot tell the image of the installed bundle %s: "
-                                                            "no selected catalog has it any more",
-                                   inst_name);
-                goto out;
-            }
-            images[nimages++] = old_image;
-        }
-        if ((rc = extension_rbac_objects(c, &s, images, nimages, target->name, &rbac, err)) != 0)
-            goto out;
-    }
+    if ((rc = upgrade_rbac(c, a, ce, &s, installed, &t, &rbac, err)) != 0)
+        goto out;
     if (!(patch = catalog_patch(a, &s)) || !(objects = json_array())) {
         rc = cluster_error(err, CLI_EXIT_FAILED, "out of memory");
         goto out;
@@ -243,10 +274,9 @@ static int run_upgrade(const void *args, kube_client *c, olm_error *err)
         printf("clusterextension %s configured\n", a->name);
     }
     json_decref(updated);
-    if (rc == 0 && a->w.wait)
-        rc = cluster_wait_installed(c, a->name, t.version, a->w.timeout, false, err);
+    if (rc == 0)
+        rc = extension_settle(c, a->name, t.version, &a->w, err);
 out:
-    free(old_image);
     json_decref(ce);
     json_decref(rbac);
     json_decref(patch);

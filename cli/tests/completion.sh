@@ -24,7 +24,8 @@ done
 check catalog-unknown 2 "$(rc_of "$bin" catalog frobnicate)"
 grep -q 'unknown command "frobnicate"' "$tmp/err"; check catalog-unknown-text 0 $?
 check top-help 0 "$(rc_of "$bin" --help)"
-grep -q '10 timed out (--wait)' "$tmp/out"; check top-help-exit-codes 0 $?
+grep -q '10 timed out waiting' "$tmp/out"; check top-help-exit-codes 0 $?
+grep -q '11 blocked (the controller gave up on it: Progressing Blocked)' "$tmp/out"; check top-help-exit-code-blocked 0 $?
 grep -q '__complete' "$tmp/out"; check top-help-hides-complete 1 $?
 for c in "get" "search" "install extension" "upgrade extension" "uninstall extension" "explain extension"; do
   # shellcheck disable=SC2086

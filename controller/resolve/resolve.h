@@ -131,4 +131,23 @@ void resolve_result_free(resolve_result *r);
 /* True if `dep` marks the bundle named `bundle_name` deprecated (olm.bundle entries). */
 bool resolve_bundle_is_deprecated(const fbc_deprecation *dep, const char *bundle_name);
 
+/* resolve_reach: every bundle of req->package in catalog `c` that the installed bundle
+ * (req->installed, required) reaches by following upgrade edges transitively: the
+ * resolver's successor edges (replaces, skips, skipRange, same VersionRelease) from
+ * entries of the requested channels (all channels of the package when none are
+ * requested).  The version range and the upgrade policy are ignored on purpose: the
+ * answer is what a wider range would allow.  The installed bundle itself is not in the
+ * set.  Pure. */
+typedef struct resolve_reach {
+    const fbc_bundle **bundles; /* owned array of bundles borrowed from the catalog, nearest first */
+    size_t n;
+    const fbc_bundle *highest;  /* the highest VersionRelease of them, NULL when none is readable */
+} resolve_reach;
+
+/* Fills *out (free with resolve_reach_free); empty when nothing is installed.  Returns
+ * 0, or -1 on out of memory. */
+int resolve_reachable(const fbc_catalog *c, const resolve_request *req, resolve_reach *out, olm_error *err);
+bool resolve_reach_contains(const resolve_reach *r, const fbc_bundle *b);
+void resolve_reach_free(resolve_reach *r);
+
 #endif

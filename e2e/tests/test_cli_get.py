@@ -107,6 +107,10 @@ def test_extension_by_name_wide(objs):
     (row,) = cli.table(cli.ok("get", "extension", objs["good"], "-o", "wide"))
     assert (row["PACKAGE"], row["NAMESPACE"], row["SERVICE ACCOUNT"], row["CHANNELS"], row["VERSION RANGE"]) == \
         ("pkg-a", "ns-a", "installer", "stable,fast", ">=1.0.0")
+    # NEXT and REACHABLE come from the catalogs it selects (all: no selector); no catalogd serves
+    # the "serving" one here, so they cannot be known.  test_cli_upgrade asserts real values.
+    assert (row["NEXT"], row["REACHABLE"]) == ("?", "?")
+    assert list(row)[-3:] == ["NEXT", "REACHABLE", "MESSAGE"]
 
 
 def test_extension_machine_output(objs, label):

@@ -36,7 +36,12 @@ def world(crds, tmp_path_factory):
         simages = olmv1_e2e.push_bundles(env, spkg, ("1.0.0",), supported=("SingleNamespace", "OwnNamespace"),
                                          rules=RULES, cluster_rules=None)
         scat = olmv1_e2e.create_catalog(env, spkg, olmv1_e2e.push_catalog(env, spkg, simages, ("1.0.0",), "latest"))
-        env.update(pkg=pkg, images=images, cat=cat, spkg=spkg, scat=scat)
+        # A package whose only bundle has an image reference nobody can parse: the controller gives
+        # up on it (Progressing False/Blocked), which the waiting install reports as exit 11.
+        bpkg = unique("instb")
+        bcat = olmv1_e2e.create_catalog(env, bpkg, olmv1_e2e.push_catalog(
+            env, bpkg, {"1.0.0": "registry.invalid/Not:A::Ref"}, ("1.0.0",), "latest"))
+        env.update(pkg=pkg, images=images, cat=cat, spkg=spkg, scat=scat, bpkg=bpkg, bcat=bcat)
         yield env
 
 
@@ -108,7 +113,8 @@ def test_dry_run_prints_least_rbac_and_creates_nothing(world, ext):
 
 def test_create_rbac_installs_as_the_derived_service_account(world, ext):
     name, ns = ext
-    rc, out, err = install(world, name, ns, "--create-rbac", "--wait", "--timeout", "3m")
+    # Waiting is the default: exit 0 means operator-controller has installed it.
+    rc, out, err = install(world, name, ns, "--create-rbac", "--timeout", "3m")
     assert rc == 0, f"{out}\n{err}"
     lines = out.splitlines()
     assert lines[0] == f"namespace {ns} created"
@@ -162,6 +168,18 @@ def test_existing_service_account_and_pinned_version(world, ext):
     finally:
         kubectl("delete", "clusterextension", name, "--ignore-not-found", "--wait=true", "--timeout=120s", check=False)
         delete_namespace(ns)
+
+
+def test_blocked_install_exits_11_with_the_reason(world, ext):
+    name, ns = ext
+    setup_namespace(ns, SA_RULES_FULL)
+    rc, out, err = install(world, name, ns, "--service-account", "installer", "--timeout", "2m", pkg=world["bpkg"])
+    assert rc == cli.EXIT_BLOCKED, err
+    assert out == f"clusterextension {name} created\n"
+    assert err.splitlines()[-1].startswith(
+        f"olmv1 install extension: clusterextension {name}: Progressing Blocked: error for resolved bundle "
+        f'"{world["bpkg"]}.v1.0.0" with version "1.0.0": error parsing image reference '
+        f'"registry.invalid/Not:A::Ref": '), err
 
 
 def test_single_namespace_roles_go_to_the_watched_namespace(world, ext, cleanup):

@@ -2,9 +2,12 @@
 
 Package: channel stable 1.0.0 -> 1.0.1 -> 2.0.0 (each replacing the one before; 2.0.0 is no
 successor of 1.0.0).  The generated ClusterRoles are named after the CSV and a hash of their
-rules, and 1.0.1 asks for more than 1.0.0, so it has new role names: the installer RBAC of `install --create-rbac` fits one version, and `upgrade
---create-rbac` extends it to the next (keeping the old names, whose objects are pruned).  catalogd
-serves plain http on 127.0.0.1 (operator-controller reads it), so olmv1 reads it directly."""
+rules, and 1.0.1 asks for more than 1.0.0, so it has new role names: the installer RBAC of
+`install --create-rbac` fits one version, and `upgrade` extends it to the next by itself when it
+made the ServiceAccount (keeping the old names, whose objects are pruned).  install and upgrade
+wait until the extension has the bundle (exit 0 means done), or say it was only requested
+(--no-wait).  catalogd serves plain http on 127.0.0.1 (operator-controller reads it), so olmv1
+reads it directly."""
 
 import pytest
 import yaml
@@ -51,39 +54,64 @@ def installed(name):
     return kubectl_json("get", "clusterextension", name)["status"]["install"]["bundle"]["version"]
 
 
+def wide_row(world, name):
+    (row,) = cli.table(cli.ok("get", "extension", name, "-o", "wide", env=cli.direct_env(world)))
+    return row
+
+
 def test_upgrade_edges_rbac_and_self_certified(world, ext):
+    """The user story of issue 27: installed in a range, upgraded past it to a bundle that needs
+    more RBAC; the upgrade extends the RBAC, waits, and exits 0 only at the new version."""
     name, ns = ext
     p = world["pkg"]
-    rc, out, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
-                         "--create-rbac", "--wait")
+    rc, out, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version",
+                         ">=1.0.0, <1.0.1", "--create-rbac")
     assert rc == 0, err
+    assert err.splitlines()[-1] == f"clusterextension {name}: installed {p}.v1.0.0 (1.0.0)"
     assert installed(name) == "1.0.0"
+    # The range holds it at 1.0.0; the edges lead on to 2.0.0.
+    row = wide_row(world, name)
+    assert (row["VERSION"], row["NEXT"], row["REACHABLE"]) == ("1.0.0", "-", "2.0.0")
 
     # 2.0.0 is no successor of 1.0.0: refused here with the controller's words, nothing changed.
     rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "2.0.0")
     assert rc == cli.EXIT_NO_MATCH, err
     assert err == (f'olmv1 upgrade extension: error upgrading from currently installed version "1.0.0": '
                    f'no bundles found for package "{p}" matching version "2.0.0"\n')
-    assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == "1.0.0"
+    assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == ">=1.0.0, <1.0.1"
 
-    # 1.0.1 is, but its generated ClusterRoles have new names the installer may not escalate:
-    # without --create-rbac the controller is refused, and --wait says so when it gives up.
-    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.1", "--wait", "--timeout", "15s")
-    assert rc == cli.EXIT_TIMEOUT, err
-    assert f"{name}: {p}.v1.0.0 1.0.0 -> {p}.v1.0.1 (1.0.1) from catalog {world['cat']}" in err
-    assert "forbidden" in err.splitlines()[-1]
-    assert out == f"clusterextension {name} configured\n"
-
-    # --create-rbac extends the RBAC to the new bundle (keeping the old one's for pruning).
+    # 1.0.1 is, and its generated ClusterRoles have new names the installer may not escalate
+    # yet: the ServiceAccount is the CLI's (install --create-rbac), so upgrade extends its RBAC
+    # without being asked (keeping the old bundle's for pruning), says so, and waits.
     before = kubectl_json("get", "clusterrole", f"{name}-installer")["rules"]
-    rc, out, err = olmv1(world, "upgrade", "extension", name, "--create-rbac", "--wait")
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.1")
     assert rc == 0, err
+    lines = err.splitlines()
+    assert lines[0] == f"{name}: {p}.v1.0.0 1.0.0 -> {p}.v1.0.1 (1.0.1) from catalog {world['cat']}"
+    assert lines[1] == (f"serviceaccount {ns}/{name}-installer was made by olmv1 install --create-rbac: "
+                        f"extending its RBAC for {p}.v1.0.1 (1.0.1)")
+    assert lines[-1] == f"clusterextension {name}: installed {p}.v1.0.1 (1.0.1)"
     assert f"clusterrole {name}-installer configured" in out
+    assert out.splitlines()[-1] == f"clusterextension {name} configured"
     assert installed(name) == "1.0.1"
     after = kubectl_json("get", "clusterrole", f"{name}-installer")["rules"]
     names = lambda rules: {n for r in rules for n in r.get("resourceNames", [])}  # noqa: E731
     assert names(before) < names(after)
     assert olmv1_e2e.configmap_version(p, ns) == "1.0.1"
+    row = wide_row(world, name)
+    assert (row["VERSION"], row["NEXT"], row["REACHABLE"]) == ("1.0.1", "-", "2.0.0")
+    # explain says the same in words and in JSON.
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    assert 'Upgrade: stays at 1.0.1: the newest your version range "1.0.1" allows\n' in out
+    assert (f'Highest reachable by upgrade edges: 2.0.0 ({p}.v2.0.0, outside the version range "1.0.1": widen it '
+            f"with olmv1 upgrade extension {name} --version '>=1.0.1, <=2.0.0')\n") in out
+    rc, out, err = olmv1(world, "explain", "extension", name, "-o", "json", "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    up = __import__("json").loads(out)["upgrade"]
+    assert up["installed"] == "1.0.1" and up["next"] is None
+    assert up["highestReachable"] == {"bundle": f"{p}.v2.0.0", "version": "2.0.0", "catalog": world["cat"],
+                                      "inRange": False}
 
     # Downgrade: only self-certified; --dry-run shows it and changes nothing.
     rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.0", "--self-certified",
@@ -104,6 +132,48 @@ def test_upgrade_edges_rbac_and_self_certified(world, ext):
     # Nothing newer in range: says so and exits 0.
     rc, out, err = olmv1(world, "upgrade", "extension", name)
     assert rc == 0 and f"{name} stays at {p}.v1.0.0 (1.0.0)" in err, err
+
+
+def test_upgrade_that_cannot_happen_says_so(world, ext):
+    """A ServiceAccount the CLI did not make is never touched: the upgrade is only requested
+    with --no-wait (and says so), and waiting for it ends in exit 10 with the controller's
+    reason."""
+    name, ns = ext
+    p = world["pkg"]
+    rc, out, err = olmv1(world, "install", "extension", name, "--package", p, "--namespace", ns, "--version", "1.0.0",
+                         "--create-rbac")
+    assert rc == 0, err
+    kubectl("label", "serviceaccount", f"{name}-installer", "-n", ns, f"{RBAC_LABEL}-")
+    rules = kubectl_json("get", "clusterrole", f"{name}-installer")["rules"]
+
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--version", "1.0.1", "--no-wait")
+    assert rc == 0, err
+    assert out == f"clusterextension {name} configured\n"
+    assert err.splitlines() == [
+        f"{name}: {p}.v1.0.0 1.0.0 -> {p}.v1.0.1 (1.0.1) from catalog {world['cat']}",
+        f"clusterextension {name}: requested version 1.0.1, not waited for (--no-wait); watch with olmv1 get "
+        f"extension {name}"]
+    assert kubectl_json("get", "clusterextension", name)["spec"]["source"]["catalog"]["version"] == "1.0.1"
+    assert kubectl_json("get", "clusterrole", f"{name}-installer")["rules"] == rules
+    # Requested, not done: the resolver's next pick is 1.0.1, and explain says by which edge.
+    row = wide_row(world, name)
+    assert (row["VERSION"], row["NEXT"], row["REACHABLE"]) == ("1.0.0", "1.0.1", "2.0.0")
+    rc, out, err = olmv1(world, "explain", "extension", name, "--system-namespace", world["system_ns"])
+    assert rc == 0, err
+    assert (f"Upgrade: would upgrade to 1.0.1 (catalog {world['cat']}, channel stable, replaces {p}.v1.0.0)\n"
+            in out), out
+
+    # Waiting for it: the installer may not create 1.0.1's roles, so the controller retries until
+    # the timeout, and the exit code says it did not happen.
+    rc, out, err = olmv1(world, "upgrade", "extension", name, "--timeout", "20s")
+    assert rc == cli.EXIT_TIMEOUT, err
+    last = err.splitlines()[-1]
+    assert last.startswith(f"olmv1 upgrade extension: clusterextension {name}: not at 1.0.1 after 20s "
+                           f"(installed: {p}.v1.0.0 1.0.0); Progressing Retrying: "), last
+    assert "forbidden" in last
+    assert "extending its RBAC" not in err
+    assert installed(name) == "1.0.0"
+    assert kubectl_json("get", "clusterrole", f"{name}-installer")["rules"] == rules
 
 
 def test_uninstall_delete_rbac(world, ext):
@@ -145,6 +215,8 @@ def test_bad_input(world):
     cli.fails(cli.EXIT_NOT_FOUND, "uninstall", "extension", "no-such-ext")
     cli.fails(cli.EXIT_USAGE, "upgrade", "extension")
     cli.fails(cli.EXIT_USAGE, "upgrade", "extension", "x", "--self-certified", "--catalog-provided")
+    cli.fails(cli.EXIT_USAGE, "upgrade", "extension", "x", "--wait", "--no-wait")
+    cli.fails(cli.EXIT_USAGE, "install", "extension", "x", "--package", "p", "--namespace", "n", "--dry-run", "--wait")
     cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "b")
     cli.fails(cli.EXIT_USAGE, "uninstall", "extension", "a", "--timeout", "soon")
 
