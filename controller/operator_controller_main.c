@@ -123,36 +123,10 @@ static void clusterextension_add(json_t *obj, void *data)
     enqueue_obj(data, obj);
 }
 
-static bool same_json(const json_t *a, const json_t *b)
-{
-    return (!a && !b) || (a && b && json_equal((json_t *)a, (json_t *)b));
-}
-
-/* `now` is `before` with our finalizer appended: what a reconcile's first step writes
- * (and then carries on with the updated object), so no reason for another reconcile. */
-static bool gained_only_our_finalizer(const json_t *before, const json_t *now)
-{
-    size_t n = json_array_size(now);
-    if (n != json_array_size(before) + 1 || !json_is_string(json_array_get(now, n - 1)) ||
-        strcmp(json_string_value(json_array_get(now, n - 1)), CE_FINALIZER) != 0)
-        return false;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (!json_equal(json_array_get(before, i), json_array_get(now, i)))
-            return false;
-    return true;
-}
-
 static void clusterextension_update(json_t *old_obj, json_t *new_obj, void *data)
 {
-    const json_t *om = json_object_get(old_obj, "metadata"), *nm = json_object_get(new_obj, "metadata");
-    /* Status-only updates (ours) change none of these; adding our finalizer is ours too
-     * (at 1,000 extensions, each such event cost a second full reconcile). */
-    const json_t *of = json_object_get(om, "finalizers"), *nf = json_object_get(nm, "finalizers");
-    if (same_json(json_object_get(om, "generation"), json_object_get(nm, "generation")) &&
-        same_json(json_object_get(om, "deletionTimestamp"), json_object_get(nm, "deletionTimestamp")) &&
-        (same_json(of, nf) || gained_only_our_finalizer(of, nf)))
-        return;
-    enqueue_obj(data, new_obj);
+    if (clusterextension_update_needs_reconcile(old_obj, new_obj))
+        enqueue_obj(data, new_obj);
 }
 
 static void clusterextension_delete(json_t *obj, void *data)
@@ -201,44 +175,9 @@ static void on_cc_synced(void *data)
 /* ------------------------------------------------------------ health and metrics */
 
 
-/* olm_clusterextension_info{name,package,version,catalog} 1 for every ClusterExtension: which
- * bundle version each one runs and where it came from, joinable with other series by name. */
-static void write_extension_info(app *a, strbuf *b)
-{
-    olm_metrics_header(b, "olm_clusterextension_info",
-                       "A ClusterExtension: its package, installed version and the catalog it came from.", "gauge");
-    if (!a->clusterextension_inf)
-        return;
-    json_t *all = kube_informer_list(a->clusterextension_inf);
-    size_t i;
-    json_t *o;
-    json_array_foreach(all, i, o) {
-        const char *name = json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
-        const json_t *cat = json_object_get(json_object_get(json_object_get(o, "spec"), "source"), "catalog");
-        const char *pkg = json_string_value(json_object_get(cat, "packageName"));
-        const json_t *installed = json_object_get(json_object_get(json_object_get(o, "status"), "install"), "bundle");
-        const char *version = json_string_value(json_object_get(installed, "version"));
-        char catalog[256] = "";
-        if (!name)
-            continue;
-        if (a->rec)
-            clusterextension_reconciler_catalog_of(a->rec, name, catalog, sizeof catalog);
-        const char *labels[][2] = {{"name", name}, {"package", pkg ? pkg : ""}, {"version", version ? version : ""},
-                                   {"catalog", catalog}};
-        strbuf_puts(b, "olm_clusterextension_info{");
-        for (size_t l = 0; l < 4; l++) {
-            strbuf_printf(b, "%s%s=\"", l ? "," : "", labels[l][0]);
-            olm_metrics_label_value(b, labels[l][1]);
-            strbuf_putc(b, '"');
-        }
-        strbuf_puts(b, "} 1\n");
-    }
-    json_decref(all);
-}
-
 /* The names upstream's dashboards and alerts use: controller-runtime's controller and
  * workqueue metrics, client-go's rest_client_requests_total, leader election, the process. */
-static void write_upstream_metrics(app *a, strbuf *b)
+static void write_upstream_metrics(app *a, const clusterextension_metrics_sources *src, strbuf *b)
 {
     if (a->wq)
         kube_workqueue_render_metrics(a->wq, "clusterextension", b);
@@ -252,74 +191,32 @@ static void write_upstream_metrics(app *a, strbuf *b)
         olm_metrics_sample(b, "leader_election_master_status", "name", LEASE_NAME,
                            a->rt.leader && kube_leader_is_leader(a->rt.leader) ? 1 : 0);
     }
-    write_extension_info(a, b);
+    clusterextension_info_metrics_render(src, b);
     olm_process_metrics_render(b);
     olm_build_info_render(b, "operator_controller");
 }
 
+/* What the ClusterExtension controller's metrics read, from the parts this process runs. */
+static clusterextension_metrics_sources metrics_sources(app *a, json_t *extensions)
+{
+    return (clusterextension_metrics_sources){
+        .extensions = extensions,
+        .rec = a->rec,
+        .catalog_cache_entries = a->cc ? catalog_client_cached(a->cc) : 0,
+        .queue_depth = a->wq ? kube_workqueue_len(a->wq) : 0,
+        .drift_watches = a->drift ? drift_watcher_active(a->drift) : 0,
+        .drift_extensions = a->drift ? drift_watcher_extensions(a->drift) : 0,
+        .tokens_requested = a->tokens ? (unsigned long long)clusterextension_token_cache_mints(a->tokens) : 0ULL,
+    };
+}
+
 static void write_metrics(app *a, strbuf *b)
 {
-    clusterextension_reconcile_stats st = {0};
-    if (a->rec)
-        clusterextension_reconciler_stats(a->rec, &st);
-    size_t installed = 0, total = 0;
-    if (a->clusterextension_inf) {
-        json_t *all = kube_informer_list(a->clusterextension_inf);
-        size_t i;
-        json_t *o;
-        json_array_foreach(all, i, o) {
-            total++;
-            installed += kube_object_condition_is(o, "Installed", "True");
-        }
-        json_decref(all);
-    }
-    strbuf_printf(b,
-                  "# HELP operator_controller_reconcile_total ClusterExtension reconciles.\n"
-                  "# TYPE operator_controller_reconcile_total counter\n"
-                  "operator_controller_reconcile_total %llu\n"
-                  "# TYPE operator_controller_reconcile_errors_total counter\n"
-                  "operator_controller_reconcile_errors_total %llu\n"
-                  "# TYPE operator_controller_reconcile_terminal_errors_total counter\n"
-                  "operator_controller_reconcile_terminal_errors_total %llu\n"
-                  "# HELP operator_controller_reconcile_duration_max_seconds The longest reconcile so far.\n"
-                  "# TYPE operator_controller_reconcile_duration_max_seconds gauge\n"
-                  "operator_controller_reconcile_duration_max_seconds %.6f\n"
-                  "# TYPE operator_controller_drift_repaired_objects_total counter\n"
-                  "operator_controller_drift_repaired_objects_total %llu\n"
-                  "# TYPE operator_controller_clusterextensions gauge\n"
-                  "operator_controller_clusterextensions %zu\n"
-                  "# TYPE operator_controller_installed_extensions gauge\n"
-                  "operator_controller_installed_extensions %zu\n"
-                  "# TYPE operator_controller_catalog_cache_entries gauge\n"
-                  "operator_controller_catalog_cache_entries %zu\n"
-                  "# TYPE operator_controller_workqueue_depth gauge\n"
-                  "operator_controller_workqueue_depth %zu\n"
-                  "# HELP operator_controller_drift_watches Watches on installed objects (one shared per kind, or per extension and kind).\n"
-                  "# TYPE operator_controller_drift_watches gauge\n"
-                  "operator_controller_drift_watches %zu\n"
-                  "# TYPE operator_controller_drift_watched_extensions gauge\n"
-                  "operator_controller_drift_watched_extensions %zu\n"
-                  "# HELP operator_controller_serviceaccount_tokens_requested_total TokenRequests made (cache misses).\n"
-                  "# TYPE operator_controller_serviceaccount_tokens_requested_total counter\n"
-                  "operator_controller_serviceaccount_tokens_requested_total %llu\n",
-                  (unsigned long long)st.total, (unsigned long long)st.errors, (unsigned long long)st.terminal,
-                  (double)st.micros_max / 1e6,
-                  (unsigned long long)st.repaired_objects, total, installed,
-                  a->cc ? catalog_client_cached(a->cc) : 0, a->wq ? kube_workqueue_len(a->wq) : 0,
-                  a->drift ? drift_watcher_active(a->drift) : 0, a->drift ? drift_watcher_extensions(a->drift) : 0,
-                  a->tokens ? (unsigned long long)clusterextension_token_cache_mints(a->tokens) : 0ULL);
-    /* The standard form (controller-runtime's reconcile_time_seconds is one too): quantiles and
-     * rates come from the buckets. */
-    olm_histogram h;
-    olm_histogram_init(&h, clusterextension_duration_bounds, CE_DURATION_NBOUNDS);
-    for (size_t i = 0; i < CE_DURATION_NBOUNDS; i++)
-        h.counts[i] = st.duration_buckets[i];
-    h.count = st.total;
-    h.sum = (double)st.micros_total / 1e6;
-    olm_metrics_header(b, "operator_controller_reconcile_duration_seconds",
-                       "Wall time of ClusterExtension reconciles.", "histogram");
-    olm_histogram_render(b, "operator_controller_reconcile_duration_seconds", NULL, NULL, &h);
-    write_upstream_metrics(a, b);
+    json_t *all = a->clusterextension_inf ? kube_informer_list(a->clusterextension_inf) : NULL;
+    clusterextension_metrics_sources src = metrics_sources(a, all);
+    clusterextension_metrics_render(&src, b);
+    write_upstream_metrics(a, &src, b);
+    json_decref(all);
 }
 
 /* /healthz and /readyz of the health listener. */
@@ -403,54 +300,6 @@ static int start_pull_secret_watch(app *a, olm_error *err)
     return a->secret_watch ? 0 : -1;
 }
 
-/* What the ClusterExtension cache keeps of each object: only what this file reads from it
- * -- the key and resourceVersion, what clusterextension_update compares (generation,
- * deletionTimestamp, finalizers), spec.source.catalog.packageName and status.install
- * (olm_clusterextension_info) and each condition's type and status (the Installed gauge).
- * Reconciles read the object itself from the apiserver.  A whole ClusterExtension (status
- * messages, the last-applied annotation) is ~20 KB in jansson; at 1,000 extensions the
- * cache was the biggest part of operator-controller's heap. */
-static void ce_cache_form(json_t *obj)
-{
-    static const char *const meta_keep[] = {"name", "namespace", "uid", "resourceVersion", "generation",
-                                            "deletionTimestamp", "finalizers"};
-    json_t *md = json_object_get(obj, "metadata"), *slim_md = json_object();
-    for (size_t i = 0; slim_md && i < sizeof meta_keep / sizeof *meta_keep; i++)
-        if (json_object_get(md, meta_keep[i]))
-            json_object_set(slim_md, meta_keep[i], json_object_get(md, meta_keep[i]));
-    const json_t *cat = json_object_get(json_object_get(json_object_get(obj, "spec"), "source"), "catalog");
-    const json_t *pkg = json_object_get(cat, "packageName");
-    json_t *st = json_object_get(obj, "status");
-    json_t *install = json_incref(json_object_get(st, "install"));
-    json_t *conds = json_array();
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
-        json_t *slim_c = json_object();
-        if (slim_c && json_object_get(c, "type"))
-            json_object_set(slim_c, "type", json_object_get(c, "type"));
-        if (slim_c && json_object_get(c, "status"))
-            json_object_set(slim_c, "status", json_object_get(c, "status"));
-        json_array_append_new(conds, slim_c);
-    }
-    json_t *spec = pkg ? json_pack("{s:{s:{s:O}}}", "source", "catalog", "packageName", pkg) : json_object();
-    json_t *status = json_object();
-    if (!slim_md || !conds || !spec || !status) { /* out of memory: keep the object whole */
-        json_decref(slim_md);
-        json_decref(conds);
-        json_decref(spec);
-        json_decref(status);
-        json_decref(install);
-        return;
-    }
-    if (install)
-        json_object_set_new(status, "install", install);
-    json_object_set_new(status, "conditions", conds);
-    json_object_set_new(obj, "metadata", slim_md);
-    json_object_set_new(obj, "spec", spec);
-    json_object_set_new(obj, "status", status);
-}
-
 static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->rt.client);
@@ -458,7 +307,7 @@ static int start_controllers(app *a, olm_error *err)
     kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
     kube_informer_handlers cch = {clustercatalog_add, clustercatalog_update, clustercatalog_delete, on_cc_synced, on_watch_error};
     a->clustercatalog_inf = kube_informer_new(a->rt.uc, cfg, &cco, &cch, a, err);
-    kube_watch_options ceo = {.path = CE_PATH, .drop_managed_fields = true, .transform = ce_cache_form};
+    kube_watch_options ceo = {.path = CE_PATH, .drop_managed_fields = true, .transform = clusterextension_cache_form};
     kube_informer_handlers ceh = {clusterextension_add, clusterextension_update, clusterextension_delete, on_ce_synced, on_watch_error};
     a->clusterextension_inf = a->clustercatalog_inf ? kube_informer_new(a->rt.uc, cfg, &ceo, &ceh, a, err) : NULL;
     if (!a->clusterextension_inf)
