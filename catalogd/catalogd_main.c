@@ -6,8 +6,8 @@
  *   threadpool:   reconciles (clustercatalog_reconcile: REST calls, pull, load, validate, store) and GC.
  *
  * Reconciles never touch the server: they hand "serve this view / drop this catalog /
- * record this unpack" to publish(), which queues them under a mutex and wakes the loop
- * with a uv_async_t; on_publish() applies them to the server on the loop thread.
+ * record this unpack" to the publisher (catalog_publish.h), which queues them under a mutex
+ * and wakes the loop; the loop thread applies them to the server.
  *
  * At start every store already in <cache-dir>/catalogs is opened and served before the
  * loop runs, so a restarted catalogd serves at once, before its first reconcile (and even
@@ -33,6 +33,7 @@
 
 #include <curl/curl.h>
 
+#include "catalog_publish.h"
 #include "catalog_server.h"
 #include "catalog_webhook.h"
 #include "catalogd_flags.h"
@@ -52,16 +53,6 @@
 #define LEASE_NAME "catalogd-operator-lock"
 #define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
 
-typedef struct pub_item {
-    struct pub_item *next;
-    clustercatalog_publish_kind kind;
-    char *name;
-    store_view *view;
-    bool ok;
-    double seconds;
-    int model_problems;
-} pub_item;
-
 typedef struct app {
     catalogd_flags f;
     daemon_runtime rt; /* client, loop, transport, listeners, signals, Lease */
@@ -79,88 +70,11 @@ typedef struct app {
     char ns_buf[64];
     uv_timer_t gc_timer;
     uv_work_t gc_work;
-    uv_async_t pub_async;
-    uv_mutex_t pub_lock; /* guards pub_head/pub_tail: publish() runs on any thread */
-    pub_item *pub_head, *pub_tail;
+    catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
     bool gc_running, gc_started, controllers_started;
     int closing;         /* informer/leader closes still pending before uvcurl can go */
     int exit_code;
 } app;
-
-/* ------------------------------------------------------------ publish queue */
-
-static void publish(const clustercatalog_publish_event *ev, void *data)
-{
-    app *a = data;
-    pub_item *it = calloc(1, sizeof *it);
-    char *nm = it ? strdup(ev->name) : NULL;
-    if (!nm) {
-        free(it);
-        store_view_release(ev->view);
-        catalogd_log(CATALOGD_LOG_ERROR, ev->name, "out of memory: server update dropped");
-        return;
-    }
-    *it = (pub_item){.kind = ev->kind, .name = nm, .view = ev->view, .ok = ev->ok, .seconds = ev->seconds,
-                     .model_problems = ev->model_problems};
-    uv_mutex_lock(&a->pub_lock);
-    if (a->pub_tail)
-        a->pub_tail->next = it;
-    else
-        a->pub_head = it;
-    a->pub_tail = it;
-    uv_mutex_unlock(&a->pub_lock);
-    uv_async_send(&a->pub_async);
-}
-
-/* Loop thread: applies queued updates in the order they were published. */
-static void drain_publish(app *a)
-{
-    uv_mutex_lock(&a->pub_lock);
-    pub_item *it = a->pub_head;
-    a->pub_head = a->pub_tail = NULL;
-    uv_mutex_unlock(&a->pub_lock);
-    while (it) {
-        pub_item *next = it->next;
-        if (a->srv) {
-            switch (it->kind) {
-            case CC_PUBLISH_SERVE:
-                if (catalog_server_set_catalog(a->srv, it->name, it->view) != 0)
-                    catalogd_log(CATALOGD_LOG_ERROR, it->name, "out of memory: new content not served");
-                else
-                    catalogd_log(CATALOGD_LOG_INFO, it->name, "serving new content (%zu bytes)",
-                                 store_view_size(it->view));
-                break;
-            case CC_PUBLISH_STORED:
-                if (catalog_server_set_catalog(a->srv, it->name, it->view) == 0)
-                    catalogd_log(CATALOGD_LOG_DEBUG, it->name, "serving it from the store now, not from memory");
-                break;
-            case CC_PUBLISH_GZIP:
-                if (catalog_server_set_catalog(a->srv, it->name, it->view) == 0)
-                    catalogd_log(CATALOGD_LOG_DEBUG, it->name, "serving the gzip form too (%zu bytes)",
-                                 store_view_size(it->view));
-                break;
-            case CC_PUBLISH_REMOVE:
-                catalog_server_remove_catalog(a->srv, it->name);
-                break;
-            case CC_PUBLISH_UNPACK:
-                catalog_metrics_observe_unpack(catalog_server_metrics(a->srv), it->name, it->seconds, it->ok);
-                if (it->ok && it->model_problems >= 0)
-                    catalog_metrics_set_model_problems(catalog_server_metrics(a->srv), it->name,
-                                                       (unsigned)it->model_problems);
-                break;
-            }
-        }
-        store_view_release(it->view);
-        free(it->name);
-        free(it);
-        it = next;
-    }
-}
-
-static void on_publish(uv_async_t *h)
-{
-    drain_publish(h->data);
-}
 
 /* ------------------------------------------------------------ stored catalogs at start */
 
@@ -341,8 +255,8 @@ static int start_controllers(app *a, olm_error *err)
                               .auth_store = a->pull_secret, .registries_follow = a->registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .poll_override_ms = a->f.poll_override_ms,
-        .publish = publish,
-        .publish_data = a,
+        .publish = catalog_publisher_publish,
+        .publish_data = &a->pub,
     };
     a->rec = clustercatalog_reconciler_new(&rc, err);
     if (!a->rec)
@@ -402,10 +316,9 @@ static void begin_shutdown_phase2(app *a)
 {
     if (a->gc_running)
         return; /* gc_after_cb calls us again */
-    drain_publish(a);
+    catalog_publisher_close(&a->pub);
     clustercatalog_reconciler_free(a->rec);
     a->rec = NULL;
-    uv_close((uv_handle_t *)&a->pub_async, NULL);
     a->closing = 1; /* held until both stops were issued */
     if (a->inf) {
         a->closing++;
@@ -615,9 +528,9 @@ static void build_url_root(app *a)
 
 static void init_loop_handles(app *a)
 {
-    uv_mutex_init(&a->pub_lock);
-    uv_async_init(a->rt.loop, &a->pub_async, on_publish);
-    a->pub_async.data = a;
+    olm_error err;
+    if (catalog_publisher_init(&a->pub, a->rt.loop, &a->srv, &err) != 0)
+        catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s", err.msg); /* then nothing new is served: fail loudly */
     uv_timer_init(a->rt.loop, &a->gc_timer);
     a->gc_timer.data = a;
     daemon_runtime_watch_signals(&a->rt, on_signal, a);
@@ -681,7 +594,7 @@ static int run(app *a, bool *started)
     if (a->srv || a->webhook || a->rt.listeners.health || a->rt.listeners.metrics)
         return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
     uv_loop_close(a->rt.loop);
-    uv_mutex_destroy(&a->pub_lock);
+    catalog_publisher_destroy(&a->pub);
     return a->exit_code;
 }
 
