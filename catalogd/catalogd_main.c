@@ -48,7 +48,6 @@
 #include "olm_fs.h"
 #include "olm_malloc_tune.h"
 #include "olm_process_metrics.h"
-#include "pull_secret_watch.h"
 
 #define LEASE_NAME "catalogd-operator-lock"
 #define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
@@ -63,16 +62,12 @@ typedef struct app {
     catalog_server *srv;
     olm_http_server *webhook; /* the mutating webhook upstream's manifests register, or NULL */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
-    oci_registries_follow *registries; /* registries.conf (--registries-conf): mirrors, blocked */
-    oci_auth_store *pull_secret;     /* --global-pull-secret's credentials, or NULL */
-    pull_secret_watch *secret_watch; /* the watch on that Secret */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     uv_timer_t gc_timer;
     uv_work_t gc_work;
     catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
     bool gc_running, gc_started, controllers_started;
-    int closing;         /* informer/leader closes still pending before uvcurl can go */
     int exit_code;
 } app;
 
@@ -221,20 +216,6 @@ static void requeue_all_catalogs(app *a)
 
 static void pull_secret_loaded(void *data) { requeue_all_catalogs(data); }
 
-/* --global-pull-secret's watch (pullsecret/); its credentials go to every pull. */
-static int start_pull_secret_watch(app *a, olm_error *err)
-{
-    const char *ref = a->f.common.global_pull_secret;
-    if (!ref)
-        return 0;
-    if (!(a->pull_secret = oci_auth_store_new(err)))
-        return -1;
-    pull_secret_watch_options o = {
-        .ref = ref, .store = a->pull_secret, .log_key = "catalog", .on_loaded = pull_secret_loaded, .data = a};
-    a->secret_watch = pull_secret_watch_start(a->rt.uc, kube_client_config(a->rt.client), &o, err);
-    return a->secret_watch ? 0 : -1;
-}
-
 static int start_controllers(app *a, olm_error *err)
 {
     kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
@@ -242,7 +223,7 @@ static int start_controllers(app *a, olm_error *err)
     a->inf = kube_informer_new(a->rt.uc, kube_client_config(a->rt.client), &wo, &h, a, err);
     if (!a->inf)
         return -1;
-    if (start_pull_secret_watch(a, err) != 0)
+    if (daemon_runtime_watch_pull_secret(&a->rt, a->f.common.global_pull_secret, pull_secret_loaded, a, err) != 0)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
@@ -252,7 +233,7 @@ static int start_controllers(app *a, olm_error *err)
         .cache_dir = a->f.cache_dir,
         .url_root = a->url_root,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                              .auth_store = a->pull_secret, .registries_follow = a->registries,
+                              .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .poll_override_ms = a->f.poll_override_ms,
         .publish = catalog_publisher_publish,
@@ -271,38 +252,11 @@ static int start_controllers(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ shutdown */
 
-static void uvcurl_closed(void *data)
-{
-    app *a = data;
-    a->rt.uc = NULL;
-}
-
-static void one_closed(void *data)
-{
-    app *a = data;
-    if (--a->closing == 0 && a->rt.uc)
-        kube_uvcurl_close(a->rt.uc, uvcurl_closed, a);
-}
-
 static void informer_closed(void *data)
 {
     app *a = data;
     a->inf = NULL;
-    one_closed(a);
-}
-
-static void secret_watch_closed(void *data)
-{
-    app *a = data;
-    a->secret_watch = NULL;
-    one_closed(a);
-}
-
-static void leader_closed(void *data)
-{
-    app *a = data;
-    a->rt.leader = NULL;
-    one_closed(a);
+    daemon_runtime_closing_done(&a->rt);
 }
 
 static void server_stopped(void *arg, bool clean)
@@ -319,25 +273,18 @@ static void begin_shutdown_phase2(app *a)
     catalog_publisher_close(&a->pub);
     clustercatalog_reconciler_free(a->rec);
     a->rec = NULL;
-    a->closing = 1; /* held until both stops were issued */
+    daemon_runtime_closing_begin(&a->rt); /* held until every stop was issued */
     if (a->inf) {
-        a->closing++;
+        daemon_runtime_closing_add(&a->rt);
         kube_informer_stop(a->inf, informer_closed, a);
     }
-    if (a->secret_watch) {
-        a->closing++;
-        pull_secret_watch_stop(a->secret_watch, secret_watch_closed, a);
-    }
-    if (a->rt.leader) {
-        a->closing++;
-        kube_leader_stop(a->rt.leader, leader_closed, a); /* releases the Lease */
-    }
+    daemon_runtime_stop_watches(&a->rt); /* the pull-secret watch; the election releases the Lease */
     /* Stopping answers /metrics 503 from now on; then, before the uvcurl goes, a metrics
      * request still waiting for its review is answered 503 and its connection can drain. */
     stop_servers(a);
     kube_authz_free(a->rt.authz);
     a->rt.authz = NULL;
-    one_closed(a);
+    daemon_runtime_closing_done(&a->rt);
 }
 
 static void wq_done(void *data)
@@ -548,10 +495,10 @@ static void log_started(app *a)
     if (c->tls_cert)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "TLS profile %s%s%s", c->tls.name,
                      *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (oci_registries_follow_count(a->registries))
+    if (oci_registries_follow_count(a->rt.registries))
         catalogd_log(CATALOGD_LOG_INFO, NULL, "registries configuration %s(.d): %zu [[registry]] entries",
                      c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT,
-                     oci_registries_follow_count(a->registries));
+                     oci_registries_follow_count(a->rt.registries));
 }
 
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
@@ -627,10 +574,8 @@ static int prepare(app *a, int argc, char **argv)
         fprintf(stderr, "catalogd: %s\n", msg);
         return 1;
     }
-    olm_error err;
-    if (!(a->registries = oci_registries_follow_new(a->f.common.registries_conf, a->f.common.registries_conf != NULL,
-                                                    olm_daemon_registries_notice, NULL, &err))) {
-        fprintf(stderr, "catalogd: %s%s\n", a->f.common.registries_conf ? "--registries-conf: " : "", err.msg);
+    if (daemon_runtime_follow_registries(&a->rt, a->f.common.registries_conf, msg, sizeof msg) != 0) {
+        fprintf(stderr, "catalogd: %s\n", msg);
         return 1;
     }
     a->system_ns = a->f.common.system_namespace
@@ -671,8 +616,6 @@ int main(int argc, char **argv)
     int rc = run(&a, &started);
     daemon_runtime_free(&a.rt);
     olm_ca_set_free(a.pull_cas);
-    oci_registries_follow_free(a.registries);
-    oci_auth_store_free(a.pull_secret);
     curl_global_cleanup();
     if (started)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);

@@ -51,7 +51,6 @@
 #include "olm_malloc_tune.h"
 #include "olm_metrics.h"
 #include "olm_process_metrics.h"
-#include "pull_secret_watch.h"
 #include "olm_fs.h"
 
 #define LEASE_NAME "9c4404e7.operatorframework.io"
@@ -68,15 +67,11 @@ typedef struct app {
     clusterextension_token_cache *tokens;
     drift_watcher *drift;
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
-    oci_registries_follow *registries;   /* registries.conf (--registries-conf): mirrors, blocked */
-    oci_auth_store *pull_secret;         /* --global-pull-secret's credentials, or NULL */
-    pull_secret_watch *secret_watch;     /* the watch on that Secret */
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
     bool controllers_started;
-    int closing;
     int exit_code;
 } app;
 
@@ -286,20 +281,6 @@ static void pull_secret_loaded(void *data)
     enqueue_all(data); /* an extension that failed for want of credentials retries now */
 }
 
-/* --global-pull-secret's watch (pullsecret/); its credentials go to every pull. */
-static int start_pull_secret_watch(app *a, olm_error *err)
-{
-    const char *ref = a->f.common.global_pull_secret;
-    if (!ref)
-        return 0;
-    if (!(a->pull_secret = oci_auth_store_new(err)))
-        return -1;
-    pull_secret_watch_options o = {
-        .ref = ref, .store = a->pull_secret, .log_key = "clusterExtension", .on_loaded = pull_secret_loaded, .data = a};
-    a->secret_watch = pull_secret_watch_start(a->rt.uc, kube_client_config(a->rt.client), &o, err);
-    return a->secret_watch ? 0 : -1;
-}
-
 static int start_controllers(app *a, olm_error *err)
 {
     const kube_config *cfg = kube_client_config(a->rt.client);
@@ -316,7 +297,7 @@ static int start_controllers(app *a, olm_error *err)
     a->cc = catalog_client_new(&co, err);
     if (!a->cc)
         return -1;
-    if (start_pull_secret_watch(a, err) != 0)
+    if (daemon_runtime_watch_pull_secret(&a->rt, a->f.common.global_pull_secret, pull_secret_loaded, a, err) != 0)
         return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
@@ -336,7 +317,7 @@ static int start_controllers(app *a, olm_error *err)
         .system_namespace = a->system_ns,
         .cache_dir = a->f.cache_path,
         .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                              .auth_store = a->pull_secret, .registries_follow = a->registries,
+                              .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
                               .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
         .repair_interval_ms = a->f.repair_interval_ms,
         .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
@@ -369,52 +350,28 @@ static int start_controllers(app *a, olm_error *err)
 
 /* ------------------------------------------------------------ shutdown */
 
-static void uvcurl_closed(void *data)
-{
-    ((app *)data)->rt.uc = NULL;
-}
-
-static void one_closed(void *data)
-{
-    app *a = data;
-    if (--a->closing == 0 && a->rt.uc)
-        kube_uvcurl_close(a->rt.uc, uvcurl_closed, a);
-}
-
 static void clusterextension_inf_closed(void *data)
 {
     ((app *)data)->clusterextension_inf = NULL;
-    one_closed(data);
+    daemon_runtime_closing_done(&((app *)data)->rt);
 }
 
 static void clustercatalog_inf_closed(void *data)
 {
     ((app *)data)->clustercatalog_inf = NULL;
-    one_closed(data);
-}
-
-static void leader_closed(void *data)
-{
-    ((app *)data)->rt.leader = NULL;
-    one_closed(data);
+    daemon_runtime_closing_done(&((app *)data)->rt);
 }
 
 static void upgradeable_closed(void *data)
 {
     ((app *)data)->upg = NULL;
-    one_closed(data);
+    daemon_runtime_closing_done(&((app *)data)->rt);
 }
 
 static void drift_closed(void *data)
 {
     ((app *)data)->drift = NULL;
-    one_closed(data);
-}
-
-static void secret_watch_closed(void *data)
-{
-    ((app *)data)->secret_watch = NULL;
-    one_closed(data);
+    daemon_runtime_closing_done(&((app *)data)->rt);
 }
 
 /* Connections still open get this long; probes and scrapers send one request a connection. */
@@ -430,35 +387,28 @@ static void shutdown_phase2(app *a)
 {
     clusterextension_reconciler_free(a->rec);
     a->rec = NULL;
-    a->closing = 1;
+    daemon_runtime_closing_begin(&a->rt); /* held until every stop was issued */
     if (a->clusterextension_inf) {
-        a->closing++;
+        daemon_runtime_closing_add(&a->rt);
         kube_informer_stop(a->clusterextension_inf, clusterextension_inf_closed, a);
     }
     if (a->clustercatalog_inf) {
-        a->closing++;
+        daemon_runtime_closing_add(&a->rt);
         kube_informer_stop(a->clustercatalog_inf, clustercatalog_inf_closed, a);
     }
-    if (a->secret_watch) {
-        a->closing++;
-        pull_secret_watch_stop(a->secret_watch, secret_watch_closed, a);
-    }
-    if (a->rt.leader) {
-        a->closing++;
-        kube_leader_stop(a->rt.leader, leader_closed, a);
-    }
+    daemon_runtime_stop_watches(&a->rt); /* the pull-secret watch; the election releases the Lease */
     if (a->upg) {
-        a->closing++;
+        daemon_runtime_closing_add(&a->rt);
         upgradeable_reconciler_stop(a->upg, upgradeable_closed, a);
     }
     if (a->drift) {
-        a->closing++;
+        daemon_runtime_closing_add(&a->rt);
         drift_watcher_stop(a->drift, drift_closed, a);
     }
     stop_listeners(a); /* /metrics answers 503 from now on; reviews still running end with 503 */
     kube_authz_free(a->rt.authz);
     a->rt.authz = NULL;
-    one_closed(a);
+    daemon_runtime_closing_done(&a->rt);
 }
 
 static void wq_done(void *data)
@@ -554,9 +504,9 @@ static void log_started(app *a)
     if (a->rt.listeners.metrics && c->tls_cert)
         logf_(OLM_LOG_INFO, "TLS profile %s%s%s", c->tls.name,
               *c->tls.skipped ? "; curves this OpenSSL lacks, not offered: " : "", c->tls.skipped);
-    if (oci_registries_follow_count(a->registries))
+    if (oci_registries_follow_count(a->rt.registries))
         logf_(OLM_LOG_INFO, "registries configuration %s(.d): %zu [[registry]] entries",
-              c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_follow_count(a->registries));
+              c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_follow_count(a->rt.registries));
 }
 
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
@@ -611,13 +561,7 @@ static int preflight(app *a, char *msg, size_t msgsz)
     if (a->f.catalogd_ca_file &&
         olm_daemon_load_cas("--catalogd-ca-file", a->f.catalogd_ca_file, false, &a->catalogd_cas, msg, msgsz) != 0)
         return -1;
-    olm_error err;
-    const char *rc_path = a->f.common.registries_conf;
-    if (!(a->registries = oci_registries_follow_new(rc_path, rc_path != NULL, olm_daemon_registries_notice, NULL, &err))) {
-        snprintf(msg, msgsz, "%s%s", rc_path ? "--registries-conf: " : "", err.msg);
-        return -1;
-    }
-    return 0;
+    return daemon_runtime_follow_registries(&a->rt, a->f.common.registries_conf, msg, msgsz);
 }
 
 /* One WARN line, for operator_flags_unbuilt_gates. */
@@ -663,10 +607,8 @@ static void free_cas(app *a)
 {
     olm_ca_set_free(a->catalogd_cas);
     olm_ca_set_free(a->pull_cas);
-    oci_registries_follow_free(a->registries);
-    a->registries = NULL;
-    oci_auth_store_free(a->pull_secret);
-    a->pull_secret = NULL;
+    oci_registries_follow_free(a->rt.registries); /* before the runtime is (prepare's exits) */
+    a->rt.registries = NULL;
 }
 
 int main(int argc, char **argv)

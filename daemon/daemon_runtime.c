@@ -144,4 +144,8 @@ void daemon_runtime_free(daemon_runtime *rt)
     rt->client = NULL;
     kube_request_metrics_free(rt->rest_metrics);
     rt->rest_metrics = NULL;
+    oci_registries_follow_free(rt->registries);
+    rt->registries = NULL;
+    oci_auth_store_free(rt->pull_secret);
+    rt->pull_secret = NULL;
 }

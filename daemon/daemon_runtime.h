@@ -1,9 +1,11 @@
 /* daemon_runtime: the parts of a daemon's life that catalogd and operator-controller live the
  * same way, as controller-runtime's Manager does for upstream's two binaries: the API client
  * and the request metrics every call counts into, the watch transport on the loop, the filter
- * in front of the metrics listener, SIGTERM/SIGINT, and the leader election with its log
- * lines.  Each daemon keeps its own app struct and embeds one of these; what differs (its
- * controllers, its listeners, the order it stops things in) stays in its main.
+ * in front of the metrics listener, SIGTERM/SIGINT, the leader election with its log lines,
+ * the watches both run for every pull (registries.conf, --global-pull-secret) and the close
+ * count-down that lets the watch transport go only after everything on it has stopped.  Each
+ * daemon keeps its own app struct and embeds one of these; what differs (its controllers, its
+ * listeners, the order it stops them in) stays in its main.
  *
  * Loop thread only, like everything it holds. */
 #ifndef OLMV1_DAEMON_RUNTIME_H
@@ -18,7 +20,10 @@
 #include "kube_request_metrics.h"
 #include "kube_uvcurl.h"
 #include "olm_error.h"
+#include "oci_auth_store.h"
+#include "oci_registries_follow.h"
 #include "olm_http_listeners.h"
+#include "pull_secret_watch.h"
 
 typedef struct daemon_runtime {
     const char *prog;                   /* "catalogd": the user agent and the Lease identity's default host */
@@ -41,6 +46,10 @@ typedef struct daemon_runtime {
     } election;
     void (*on_signal)(void *data, int signum);
     void *signal_data;
+    int closing;                        /* stops still pending before the watch transport may close */
+    oci_registries_follow *registries;  /* registries.conf, followed (mirrors, blocked) */
+    oci_auth_store *pull_secret;        /* --global-pull-secret's credentials, or NULL */
+    pull_secret_watch *secret_watch;    /* the watch on that Secret, while it runs */
 } daemon_runtime;
 
 /* Loads the kubeconfig (`path`, else $KUBECONFIG, else in-cluster), makes the request metrics
@@ -71,7 +80,32 @@ int daemon_runtime_campaign(daemon_runtime *rt, const char *ns, const char *leas
  * `fallback_host`.  Separate so it can be tested. */
 void daemon_leader_identity(const char *fallback_host, char *buf, size_t bufsz);
 
-/* At exit, after the loop ran dry: frees the client and the request metrics. */
+/* registries.conf (`path`, else the default; a missing default is no error), followed while
+ * the daemon runs: every pull reads rt->registries.  Before the loop (preflight): 0, or -1
+ * with a one-line msg. */
+int daemon_runtime_follow_registries(daemon_runtime *rt, const char *path, char *msg, size_t msgsz);
+
+/* --global-pull-secret NS/NAME (NULL: none, 0): its credentials go to rt->pull_secret, which
+ * every pull reads; on_loaded(data) when new ones arrive (re-queue what failed for want of
+ * them).  After daemon_runtime_start_transport.  0, or -1 with err. */
+int daemon_runtime_watch_pull_secret(daemon_runtime *rt, const char *ref, void (*on_loaded)(void *data), void *data,
+                                     olm_error *err);
+
+/* The close count-down.  Informers, watches and the election stop asynchronously, and the
+ * watch transport under them may close only once the last has.  A daemon's shutdown calls
+ * begin (one hold of its own), add before each stop it starts, done in each stop's callback
+ * and once more for its hold when all are started; the last done closes the transport
+ * (rt->uc becomes NULL). */
+void daemon_runtime_closing_begin(daemon_runtime *rt);
+void daemon_runtime_closing_add(daemon_runtime *rt);
+void daemon_runtime_closing_done(daemon_runtime *rt);
+
+/* Between closing_begin and the daemon's last done: stops what the runtime runs on the
+ * transport (the pull-secret watch, the election, which releases the Lease), each counted. */
+void daemon_runtime_stop_watches(daemon_runtime *rt);
+
+/* At exit, after the loop ran dry: frees the client and the request metrics, the followed
+ * registries.conf and the pull-secret credentials. */
 void daemon_runtime_free(daemon_runtime *rt);
 
 #endif
