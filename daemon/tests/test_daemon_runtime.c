@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -127,6 +128,46 @@ static void test_transport_without_metrics_listener_has_no_filter(void **state)
     unlink(path);
 }
 
+/* The close count-down: the transport closes after the daemon's own hold and every stop it
+ * counted are done, not before. */
+static void test_transport_closes_after_the_last_stop(void **state)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    daemon_runtime rt = {.prog = "t", .log_key = "t", .loop = &loop};
+    olm_error err;
+    rt.uc = kube_uvcurl_new(&loop, &err);
+    assert_non_null(rt.uc);
+    daemon_runtime_closing_begin(&rt);
+    daemon_runtime_closing_add(&rt); /* an informer stopping */
+    daemon_runtime_closing_add(&rt); /* a watch stopping */
+    daemon_runtime_stop_watches(&rt); /* none running: nothing counted */
+    daemon_runtime_closing_done(&rt); /* the daemon's hold */
+    daemon_runtime_closing_done(&rt);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    assert_non_null(rt.uc); /* one stop still pending */
+    daemon_runtime_closing_done(&rt);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_null(rt.uc);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* registries.conf: a missing default is no error, a named file that is missing is, with the
+ * flag in the message; both are freed with the runtime. */
+static void test_follow_registries(void **state)
+{
+    daemon_runtime rt = {0};
+    char msg[512];
+    assert_int_equal(daemon_runtime_follow_registries(&rt, "/nonexistent/registries.conf", msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "--registries-conf: "));
+    assert_null(rt.registries);
+    setenv("CONTAINERS_REGISTRIES_CONF", "/nonexistent/default.conf", 1);
+    assert_int_equal(daemon_runtime_follow_registries(&rt, NULL, msg, sizeof msg), 0);
+    assert_non_null(rt.registries);
+    daemon_runtime_free(&rt);
+    assert_null(rt.registries);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +176,8 @@ int main(void)
         cmocka_unit_test(test_connect_fails_on_a_missing_kubeconfig),
         cmocka_unit_test(test_connect_makes_a_client_with_metrics),
         cmocka_unit_test(test_transport_without_metrics_listener_has_no_filter),
+        cmocka_unit_test(test_transport_closes_after_the_last_stop),
+        cmocka_unit_test(test_follow_registries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
