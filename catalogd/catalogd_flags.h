@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 #include "olm_parse.h"
 
 typedef struct catalogd_flags {

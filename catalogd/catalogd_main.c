@@ -42,7 +42,7 @@
 #include "daemon_runtime.h"
 #include "kube_informer.h"
 #include "kube_workqueue.h"
-#include "olm_http_listeners.h"
+#include "daemon_listeners.h"
 #include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"

@@ -42,7 +42,7 @@
 #include "kube_informer.h"
 #include "kube_object.h"
 #include "kube_workqueue.h"
-#include "olm_http_listeners.h"
+#include "daemon_listeners.h"
 #include "oci_pull.h"
 #include "operator_flags.h"
 #include "strbuf.h"

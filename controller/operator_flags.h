@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "clusterextension.h"
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 #include "olm_parse.h"
 
 typedef struct operator_flags {

@@ -22,7 +22,7 @@
 #include "olm_error.h"
 #include "oci_auth_store.h"
 #include "oci_registries_follow.h"
-#include "olm_http_listeners.h"
+#include "daemon_listeners.h"
 #include "pull_secret_watch.h"
 
 typedef struct daemon_runtime {

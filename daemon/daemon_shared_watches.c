@@ -1,7 +1,7 @@
 /* daemon_runtime: the watches both daemons run for every pull, and the close count-down
  * (daemon_runtime.h). */
 #include "daemon_runtime.h"
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 
 int daemon_runtime_follow_registries(daemon_runtime *rt, const char *path, char *msg, size_t msgsz)
 {

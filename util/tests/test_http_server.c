@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "olm_http_listeners.h"
+#include "daemon_listeners.h"
 #include "olm_http_server.h"
 
 #define FIX "fixtures/tls/"

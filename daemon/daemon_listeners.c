@@ -1,5 +1,5 @@
 /* olm_http_listeners: see the header. */
-#include "olm_http_listeners.h"
+#include "daemon_listeners.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <uv.h>
 
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 #include "olm_http_server.h"
 #include "strbuf.h"
 

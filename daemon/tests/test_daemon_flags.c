@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 #include "olm_feature_gates.h"
 #include "olm_parse.h"
 #include "olm_tls.h"
 
-#define FIX "fixtures/tls/"
+#define FIX "../../util/tests/fixtures/tls/"
 
 static char dir[] = "/tmp/olm_daemon_XXXXXX";
 static char msg[512];

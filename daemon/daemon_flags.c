@@ -1,5 +1,5 @@
 /* olm_daemon: see olm_daemon.h. */
-#include "olm_daemon.h"
+#include "daemon_flags.h"
 
 #include <stdio.h>
 #include <stdlib.h>
