@@ -7,15 +7,11 @@
 #include <string.h>
 
 #include "fbc_internal.h"
+#include "olm_hash.h"
 
 static uint64_t hash_key(const char *k, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)k[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    return olm_fnv1a(OLM_FNV1A_OFFSET, k, n);
 }
 
 /* Builds the flat key in `stack` or on the heap (caller frees if != stack). */

@@ -1,5 +1,6 @@
 /* helm_release: upstream's Helm release Secrets, written and read (helm_release.h). */
 #include "helm_release.h"
+#include "olm_hash.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -88,11 +89,7 @@ static int gunzip_bounded(const unsigned char *in, size_t len, strbuf *out, olm_
  * hash of the chunk, as the chunked driver names them. */
 static char *chunk_name(const char *key, const unsigned char *data, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= data[i];
-        h *= 0x100000001b3ULL;
-    }
+    uint64_t h = olm_fnv1a(OLM_FNV1A_OFFSET, data, len);
     unsigned char be[8];
     for (int i = 0; i < 8; i++)
         be[i] = (unsigned char)(h >> (56 - 8 * i));

@@ -1,5 +1,6 @@
 /* kube_workqueue: client-go work queue semantics on libuv (see kube_workqueue.h). */
 #include "kube_workqueue.h"
+#include "olm_hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +64,7 @@ const double kube_wq_latency_bounds[KUBE_WQ_LATENCY_NBOUNDS] = {1e-8, 1e-7, 1e-6
 
 static size_t hash_key(const char *s)
 {
-    size_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return (size_t)olm_fnv1a_str(OLM_FNV1A_OFFSET, s);
 }
 
 static wq_item *item_find(kube_workqueue *q, const char *key)

@@ -2,6 +2,7 @@
  * the paths a layer touched (for whiteouts), and printable names for errors.
  * Nothing here touches the file system. */
 #include "oci_unpack_rules.h"
+#include "olm_hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -136,12 +137,8 @@ oci_prefix_match oci_prefix_map(const char *prefix, int strip, const char *path,
 
 static uint64_t node_hash(uint32_t parent, const char *name, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a over the parent index, then the name */
-    for (int i = 0; i < 4; i++)
-        h = (h ^ ((parent >> (8 * i)) & 0xff)) * 1099511628211ULL;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
-    return h;
+    unsigned char le[4] = {parent & 0xff, (parent >> 8) & 0xff, (parent >> 16) & 0xff, parent >> 24};
+    return olm_fnv1a(olm_fnv1a(OLM_FNV1A_OFFSET, le, sizeof le), name, len); /* the parent index, then the name */
 }
 
 /* The node (index + 1) for component name[0..len) under `parent`, or 0; *slot is where it

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "drift.h"
+#include "olm_hash.h"
 
 #define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
 
@@ -170,19 +171,12 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
 
 /* ------------------------------------------------------------ content hash */
 
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 uint64_t drift_content_hash(const json_t *obj)
 {
     /* Shallow copies: only the two top levels are edited, the rest is shared. */
     json_t *top = json_copy((json_t *)obj);
     json_t *md = top ? json_copy(json_object_get(top, "metadata")) : NULL;
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = OLM_FNV1A_OFFSET;
     if (!top)
         return h;
     json_object_del(top, "status");
@@ -209,7 +203,7 @@ uint64_t drift_content_hash(const json_t *obj)
     json_decref(top);
     if (!text)
         return h;
-    h = fnv1a(text, h);
+    h = olm_fnv1a_str(h, text);
     free(text);
     return h;
 }
