@@ -4,22 +4,21 @@
 
 #include "olm_array.h"
 
-int olm_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size)
+void *olm_array_grow(void *items, size_t *cap, size_t need, size_t elem_size)
 {
     if (need <= *cap)
-        return 0;
+        return items;
     size_t grown = *cap ? *cap : 8;
     while (grown < need) {
         if (grown > SIZE_MAX / 2)
-            return -1;
+            return items;
         grown *= 2;
     }
     if (elem_size && grown > SIZE_MAX / elem_size)
-        return -1;
-    void *p = realloc(*items, grown * elem_size);
+        return items;
+    void *p = realloc(items, grown * elem_size);
     if (!p)
-        return -1;
-    *items = p;
+        return items;
     *cap = grown;
-    return 0;
+    return p;
 }
