@@ -99,15 +99,6 @@ static int match_path(const char *path, int argc, char **argv)
     return 0;
 }
 
-/* See commands.h.  errno is stdio's, from the write that failed. */
-int cli_stdout_failed(const char *argv0)
-{
-    if (errno == EPIPE)
-        return CLI_EXIT_BROKEN_PIPE;
-    fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv0, strerror(errno ? errno : EIO));
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     /* A peer that hangs up (registry, catalogd, apiserver, or the reader of our stdout) is

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli_output.h"
-#include "cluster_apply.h"
 #include "cluster.h"
 #include "kube_object.h"
 

@@ -2,12 +2,14 @@
  *
  * YAML sorts mapping keys (as sigs.k8s.io/yaml does), quotes strings that YAML would
  * read as another type, and writes multi-line strings as literal blocks. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #include "cli_output.h"
+#include "commands.h"
 #include "gocompat.h"
 
 static int emit(yaml_emitter_t *em, yaml_event_t *ev)
@@ -128,4 +130,13 @@ int cli_write_json(const json_t *value, FILE *out)
     if (json_dumpf(value, out, JSON_INDENT(4) | JSON_SORT_KEYS | JSON_ENCODE_ANY) != 0)
         return -1;
     return fputc('\n', out) == EOF ? -1 : 0;
+}
+
+/* See commands.h.  errno is stdio's, from the write that failed. */
+int cli_stdout_failed(const char *argv0)
+{
+    if (errno == EPIPE)
+        return CLI_EXIT_BROKEN_PIPE;
+    fprintf(stderr, "olmv1 %s: writing to stdout: %s\n", argv0, strerror(errno ? errno : EIO));
+    return 1;
 }
