@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cluster_catalogs.h"
+#include "catalog.h"
 #include "cluster_objects.h"
 #include "kube_label_selector.h"
 #include "strbuf.h"
@@ -127,11 +128,6 @@ int catalog_proxy_path(const char *base, const char *suffix, char **out, olm_err
 
 /* ------------------------------------------------------------ selection */
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(((const cluster_catalog *)a)->name, ((const cluster_catalog *)b)->name);
-}
-
 static bool named(const char *name, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -140,55 +136,51 @@ static bool named(const char *name, const char *const *names, size_t n)
     return false;
 }
 
+/* The selection is operator-controller's own (catalog_select); --catalog names narrow it. */
 int catalog_set_select(kube_client *api, const json_t *selector, const char *const *names, size_t nnames,
                        cluster_catalog_set *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
-    kube_label_selector *sel = NULL;
-    if (kube_label_selector_parse(selector, &sel, err) < 0)
-        return cluster_wrap(err, CLI_EXIT_USAGE, "catalog selector");
     json_t *items = NULL;
     int rc = cluster_list(api, cluster_kind_get(CLUSTER_KIND_CATALOG), NULL, &items, err);
-    if (rc != 0) {
-        kube_label_selector_free(sel);
+    if (rc != 0)
         return rc;
+    catalog_pick *picks = NULL;
+    size_t n = 0;
+    if (catalog_select(items, selector, &picks, &n, err) != 0) {
+        json_decref(items);
+        return cluster_wrap(err, CLI_EXIT_USAGE, "catalog selector");
     }
-    size_t total = json_array_size(items);
-    out->items = calloc(total ? total : 1, sizeof *out->items);
+    out->items = calloc(n ? n : 1, sizeof *out->items);
     if (!out->items) {
-        kube_label_selector_free(sel);
+        free(picks);
         json_decref(items);
         return cluster_error(err, CLI_EXIT_FAILED, "out of memory");
     }
-    size_t i;
-    json_t *c;
-    json_array_foreach(items, i, c) {
-        const char *name = cluster_str(c, "metadata.name");
-        if ((nnames && !named(name, names, nnames)) ||
-            !kube_label_selector_matches(sel, json_object_get(json_object_get(c, "metadata"), "labels")))
+    for (size_t i = 0; i < n; i++) {
+        if (nnames && !named(picks[i].name, names, nnames))
             continue;
         cluster_catalog *cat = &out->items[out->n++];
-        cat->obj = json_incref(c);
-        cat->name = name;
-        cat->priority = (int32_t)json_integer_value(json_object_get(json_object_get(c, "spec"), "priority"));
-        cat->unavailable = strcmp(cluster_str(c, "spec.availabilityMode"), "Unavailable") == 0;
+        cat->obj = json_incref((json_t *)picks[i].obj);
+        cat->name = picks[i].name; /* borrowed from obj, which the set holds */
+        cat->priority = picks[i].priority;
+        cat->unavailable = picks[i].unavailable;
     }
-    kube_label_selector_free(sel);
+    free(picks);
     json_decref(items);
-    qsort(out->items, out->n, sizeof *out->items, by_name);
     for (size_t k = 0; k < nnames; k++) {
         bool found = false;
         for (size_t j = 0; j < out->n && !found; j++)
             found = strcmp(out->items[j].name, names[k]) == 0;
         if (!found) {
-            catalog_set_free(out);
+            cluster_catalog_set_free(out);
             return cluster_error(err, CLI_EXIT_NOT_FOUND, "clustercatalogs.olm.operatorframework.io \"%s\" not found", names[k]);
         }
     }
     return 0;
 }
 
-void catalog_set_free(cluster_catalog_set *set)
+void cluster_catalog_set_free(cluster_catalog_set *set)
 {
     for (size_t i = 0; i < set->n; i++) {
         json_decref(set->items[i].obj);

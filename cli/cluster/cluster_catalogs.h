@@ -63,7 +63,7 @@ int catalog_set_fetch(const catalog_source *src, cluster_catalog_set *set, const
 int catalog_set_fetch_wanted(const catalog_source *src, cluster_catalog_set *set, const char *package,
                              const bool *wanted, olm_error *err);
 
-void catalog_set_free(cluster_catalog_set *set);
+void cluster_catalog_set_free(cluster_catalog_set *set);
 
 /* The resolver's view of the set (borrowed pointers; `out` has set->n entries). */
 void catalog_set_resolve_view(const cluster_catalog_set *set, resolve_catalog *out);

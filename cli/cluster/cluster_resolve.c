@@ -214,7 +214,7 @@ void cluster_resolution_free(cluster_resolution *r)
     if (r->resolved)
         resolve_result_free(&r->res);
     free(r->view);
-    catalog_set_free(&r->set);
+    cluster_catalog_set_free(&r->set);
     memset(r, 0, sizeof *r);
 }
 

@@ -318,7 +318,7 @@ static int run_search(const void *args, kube_client *api, olm_error *err)
     if (rc == 0 && (rc = print_results(a, results)) != 0)
         olm_error_set(err, "writing to stdout failed");
     json_decref(results);
-    catalog_set_free(&set);
+    cluster_catalog_set_free(&set);
     catalog_source_close(&src);
     return rc;
 }

@@ -71,7 +71,7 @@ void outlook_catalogs_free(outlook_catalogs *oc)
 {
     free(oc->view);
     free(oc->error);
-    catalog_set_free(&oc->set);
+    cluster_catalog_set_free(&oc->set);
     catalog_source_close(&oc->src);
     memset(oc, 0, sizeof *oc);
 }

@@ -44,6 +44,20 @@
  * with kube_label_selector_matches. */
 int catalog_selector_parse(const json_t *selector, kube_label_selector **out, olm_error *err);
 
+/* One ClusterCatalog a selection picked: what the resolver needs of it. */
+typedef struct catalog_pick {
+    const json_t *obj;   /* borrowed from the listing */
+    const char *name;    /* metadata.name, borrowed */
+    int32_t priority;    /* spec.priority */
+    bool unavailable;    /* spec.availabilityMode Unavailable: the resolver skips it */
+} catalog_pick;
+
+/* The ClusterCatalogs of `catalogs` (a JSON array, e.g. the informer's or a LIST's items)
+ * that `selector` picks, sorted by name: the one selection operator-controller and the CLI
+ * make.  *out is a new array of *n picks (free()), borrowing from `catalogs`.  -1 with err
+ * for an invalid selector ("desired catalog selector is invalid: ...") or out of memory. */
+int catalog_select(const json_t *catalogs, const json_t *selector, catalog_pick **out, size_t *n, olm_error *err);
+
 /* ------------------------------------------------------------ the client */
 
 typedef struct catalog_client catalog_client;

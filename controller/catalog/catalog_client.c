@@ -390,33 +390,14 @@ void catalog_set_free(catalog_set *s)
     memset(s, 0, sizeof *s);
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(catalog_name(*(json_t *const *)a), catalog_name(*(json_t *const *)b));
-}
-
 int catalog_client_collect(catalog_client *cc, const json_t *catalogs, const json_t *selector,
                            const char *package, catalog_set *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
-    kube_label_selector *sel;
-    if (catalog_selector_parse(selector, &sel, err) != 0)
+    catalog_pick *picked;
+    size_t n;
+    if (catalog_select(catalogs, selector, &picked, &n, err) != 0)
         return -1;
-    size_t total = json_array_size(catalogs);
-    json_t **picked = calloc(total ? total : 1, sizeof *picked);
-    if (!picked) {
-        kube_label_selector_free(sel);
-        return olm_error_set(err, "out of memory");
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < total; i++) {
-        json_t *c = json_array_get(catalogs, i);
-        if (kube_label_selector_matches(sel, json_object_get(json_object_get(c, "metadata"), "labels")))
-            picked[n++] = c;
-    }
-    kube_label_selector_free(sel);
-    /* The informer's order is arbitrary; a fixed order keeps messages stable. */
-    qsort(picked, n, sizeof *picked, by_name);
     out->items = calloc(n ? n : 1, sizeof *out->items);
     out->held = calloc(n ? n : 1, sizeof *out->held);
     out->strings = calloc(2 * (n ? n : 1), sizeof *out->strings);
@@ -427,24 +408,21 @@ int catalog_client_collect(catalog_client *cc, const json_t *catalogs, const jso
     }
     out->matched = n;
     for (size_t i = 0; i < n; i++) {
-        const json_t *c = picked[i];
-        const json_t *spec = json_object_get(c, "spec");
-        const char *mode = json_string_value(json_object_get(spec, "availabilityMode"));
         resolve_catalog *rc = &out->items[i];
         out->n = i + 1;
-        out->strings[2 * i] = strdup(catalog_name(c));
+        out->strings[2 * i] = strdup(picked[i].name);
         if (!out->strings[2 * i]) {
             free(picked);
             catalog_set_free(out);
             return olm_error_set(err, "out of memory");
         }
         rc->name = out->strings[2 * i];
-        rc->priority = (int32_t)json_integer_value(json_object_get(spec, "priority"));
-        rc->unavailable = mode && strcmp(mode, "Unavailable") == 0;
+        rc->priority = picked[i].priority;
+        rc->unavailable = picked[i].unavailable;
         if (rc->unavailable)
             continue; /* not fetched: the resolver skips it */
         olm_error ferr;
-        if (catalog_client_get_package(cc, c, package, &out->held[i], &ferr) == 0) {
+        if (catalog_client_get_package(cc, picked[i].obj, package, &out->held[i], &ferr) == 0) {
             rc->fbc = catalog_package_fbc(out->held[i]);
             continue;
         }
