@@ -33,23 +33,9 @@ static int put_quoted(strbuf *out, const char *s)
     return strbuf_putc(out, '"');
 }
 
-typedef struct label_ctx {
-    strbuf *out;
-    bool first;
-} label_ctx;
-
-static int html_line(const char *line, int style, void *p)
-{
-    label_ctx *c = p;
-    static const char *const open[] = {"<B>", "<FONT POINT-SIZE=\"9\">", "<FONT COLOR=\"#b91c1c\">", "<I>"};
-    static const char *const close[] = {"</B>", "</FONT>", "</FONT>", "</I>"};
-    if (!c->first && strbuf_puts(c->out, "<BR/>") < 0)
-        return -1;
-    c->first = false;
-    return strbuf_puts(c->out, open[style]) < 0 || put_html(c->out, line) < 0 || strbuf_puts(c->out, close[style]) < 0
-               ? -1
-               : 0;
-}
+static const char *const html_open[] = {"<B>", "<FONT POINT-SIZE=\"9\">", "<FONT COLOR=\"#b91c1c\">", "<I>"};
+static const char *const html_close[] = {"</B>", "</FONT>", "</FONT>", "</I>"};
+static const graph_markup html_label = {html_open, html_close, "<BR/>", put_html};
 
 /* Fill and border of a node, from the strongest mark down. */
 static const char *node_style(const ug_node *n)
@@ -70,8 +56,7 @@ static const char *node_style(const ug_node *n)
 static int write_node(const upgrade_graph *g, size_t i, strbuf *out)
 {
     const ug_node *n = &g->nodes[i];
-    label_ctx c = {out, true};
-    if (strbuf_printf(out, "  b%zu [label=<", i) < 0 || graph_node_lines(n, html_line, &c) < 0 ||
+    if (strbuf_printf(out, "  b%zu [label=<", i) < 0 || graph_node_markup(n, &html_label, out) < 0 ||
         strbuf_printf(out, ">, %s", node_style(n)) < 0)
         return -1;
     if ((n->marks & UG_MARK_INSTALLED) && strbuf_puts(out, ", color=\"#1d4ed8\", penwidth=3, peripheries=2") < 0)

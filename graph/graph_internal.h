@@ -18,4 +18,13 @@ int graph_kind_words(unsigned kinds, const char *sep, strbuf *out);
 typedef int (*graph_line_fn)(const char *line, int style, void *ctx);
 int graph_node_lines(const ug_node *n, graph_line_fn emit, void *ctx);
 
+/* A label's markup: the node's lines joined by `br`, each between open[style] and
+ * close[style], its text through `escape` (the format's own quoting).  -1 when out of memory. */
+typedef struct graph_markup {
+    const char *const *open, *const *close; /* four each, by style */
+    const char *br;
+    int (*escape)(strbuf *out, const char *text);
+} graph_markup;
+int graph_node_markup(const ug_node *n, const graph_markup *m, strbuf *out);
+
 #endif

@@ -23,31 +23,16 @@ static int put_text(strbuf *out, const char *s)
     return 0;
 }
 
-typedef struct label_ctx {
-    strbuf *out;
-    bool first;
-} label_ctx;
-
-static int label_line(const char *line, int style, void *p)
-{
-    label_ctx *c = p;
-    static const char *const open[] = {"<b>", "<small>", "<i>", "<i>"};
-    static const char *const close[] = {"</b>", "</small>", "</i>", "</i>"};
-    if (!c->first && strbuf_puts(c->out, "<br/>") < 0)
-        return -1;
-    c->first = false;
-    return strbuf_puts(c->out, open[style]) < 0 || put_text(c->out, line) < 0 || strbuf_puts(c->out, close[style]) < 0
-               ? -1
-               : 0;
-}
+static const char *const tag_open[] = {"<b>", "<small>", "<i>", "<i>"};
+static const char *const tag_close[] = {"</b>", "</small>", "</i>", "</i>"};
+static const graph_markup mermaid_label = {tag_open, tag_close, "<br/>", put_text};
 
 static int write_members(const upgrade_graph *g, const char *catalog, strbuf *out)
 {
     for (size_t i = 0; i < g->nnodes; i++) {
         if (catalog && strcmp(g->nodes[i].catalog, catalog) != 0)
             continue;
-        label_ctx c = {out, true};
-        if (strbuf_printf(out, "  b%zu[\"", i) < 0 || graph_node_lines(&g->nodes[i], label_line, &c) < 0 ||
+        if (strbuf_printf(out, "  b%zu[\"", i) < 0 || graph_node_markup(&g->nodes[i], &mermaid_label, out) < 0 ||
             strbuf_puts(out, "\"]\n") < 0)
             return -1;
     }

@@ -63,3 +63,27 @@ int graph_node_lines(const ug_node *n, graph_line_fn emit, void *ctx)
         return -1;
     return 0;
 }
+
+typedef struct markup_ctx {
+    const graph_markup *m;
+    strbuf *out;
+    bool first;
+} markup_ctx;
+
+static int markup_line(const char *line, int style, void *p)
+{
+    markup_ctx *c = p;
+    if (!c->first && strbuf_puts(c->out, c->m->br) < 0)
+        return -1;
+    c->first = false;
+    return strbuf_puts(c->out, c->m->open[style]) < 0 || c->m->escape(c->out, line) < 0 ||
+                   strbuf_puts(c->out, c->m->close[style]) < 0
+               ? -1
+               : 0;
+}
+
+int graph_node_markup(const ug_node *n, const graph_markup *m, strbuf *out)
+{
+    markup_ctx c = {m, out, true};
+    return graph_node_lines(n, markup_line, &c);
+}

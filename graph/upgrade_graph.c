@@ -146,14 +146,7 @@ static int add_node(upgrade_graph *g, size_t first, const fbc_catalog *c, const 
 static int by_version_desc(const void *pa, const void *pb)
 {
     const ug_node *a = pa, *b = pb;
-    bundle_version va, vb;
-    int ra = a->version ? bundle_version_parse(a->version, &va, NULL) : -1;
-    int rb = b->version ? bundle_version_parse(b->version, &vb, NULL) : -1;
-    int r = ra < 0 ? (rb < 0 ? 0 : 1) : rb < 0 ? -1 : -bundle_version_compare(&va, &vb);
-    if (ra == 0)
-        bundle_version_free(&va);
-    if (rb == 0)
-        bundle_version_free(&vb);
+    int r = bundle_version_text_order(a->version, b->version);
     return r ? r : strcmp(a->bundle, b->bundle);
 }
 

@@ -104,14 +104,7 @@ static int append_candidate(json_t *out, const char *catalog, const fbc_catalog 
 static int by_version_desc(const void *pa, const void *pb)
 {
     const fbc_bundle *a = *(const fbc_bundle *const *)pa, *b = *(const fbc_bundle *const *)pb;
-    bundle_version va, vb;
-    int ra = a->version ? bundle_version_parse(a->version, &va, NULL) : -1;
-    int rb = b->version ? bundle_version_parse(b->version, &vb, NULL) : -1;
-    int r = ra < 0 ? (rb < 0 ? 0 : 1) : rb < 0 ? -1 : -bundle_version_compare(&va, &vb);
-    if (ra == 0)
-        bundle_version_free(&va);
-    if (rb == 0)
-        bundle_version_free(&vb);
+    int r = bundle_version_text_order(a->version, b->version);
     return r ? r : strcmp(a->name, b->name);
 }
 

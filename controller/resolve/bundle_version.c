@@ -150,3 +150,16 @@ char *bundle_version_format(const bundle_version *bv)
     free(base);
     return strbuf_detach(&sb);
 }
+
+int bundle_version_text_order(const char *a, const char *b)
+{
+    bundle_version va, vb;
+    int ra = a ? bundle_version_parse(a, &va, NULL) : -1;
+    int rb = b ? bundle_version_parse(b, &vb, NULL) : -1;
+    int r = ra < 0 ? (rb < 0 ? 0 : 1) : rb < 0 ? -1 : -bundle_version_compare(&va, &vb);
+    if (ra == 0)
+        bundle_version_free(&va);
+    if (rb == 0)
+        bundle_version_free(&vb);
+    return r;
+}

@@ -35,6 +35,10 @@ void bundle_version_free(bundle_version *bv);
 /* Precedence then release; <0, 0, >0. */
 int bundle_version_compare(const bundle_version *a, const bundle_version *b);
 
+/* Orders two version texts newest first, for lists people read: by bundle_version_compare
+ * descending; a text that does not parse (or NULL) after every one that does.  <0, 0, >0. */
+int bundle_version_text_order(const char *a, const char *b);
+
 /* True if `release` is a valid release string (exported for tests and validation). */
 int bundle_release_valid(const char *release);
 

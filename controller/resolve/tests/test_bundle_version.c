@@ -78,9 +78,21 @@ static void test_format(void **state)
     }
 }
 
+static void test_text_order(void **state)
+{
+    (void)state;
+    assert_true(bundle_version_text_order("2.0.0", "1.10.0") < 0); /* newest first */
+    assert_true(bundle_version_text_order("1.0.0+1", "1.0.0+2") > 0); /* the release counts */
+    assert_true(bundle_version_text_order("1.0.0", "not-a-version") < 0); /* unparsable last */
+    assert_true(bundle_version_text_order(NULL, "1.0.0") > 0);
+    assert_int_equal(bundle_version_text_order(NULL, "x"), 0);
+    assert_int_equal(bundle_version_text_order("1.2.3", "1.2.3"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_order),
         cmocka_unit_test(test_release_from_build_metadata),
         cmocka_unit_test(test_parse_rejects_non_strict),
         cmocka_unit_test(test_compare_release),
