@@ -139,23 +139,22 @@ static int write_members(const upgrade_graph *g, const char *catalog, strbuf *ou
     return 0;
 }
 
+typedef struct writing {
+    const upgrade_graph *g;
+    strbuf *out;
+} writing;
+
 /* One box per catalog when the package comes from several. */
-static int write_catalogs(const upgrade_graph *g, strbuf *out)
+static int write_catalog(const char *catalog, size_t k, void *ctx)
 {
-    if (g->ncatalogs <= 1)
-        return write_members(g, NULL, out);
-    for (size_t i = 0, k = 0; i < g->nnodes; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(g->nodes[j].catalog, g->nodes[i].catalog) == 0;
-        if (seen)
-            continue;
-        if (strbuf_printf(out, "  subgraph cluster_%zu {\n  label=<catalog <B>", k++) < 0 ||
-            put_html(out, g->nodes[i].catalog) < 0 || strbuf_puts(out, "</B>>;\n") < 0 ||
-            write_members(g, g->nodes[i].catalog, out) < 0 || strbuf_puts(out, "  }\n") < 0)
-            return -1;
-    }
-    return 0;
+    writing *w = ctx;
+    if (!catalog)
+        return write_members(w->g, NULL, w->out);
+    return strbuf_printf(w->out, "  subgraph cluster_%zu {\n  label=<catalog <B>", k) < 0 ||
+                   put_html(w->out, catalog) < 0 || strbuf_puts(w->out, "</B>>;\n") < 0 ||
+                   write_members(w->g, catalog, w->out) < 0 || strbuf_puts(w->out, "  }\n") < 0
+               ? -1
+               : 0;
 }
 
 int graph_dot_text(const upgrade_graph *g, strbuf *out)
@@ -164,7 +163,7 @@ int graph_dot_text(const upgrade_graph *g, strbuf *out)
                          "  graph [rankdir=BT, labelloc=t, fontname=\"Helvetica\", nodesep=0.3, ranksep=0.45];\n"
                          "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n"
                          "  edge [fontname=\"Helvetica\", fontsize=9];\n") < 0 ||
-        write_title(g, out) < 0 || write_catalogs(g, out) < 0)
+        write_title(g, out) < 0 || graph_each_catalog(g, write_catalog, &(writing){g, out}) < 0)
         return -1;
     for (size_t i = 0; i < g->nchannels; i++)
         if (g->channels[i].head != SIZE_MAX &&

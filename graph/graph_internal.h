@@ -27,4 +27,9 @@ typedef struct graph_markup {
 } graph_markup;
 int graph_node_markup(const ug_node *n, const graph_markup *m, strbuf *out);
 
+/* each(catalog, k, ctx) for the k-th catalog of the graph in order of first appearance, or
+ * once with catalog NULL when the package comes from one catalog (no box to draw).  Stops
+ * at the first -1. */
+int graph_each_catalog(const upgrade_graph *g, int (*each)(const char *catalog, size_t k, void *ctx), void *ctx);
+
 #endif

@@ -48,22 +48,22 @@ static int write_members(const upgrade_graph *g, const char *catalog, strbuf *ou
     return 0;
 }
 
-static int write_catalogs(const upgrade_graph *g, strbuf *out)
+typedef struct writing {
+    const upgrade_graph *g;
+    strbuf *out;
+} writing;
+
+/* One subgraph per catalog when the package comes from several. */
+static int write_catalog(const char *catalog, size_t k, void *ctx)
 {
-    if (g->ncatalogs <= 1)
-        return write_members(g, NULL, out);
-    for (size_t i = 0, k = 0; i < g->nnodes; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(g->nodes[j].catalog, g->nodes[i].catalog) == 0;
-        if (seen)
-            continue;
-        if (strbuf_printf(out, "  subgraph k%zu[\"catalog ", k++) < 0 || put_text(out, g->nodes[i].catalog) < 0 ||
-            strbuf_puts(out, "\"]\n") < 0 || write_members(g, g->nodes[i].catalog, out) < 0 ||
-            strbuf_puts(out, "  end\n") < 0)
-            return -1;
-    }
-    return 0;
+    writing *w = ctx;
+    if (!catalog)
+        return write_members(w->g, NULL, w->out);
+    return strbuf_printf(w->out, "  subgraph k%zu[\"catalog ", k) < 0 || put_text(w->out, catalog) < 0 ||
+                   strbuf_puts(w->out, "\"]\n") < 0 || write_members(w->g, catalog, w->out) < 0 ||
+                   strbuf_puts(w->out, "  end\n") < 0
+               ? -1
+               : 0;
 }
 
 static int write_edges(const upgrade_graph *g, strbuf *out)
@@ -131,7 +131,7 @@ int upgrade_graph_write_mermaid(const upgrade_graph *g, FILE *out, olm_error *er
         if (rc == 0)
             rc = strbuf_printf(&text, "%s%s\n", g->package, g->package_deprecation ? " (deprecated)" : "");
     }
-    if (rc < 0 || write_catalogs(g, &text) < 0 || write_edges(g, &text) < 0 || write_classes(g, &text) < 0) {
+    if (rc < 0 || graph_each_catalog(g, write_catalog, &(writing){g, &text}) < 0 || write_edges(g, &text) < 0 || write_classes(g, &text) < 0) {
         strbuf_free(&text);
         return olm_error_set(err, "out of memory");
     }

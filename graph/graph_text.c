@@ -87,3 +87,17 @@ int graph_node_markup(const ug_node *n, const graph_markup *m, strbuf *out)
     markup_ctx c = {m, out, true};
     return graph_node_lines(n, markup_line, &c);
 }
+
+int graph_each_catalog(const upgrade_graph *g, int (*each)(const char *catalog, size_t k, void *ctx), void *ctx)
+{
+    if (g->ncatalogs <= 1)
+        return each(NULL, 0, ctx);
+    for (size_t i = 0, k = 0; i < g->nnodes; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(g->nodes[j].catalog, g->nodes[i].catalog) == 0;
+        if (!seen && each(g->nodes[i].catalog, k++, ctx) < 0)
+            return -1;
+    }
+    return 0;
+}

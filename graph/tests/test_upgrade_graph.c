@@ -366,6 +366,31 @@ static void test_hostile_names_and_cycles(void **state)
     fbc_catalog_free(c);
 }
 
+/* The package from two catalogs: one box each, nodes kept apart by catalog. */
+static void test_two_catalogs(void **state)
+{
+    fbc_catalog *a = load(SAMPLE), *b = load(SAMPLE);
+    upgrade_graph g;
+    olm_error err;
+    upgrade_graph_init(&g);
+    assert_int_equal(upgrade_graph_add_catalog(&g, a, "first", "p", NULL, 0, &err), 5);
+    assert_int_equal(upgrade_graph_add_catalog(&g, b, "second", "p", NULL, 0, &err), 5);
+    assert_int_equal(g.ncatalogs, 2);
+    assert_int_equal(g.nedges, 10); /* no edge crosses catalogs */
+    assert_int_not_equal(upgrade_graph_find(&g, "second", "p.v1.0.0"), upgrade_graph_find(&g, "first", "p.v1.0.0"));
+    char *dot = write_to_string(&g, upgrade_graph_write_dot);
+    assert_non_null(strstr(dot, "subgraph cluster_0 {\n  label=<catalog <B>first</B>>;"));
+    assert_non_null(strstr(dot, "subgraph cluster_1 {\n  label=<catalog <B>second</B>>;"));
+    char *m = write_to_string(&g, upgrade_graph_write_mermaid);
+    assert_non_null(strstr(m, "  subgraph k1[\"catalog second\"]\n"));
+    assert_non_null(strstr(m, "  end\n"));
+    free(m);
+    free(dot);
+    upgrade_graph_free(&g);
+    fbc_catalog_free(b);
+    fbc_catalog_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_mermaid),
         cmocka_unit_test(test_svg_is_laid_out),
         cmocka_unit_test(test_hostile_names_and_cycles),
+        cmocka_unit_test(test_two_catalogs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
