@@ -105,21 +105,6 @@ static void serve_stored(app *a)
     closedir(d);
 }
 
-/* Pulls killed with a previous process left temp dirs in the image cache that nothing
- * else removes (the cache and GC leave dot-names alone).  Before any pull can run. */
-static void sweep_interrupted_pulls(app *a)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/unpack", a->f.cache_dir);
-    olm_error err;
-    int n = oci_pull_cache_sweep(dir, &err);
-    if (n < 0)
-        catalogd_log(CATALOGD_LOG_WARN, NULL, "sweeping interrupted pulls: %s", err.msg);
-    else if (n > 0)
-        catalogd_log(CATALOGD_LOG_INFO, NULL, "removed %d temp dir%s of interrupted pulls from %s", n,
-                     n == 1 ? "" : "s", dir);
-}
-
 /* ------------------------------------------------------------ garbage collection */
 
 static void begin_shutdown_phase2(app *a);
@@ -216,8 +201,9 @@ static void requeue_all_catalogs(app *a)
 
 static void pull_secret_loaded(void *data) { requeue_all_catalogs(data); }
 
-static int start_controllers(app *a, olm_error *err)
+static int start_controllers(void *data, olm_error *err)
 {
+    app *a = data;
     kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
     kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_informer_error};
     a->inf = kube_informer_new(a->rt.uc, kube_client_config(a->rt.client), &wo, &h, a, err);
@@ -294,8 +280,9 @@ static void wq_done(void *data)
     begin_shutdown_phase2(a);
 }
 
-static void begin_shutdown(app *a, int exit_code)
+static void begin_shutdown(void *data, int exit_code)
 {
+    app *a = data;
     if (a->rt.stopping)
         return;
     a->rt.stopping = true;
@@ -307,29 +294,6 @@ static void begin_shutdown(app *a, int exit_code)
         kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
     else
         begin_shutdown_phase2(a);
-}
-
-static void on_signal(void *data, int signum)
-{
-    (void)signum; /* the runtime logged it */
-    begin_shutdown(data, 0);
-}
-
-/* ------------------------------------------------------------ leader election */
-
-static void on_started_leading(void *data)
-{
-    app *a = data;
-    olm_error err;
-    if (!a->controllers_started && start_controllers(a, &err) != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting the reconciler: %s", err.msg);
-        begin_shutdown(a, 1);
-    }
-}
-
-static void on_stopped_leading(void *data)
-{
-    begin_shutdown(data, 1);
 }
 
 /* ------------------------------------------------------------ main */
@@ -427,8 +391,9 @@ static void start_webhook(app *a)
 /* Binds every listener before anything else runs, so that a port in use is one line and
  * exit 1 with nothing started.  On failure the listeners already up are closed (the loop
  * runs until they are) and msg names the flag and the address. */
-static int start_listeners(app *a, char *msg, size_t msgsz)
+static int start_listeners(void *data, char *msg, size_t msgsz)
 {
+    app *a = data;
     const olm_daemon_flags *c = &a->f.common;
     char host[256];
     int port;
@@ -473,18 +438,23 @@ static void build_url_root(app *a)
              catalog_server_port(a->srv));
 }
 
-static void init_loop_handles(app *a)
+/* After the listeners, before the API server: what the loop runs besides, and the stored
+ * catalogs served at once. */
+static void before_start(void *data)
 {
+    app *a = data;
     olm_error err;
     if (catalog_publisher_init(&a->pub, a->rt.loop, &a->srv, &err) != 0)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s", err.msg); /* then nothing new is served: fail loudly */
     uv_timer_init(a->rt.loop, &a->gc_timer);
     a->gc_timer.data = a;
-    daemon_runtime_watch_signals(&a->rt, on_signal, a);
+    serve_stored(a);
+    build_url_root(a);
 }
 
-static void log_started(app *a)
+static void log_started(void *data)
 {
+    app *a = data;
     const olm_daemon_flags *c = &a->f.common;
     catalogd_log(CATALOGD_LOG_INFO, NULL,
                  "serving catalogs on %s://%s (port %d), urls.base %s/<name>, cache %s, health %s, metrics %s, "
@@ -501,47 +471,26 @@ static void log_started(app *a)
                      oci_registries_follow_count(a->rt.registries));
 }
 
+static bool listeners_open(void *data)
+{
+    app *a = data;
+    return a->srv || a->webhook || a->rt.listeners.health || a->rt.listeners.metrics;
+}
+
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
 static int run(app *a, bool *started)
 {
-    olm_error err;
-    if (daemon_runtime_connect(&a->rt, a->f.kubeconfig) != 0)
+    daemon_spec spec = {
+        .rt = &a->rt, .app = a, .kubeconfig = a->f.kubeconfig, .cache_flag = "--cache-dir",
+        .cache_dir = a->f.cache_dir, .pull_cache = "unpack", .leader_elect = a->f.leader_elect,
+        .lease_namespace = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, .lease_name = LEASE_NAME,
+        .start_listeners = start_listeners, .before_start = before_start, .start_controllers = start_controllers,
+        .begin_shutdown = begin_shutdown, .log_started = log_started, .listeners_open = listeners_open};
+    int rc = daemon_runtime_run(&a->rt, &spec, started);
+    if (rc == 1)
         return 1;
-    if (olm_mkdir_p(a->f.cache_dir) != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "--cache-dir %s: cannot create it: %s", a->f.cache_dir,
-                     strerror(errno));
-        return 1;
-    }
-    sweep_interrupted_pulls(a);
-    a->rt.loop = uv_default_loop();
-    char msg[OLM_ERROR_MAX + 256];
-    if (start_listeners(a, msg, sizeof msg) != 0) {
-        fprintf(stderr, "catalogd: %s\n", msg);
-        uv_loop_close(a->rt.loop);
-        return 1;
-    }
-    serve_stored(a);
-    build_url_root(a);
-    init_loop_handles(a);
-    *started = true;
-
-    int rc = daemon_runtime_start_transport(&a->rt, &err);
-    if (rc == 0 && a->f.leader_elect)
-        rc = daemon_runtime_campaign(&a->rt, a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, LEASE_NAME,
-                                     on_started_leading, on_stopped_leading, a, &err);
-    else if (rc == 0)
-        rc = start_controllers(a, &err);
-    if (rc != 0) {
-        catalogd_log(CATALOGD_LOG_ERROR, NULL, "starting: %s", err.msg);
-        begin_shutdown(a, 1);
-    } else {
-        log_started(a);
-    }
-    uv_run(a->rt.loop, UV_RUN_DEFAULT);
-    if (a->srv || a->webhook || a->rt.listeners.health || a->rt.listeners.metrics)
-        return a->exit_code; /* a server could not close with connections open: the OS reclaims it */
-    uv_loop_close(a->rt.loop);
-    catalog_publisher_destroy(&a->pub);
+    if (rc == 0)
+        catalog_publisher_destroy(&a->pub);
     return a->exit_code;
 }
 

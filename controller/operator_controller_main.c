@@ -238,20 +238,6 @@ static int on_metrics(strbuf *body, void *data)
     return 0;
 }
 
-/* Bundle pulls killed with a previous process left temp dirs in the bundle cache that
- * nothing else removes.  Before any pull can run. */
-static void sweep_interrupted_pulls(app *a)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/bundles", a->f.cache_path);
-    olm_error err;
-    int n = oci_pull_cache_sweep(dir, &err);
-    if (n < 0)
-        logf_(OLM_LOG_WARN, "sweeping interrupted pulls: %s", err.msg);
-    else if (n > 0)
-        logf_(OLM_LOG_INFO, "removed %d temp dir%s of interrupted pulls from %s", n, n == 1 ? "" : "s", dir);
-}
-
 /* ------------------------------------------------------------ controllers */
 
 static void drift_enqueue(const char *extension, uint64_t delay_ms, void *data)
@@ -281,8 +267,9 @@ static void pull_secret_loaded(void *data)
     enqueue_all(data); /* an extension that failed for want of credentials retries now */
 }
 
-static int start_controllers(app *a, olm_error *err)
+static int start_controllers(void *data, olm_error *err)
 {
+    app *a = data;
     const kube_config *cfg = kube_client_config(a->rt.client);
     /* Nothing reads managedFields from these caches. */
     kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
@@ -433,8 +420,9 @@ static void on_trim(uv_timer_t *t)
     malloc_trim(0);
 }
 
-static void begin_shutdown(app *a, int exit_code)
+static void begin_shutdown(void *data, int exit_code)
 {
+    app *a = data;
     if (a->rt.stopping)
         return;
     a->rt.stopping = true;
@@ -447,35 +435,13 @@ static void begin_shutdown(app *a, int exit_code)
         shutdown_phase2(a);
 }
 
-static void on_signal(void *data, int signum)
-{
-    (void)signum; /* the runtime logged it */
-    begin_shutdown(data, 0);
-}
-
-/* ------------------------------------------------------------ leader election */
-
-static void on_started_leading(void *data)
-{
-    app *a = data;
-    olm_error err;
-    if (!a->controllers_started && start_controllers(a, &err) != 0) {
-        logf_(OLM_LOG_ERROR, "starting the reconciler: %s", err.msg);
-        begin_shutdown(a, 1);
-    }
-}
-
-static void on_stopped_leading(void *data)
-{
-    begin_shutdown(data, 1);
-}
-
 /* ------------------------------------------------------------ main */
 
 /* Binds every listener before anything else runs, so that a port in use is one line and
  * exit 1 with nothing started; on failure the listeners already up are closed again. */
-static int start_listeners(app *a, char *msg, size_t msgsz)
+static int start_listeners(void *data, char *msg, size_t msgsz)
 {
+    app *a = data;
     olm_http_listeners_opts o = {.flags = &a->f.common, .log_key = "clusterExtension", .health = on_health,
                                  .metrics = on_metrics, .arg = a};
     if (olm_http_listeners_start(a->rt.loop, &o, &a->rt.listeners, msg, msgsz) == 0)
@@ -484,17 +450,18 @@ static int start_listeners(app *a, char *msg, size_t msgsz)
     return -1;
 }
 
-static void init_loop_handles(app *a)
+static void before_start(void *data)
 {
-    daemon_runtime_watch_signals(&a->rt, on_signal, a);
+    app *a = data;
     uv_timer_init(a->rt.loop, &a->trim);
     a->trim.data = a;
     uv_timer_start(&a->trim, on_trim, TRIM_INTERVAL_MS, TRIM_INTERVAL_MS);
     uv_unref((uv_handle_t *)&a->trim); /* never what keeps the loop alive */
 }
 
-static void log_started(app *a)
+static void log_started(void *data)
 {
+    app *a = data;
     const olm_daemon_flags *c = &a->f.common;
     logf_(OLM_LOG_INFO,
           "running: system namespace %s, cache %s, health %s, metrics %s%s, %u concurrent reconciles, drift repair "
@@ -509,44 +476,23 @@ static void log_started(app *a)
               c->registries_conf ? c->registries_conf : OCI_REGISTRIES_CONF_DEFAULT, oci_registries_follow_count(a->rt.registries));
 }
 
+static bool listeners_open(void *data)
+{
+    app *a = data;
+    return a->rt.listeners.health || a->rt.listeners.metrics;
+}
+
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
 static int run(app *a, bool *started)
 {
-    olm_error err;
-    if (daemon_runtime_connect(&a->rt, a->f.kubeconfig) != 0)
-        return 1;
-    if (olm_mkdir_p(a->f.cache_path) != 0) {
-        logf_(OLM_LOG_ERROR, "--cache-path %s: cannot create it: %s", a->f.cache_path, strerror(errno));
-        return 1;
-    }
-    sweep_interrupted_pulls(a);
-    a->rt.loop = uv_default_loop();
-    char msg[OLM_ERROR_MAX + 256];
-    if (start_listeners(a, msg, sizeof msg) != 0) {
-        fprintf(stderr, "operator-controller: %s\n", msg);
-        uv_loop_close(a->rt.loop);
-        return 1;
-    }
-    init_loop_handles(a);
-    *started = true;
-
-    int rc = daemon_runtime_start_transport(&a->rt, &err);
-    if (rc == 0 && a->f.leader_elect)
-        rc = daemon_runtime_campaign(&a->rt, a->system_ns, LEASE_NAME, on_started_leading, on_stopped_leading, a,
-                                     &err);
-    else if (rc == 0)
-        rc = start_controllers(a, &err);
-    if (rc != 0) {
-        logf_(OLM_LOG_ERROR, "starting: %s", err.msg);
-        begin_shutdown(a, 1);
-    } else {
-        log_started(a);
-    }
-    uv_run(a->rt.loop, UV_RUN_DEFAULT);
-    if (a->rt.listeners.health || a->rt.listeners.metrics)
-        return a->exit_code; /* a listener could not close with connections open: the OS reclaims it */
-    uv_loop_close(a->rt.loop);
-    return a->exit_code;
+    daemon_spec spec = {
+        .rt = &a->rt, .app = a, .kubeconfig = a->f.kubeconfig, .cache_flag = "--cache-path",
+        .cache_dir = a->f.cache_path, .pull_cache = "bundles", .leader_elect = a->f.leader_elect,
+        .lease_namespace = a->system_ns, .lease_name = LEASE_NAME, .start_listeners = start_listeners,
+        .before_start = before_start, .start_controllers = start_controllers, .begin_shutdown = begin_shutdown,
+        .log_started = log_started, .listeners_open = listeners_open};
+    int rc = daemon_runtime_run(&a->rt, &spec, started);
+    return rc == 1 ? 1 : a->exit_code;
 }
 
 /* The files the flags name, read before anything starts: the TLS pair, --pull-cas-dir,

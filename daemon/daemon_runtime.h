@@ -50,7 +50,42 @@ typedef struct daemon_runtime {
     oci_registries_follow *registries;  /* registries.conf, followed (mirrors, blocked) */
     oci_auth_store *pull_secret;        /* --global-pull-secret's credentials, or NULL */
     pull_secret_watch *secret_watch;    /* the watch on that Secret, while it runs */
+    bool controllers_started;           /* set by daemon_runtime_run once start_controllers succeeded */
 } daemon_runtime;
+
+/* A daemon as daemon_runtime_run starts it: where it keeps its cache, how it leads, and its
+ * hooks (each called with `app`, the daemon's own struct). */
+typedef struct daemon_spec {
+    daemon_runtime *rt;
+    void *app;
+    const char *kubeconfig;        /* --kubeconfig, or NULL */
+    const char *cache_flag;        /* "--cache-dir": named when it cannot be created */
+    const char *cache_dir;
+    const char *pull_cache;        /* <cache_dir>/<pull_cache>: interrupted pulls swept at start */
+    bool leader_elect;
+    const char *lease_namespace, *lease_name;
+    /* Binds every listener before anything else runs (a port in use is one line and exit 1);
+     * on failure closes those already up and says why in msg. */
+    int (*start_listeners)(void *app, char *msg, size_t msgsz);
+    /* Loop handles and content that need the listeners but no API server; may be NULL. */
+    void (*before_start)(void *app);
+    /* Informers, work queue, reconcilers: at start, or when this replica becomes leader. */
+    int (*start_controllers)(void *app, olm_error *err);
+    /* The daemon's ordered stop (signals: exit 0; a lost Lease or a failed start: 1). */
+    void (*begin_shutdown)(void *app, int exit_code);
+    void (*log_started)(void *app);
+    /* After the loop: whether a listener is still open (then the loop is left to the OS). */
+    bool (*listeners_open)(void *app);
+} daemon_spec;
+
+/* Runs the daemon: connects (kubeconfig), creates the cache directory, sweeps interrupted
+ * pulls, binds the listeners, watches SIGTERM/SIGINT, starts the watch transport, then
+ * campaigns for the Lease (controllers start on becoming leader) or starts the controllers,
+ * and runs the loop until the daemon's shutdown has stopped everything.  *started tells
+ * whether the loop ran (the daemon logs "stopped" then).  Returns 1 when it could not start,
+ * else 0 (the exit code is the daemon's, from its shutdown); -1 when the loop was left to
+ * the OS with a listener open.  `s` must outlive the call. */
+int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started);
 
 /* Loads the kubeconfig (`path`, else $KUBECONFIG, else in-cluster), makes the request metrics
  * and the REST client with prog as its user agent.  0, or -1 with one ERROR line logged. */
