@@ -64,10 +64,9 @@ typedef struct app {
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     char ns_buf[64];
-    uv_timer_t gc_timer;
-    uv_work_t gc_work;
+    clustercatalog_gc_timer gc; /* when garbage collection runs */
     catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
-    bool gc_running, gc_started, controllers_started;
+    bool controllers_started;
     int exit_code;
 } app;
 
@@ -110,36 +109,6 @@ static void serve_stored(app *a)
 static void begin_shutdown_phase2(app *a);
 static void stop_servers(app *a);
 
-static void gc_work_cb(uv_work_t *w)
-{
-    app *a = w->data;
-    olm_error err;
-    if (clustercatalog_reconciler_gc(a->rec, &err) != 0)
-        catalogd_log(CATALOGD_LOG_WARN, NULL, "garbage collection: %s", err.msg);
-}
-
-static void gc_after_cb(uv_work_t *w, int status)
-{
-    app *a = w->data;
-    a->gc_running = false;
-    if (a->rt.stopping && !a->wq)
-        begin_shutdown_phase2(a);
-}
-
-static void run_gc(app *a)
-{
-    if (a->gc_running || a->rt.stopping || !a->rec)
-        return;
-    a->gc_work.data = a;
-    if (uv_queue_work(a->rt.loop, &a->gc_work, gc_work_cb, gc_after_cb) == 0)
-        a->gc_running = true;
-}
-
-static void on_gc_timer(uv_timer_t *t)
-{
-    run_gc(t->data);
-}
-
 /* ------------------------------------------------------------ informer → work queue */
 
 static void enqueue(app *a, json_t *obj)
@@ -171,14 +140,10 @@ static void on_delete(json_t *obj, void *data)
 static void on_synced(void *data)
 {
     app *a = data;
-    if (a->gc_started || a->rt.stopping)
+    if (a->gc.started || a->rt.stopping)
         return;
-    /* Only now does the cache say which catalogs exist; collecting earlier would take an
-     * empty cache for "every catalog was deleted". */
-    a->gc_started = true;
     catalogd_log(CATALOGD_LOG_INFO, NULL, "ClusterCatalog cache synced (%zu catalogs)", kube_informer_count(a->inf));
-    run_gc(a);
-    uv_timer_start(&a->gc_timer, on_gc_timer, a->f.gc_interval_ms, a->f.gc_interval_ms);
+    clustercatalog_gc_timer_start(&a->gc, a->rec, a->f.gc_interval_ms);
 }
 
 static void on_informer_error(const char *msg, void *data)
@@ -254,8 +219,8 @@ static void server_stopped(void *arg, bool clean)
 /* Phase 2, once no reconcile or GC runs: stop the watch, the election and the servers. */
 static void begin_shutdown_phase2(app *a)
 {
-    if (a->gc_running)
-        return; /* gc_after_cb calls us again */
+    if (a->gc.running)
+        return; /* gc_idle calls us again */
     catalog_publisher_close(&a->pub);
     clustercatalog_reconciler_free(a->rec);
     a->rec = NULL;
@@ -280,6 +245,14 @@ static void wq_done(void *data)
     begin_shutdown_phase2(a);
 }
 
+/* A garbage collection that was running when the shutdown began has ended. */
+static void gc_idle(void *data)
+{
+    app *a = data;
+    if (!a->wq)
+        begin_shutdown_phase2(a);
+}
+
 static void begin_shutdown(void *data, int exit_code)
 {
     app *a = data;
@@ -288,8 +261,7 @@ static void begin_shutdown(void *data, int exit_code)
     a->rt.stopping = true;
     a->exit_code = exit_code;
     daemon_runtime_close_signals(&a->rt);
-    uv_timer_stop(&a->gc_timer);
-    uv_close((uv_handle_t *)&a->gc_timer, NULL);
+    clustercatalog_gc_timer_stop(&a->gc, gc_idle, a);
     if (a->wq)
         kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
     else
@@ -446,8 +418,7 @@ static void before_start(void *data)
     olm_error err;
     if (catalog_publisher_init(&a->pub, a->rt.loop, &a->srv, &err) != 0)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s", err.msg); /* then nothing new is served: fail loudly */
-    uv_timer_init(a->rt.loop, &a->gc_timer);
-    a->gc_timer.data = a;
+    clustercatalog_gc_timer_init(&a->gc, a->rt.loop);
     serve_stored(a);
     build_url_root(a);
 }

@@ -77,4 +77,22 @@ kube_wq_result clustercatalog_reconcile(const char *key, void *data);
  * Returns 0, or -1 with err set. */
 int clustercatalog_reconciler_gc(clustercatalog_reconciler *r, olm_error *err);
 
+/* When garbage collection runs (clustercatalog_gc_timer.c): first when the cache has synced,
+ * then every interval, on the threadpool, one run at a time, never once stopping.  Loop thread. */
+typedef struct clustercatalog_gc_timer {
+    uv_timer_t timer;
+    uv_work_t work;
+    clustercatalog_reconciler *rec;
+    bool started, running, stopping;
+    void (*idle)(void *data); /* set by stop: called when the run in progress ends */
+    void *idle_data;
+} clustercatalog_gc_timer;
+
+void clustercatalog_gc_timer_init(clustercatalog_gc_timer *t, uv_loop_t *loop);
+/* The cache has synced: a run now, then every interval_ms.  Later calls do nothing. */
+void clustercatalog_gc_timer_start(clustercatalog_gc_timer *t, clustercatalog_reconciler *rec, uint64_t interval_ms);
+/* No more runs; the timer handle is closed.  True when a run is still in progress: then
+ * idle(data) is called on the loop once it ends (the reconciler must outlive it). */
+bool clustercatalog_gc_timer_stop(clustercatalog_gc_timer *t, void (*idle)(void *data), void *data);
+
 #endif
