@@ -137,19 +137,14 @@ static int ensure_name_label(clustercatalog_reconciler *r, const char *name, jso
  * makes it a compare-and-swap on the list. */
 static int set_finalizer(clustercatalog_reconciler *r, const char *name, json_t **cur, bool present, olm_error *err)
 {
-    if (kube_object_has_finalizer(*cur, CC_FINALIZER) == present)
-        return 0;
-    json_t *fins = kube_object_finalizers_with(*cur, CC_FINALIZER, present);
-    if (!fins)
-        return olm_error_set(err, "out of memory");
-    const char *rv = json_string_value(json_object_get(meta(*cur), "resourceVersion"));
-    json_t *patch = json_pack("{s:{s:o, s:s?}}", "metadata", "finalizers", fins, "resourceVersion", rv);
-    if (!patch)
-        return olm_error_set(err, "out of memory");
-    int rc = patch_object(r, name, patch, cur, err);
-    json_decref(patch);
-    if (rc == 0)
+    json_t *out = NULL;
+    int rc = kube_object_set_finalizer(r->cfg.client, CC_API_VERSION, CC_KIND, *cur, CC_FINALIZER, present, NULL, &out,
+                                       err);
+    if (rc == 0 && out) {
+        json_decref(*cur);
+        *cur = out;
         catalogd_log(CATALOGD_LOG_INFO, name, "%s finalizer %s", present ? "added" : "removed", CC_FINALIZER);
+    }
     return rc;
 }
 

@@ -1,7 +1,9 @@
 /* kube_object: see kube_object.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kube_object.h"
+#include "kube_verbs.h"
 
 json_t *kube_object_path(const json_t *obj, const char *dotted)
 {
@@ -105,4 +107,47 @@ json_t *kube_object_finalizers_with(const json_t *obj, const char *name, bool pr
         return NULL;
     }
     return out;
+}
+
+/* Whether `f` is one of the NULL-terminated names. */
+static bool listed(const json_t *f, const char *const *names)
+{
+    for (size_t i = 0; names && names[i]; i++)
+        if (json_is_string(f) && strcmp(json_string_value(f), names[i]) == 0)
+            return true;
+    return false;
+}
+
+int kube_object_set_finalizer(kube_client *c, const char *api_version, const char *kind, const json_t *obj,
+                              const char *name, bool present, const char *const *also_remove, json_t **out,
+                              olm_error *err)
+{
+    *out = NULL;
+    json_t *fins = kube_object_finalizers_with(obj, name, present), *kept = json_array();
+    bool bad = !fins || !kept;
+    size_t i;
+    json_t *f;
+    json_array_foreach(fins, i, f)
+        if (!bad && !(!present && listed(f, also_remove)))
+            bad = json_array_append(kept, f) != 0;
+    json_decref(fins);
+    if (bad) {
+        json_decref(kept);
+        return olm_error_set(err, "out of memory");
+    }
+    const json_t *old = kube_object_path(obj, "metadata.finalizers");
+    if (json_array_size(kept) == json_array_size(old) && (json_array_size(kept) == 0 || json_equal(kept, old))) {
+        json_decref(kept);
+        return 0; /* nothing to change */
+    }
+    json_t *patch = json_pack("{s:{s:o, s:s?}}", "metadata", "finalizers", kept, "resourceVersion",
+                              kube_object_string(obj, "metadata.resourceVersion"));
+    char *body = patch ? json_dumps(patch, JSON_COMPACT) : NULL;
+    json_decref(patch);
+    if (!body)
+        return olm_error_set(err, "out of memory");
+    int rc = kube_patch(c, api_version, kind, kube_object_string(obj, "metadata.namespace"),
+                        kube_object_string(obj, "metadata.name"), NULL, KUBE_PATCH_MERGE, body, out, err);
+    free(body);
+    return rc;
 }

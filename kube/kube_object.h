@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kube_client.h"
+
 /* The value at `dotted` ("spec.source.catalog"), or NULL when a step is missing or not an
  * object.  Borrowed. */
 json_t *kube_object_path(const json_t *obj, const char *dotted);
@@ -45,5 +47,15 @@ bool kube_object_has_finalizer(const json_t *obj, const char *name);
 /* A new array: obj's finalizers with `name` present once (where it was, else at the end) or
  * absent (every copy removed), the others in their order.  NULL when out of memory. */
 json_t *kube_object_finalizers_with(const json_t *obj, const char *name, bool present);
+
+/* Puts `name` on the finalizers of obj (of api_version and kind: listed objects lack them) or takes it off (taking off also every name of the
+ * NULL-terminated `also_remove`, may be NULL), by one JSON merge PATCH of metadata.finalizers
+ * that carries obj's resourceVersion: a change since obj was read answers 409 (KUBE_CONFLICT)
+ * as an update would, so no other writer's finalizer is lost.  When nothing would change,
+ * nothing is sent (*out NULL).  *out: the object as the server answered.  0, or the kube
+ * error code with err set. */
+int kube_object_set_finalizer(kube_client *c, const char *api_version, const char *kind, const json_t *obj,
+                              const char *name, bool present, const char *const *also_remove, json_t **out,
+                              olm_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clusterextension_internal.h"
+#include "kube_object.h"
 #include "olm_log.h"
 #include "olm_time.h"
 
@@ -75,11 +76,11 @@ void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterex
 /* Upstream's finalizers on an extension it installed.  We adopt such an extension, so we
  * also let it go: on deletion they are removed with ours (their caches are upstream's). */
 static const char *const UPSTREAM_FINALIZERS[] = {"olm.operatorframework.io/cleanup-contentmanager-cache",
-                                                  "olm.operatorframework.io/cleanup-unpack-cache"};
+                                                  "olm.operatorframework.io/cleanup-unpack-cache", NULL};
 
 static bool is_upstream_finalizer(const char *f)
 {
-    for (size_t i = 0; i < sizeof UPSTREAM_FINALIZERS / sizeof UPSTREAM_FINALIZERS[0]; i++)
+    for (size_t i = 0; UPSTREAM_FINALIZERS[i]; i++)
         if (strcmp(f, UPSTREAM_FINALIZERS[i]) == 0)
             return true;
     return false;
@@ -104,35 +105,18 @@ static bool has_finalizer(const json_t *ce)
     return has_finalizer_of(ce, false);
 }
 
-/* Adds or removes our finalizer (a removal takes upstream's too) with a full PUT carrying
+/* Adds or removes our finalizer (a removal takes upstream's too) by a merge PATCH carrying
  * the resourceVersion we read, so a concurrent change makes it fail (409) and the reconcile
  * retries.  On success run->ce becomes the updated object. */
 static int set_finalizer(clusterextension_run *run, bool present, olm_error *err)
 {
-    json_t *obj = json_deep_copy(run->ce);
-    json_t *md = obj ? json_object_get(obj, "metadata") : NULL;
-    json_t *fins = json_array();
-    if (!md || !fins) {
-        json_decref(obj);
-        json_decref(fins);
-        return olm_error_set(err, "out of memory");
-    }
-    size_t i;
-    json_t *f;
-    json_array_foreach(json_object_get(md, "finalizers"), i, f) {
-        const char *s = json_string_value(f);
-        if (s && (strcmp(s, CE_FINALIZER) == 0 || (!present && is_upstream_finalizer(s))))
-            continue;
-        json_array_append(fins, f);
-    }
-    if (present)
-        json_array_append_new(fins, json_string(CE_FINALIZER));
-    json_object_set_new(md, "finalizers", fins);
     json_t *updated = NULL;
-    int rc = kube_update(run->r->cfg.admin, obj, &updated, err);
-    json_decref(obj);
+    int rc = kube_object_set_finalizer(run->r->cfg.admin, CE_API_VERSION, CE_KIND, run->ce, CE_FINALIZER, present,
+                                       UPSTREAM_FINALIZERS, &updated, err);
     if (rc < 0)
         return olm_error_wrap(err, "error updating finalizers");
+    if (!updated)
+        return 0; /* nothing to change */
     json_decref(run->ce);
     run->ce = updated;
     run->name = clusterextension_str(updated, "metadata.name");
