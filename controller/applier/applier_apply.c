@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "applier_internal.h"
+#include "kube_object.h"
 #include "olm_time.h"
 
 /* The CRD of `set` that defines group(av)/kind, if any. */
@@ -99,20 +100,15 @@ static int crd_established(const applier_ctx *ctx, const char *name, char *why, 
     }
     if (rc < 0)
         return -1;
-    int est = 0;
-    const json_t *conds = json_object_get(json_object_get(crd, "status"), "conditions");
-    size_t i;
-    const json_t *c;
-    json_array_foreach(conds, i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
+    int est = kube_object_condition_is(crd, "Established", "True");
+    /* Not yet: the apiserver's reason, from whichever of the two conditions has one. */
+    static const char *const said[] = {"NamesAccepted", "Established"};
+    for (size_t k = 0; !est && k < 2; k++) {
+        const json_t *c = kube_object_condition(crd, said[k]);
         const char *status = json_string_value(json_object_get(c, "status"));
         const char *msg = json_string_value(json_object_get(c, "message"));
-        if (!type || !status)
-            continue;
-        if (strcmp(type, "Established") == 0 && strcmp(status, "True") == 0)
-            est = 1;
-        else if ((strcmp(type, "Established") == 0 || strcmp(type, "NamesAccepted") == 0) && msg && *msg)
-            snprintf(why, whylen, "%s=%s: %s", type, status, msg);
+        if (status && msg && *msg)
+            snprintf(why, whylen, "%s=%s: %s", said[k], status, msg);
     }
     json_decref(crd);
     return est;
