@@ -465,27 +465,20 @@ static int run(app *a, bool *started)
     return a->exit_code;
 }
 
+static int parse_flags(int argc, char **argv, void *flags, char *msg, size_t msgsz)
+{
+    return catalogd_flags_parse(argc, argv, flags, msg, msgsz);
+}
+
 /* Everything before the loop that needs no API server: the command line (exit 2 with one
  * line), `version`, --help, --version, --check-flags (exit 0), then the files the flags name
  * (exit 1 with one line).  Returns -1 to go on. */
 static int prepare(app *a, int argc, char **argv)
 {
-    char msg[OLM_ERROR_MAX + 256];
-    int rc = olm_daemon_version_command("catalogd", argc, argv, msg, sizeof msg);
-    if (rc < 0) {
-        rc = catalogd_flags_parse(argc, argv, &a->f, msg, sizeof msg);
-        if (rc == 0 && a->f.common.version)
-            olm_daemon_print_version("catalogd");
-        if (rc == 0 && !a->f.common.version && !a->f.common.check_flags)
-            rc = -1; /* a daemon to start */
-        else
-            rc = rc < 0 ? 2 : 0;
-    }
-    if (rc == 2)
-        fprintf(stderr, "catalogd: %s\n", msg); /* like a Go flag error; --help has the usage */
+    int rc = olm_daemon_command_line("catalogd", argc, argv, parse_flags, &a->f, &a->f.common);
     if (rc >= 0)
         return rc;
-    olm_daemon_apply_logging(&a->f.common);
+    char msg[OLM_ERROR_MAX + 256];
     if (a->f.gate_graphql)
         catalogd_log(CATALOGD_LOG_WARN, NULL, "--feature-gates GraphQLCatalogQueries=true: GraphQL catalog queries are "
                                               "not built here; /catalogs/<name>/api/v1/graphql answers 501 (use "

@@ -517,27 +517,20 @@ static void warn_line(const char *line, void *data)
     olm_log(OLM_LOG_WARN, NULL, NULL, "%s", line);
 }
 
+static int parse_flags(int argc, char **argv, void *flags, char *msg, size_t msgsz)
+{
+    return operator_flags_parse(argc, argv, flags, msg, msgsz);
+}
+
 /* Everything before the loop that needs no API server: the command line (exit 2 with one
  * line), `version`, --help, --version, --check-flags (exit 0), then preflight() (exit 1 with
  * one line).  Returns -1 to go on. */
 static int prepare(app *a, int argc, char **argv)
 {
-    char msg[OLM_ERROR_MAX + 256];
-    int rc = olm_daemon_version_command("operator-controller", argc, argv, msg, sizeof msg);
-    if (rc < 0) {
-        rc = operator_flags_parse(argc, argv, &a->f, msg, sizeof msg);
-        if (rc == 0 && a->f.common.version)
-            olm_daemon_print_version("operator-controller");
-        if (rc == 0 && !a->f.common.version && !a->f.common.check_flags)
-            rc = -1; /* a daemon to start */
-        else
-            rc = rc < 0 ? 2 : 0;
-    }
-    if (rc == 2)
-        fprintf(stderr, "operator-controller: %s\n", msg); /* like a Go flag error; --help has the usage */
+    int rc = olm_daemon_command_line("operator-controller", argc, argv, parse_flags, &a->f, &a->f.common);
     if (rc >= 0)
         return rc;
-    olm_daemon_apply_logging(&a->f.common);
+    char msg[OLM_ERROR_MAX + 256];
     operator_flags_unbuilt_gates(&a->f, warn_line, NULL);
     if (preflight(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);

@@ -160,3 +160,24 @@ void olm_daemon_registries_notice(const char *path, const char *problem, size_t 
     else
         olm_log(OLM_LOG_INFO, "registriesConf", path, "changed on disk, read again: %zu [[registry]] entries", entries);
 }
+
+int olm_daemon_command_line(const char *prog, int argc, char **argv, olm_daemon_parse_fn parse, void *flags,
+                            const olm_daemon_flags *common)
+{
+    char msg[OLM_ERROR_MAX + 256];
+    int rc = olm_daemon_version_command(prog, argc, argv, msg, sizeof msg);
+    if (rc < 0) {
+        rc = parse(argc, argv, flags, msg, sizeof msg);
+        if (rc == 0 && common->version)
+            olm_daemon_print_version(prog);
+        if (rc == 0 && !common->version && !common->check_flags)
+            rc = -1; /* a daemon to start */
+        else
+            rc = rc < 0 ? 2 : 0;
+    }
+    if (rc == 2)
+        fprintf(stderr, "%s: %s\n", prog, msg);
+    if (rc < 0)
+        olm_daemon_apply_logging(common);
+    return rc;
+}

@@ -66,6 +66,20 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         OLM_FLAG_UINT("-v", &(c)->verbosity, "0", 0, 10, "-v: want a verbosity 0..10, not %s"),                   \
         OLM_FLAG_STRING("--log-format", &(c)->log_format, "text")
 
+/* The rows of the TLS flags (serving certificate and profile), the same in both daemons' tables. */
+#define OLM_DAEMON_TLS_FLAGS(c)                                                                                   \
+    OLM_FLAG_STRING("--tls-cert", &(c)->tls_cert, NULL), OLM_FLAG_STRING("--tls-key", &(c)->tls_key, NULL),       \
+        OLM_FLAG_STRING("--tls-profile", &(c)->tls_profile, NULL),                                                \
+        OLM_FLAG_STRING("--tls-custom-version", &(c)->tls_custom_version, NULL),                                  \
+        OLM_FLAG_STRING("--tls-custom-ciphers", &(c)->tls_custom_ciphers, NULL),                                  \
+        OLM_FLAG_STRING("--tls-custom-curves", &(c)->tls_custom_curves, NULL)
+
+/* The rows of the health and metrics listeners' flags (--health-addr: upstream's old name). */
+#define OLM_DAEMON_LISTENER_FLAGS(c)                                                                              \
+    OLM_FLAG_STRING("--health-probe-bind-address", &(c)->health_addr, NULL),                                      \
+        OLM_FLAG_STRING("--health-addr", &(c)->health_addr, NULL),                                                \
+        OLM_FLAG_STRING("--metrics-bind-address", &(c)->metrics_addr, "0")
+
 /* The rows of the registry flags, the same in both daemons' tables. */
 #define OLM_DAEMON_REGISTRY_FLAGS(c)                                                                              \
     OLM_FLAG_STRING("--pull-cas-dir", &(c)->pull_cas_dir, NULL),                                                  \
@@ -101,6 +115,15 @@ void olm_daemon_apply_logging(const olm_daemon_flags *f);
  * with msg set when more words follow; -1 when argv is not the version command. */
 int olm_daemon_version_command(const char *prog, int argc, char **argv, char *msg, size_t msgsz);
 void olm_daemon_print_version(const char *prog);
+
+/* A daemon's command line, read the same way by both: the `version` command, then its flags
+ * (parse: the daemon's own table into `flags`; `common` points at their shared part), then
+ * --version and --check-flags.  Returns -1 to go on (logging set up from the flags), else
+ * the exit code: 0 for version/--version/--check-flags, 2 for a bad command line (one line
+ * "<prog>: <why>" on stderr, like a Go flag error; --help has the usage). */
+typedef int (*olm_daemon_parse_fn)(int argc, char **argv, void *flags, char *msg, size_t msgsz);
+int olm_daemon_command_line(const char *prog, int argc, char **argv, olm_daemon_parse_fn parse, void *flags,
+                            const olm_daemon_flags *common);
 
 /* The default of --system-namespace: the pod's namespace, read from `file` (normally
  * OLM_POD_NAMESPACE_FILE, which Kubernetes mounts with the ServiceAccount token), else
