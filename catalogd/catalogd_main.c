@@ -63,7 +63,6 @@ typedef struct app {
     olm_http_server *webhook; /* the mutating webhook upstream's manifests register, or NULL */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
-    char ns_buf[64];
     clustercatalog_gc_timer gc; /* when garbage collection runs */
     catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
     bool controllers_started;
@@ -478,22 +477,13 @@ static int prepare(app *a, int argc, char **argv)
     int rc = olm_daemon_command_line("catalogd", argc, argv, parse_flags, &a->f, &a->f.common);
     if (rc >= 0)
         return rc;
-    char msg[OLM_ERROR_MAX + 256];
     if (a->f.gate_graphql)
         catalogd_log(CATALOGD_LOG_WARN, NULL, "--feature-gates GraphQLCatalogQueries=true: GraphQL catalog queries are "
                                               "not built here; /catalogs/<name>/api/v1/graphql answers 501 (use "
                                               "/api/v1/all or /api/v1/metas)");
-    if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, sizeof msg) != 0) {
-        fprintf(stderr, "catalogd: %s\n", msg);
-        return 1;
-    }
-    if (daemon_runtime_follow_registries(&a->rt, a->f.common.registries_conf, msg, sizeof msg) != 0) {
-        fprintf(stderr, "catalogd: %s\n", msg);
-        return 1;
-    }
-    a->system_ns = a->f.common.system_namespace
-                       ? a->f.common.system_namespace
-                       : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, a->ns_buf, sizeof a->ns_buf);
+    if ((rc = daemon_runtime_preflight(&a->rt, &a->f.common, &a->pull_cas)) >= 0)
+        return rc;
+    a->system_ns = a->rt.system_namespace;
     return -1;
 }
 

@@ -68,7 +68,6 @@ typedef struct app {
     drift_watcher *drift;
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
-    char ns_buf[64];
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
     bool controllers_started;
@@ -495,19 +494,18 @@ static int run(app *a, bool *started)
     return rc == 1 ? 1 : a->exit_code;
 }
 
-/* The files the flags name, read before anything starts: the TLS pair, --pull-cas-dir,
- * --catalogd-cas-dir and --catalogd-ca-file.  0, or -1 with a one-line msg. */
+/* The files operator-controller's own flags name, read before anything starts (the shared
+ * ones are daemon_runtime_preflight's): --catalogd-cas-dir and --catalogd-ca-file.  0, or -1
+ * with a one-line msg. */
 static int preflight(app *a, char *msg, size_t msgsz)
 {
-    if (olm_daemon_preflight(&a->f.common, &a->pull_cas, msg, msgsz) != 0)
-        return -1;
     if (a->f.catalogd_cas_dir &&
         olm_daemon_load_cas("--catalogd-cas-dir", a->f.catalogd_cas_dir, true, &a->catalogd_cas, msg, msgsz) != 0)
         return -1;
     if (a->f.catalogd_ca_file &&
         olm_daemon_load_cas("--catalogd-ca-file", a->f.catalogd_ca_file, false, &a->catalogd_cas, msg, msgsz) != 0)
         return -1;
-    return daemon_runtime_follow_registries(&a->rt, a->f.common.registries_conf, msg, msgsz);
+    return 0;
 }
 
 /* One WARN line, for operator_flags_unbuilt_gates. */
@@ -532,13 +530,13 @@ static int prepare(app *a, int argc, char **argv)
         return rc;
     char msg[OLM_ERROR_MAX + 256];
     operator_flags_unbuilt_gates(&a->f, warn_line, NULL);
+    if ((rc = daemon_runtime_preflight(&a->rt, &a->f.common, &a->pull_cas)) >= 0)
+        return rc;
     if (preflight(a, msg, sizeof msg) != 0) {
         fprintf(stderr, "operator-controller: %s\n", msg);
         return 1;
     }
-    a->system_ns = a->f.common.system_namespace
-                       ? a->f.common.system_namespace
-                       : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, a->ns_buf, sizeof a->ns_buf);
+    a->system_ns = a->rt.system_namespace;
     return -1;
 }
 

@@ -23,6 +23,7 @@
 #include "oci_auth_store.h"
 #include "oci_registries_follow.h"
 #include "daemon_listeners.h"
+#include "daemon_flags.h"
 #include "pull_secret_watch.h"
 
 typedef struct daemon_runtime {
@@ -51,7 +52,14 @@ typedef struct daemon_runtime {
     oci_auth_store *pull_secret;        /* --global-pull-secret's credentials, or NULL */
     pull_secret_watch *secret_watch;    /* the watch on that Secret, while it runs */
     bool controllers_started;           /* set by daemon_runtime_run once start_controllers succeeded */
+    const char *system_namespace;       /* --system-namespace, the Pod's, or olmv1-system (preflight) */
+    char ns_buf[64];
 } daemon_runtime;
+
+/* The checks both daemons make before anything starts: the files the shared flags name (TLS
+ * pair, --pull-cas-dir into *pull_cas), registries.conf (followed from now on) and the system
+ * namespace.  -1 to go on; else 1, with "<prog>: <why>" on stderr. */
+int daemon_runtime_preflight(daemon_runtime *rt, const olm_daemon_flags *common, olm_ca_set **pull_cas);
 
 /* A daemon as daemon_runtime_run starts it: where it keeps its cache, how it leads, and its
  * hooks (each called with `app`, the daemon's own struct). */

@@ -2,6 +2,7 @@
  * (daemon_runtime.h). */
 #include "daemon_runtime.h"
 #include "daemon_flags.h"
+#include <stdio.h>
 
 int daemon_runtime_follow_registries(daemon_runtime *rt, const char *path, char *msg, size_t msgsz)
 {
@@ -71,4 +72,18 @@ void daemon_runtime_stop_watches(daemon_runtime *rt)
         daemon_runtime_closing_add(rt);
         kube_leader_stop(rt->leader, leader_closed, rt); /* releases the Lease */
     }
+}
+
+int daemon_runtime_preflight(daemon_runtime *rt, const olm_daemon_flags *common, olm_ca_set **pull_cas)
+{
+    char msg[OLM_ERROR_MAX + 256];
+    if (olm_daemon_preflight(common, pull_cas, msg, sizeof msg) != 0 ||
+        daemon_runtime_follow_registries(rt, common->registries_conf, msg, sizeof msg) != 0) {
+        fprintf(stderr, "%s: %s\n", rt->prog, msg);
+        return 1;
+    }
+    rt->system_namespace = common->system_namespace ? common->system_namespace
+                                                    : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, rt->ns_buf,
+                                                                                  sizeof rt->ns_buf);
+    return -1;
 }
