@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   libjansson-dev libyaml-dev libcmocka-dev
   libuv1-dev libarchive-dev libssl-dev zlib1g-dev libh2o-dev
-  # ISA-L: gunzips gzip image layers (oci/oci_unpack_source.c); runtime libisal2
+  # ISA-L: gunzips gzip image layers (oci/pull/oci_unpack_source.c); runtime libisal2
   libisal-dev
   # scripts/build-curl.sh (our static libcurl): Debian's curl source, unpacked by dpkg-source
   # (build-essential brings dpkg-dev); libcurl4-openssl-dev only for -DOLMV1_SYSTEM_CURL=ON
