@@ -1,6 +1,6 @@
 /* upgrade_graph: building the graph of one package from catalog content
  * (upgrade_graph.h).  Edges follow the resolver's successor rule
- * (controller/resolve/resolve_bundle.c): an entry of a channel is a successor of a bundle
+ * (domain/resolve/resolve_bundle.c): an entry of a channel is a successor of a bundle
  * it replaces, skips, or whose version its skipRange covers (an unparsable range is
  * ignored, as upstream does), wherever that bundle sits in the package. */
 #include <stdint.h>

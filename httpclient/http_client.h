@@ -1,5 +1,5 @@
 /* http_client: the one place where a libcurl handle is set up for a request that leaves the
- * process: API server (kube/), registries (oci/), catalogd (controller/catalog/).
+ * process: API server (kube/), registries (oci/), catalogd (domain/catalog/).
  *
  * Every request gets, from here and only here:
  *  - the proxy upstream's Go would use for its URL (olm_proxy.h: HTTPS_PROXY, HTTP_PROXY,

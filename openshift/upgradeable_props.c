@@ -3,7 +3,7 @@
  * metadata.annotations["olm.properties"] array, then metadata/properties.yaml's
  * `properties` list, not de-duplicated, re-encoded as Go's json.Marshal does.
  *
- * A minimal reader: the bundle loader (controller/bundle) did not exist when this
+ * A minimal reader: the bundle loader (domain/bundle) did not exist when this
  * was written.  properties.yaml goes through the sigs.k8s.io/yaml path upstream
  * uses (YAML -> JSON -> []property.Property, gocompat_yaml_to_json), so an
  * unquoted float is re-printed as Go prints a float64: `value: 4.10` becomes 4.1

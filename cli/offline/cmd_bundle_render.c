@@ -1,5 +1,5 @@
 /* olmv1 bundle render: a registry+v1 bundle directory to the Kubernetes objects
- * operator-controller would apply, offline (controller/render/render.h).
+ * operator-controller would apply, offline (domain/render/render.h).
  *
  * Objects come out sorted by (kind, namespace, name), the order of upstream's
  * regression corpus; YAML as cli_output.h writes it. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # olmv1 bundle render against the renderer's fixture bundles
-# (controller/render/tests/fixtures/bundles).  Hashed names are upstream's corpus names
-# for argocd-operator v0.6.0; the rest are checked in controller/render/tests.
+# (domain/render/tests/fixtures/bundles).  Hashed names are upstream's corpus names
+# for argocd-operator v0.6.0; the rest are checked in domain/render/tests.
 set -u
 bin=$1
-fix=../../controller/render/tests/fixtures/bundles
+fix=../../domain/render/tests/fixtures/bundles
 if ! "$bin" bundle render --help >/dev/null 2>&1; then
   echo "bundle_render_cli: SKIP: 'olmv1 bundle render' is not wired into this olmv1 binary yet"
   exit 0

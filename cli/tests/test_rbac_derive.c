@@ -185,7 +185,7 @@ static void test_argocd_bundle(void **state)
     (void)state;
     char dir[1024];
     const char *src = getenv("OLMV1_SOURCE");
-    snprintf(dir, sizeof dir, "%s/controller/render/tests/fixtures/bundles/argocd", src ? src : "../..");
+    snprintf(dir, sizeof dir, "%s/domain/render/tests/fixtures/bundles/argocd", src ? src : "../..");
     bundle b = {0};
     olm_error err;
     assert_int_equal(bundle_load_dir(dir, &b, &err), 0);
