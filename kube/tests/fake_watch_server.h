@@ -1,8 +1,8 @@
 /* fake_watch_server: an in-process HTTP/1.1 server on 127.0.0.1 for the watch,
  * informer and leader tests.
  *
- * Why not fake_http_server.h (the REST tests' server, owned by the other kube/
- * engineer): a watch needs a response that streams (chunked encoding, pieces
+ * Why not testsupport/fake_http_server.h (the shared one-request-at-a-time server):
+ * a watch needs a response that streams (chunked encoding, pieces
  * written with pauses so they reach curl as separate reads) and stays open while
  * other requests are served.  So here every connection gets its own thread and
  * a handler that writes the response itself with the fws_* helpers.  Header-only

@@ -1,0 +1,210 @@
+/* fake_http_server: see fake_http_server.h. */
+#include "fake_http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void push(fake_http_server *s, fake_http_response r)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->n_queue < FAKE_HTTP_MAX)
+        s->queue[s->n_queue++] = r;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void fake_http_push(fake_http_server *s, int status, const char *body)
+{
+    push(s, (fake_http_response){status, NULL, body, NULL, NULL});
+}
+
+void fake_http_push_ct(fake_http_server *s, int status, const char *content_type, const char *body)
+{
+    push(s, (fake_http_response){status, content_type, body, NULL, NULL});
+}
+
+void fake_http_push_headers(fake_http_server *s, int status, const char *headers, const char *body)
+{
+    push(s, (fake_http_response){status, NULL, body, headers, NULL});
+}
+
+size_t fake_http_count(fake_http_server *s)
+{
+    return atomic_load(&s->n_seen);
+}
+
+const char *fake_http_header(const fake_http_request *r, const char *name, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t nl = strlen(name);
+    for (const char *p = r->headers; p && *p;) {
+        const char *eol = strstr(p, "\r\n");
+        if (!eol)
+            break;
+        if ((size_t)(eol - p) > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            while (*v == ' ')
+                v++;
+            size_t vl = (size_t)(eol - v);
+            if (vl >= len)
+                vl = len - 1;
+            memcpy(buf, v, vl);
+            buf[vl] = '\0';
+            return buf;
+        }
+        p = eol + 2;
+    }
+    return buf;
+}
+
+/* Reads one request (headers, then Content-Length bytes of body) into a malloc'd buffer;
+ * NULL when the peer went away first. */
+static char *read_request(int cfd, size_t *hdr_end_out, size_t *need_out)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0, hdr_end = 0, need = (size_t)-1;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+        }
+        ssize_t n = recv(cfd, buf + len, cap - len - 1, 0);
+        if (n <= 0) {
+            free(buf);
+            return NULL;
+        }
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (!hdr_end) {
+            char *e = strstr(buf, "\r\n\r\n");
+            if (e) {
+                hdr_end = (size_t)(e - buf) + 4;
+                size_t cl = 0;
+                char *clh = strcasestr(buf, "\r\nContent-Length:");
+                if (clh && clh < e)
+                    cl = strtoul(clh + 17, NULL, 10);
+                need = hdr_end + cl;
+            }
+        }
+        if (hdr_end && len >= need)
+            break;
+    }
+    *hdr_end_out = hdr_end;
+    *need_out = need;
+    return buf;
+}
+
+static void serve_one(fake_http_server *s, int cfd)
+{
+    size_t hdr_end, need;
+    char *buf = read_request(cfd, &hdr_end, &need);
+    if (!buf)
+        return;
+    fake_http_request req;
+    memset(&req, 0, sizeof req);
+    char *sp1 = strchr(buf, ' ');
+    char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    char *eol = strstr(buf, "\r\n");
+    if (!sp1 || !sp2 || !eol) {
+        free(buf);
+        return;
+    }
+    snprintf(req.method, sizeof req.method, "%.*s", (int)(sp1 - buf), buf);
+    snprintf(req.target, sizeof req.target, "%.*s", (int)(sp2 - sp1 - 1), sp1 + 1);
+    req.headers = strndup(eol + 2, hdr_end - (size_t)(eol + 2 - buf));
+    req.body_len = need - hdr_end;
+    req.body = strndup(buf + hdr_end, req.body_len);
+    free(buf);
+    atomic_fetch_add(&s->n_seen, 1);
+    fake_http_response resp = {500, "text/plain", "fake_http_server: no response queued", NULL, NULL};
+    pthread_mutex_lock(&s->lock);
+    if (s->handler) {
+        pthread_mutex_unlock(&s->lock);
+        s->handler(s, &req, &resp);
+        pthread_mutex_lock(&s->lock);
+    } else if (s->next < s->n_queue) {
+        resp = s->queue[s->next++];
+    }
+    if (s->n_reqs < FAKE_HTTP_MAX) {
+        s->reqs[s->n_reqs++] = req;
+    } else {
+        free(req.headers);
+        free(req.body);
+    }
+    pthread_mutex_unlock(&s->lock);
+    const char *body = resp.body_owned ? resp.body_owned : resp.body ? resp.body : "";
+    char head[1024];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 %d Fake\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+                      resp.status, resp.content_type ? resp.content_type : "application/json", strlen(body),
+                      resp.headers ? resp.headers : "");
+    if (send(cfd, head, (size_t)hl, MSG_NOSIGNAL) == hl)
+        (void)send(cfd, body, strlen(body), MSG_NOSIGNAL);
+    free(resp.body_owned);
+}
+
+static void *serve(void *arg)
+{
+    fake_http_server *s = arg;
+    while (!atomic_load(&s->stop)) {
+        struct pollfd p = {s->fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int cfd = accept(s->fd, NULL, NULL);
+        if (cfd < 0)
+            continue;
+        serve_one(s, cfd);
+        shutdown(cfd, SHUT_WR);
+        close(cfd);
+    }
+    return NULL;
+}
+
+int fake_http_start(fake_http_server *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s->fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (bind(s->fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(s->fd, 16) < 0 ||
+        getsockname(s->fd, (struct sockaddr *)&a, &al) < 0) {
+        close(s->fd);
+        return -1;
+    }
+    s->port = ntohs(a.sin_port);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
+    if (pthread_create(&s->thread, NULL, serve, s) != 0) {
+        close(s->fd);
+        return -1;
+    }
+    return 0;
+}
+
+void fake_http_stop(fake_http_server *s)
+{
+    atomic_store(&s->stop, 1);
+    pthread_join(s->thread, NULL);
+    close(s->fd);
+    for (size_t i = 0; i < s->n_reqs; i++) {
+        free(s->reqs[i].headers);
+        free(s->reqs[i].body);
+    }
+    pthread_mutex_destroy(&s->lock);
+}

@@ -1,0 +1,78 @@
+/* fake_http_server: a tiny blocking HTTP/1.1 server on 127.0.0.1 for unit tests.
+ *
+ * The ONE HTTP fake of the unit tests (olm_testsupport, built for tests only): the kube/
+ * REST tests queue canned answers on it, and fake_apiserver.h and the fake catalogd of
+ * controller/catalog's tests are handlers on top of it.  (The watch tests' streaming server,
+ * kube/tests/fake_watch_server.h, is a different thing: a response that stays open.  The TLS
+ * servers of oci/ and controller/catalog test the TLS handshake itself.)
+ *
+ * One pthread accepts connections one at a time, reads a request (Content-Length
+ * bodies only, which is all libcurl sends for POSTFIELDS), records it, and
+ * answers with the next queued canned response (or `handler` when set), then
+ * closes the connection.  When the queue is empty it answers 500 so that a
+ * missing expectation shows up as a test failure rather than a hang. */
+#ifndef OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
+#define OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FAKE_HTTP_MAX 64
+
+typedef struct fake_http_request {
+    char method[16];
+    char target[4096]; /* path?query as sent */
+    char *headers;     /* raw header block (lines after the request line), malloc'd */
+    char *body;        /* malloc'd, NUL-terminated */
+    size_t body_len;
+} fake_http_request;
+
+typedef struct fake_http_response {
+    int status;
+    const char *content_type; /* NULL: application/json */
+    const char *body;         /* borrowed; must outlive the server */
+    const char *headers;      /* extra header lines, each ending in "\r\n", or NULL (borrowed) */
+    char *body_owned;         /* set by a handler instead of body: malloc'd, freed once sent */
+} fake_http_response;
+
+struct fake_http_server;
+/* Optional: fills *resp for a request (called on the server thread). */
+typedef void (*fake_http_handler)(struct fake_http_server *s, const fake_http_request *req,
+                                  fake_http_response *resp);
+
+typedef struct fake_http_server {
+    int fd;
+    int port;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    atomic_int stop;
+    fake_http_response queue[FAKE_HTTP_MAX];
+    size_t n_queue, next;
+    fake_http_request reqs[FAKE_HTTP_MAX]; /* the first FAKE_HTTP_MAX requests */
+    size_t n_reqs;
+    atomic_size_t n_seen; /* every request, recorded or not */
+    fake_http_handler handler;
+    void *user;
+    char url[64]; /* "http://127.0.0.1:<port>" */
+} fake_http_server;
+
+/* Listens on 127.0.0.1:<ephemeral>; returns 0 or -1.  Set `handler`/`user` before the
+ * first request is sent. */
+int fake_http_start(fake_http_server *s);
+void fake_http_stop(fake_http_server *s);
+
+/* Canned answers, used in order when there is no handler. */
+void fake_http_push(fake_http_server *s, int status, const char *body);
+void fake_http_push_ct(fake_http_server *s, int status, const char *content_type, const char *body);
+/* A response with extra header lines (e.g. "Retry-After: 1\r\n"). */
+void fake_http_push_headers(fake_http_server *s, int status, const char *headers, const char *body);
+
+/* Number of requests received so far (all of them, also past FAKE_HTTP_MAX). */
+size_t fake_http_count(fake_http_server *s);
+
+/* Value of header `name` in a recorded request, copied into buf ("" if absent). */
+const char *fake_http_header(const fake_http_request *r, const char *name, char *buf, size_t len);
+
+#endif
