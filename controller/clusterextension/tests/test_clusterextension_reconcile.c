@@ -17,7 +17,35 @@
  *
  * Mutation checks: each test was seen to fail with its branch broken on purpose (the
  * production line edited, the test run, the line restored):
- *   (listed below once run)
+ *   clusterextension_reconcile.c:328  `!has_finalizer(ce) && false && set_finalizer(..)`
+ *       -> test_finalizer_added_on_first_sight, test_finalizer_write_failure_installs_nothing
+ *   clusterextension_reconcile.c:292  finalizer release skipped (`if (0)`)
+ *       -> test_deletion_uninstalls_and_releases_finalizers
+ *   clusterextension_reconcile.c:234  `if (!has_finalizer_of(ce, true))` -> `if (0)`
+ *       -> test_deletion_without_our_finalizer_does_nothing
+ *   clusterextension_reconcile.c:238  unreadable record ignored on delete (`if (0)`)
+ *       -> test_deletion_with_unreadable_record_retries
+ *   clusterextension_reconcile.c:347  `have_rec = found == 1` -> `have_rec = false`
+ *       -> test_record_present_is_the_installed_bundle (and the fallback, maintain, repair tests)
+ *   clusterextension_reconcile.c:339  unreadable record ignored (`if (0)`) -> test_record_unreadable_applies_nothing
+ *   clusterextension_steps.c:103  `|| true` added (never fall back)
+ *       -> test_fallback_to_installed_bundle_when_no_catalog_matches
+ *   clusterextension_steps.c:103  `|| cats.matched > 0` dropped -> test_no_fallback_while_a_catalog_matches
+ *   clusterextension_steps.c:101  `*range &&` -> `0 &&` -> test_no_fallback_when_the_range_excludes_the_installed_version
+ *   clusterextension_steps.c:99   `if (!clusterextension_installed(run))` -> `if (0)`
+ *       -> test_resolution_failure_without_installed_bundle_retries
+ *   clusterextension_steps.c:354  maintain skipped (`if (0)`) -> test_maintain_when_installed_image_cannot_be_pulled
+ *   clusterextension_steps.c:356  pull failure RETRYING -> BLOCKED -> test_unpullable_new_bundle_retries
+ *   clusterextension_steps.c:310  repair never taken (`0 &&`) -> test_repair_when_bundle_unchanged
+ *   clusterextension_steps.c:310-311  repair always taken (`1 || (...)`) -> test_apply_when_bundle_changes (and 16 others)
+ *   clusterextension_steps.c:378  token retry dropped (`0 &&`)
+ *       -> test_rejected_token_replaced_once, test_token_retry_is_not_a_loop
+ *   clusterextension_steps.c:378  `if` -> `while` (retry until a token works) -> test_token_retry_is_not_a_loop
+ *   clusterextension_reconcile.c:355  check_deadline not called -> test_progress_deadline
+ *   clusterextension_reconcile.c:314  retry_within_ms = 0 -> test_progress_deadline
+ *   clusterextension_reconcile.c:404  NotFound not "gone" (`if (0)`) -> test_extension_gone
+ *   clusterextension_reconcile.c:353  every failure KUBE_WQ_ERROR -> test_invalid_config_is_terminal
+ *   clusterextension_reconcile.c:366  status write failure ignored (`&& 0`) -> test_status_conflict_retries
  */
 #include <setjmp.h>
 #include <stdarg.h>
