@@ -1,18 +1,17 @@
-/* fake_watch_server: an in-process HTTP/1.1 server on 127.0.0.1 for the watch,
- * informer and leader tests.
+/* fake_watch_server: an in-process HTTP/1.1 server on 127.0.0.1 for the tests of watches
+ * (kube's watch, informer and leader tests, controller/drift's kube backend).
  *
- * Why not testsupport/fake_http_server.h (the shared one-request-at-a-time server):
- * a watch needs a response that streams (chunked encoding, pieces
- * written with pauses so they reach curl as separate reads) and stays open while
- * other requests are served.  So here every connection gets its own thread and
- * a handler that writes the response itself with the fws_* helpers.  Header-only
- * because kube/CMakeLists.txt builds each test from one source file.
+ * Why not fake_http_server.h (the shared one-request-at-a-time server): a watch needs a
+ * response that streams (chunked encoding, pieces written with pauses so they reach curl as
+ * separate reads) and stays open while other requests are served.  So here every connection
+ * gets its own thread and a handler that writes the response itself with the fws_* helpers.
+ * Header-only (static functions: each test binary takes what it uses).
  *
  * The handler runs on a connection thread; it must lock `s->lock` around any
  * state it shares with other connections or the test.  Every response closes the
  * connection (no keep-alive), which keeps request accounting simple. */
-#ifndef OLM_KUBE_FAKE_WATCH_SERVER_H
-#define OLM_KUBE_FAKE_WATCH_SERVER_H
+#ifndef OLM_TESTSUPPORT_FAKE_WATCH_SERVER_H
+#define OLM_TESTSUPPORT_FAKE_WATCH_SERVER_H
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
