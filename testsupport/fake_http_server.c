@@ -2,6 +2,8 @@
 #include "fake_http_server.h"
 
 #include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -63,9 +65,30 @@ const char *fake_http_header(const fake_http_request *r, const char *name, char 
     return buf;
 }
 
+/* One connection: a socket, with TLS on it when the server speaks HTTPS. */
+typedef struct conn {
+    int fd;
+    SSL *ssl;
+} conn;
+
+static ssize_t conn_recv(conn *c, char *buf, size_t n)
+{
+    if (!c->ssl)
+        return recv(c->fd, buf, n, 0);
+    int r = SSL_read(c->ssl, buf, (int)n);
+    return r > 0 ? r : -1;
+}
+
+static bool conn_send(conn *c, const char *buf, size_t n)
+{
+    if (!c->ssl)
+        return send(c->fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n;
+    return n == 0 || SSL_write(c->ssl, buf, (int)n) == (int)n;
+}
+
 /* Reads one request (headers, then Content-Length bytes of body) into a malloc'd buffer;
  * NULL when the peer went away first. */
-static char *read_request(int cfd, size_t *hdr_end_out, size_t *need_out)
+static char *read_request(conn *cfd, size_t *hdr_end_out, size_t *need_out)
 {
     char *buf = NULL;
     size_t len = 0, cap = 0, hdr_end = 0, need = (size_t)-1;
@@ -79,7 +102,7 @@ static char *read_request(int cfd, size_t *hdr_end_out, size_t *need_out)
             }
             buf = nb;
         }
-        ssize_t n = recv(cfd, buf + len, cap - len - 1, 0);
+        ssize_t n = conn_recv(cfd, buf + len, cap - len - 1);
         if (n <= 0) {
             free(buf);
             return NULL;
@@ -105,7 +128,7 @@ static char *read_request(int cfd, size_t *hdr_end_out, size_t *need_out)
     return buf;
 }
 
-static void serve_one(fake_http_server *s, int cfd)
+static void serve_one(fake_http_server *s, conn *cfd)
 {
     size_t hdr_end, need;
     char *buf = read_request(cfd, &hdr_end, &need);
@@ -149,8 +172,8 @@ static void serve_one(fake_http_server *s, int cfd)
                       "HTTP/1.1 %d Fake\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
                       resp.status, resp.content_type ? resp.content_type : "application/json", strlen(body),
                       resp.headers ? resp.headers : "");
-    if (send(cfd, head, (size_t)hl, MSG_NOSIGNAL) == hl)
-        (void)send(cfd, body, strlen(body), MSG_NOSIGNAL);
+    if (conn_send(cfd, head, (size_t)hl))
+        (void)conn_send(cfd, body, strlen(body));
     free(resp.body_owned);
 }
 
@@ -161,12 +184,25 @@ static void *serve(void *arg)
         struct pollfd p = {s->fd, POLLIN, 0};
         if (poll(&p, 1, 50) <= 0)
             continue;
-        int cfd = accept(s->fd, NULL, NULL);
-        if (cfd < 0)
+        conn c = {.fd = accept(s->fd, NULL, NULL)};
+        if (c.fd < 0)
             continue;
-        serve_one(s, cfd);
-        shutdown(cfd, SHUT_WR);
-        close(cfd);
+        pthread_mutex_lock(&s->lock);
+        SSL_CTX *tls = s->tls;
+        pthread_mutex_unlock(&s->lock);
+        if (tls) {
+            c.ssl = SSL_new(tls);
+            if (c.ssl && SSL_set_fd(c.ssl, c.fd) == 1 && SSL_accept(c.ssl) == 1) {
+                serve_one(s, &c);
+                SSL_shutdown(c.ssl);
+            }
+            SSL_free(c.ssl); /* a refused handshake: the client did not trust us */
+            ERR_clear_error();
+        } else {
+            serve_one(s, &c);
+        }
+        shutdown(c.fd, SHUT_WR);
+        close(c.fd);
     }
     return NULL;
 }
@@ -197,6 +233,26 @@ int fake_http_start(fake_http_server *s)
     return 0;
 }
 
+int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *key_file)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    if (fake_http_start(s) != 0) {
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    /* Set before any client can connect: the tests learn the URL from us. */
+    pthread_mutex_lock(&s->lock);
+    s->tls = ctx;
+    pthread_mutex_unlock(&s->lock);
+    snprintf(s->url, sizeof s->url, "https://127.0.0.1:%d", s->port);
+    return 0;
+}
+
 void fake_http_stop(fake_http_server *s)
 {
     atomic_store(&s->stop, 1);
@@ -206,5 +262,6 @@ void fake_http_stop(fake_http_server *s)
         free(s->reqs[i].headers);
         free(s->reqs[i].body);
     }
+    SSL_CTX_free(s->tls);
     pthread_mutex_destroy(&s->lock);
 }

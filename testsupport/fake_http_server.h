@@ -4,7 +4,8 @@
  * REST tests queue canned answers on it, and fake_apiserver.h and the fake catalogd of
  * controller/catalog's tests are handlers on top of it.  (The watch tests' streaming server,
  * kube/tests/fake_watch_server.h, is a different thing: a response that stays open.  The TLS
- * servers of oci/ and controller/catalog test the TLS handshake itself.)
+ * hostile registry of oci/'s tests writes broken responses byte by byte on kept-alive
+ * connections.)  fake_http_start_tls serves HTTPS, for the tests of certificate trust.
  *
  * One pthread accepts connections one at a time, reads a request (Content-Length
  * bodies only, which is all libcurl sends for POSTFIELDS), records it, and
@@ -55,12 +56,16 @@ typedef struct fake_http_server {
     atomic_size_t n_seen; /* every request, recorded or not */
     fake_http_handler handler;
     void *user;
-    char url[64]; /* "http://127.0.0.1:<port>" */
+    char url[64]; /* "http(s)://127.0.0.1:<port>" */
+    void *tls;    /* SSL_CTX * when serving HTTPS, else NULL */
 } fake_http_server;
 
 /* Listens on 127.0.0.1:<ephemeral>; returns 0 or -1.  Set `handler`/`user` before the
  * first request is sent. */
 int fake_http_start(fake_http_server *s);
+/* The same over TLS with the PEM certificate chain and key files: a client that does not
+ * trust the certificate fails the handshake, and nothing is recorded or answered. */
+int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *key_file);
 void fake_http_stop(fake_http_server *s);
 
 /* Canned answers, used in order when there is no handler. */
