@@ -235,9 +235,15 @@ int fake_http_start(fake_http_server *s)
 
 int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *key_file)
 {
+    return fake_http_start_tls_max(s, cert_file, key_file, 0);
+}
+
+int fake_http_start_tls_max(fake_http_server *s, const char *cert_file, const char *key_file, int max_version)
+{
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1 ||
+        (max_version && SSL_CTX_set_max_proto_version(ctx, max_version) != 1)) {
         SSL_CTX_free(ctx);
         return -1;
     }

@@ -66,6 +66,9 @@ int fake_http_start(fake_http_server *s);
 /* The same over TLS with the PEM certificate chain and key files: a client that does not
  * trust the certificate fails the handshake, and nothing is recorded or answered. */
 int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *key_file);
+/* fake_http_start_tls speaking at most `max_version` (OpenSSL's, e.g. TLS1_2_VERSION): an old
+ * server, for the tests of what a client's TLS profile still accepts. */
+int fake_http_start_tls_max(fake_http_server *s, const char *cert_file, const char *key_file, int max_version);
 void fake_http_stop(fake_http_server *s);
 
 /* Canned answers, used in order when there is no handler. */

@@ -8,20 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "catalog.h"
 #include "fake_http_server.h"
@@ -263,58 +256,25 @@ static void test_collect(void **state)
 
 /* ------------------------------------------------------------ TLS profile */
 
-/* An HTTPS server that speaks TLS 1.2 only (openssl s_server), on a free port; its pid. */
-static pid_t tls12_server(int *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    *port = ntohs(a.sin_port);
-    close(fd);
-    char accept_arg[32];
-    snprintf(accept_arg, sizeof accept_arg, "127.0.0.1:%d", *port);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDWR);
-        dup2(devnull, 0);
-        dup2(devnull, 1);
-        dup2(devnull, 2);
-        execlp("openssl", "openssl", "s_server", "-quiet", "-tls1_2", "-www", "-accept", accept_arg, "-cert",
-               TLS_FIXTURES "/server.crt", "-key", TLS_FIXTURES "/server.key", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) { /* until it listens */
-        int c = socket(AF_INET, SOCK_STREAM, 0);
-        int ok = connect(c, (struct sockaddr *)&a, sizeof a) == 0;
-        close(c);
-        if (ok)
-            return pid;
-        usleep(50000);
-    }
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    fail_msg("openssl s_server did not start");
-    return -1;
-}
-
 /* operator-controller's --tls-profile decides what its requests to catalogd offer, as
  * upstream's client follows it: "modern" (TLS 1.3 only) cannot talk to a TLS 1.2 server,
  * "intermediate" (the default) can. */
 static void test_tls_profile(void **state)
 {
     (void)state;
-    if (system("openssl version >/dev/null 2>&1") != 0)
-        skip();
-    int port;
-    pid_t pid = tls12_server(&port);
+    /* An old catalogd: TLS 1.2 at most (the shared HTTP fake, serving no catalog there). */
+    fake_http_server old;
+    assert_int_equal(fake_http_start_tls_max(&old, TLS_FIXTURES "/server.crt", TLS_FIXTURES "/server.key",
+                                             TLS1_2_VERSION),
+                     0);
+    pthread_mutex_lock(&old.lock);
+    old.handler = serve;
+    pthread_mutex_unlock(&old.lock);
     olm_error err;
     olm_ca_set *cas = olm_ca_set_new(&err);
     assert_int_equal(olm_ca_set_add_file(cas, TLS_FIXTURES "/server.crt", &err), 0);
     char base[128];
-    snprintf(base, sizeof base, "https://127.0.0.1:%d/catalogs/c", port);
+    snprintf(base, sizeof base, "%s/catalogs/c", old.url);
     json_t *cat = catalog("c", base, "reg/c@sha256:1", true, NULL);
     char msg[64];
     for (int modern = 0; modern <= 1; modern++) {
@@ -325,7 +285,7 @@ static void test_tls_profile(void **state)
         catalog_client_options o = {.cas = cas, .tls = &p, .timeout_seconds = 10};
         catalog_client *cc = catalog_client_new(&o, &err);
         catalog_package *pkg = NULL;
-        assert_int_equal(catalog_client_get_package(cc, cat, "foo", &pkg, &err), -1); /* s_server serves no catalog */
+        assert_int_equal(catalog_client_get_package(cc, cat, "foo", &pkg, &err), -1); /* no catalog "c" there */
         bool handshake_failed = strstr(err.msg, "SSL") || strstr(err.msg, "alert") || strstr(err.msg, "TLS");
         if (handshake_failed != (modern == 1))
             fail_msg("profile %s: %s", modern ? "modern" : "intermediate", err.msg);
@@ -333,8 +293,7 @@ static void test_tls_profile(void **state)
     }
     json_decref(cat);
     olm_ca_set_free(cas);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+    fake_http_stop(&old);
 }
 
 int main(void)
