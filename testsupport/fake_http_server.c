@@ -1,10 +1,11 @@
-/* fake_http_server: see fake_http_server.h. */
+/* fake_http_server: the request/response mode (see fake_http_server.h), and what both modes
+ * share (fake_http_internal.h): the listening socket and the reading of a request. */
 #include "fake_http_server.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,130 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "fake_http_internal.h"
+
+/* ------------------------------------------------------------ shared */
+
+int fake_http_listen(fake_http_server *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s->fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (bind(s->fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(s->fd, 64) < 0 ||
+        getsockname(s->fd, (struct sockaddr *)&a, &al) < 0) {
+        close(s->fd);
+        return -1;
+    }
+    s->port = ntohs(a.sin_port);
+    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
+    return 0;
+}
+
+static ssize_t conn_recv(fake_http_conn *c, char *buf, size_t n)
+{
+    if (!c->ssl)
+        return recv(c->fd, buf, n, 0);
+    int r = SSL_read(c->ssl, buf, (int)n);
+    return r > 0 ? r : -1;
+}
+
+bool fake_http_send(fake_http_conn *c, const void *buf, size_t len)
+{
+    if (c->ssl)
+        return len == 0 || SSL_write(c->ssl, buf, (int)len) == (int)len;
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* The request's bytes (headers, then Content-Length bytes of body) in a malloc'd buffer;
+ * NULL when the peer went away first. */
+static char *read_bytes(fake_http_conn *c, size_t *hdr_end_out, size_t *need_out)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0, hdr_end = 0, need = (size_t)-1;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                return NULL;
+            }
+            buf = nb;
+        }
+        ssize_t n = conn_recv(c, buf + len, cap - len - 1);
+        if (n <= 0) {
+            free(buf);
+            return NULL;
+        }
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (!hdr_end) {
+            char *e = strstr(buf, "\r\n\r\n");
+            if (e) {
+                hdr_end = (size_t)(e - buf) + 4;
+                size_t cl = 0;
+                char *clh = strcasestr(buf, "\r\nContent-Length:");
+                if (clh && clh < e)
+                    cl = strtoul(clh + 17, NULL, 10);
+                need = hdr_end + cl;
+            }
+        }
+        if (hdr_end && len >= need)
+            break;
+    }
+    *hdr_end_out = hdr_end;
+    *need_out = need;
+    return buf;
+}
+
+int fake_http_read_request(fake_http_conn *c, fake_http_request *req)
+{
+    memset(req, 0, sizeof *req);
+    size_t hdr_end, need;
+    char *buf = read_bytes(c, &hdr_end, &need);
+    if (!buf)
+        return -1;
+    char *sp1 = strchr(buf, ' ');
+    char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+    char *eol = strstr(buf, "\r\n");
+    if (!sp1 || !sp2 || !eol) {
+        free(buf);
+        return -1;
+    }
+    snprintf(req->method, sizeof req->method, "%.*s", (int)(sp1 - buf), buf);
+    snprintf(req->target, sizeof req->target, "%.*s", (int)(sp2 - sp1 - 1), sp1 + 1);
+    req->headers = strndup(eol + 2, hdr_end - (size_t)(eol + 2 - buf));
+    req->body_len = need - hdr_end;
+    req->body = strndup(buf + hdr_end, req->body_len);
+    free(buf);
+    req->seq = (unsigned)atomic_fetch_add(&c->s->n_seen, 1);
+    return 0;
+}
+
+void fake_http_request_free(fake_http_request *req)
+{
+    free(req->headers);
+    free(req->body);
+    req->headers = req->body = NULL;
+}
+
+/* ------------------------------------------------------------ request/response mode */
 
 static void push(fake_http_server *s, fake_http_response r)
 {
@@ -65,91 +190,11 @@ const char *fake_http_header(const fake_http_request *r, const char *name, char 
     return buf;
 }
 
-/* One connection: a socket, with TLS on it when the server speaks HTTPS. */
-typedef struct conn {
-    int fd;
-    SSL *ssl;
-} conn;
-
-static ssize_t conn_recv(conn *c, char *buf, size_t n)
+static void serve_one(fake_http_server *s, fake_http_conn *c)
 {
-    if (!c->ssl)
-        return recv(c->fd, buf, n, 0);
-    int r = SSL_read(c->ssl, buf, (int)n);
-    return r > 0 ? r : -1;
-}
-
-static bool conn_send(conn *c, const char *buf, size_t n)
-{
-    if (!c->ssl)
-        return send(c->fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n;
-    return n == 0 || SSL_write(c->ssl, buf, (int)n) == (int)n;
-}
-
-/* Reads one request (headers, then Content-Length bytes of body) into a malloc'd buffer;
- * NULL when the peer went away first. */
-static char *read_request(conn *cfd, size_t *hdr_end_out, size_t *need_out)
-{
-    char *buf = NULL;
-    size_t len = 0, cap = 0, hdr_end = 0, need = (size_t)-1;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-        }
-        ssize_t n = conn_recv(cfd, buf + len, cap - len - 1);
-        if (n <= 0) {
-            free(buf);
-            return NULL;
-        }
-        len += (size_t)n;
-        buf[len] = '\0';
-        if (!hdr_end) {
-            char *e = strstr(buf, "\r\n\r\n");
-            if (e) {
-                hdr_end = (size_t)(e - buf) + 4;
-                size_t cl = 0;
-                char *clh = strcasestr(buf, "\r\nContent-Length:");
-                if (clh && clh < e)
-                    cl = strtoul(clh + 17, NULL, 10);
-                need = hdr_end + cl;
-            }
-        }
-        if (hdr_end && len >= need)
-            break;
-    }
-    *hdr_end_out = hdr_end;
-    *need_out = need;
-    return buf;
-}
-
-static void serve_one(fake_http_server *s, conn *cfd)
-{
-    size_t hdr_end, need;
-    char *buf = read_request(cfd, &hdr_end, &need);
-    if (!buf)
-        return;
     fake_http_request req;
-    memset(&req, 0, sizeof req);
-    char *sp1 = strchr(buf, ' ');
-    char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-    char *eol = strstr(buf, "\r\n");
-    if (!sp1 || !sp2 || !eol) {
-        free(buf);
+    if (fake_http_read_request(c, &req) != 0)
         return;
-    }
-    snprintf(req.method, sizeof req.method, "%.*s", (int)(sp1 - buf), buf);
-    snprintf(req.target, sizeof req.target, "%.*s", (int)(sp2 - sp1 - 1), sp1 + 1);
-    req.headers = strndup(eol + 2, hdr_end - (size_t)(eol + 2 - buf));
-    req.body_len = need - hdr_end;
-    req.body = strndup(buf + hdr_end, req.body_len);
-    free(buf);
-    atomic_fetch_add(&s->n_seen, 1);
     fake_http_response resp = {500, "text/plain", "fake_http_server: no response queued", NULL, NULL};
     pthread_mutex_lock(&s->lock);
     if (s->handler) {
@@ -159,12 +204,10 @@ static void serve_one(fake_http_server *s, conn *cfd)
     } else if (s->next < s->n_queue) {
         resp = s->queue[s->next++];
     }
-    if (s->n_reqs < FAKE_HTTP_MAX) {
+    if (s->n_reqs < FAKE_HTTP_MAX)
         s->reqs[s->n_reqs++] = req;
-    } else {
-        free(req.headers);
-        free(req.body);
-    }
+    else
+        fake_http_request_free(&req);
     pthread_mutex_unlock(&s->lock);
     const char *body = resp.body_owned ? resp.body_owned : resp.body ? resp.body : "";
     char head[1024];
@@ -172,8 +215,8 @@ static void serve_one(fake_http_server *s, conn *cfd)
                       "HTTP/1.1 %d Fake\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
                       resp.status, resp.content_type ? resp.content_type : "application/json", strlen(body),
                       resp.headers ? resp.headers : "");
-    if (conn_send(cfd, head, (size_t)hl))
-        (void)conn_send(cfd, body, strlen(body));
+    if (fake_http_send(c, head, (size_t)hl))
+        (void)fake_http_send(c, body, strlen(body));
     free(resp.body_owned);
 }
 
@@ -184,19 +227,20 @@ static void *serve(void *arg)
         struct pollfd p = {s->fd, POLLIN, 0};
         if (poll(&p, 1, 50) <= 0)
             continue;
-        conn c = {.fd = accept(s->fd, NULL, NULL)};
+        fake_http_conn c = {.s = s, .fd = accept(s->fd, NULL, NULL)};
         if (c.fd < 0)
             continue;
         pthread_mutex_lock(&s->lock);
         SSL_CTX *tls = s->tls;
         pthread_mutex_unlock(&s->lock);
         if (tls) {
-            c.ssl = SSL_new(tls);
-            if (c.ssl && SSL_set_fd(c.ssl, c.fd) == 1 && SSL_accept(c.ssl) == 1) {
+            SSL *ssl = SSL_new(tls);
+            c.ssl = ssl;
+            if (ssl && SSL_set_fd(ssl, c.fd) == 1 && SSL_accept(ssl) == 1) {
                 serve_one(s, &c);
-                SSL_shutdown(c.ssl);
+                SSL_shutdown(ssl);
             }
-            SSL_free(c.ssl); /* a refused handshake: the client did not trust us */
+            SSL_free(ssl); /* a refused handshake: the client did not trust us */
             ERR_clear_error();
         } else {
             serve_one(s, &c);
@@ -209,23 +253,8 @@ static void *serve(void *arg)
 
 int fake_http_start(fake_http_server *s)
 {
-    memset(s, 0, sizeof *s);
-    pthread_mutex_init(&s->lock, NULL);
-    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s->fd < 0)
+    if (fake_http_listen(s) != 0)
         return -1;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t al = sizeof a;
-    if (bind(s->fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(s->fd, 16) < 0 ||
-        getsockname(s->fd, (struct sockaddr *)&a, &al) < 0) {
-        close(s->fd);
-        return -1;
-    }
-    s->port = ntohs(a.sin_port);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%d", s->port);
     if (pthread_create(&s->thread, NULL, serve, s) != 0) {
         close(s->fd);
         return -1;
@@ -263,11 +292,10 @@ void fake_http_stop(fake_http_server *s)
 {
     atomic_store(&s->stop, 1);
     pthread_join(s->thread, NULL);
+    fake_http_stream_join(s);
     close(s->fd);
-    for (size_t i = 0; i < s->n_reqs; i++) {
-        free(s->reqs[i].headers);
-        free(s->reqs[i].body);
-    }
+    for (size_t i = 0; i < s->n_reqs; i++)
+        fake_http_request_free(&s->reqs[i]);
     SSL_CTX_free(s->tls);
     pthread_mutex_destroy(&s->lock);
 }

@@ -1,17 +1,22 @@
 /* fake_http_server: a tiny blocking HTTP/1.1 server on 127.0.0.1 for unit tests.
  *
  * The ONE HTTP fake of the unit tests (olm_testsupport, built for tests only): the kube/
- * REST tests queue canned answers on it, and fake_apiserver.h and the fake catalogd of
- * controller/catalog's tests are handlers on top of it.  (The watch tests' streaming server,
- * kube/tests/fake_watch_server.h, is a different thing: a response that stays open.  The TLS
- * hostile registry of oci/'s tests writes broken responses byte by byte on kept-alive
- * connections.)  fake_http_start_tls serves HTTPS, for the tests of certificate trust.
+ * REST tests queue canned answers on it, fake_apiserver.h and the fake catalogds of
+ * controller/ are handlers on top of it, and the watch tests use its streaming mode.  (Not
+ * on it: oci/'s hostile registry, which writes broken responses byte by byte on kept-alive
+ * TLS connections.)
  *
- * One pthread accepts connections one at a time, reads a request (Content-Length
- * bodies only, which is all libcurl sends for POSTFIELDS), records it, and
- * answers with the next queued canned response (or `handler` when set), then
- * closes the connection.  When the queue is empty it answers 500 so that a
- * missing expectation shows up as a test failure rather than a hang. */
+ * Request/response mode (fake_http_start, fake_http_start_tls): one pthread accepts
+ * connections one at a time, reads a request (Content-Length bodies only, which is all
+ * libcurl sends for POSTFIELDS), records it, and answers with the next queued canned
+ * response (or `handler` when set), then closes the connection.  When the queue is empty it
+ * answers 500 so that a missing expectation shows up as a test failure rather than a hang.
+ *
+ * Streaming mode (fake_http_start_streaming, fake_http_stream.c): every connection gets a
+ * thread of its own and a handler that writes the response itself with the fake_http_write
+ * helpers: a watch, chunked and held open while other requests are served.  The handler
+ * runs on a connection thread; it must lock `s->lock` around any state it shares with other
+ * connections or the test.  Nothing is recorded in this mode. */
 #ifndef OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
 #define OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
 
@@ -28,6 +33,7 @@ typedef struct fake_http_request {
     char *headers;     /* raw header block (lines after the request line), malloc'd */
     char *body;        /* malloc'd, NUL-terminated */
     size_t body_len;
+    unsigned seq;      /* 0-based order of arrival */
 } fake_http_request;
 
 typedef struct fake_http_response {
@@ -42,6 +48,16 @@ struct fake_http_server;
 /* Optional: fills *resp for a request (called on the server thread). */
 typedef void (*fake_http_handler)(struct fake_http_server *s, const fake_http_request *req,
                                   fake_http_response *resp);
+
+/* One connection of the streaming mode. */
+typedef struct fake_http_conn {
+    struct fake_http_server *s;
+    int fd;
+    void *ssl; /* SSL * in HTTPS mode (request/response mode only), else NULL */
+} fake_http_conn;
+typedef void (*fake_http_stream_handler)(fake_http_conn *c, const fake_http_request *req, void *user);
+
+#define FAKE_HTTP_MAX_CONNS 256
 
 typedef struct fake_http_server {
     int fd;
@@ -58,6 +74,11 @@ typedef struct fake_http_server {
     void *user;
     char url[64]; /* "http(s)://127.0.0.1:<port>" */
     void *tls;    /* SSL_CTX * when serving HTTPS, else NULL */
+    /* streaming mode */
+    fake_http_stream_handler stream;
+    void *stream_user;
+    pthread_t conns[FAKE_HTTP_MAX_CONNS];
+    unsigned n_conns;
 } fake_http_server;
 
 /* Listens on 127.0.0.1:<ephemeral>; returns 0 or -1.  Set `handler`/`user` before the
@@ -70,6 +91,23 @@ int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *
  * server, for the tests of what a client's TLS profile still accepts. */
 int fake_http_start_tls_max(fake_http_server *s, const char *cert_file, const char *key_file, int max_version);
 void fake_http_stop(fake_http_server *s);
+
+/* Streaming mode: `handler` answers every request on a connection thread of its own. */
+int fake_http_start_streaming(fake_http_server *s, fake_http_stream_handler handler, void *user);
+/* What a streaming handler writes with (0, or -1 when the client went away). */
+int fake_http_write(fake_http_conn *c, const void *buf, size_t len);
+/* A complete JSON response with Content-Length. */
+int fake_http_respond(fake_http_conn *c, int status, const char *body);
+int fake_http_chunked_begin(fake_http_conn *c, int status);
+/* One HTTP chunk, then a short pause so that the next chunk is a separate read on the
+ * client side (not guaranteed, which is why a client's parser needs pure tests too). */
+int fake_http_chunk(fake_http_conn *c, const char *data, size_t len);
+/* `text` as several chunks cut at `cut` bytes each (events straddle chunks). */
+int fake_http_chunks_cut(fake_http_conn *c, const char *text, size_t cut);
+int fake_http_chunked_end(fake_http_conn *c);
+/* Blocks until the client closes the connection or the server stops: a watch the test
+ * ends from the client side. */
+void fake_http_hold_open(fake_http_conn *c);
 
 /* Canned answers, used in order when there is no handler. */
 void fake_http_push(fake_http_server *s, int status, const char *body);

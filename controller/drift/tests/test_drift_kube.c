@@ -1,5 +1,5 @@
 /* drift_kube: the drift watcher's production backend (kube_watch on a kube_uvcurl) against
- * testsupport's streaming fake apiserver (fake_watch_server.h): the watch lists and watches
+ * a fake apiserver on testsupport's HTTP fake in its streaming mode: the watch lists and watches
  * the extension's collection with its owner selector, a recorded object deleted on the
  * cluster asks for a reconcile of its extension, and a 403 reaches the watcher with its
  * status (it gives the watch up, instead of retrying forever).
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "drift.h"
-#include "fake_watch_server.h"
+#include "fake_http_server.h"
 
 #define CM "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ops\"," \
            "\"resourceVersion\":\"%s\",\"labels\":{\"olm.operatorframework.io/owner-kind\":\"ClusterExtension\"," \
@@ -32,7 +32,7 @@ typedef struct server_state {
     unsigned n;
 } server_state;
 
-static void apiserver(fws_conn *c, const fws_request *req, void *user)
+static void apiserver(fake_http_conn *c, const fake_http_request *req, void *user)
 {
     server_state *st = user;
     pthread_mutex_lock(&c->s->lock);
@@ -43,22 +43,22 @@ static void apiserver(fws_conn *c, const fws_request *req, void *user)
     pthread_mutex_unlock(&c->s->lock);
     char obj[512];
     if (forbid) {
-        fws_respond(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"configmaps is "
+        fake_http_respond(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"configmaps is "
                             "forbidden: User \\\"sa\\\" cannot list resource \\\"configmaps\\\"\"}");
     } else if (!strstr(req->target, "watch=")) { /* the LIST: the recorded object is there */
         char list[1024];
         snprintf(obj, sizeof obj, CM, "5");
         snprintf(list, sizeof list, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[%s]}", obj);
-        fws_respond(c, 200, list);
+        fake_http_respond(c, 200, list);
     } else { /* the WATCH: it is deleted, then the stream stays open */
         char ev[1024];
         snprintf(obj, sizeof obj, CM, "11");
         snprintf(ev, sizeof ev, "{\"type\":\"DELETED\",\"object\":%s}\n", obj);
-        fws_chunked_begin(c, 200);
+        fake_http_chunked_begin(c, 200);
         while (!atomic_load(&st->release) && !atomic_load(&c->s->stop))
             usleep(5000);
-        fws_chunk(c, ev, strlen(ev));
-        fws_hold_open(c);
+        fake_http_chunk(c, ev, strlen(ev));
+        fake_http_hold_open(c);
     }
 }
 
@@ -117,8 +117,8 @@ static void on_closed_uc(void *data)
  * outcome is in; the server's state says what the apiserver answers. */
 static void run(server_state *st, outcome *o)
 {
-    fws_server srv;
-    assert_int_equal(fws_start(&srv, apiserver, st), 0);
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, apiserver, st), 0);
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     olm_error err;
@@ -150,7 +150,7 @@ static void run(server_state *st, outcome *o)
     uv_close((uv_handle_t *)&o->poll, NULL);
     drift_watcher_stop(o->d, on_closed_uc, uc);
     o->d = NULL;
-    fws_stop(&srv); /* lets the held-open watch go */
+    fake_http_stop(&srv); /* lets the held-open watch go */
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);
 }
