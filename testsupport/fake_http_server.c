@@ -86,6 +86,12 @@ static char *read_bytes(fake_http_conn *c, size_t *hdr_end_out, size_t *need_out
         }
         len += (size_t)n;
         buf[len] = '\0';
+        /* Not a request line (a TLS ClientHello sent to plain HTTP, say): hang up at once, as
+         * a real server does, rather than wait for a "\r\n\r\n" that never comes. */
+        if (buf[0] < 'A' || buf[0] > 'Z') {
+            free(buf);
+            return NULL;
+        }
         if (!hdr_end) {
             char *e = strstr(buf, "\r\n\r\n");
             if (e) {
@@ -230,23 +236,9 @@ static void *serve(void *arg)
         fake_http_conn c = {.s = s, .fd = accept(s->fd, NULL, NULL)};
         if (c.fd < 0)
             continue;
-        pthread_mutex_lock(&s->lock);
-        SSL_CTX *tls = s->tls;
-        pthread_mutex_unlock(&s->lock);
-        if (tls) {
-            SSL *ssl = SSL_new(tls);
-            c.ssl = ssl;
-            if (ssl && SSL_set_fd(ssl, c.fd) == 1 && SSL_accept(ssl) == 1) {
-                serve_one(s, &c);
-                SSL_shutdown(ssl);
-            }
-            SSL_free(ssl); /* a refused handshake: the client did not trust us */
-            ERR_clear_error();
-        } else {
+        if (fake_http_accept_tls(&c))
             serve_one(s, &c);
-        }
-        shutdown(c.fd, SHUT_WR);
-        close(c.fd);
+        fake_http_close(&c);
     }
     return NULL;
 }
@@ -269,23 +261,70 @@ int fake_http_start_tls(fake_http_server *s, const char *cert_file, const char *
 
 int fake_http_start_tls_max(fake_http_server *s, const char *cert_file, const char *key_file, int max_version)
 {
+    void *ctx = fake_http_tls_context(cert_file, key_file, max_version);
+    if (!ctx)
+        return -1;
+    if (fake_http_start(s) != 0) {
+        SSL_CTX_free(ctx);
+        return -1;
+    }
+    fake_http_use_tls(s, ctx);
+    return 0;
+}
+
+/* ------------------------------------------------------------ TLS, both modes */
+
+void *fake_http_tls_context(const char *cert_file, const char *key_file, int max_version)
+{
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1 ||
         SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1 ||
         (max_version && SSL_CTX_set_max_proto_version(ctx, max_version) != 1)) {
         SSL_CTX_free(ctx);
-        return -1;
+        return NULL;
     }
-    if (fake_http_start(s) != 0) {
-        SSL_CTX_free(ctx);
-        return -1;
-    }
+    return ctx;
+}
+
+void fake_http_tls_free(void *ctx)
+{
+    SSL_CTX_free(ctx);
+}
+
+void fake_http_use_tls(fake_http_server *s, void *ctx)
+{
     /* Set before any client can connect: the tests learn the URL from us. */
     pthread_mutex_lock(&s->lock);
     s->tls = ctx;
     pthread_mutex_unlock(&s->lock);
     snprintf(s->url, sizeof s->url, "https://127.0.0.1:%d", s->port);
-    return 0;
+}
+
+bool fake_http_accept_tls(fake_http_conn *c)
+{
+    pthread_mutex_lock(&c->s->lock);
+    SSL_CTX *tls = c->s->tls;
+    pthread_mutex_unlock(&c->s->lock);
+    if (!tls)
+        return true;
+    SSL *ssl = SSL_new(tls);
+    c->ssl = ssl;
+    if (ssl && SSL_set_fd(ssl, c->fd) == 1 && SSL_accept(ssl) == 1)
+        return true;
+    ERR_clear_error();
+    return false;
+}
+
+void fake_http_close(fake_http_conn *c)
+{
+    if (c->ssl) {
+        SSL_shutdown(c->ssl);
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+        ERR_clear_error();
+    }
+    shutdown(c->fd, SHUT_WR);
+    close(c->fd);
 }
 
 void fake_http_stop(fake_http_server *s)

@@ -2,9 +2,8 @@
  *
  * The ONE HTTP fake of the unit tests (olm_testsupport, built for tests only): the kube/
  * REST tests queue canned answers on it, fake_apiserver.h and the fake catalogds of
- * controller/ are handlers on top of it, and the watch tests use its streaming mode.  (Not
- * on it: oci/'s hostile registry, which writes broken responses byte by byte on kept-alive
- * TLS connections.)
+ * controller/ are handlers on top of it, and the watch tests and oci/'s hostile registries
+ * (bytes dripped, responses cut short) use its streaming mode.
  *
  * Request/response mode (fake_http_start, fake_http_start_tls): one pthread accepts
  * connections one at a time, reads a request (Content-Length bodies only, which is all
@@ -16,7 +15,8 @@
  * thread of its own and a handler that writes the response itself with the fake_http_write
  * helpers: a watch, chunked and held open while other requests are served.  The handler
  * runs on a connection thread; it must lock `s->lock` around any state it shares with other
- * connections or the test.  Nothing is recorded in this mode. */
+ * connections or the test.  Nothing is recorded in this mode.  Every response closes its
+ * connection (no keep-alive), which keeps request accounting simple. */
 #ifndef OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
 #define OLM_TESTSUPPORT_FAKE_HTTP_SERVER_H
 
@@ -53,7 +53,7 @@ typedef void (*fake_http_handler)(struct fake_http_server *s, const fake_http_re
 typedef struct fake_http_conn {
     struct fake_http_server *s;
     int fd;
-    void *ssl; /* SSL * in HTTPS mode (request/response mode only), else NULL */
+    void *ssl; /* SSL * when serving HTTPS, else NULL */
 } fake_http_conn;
 typedef void (*fake_http_stream_handler)(fake_http_conn *c, const fake_http_request *req, void *user);
 
@@ -94,6 +94,9 @@ void fake_http_stop(fake_http_server *s);
 
 /* Streaming mode: `handler` answers every request on a connection thread of its own. */
 int fake_http_start_streaming(fake_http_server *s, fake_http_stream_handler handler, void *user);
+/* The same over TLS (as fake_http_start_tls). */
+int fake_http_start_streaming_tls(fake_http_server *s, fake_http_stream_handler handler, void *user,
+                                  const char *cert_file, const char *key_file);
 /* What a streaming handler writes with (0, or -1 when the client went away). */
 int fake_http_write(fake_http_conn *c, const void *buf, size_t len);
 /* A complete JSON response with Content-Length. */

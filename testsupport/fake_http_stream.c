@@ -61,7 +61,7 @@ int fake_http_chunked_end(fake_http_conn *c)
 
 void fake_http_hold_open(fake_http_conn *c)
 {
-    char buf[256];
+    char buf[256]; /* what a client sends now is of no interest: only whether it went away */
     while (!atomic_load(&c->s->stop)) {
         struct pollfd p = {c->fd, POLLIN, 0};
         int r = poll(&p, 1, 20);
@@ -78,12 +78,11 @@ static void *conn_thread(void *arg)
     fake_http_conn c = *(fake_http_conn *)arg;
     free(arg);
     fake_http_request req;
-    if (fake_http_read_request(&c, &req) == 0) {
+    if (fake_http_accept_tls(&c) && fake_http_read_request(&c, &req) == 0) {
         c.s->stream(&c, &req, c.s->stream_user);
         fake_http_request_free(&req);
     }
-    shutdown(c.fd, SHUT_WR);
-    close(c.fd);
+    fake_http_close(&c);
     return NULL;
 }
 
@@ -124,6 +123,20 @@ int fake_http_start_streaming(fake_http_server *s, fake_http_stream_handler hand
         close(s->fd);
         return -1;
     }
+    return 0;
+}
+
+int fake_http_start_streaming_tls(fake_http_server *s, fake_http_stream_handler handler, void *user,
+                                  const char *cert_file, const char *key_file)
+{
+    void *ctx = fake_http_tls_context(cert_file, key_file, 0);
+    if (!ctx)
+        return -1;
+    if (fake_http_start_streaming(s, handler, user) != 0) {
+        fake_http_tls_free(ctx);
+        return -1;
+    }
+    fake_http_use_tls(s, ctx);
     return 0;
 }
 
