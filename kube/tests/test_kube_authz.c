@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <string.h>
 
 #include "fake_http_server.h"
 #include "kube_authz.h"
@@ -27,7 +28,7 @@ static void review_handler(fake_http_server *s, const fake_http_request *req, fa
         "{\"status\":{\"allowed\":false,\"reason\":\"no\"}}",
         "{\"kind\":\"Status\",\"message\":\"etcd is sad\"}",
     };
-    *resp = (fake_http_response){201, NULL, out[0], NULL};
+    *resp = (fake_http_response){.status = 201, .body = out[0]};
     if (strcmp(req->target, "/apis/authentication.k8s.io/v1/tokenreviews") == 0) {
         const char *tok = json_string_value(json_object_get(spec, "token"));
         if (tok && strcmp(tok, "alice") == 0)
@@ -35,7 +36,7 @@ static void review_handler(fake_http_server *s, const fake_http_request *req, fa
         else if (tok && strcmp(tok, "bob") == 0)
             resp->body = out[2];
         else if (tok && strcmp(tok, "boom") == 0)
-            *resp = (fake_http_response){500, NULL, out[5], NULL};
+            *resp = (fake_http_response){.status = 500, .body = out[5]};
     } else if (strcmp(req->target, "/apis/authorization.k8s.io/v1/subjectaccessreviews") == 0) {
         const char *user = json_string_value(json_object_get(spec, "user"));
         const json_t *nr = json_object_get(spec, "nonResourceAttributes");
@@ -43,7 +44,7 @@ static void review_handler(fake_http_server *s, const fake_http_request *req, fa
         bool metrics = path && strcmp(path, "/metrics") == 0;
         resp->body = user && strcmp(user, "alice") == 0 && metrics ? out[3] : out[4];
     } else {
-        *resp = (fake_http_response){404, NULL, "{}", NULL};
+        *resp = (fake_http_response){.status = 404, .body = "{}"};
     }
     json_decref(body);
     (void)s;

@@ -557,7 +557,7 @@ static void ok_handler(fake_http_server *s, const fake_http_request *req, fake_h
 {
     (void)s;
     (void)req;
-    *resp = (fake_http_response){200, NULL, "{\"kind\":\"Namespace\"}", NULL};
+    *resp = (fake_http_response){.status = 200, .body = "{\"kind\":\"Namespace\"}"};
 }
 
 struct worker {

@@ -1,14 +1,19 @@
 /* Tests of kube_informer: cache add/update/delete with handlers, concurrent
  * readers on other threads, and synthetic deletes after a 410 relist (through
- * fake_watch_server on 127.0.0.1). */
+ * testsupport's HTTP fake in its streaming mode on 127.0.0.1). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "fake_watch_server.h"
+#include "fake_http_server.h"
 #include "kube_informer.h"
 
 typedef struct log {
@@ -309,30 +314,30 @@ static void test_concurrent_readers(void **state)
 #define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"n\",\"resourceVersion\":\"" rv "\"}}"
 #define EV(type, o) "{\"type\":\"" type "\",\"object\":" o "}\n"
 
-static void relist_handler(fws_conn *c, const fws_request *req, void *user)
+static void relist_handler(fake_http_conn *c, const fake_http_request *req, void *user)
 {
     (void)user;
     switch (req->seq) {
     case 0:
-        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" OBJ("a", "1") "," OBJ("b", "2") ","
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" OBJ("a", "1") "," OBJ("b", "2") ","
                             OBJ("c", "3") "]}");
         break;
     case 1:
-        fws_chunked_begin(c, 200);
-        fws_chunks_cut(c, EV("MODIFIED", OBJ("a", "6")) EV("ERROR", "{\"code\":410}"), 10);
-        fws_hold_open(c);
+        fake_http_chunked_begin(c, 200);
+        fake_http_chunks_cut(c, EV("MODIFIED", OBJ("a", "6")) EV("ERROR", "{\"code\":410}"), 10);
+        fake_http_hold_open(c);
         break;
     case 2: /* while we were away: b deleted, c modified, e added */
-        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" OBJ("a", "6") "," OBJ("c", "8") ","
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" OBJ("a", "6") "," OBJ("c", "8") ","
                             OBJ("e", "7") "]}");
         break;
     case 3:
-        fws_chunked_begin(c, 200);
-        fws_chunks_cut(c, EV("ADDED", OBJ("z", "10")), 5);
-        fws_hold_open(c);
+        fake_http_chunked_begin(c, 200);
+        fake_http_chunks_cut(c, EV("ADDED", OBJ("z", "10")), 5);
+        fake_http_hold_open(c);
         break;
     default:
-        fws_respond(c, 500, "{}");
+        fake_http_respond(c, 500, "{}");
     }
 }
 
@@ -371,8 +376,8 @@ static void test_relist_synthetic_deletes(void **state)
     (void)state;
     log_t l;
     memset(&l, 0, sizeof l);
-    fws_server srv;
-    assert_int_equal(fws_start(&srv, relist_handler, NULL), 0);
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, relist_handler, NULL), 0);
     uv_loop_t loop;
     uv_loop_init(&loop);
     olm_error err;
@@ -389,7 +394,7 @@ static void test_relist_synthetic_deletes(void **state)
     assert_int_equal(kube_informer_start(l.inf, &err), 0);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);
-    fws_stop(&srv);
+    fake_http_stop(&srv);
     assert_string_equal(l.text, "add a@1,add b@2,add c@3,synced,"
                                 "update a@1->6,"
                                 "delete b@2,update c@3->8,add e@7,synced,"

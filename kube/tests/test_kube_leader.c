@@ -1,4 +1,4 @@
-/* Tests of kube_leader against a fake Lease API (fake_watch_server on 127.0.0.1)
+/* Tests of kube_leader against a fake Lease API (the streaming mode of testsupport's HTTP fake)
  * that implements GET/POST/PUT of one Lease with resourceVersion checks (409 on
  * a stale write), like the API server.  Short durations keep it quick; the
  * assertions are on order and state, not on timing. */
@@ -8,9 +8,14 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
-#include "fake_watch_server.h"
+#include "fake_http_server.h"
 #include "kube_leader.h"
 
 #define LEASE_PATH "/apis/coordination.k8s.io/v1/namespaces/sys/leases/lock"
@@ -29,7 +34,7 @@ typedef struct fake_lease {
     pthread_cond_t gate;
 } fake_lease;
 
-static void lease_handler(fws_conn *c, const fws_request *req, void *user)
+static void lease_handler(fake_http_conn *c, const fake_http_request *req, void *user)
 {
     fake_lease *f = user;
     char *out = NULL;
@@ -84,7 +89,7 @@ static void lease_handler(fws_conn *c, const fws_request *req, void *user)
         status = 400;
     }
     pthread_mutex_unlock(&c->s->lock);
-    fws_respond(c, status, out ? out : "{\"kind\":\"Status\"}");
+    fake_http_respond(c, status, out ? out : "{\"kind\":\"Status\"}");
     free(out);
 }
 
@@ -111,7 +116,7 @@ typedef struct world {
     uv_loop_t loop;
     kube_uvcurl *uc;
     kube_config cfg;
-    fws_server srv;
+    fake_http_server srv;
     fake_lease f;
     uv_timer_t tick, guard;
     int step;
@@ -194,8 +199,8 @@ static void world_finish(world *w)
 {
     assert_int_equal(uv_run(&w->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&w->loop), 0);
-    open_gate(w); /* a held response must not keep fws_stop from joining its thread */
-    fws_stop(&w->srv);
+    open_gate(w); /* a held response must not keep fake_http_stop from joining its thread */
+    fake_http_stop(&w->srv);
 }
 
 static int locked_int(world *w, int *p)
@@ -236,7 +241,7 @@ static void test_create_renew_release_handover(void **state)
 {
     (void)state;
     world *w = calloc(1, sizeof *w);
-    assert_int_equal(fws_start(&w->srv, lease_handler, &w->f), 0);
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
     world_run(w, handover_tick);
     mk(w, &w->a, "alpha", 60000, 40000, 20);
     /* B starts a little later so that A is the one that creates the Lease. */
@@ -296,7 +301,7 @@ static void test_release_after_stop_during_renewal(void **state)
     world *w = calloc(1, sizeof *w);
     pthread_cond_init(&w->f.gate, NULL);
     w->f.gate_used = true;
-    assert_int_equal(fws_start(&w->srv, lease_handler, &w->f), 0);
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
     world_run(w, inflight_tick);
     mk(w, &w->a, "alpha", 60000, 40000, 20);
     world_finish(w);
@@ -332,7 +337,7 @@ static void test_takeover_after_expiry_with_conflict(void **state)
                            "leaseTransitions", 4);
     w->f.rv = 7;
     w->f.conflict_next_put = true;
-    assert_int_equal(fws_start(&w->srv, lease_handler, &w->f), 0);
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
     world_run(w, expiry_tick);
     uint64_t t0 = uv_hrtime();
     mk(w, &w->a, "alpha", 150, 100, 20);
@@ -362,7 +367,7 @@ static void test_lost_lease_after_renew_deadline(void **state)
     (void)state;
     world *w = calloc(1, sizeof *w);
     w->f.fail_puts_after = 2;
-    assert_int_equal(fws_start(&w->srv, lease_handler, &w->f), 0);
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
     world_run(w, lost_tick);
     mk(w, &w->a, "alpha", 300, 100, 20);
     world_finish(w);

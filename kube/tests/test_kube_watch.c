@@ -1,14 +1,19 @@
 /* Tests of kube_watch_stream (the incremental event parser) and kube_watch
  * (list, paged list, watch, resume, bookmark, 410 relist with synthetic deletes,
- * back-off on server errors) against fake_watch_server on 127.0.0.1. */
+ * back-off on server errors) against testsupport's HTTP fake (streaming mode). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include "fake_watch_server.h"
+#include "fake_http_server.h"
 #include "kube_watch.h"
 #include "kube_watch_stream.h"
 
@@ -195,7 +200,7 @@ typedef struct scenario {
     bool closed;
 } scenario;
 
-static void watch_handler(fws_conn *c, const fws_request *req, void *user)
+static void watch_handler(fake_http_conn *c, const fake_http_request *req, void *user)
 {
     scenario *sc = user;
     pthread_mutex_lock(&c->s->lock);
@@ -206,42 +211,42 @@ static void watch_handler(fws_conn *c, const fws_request *req, void *user)
     pthread_mutex_unlock(&c->s->lock);
     switch (req->seq) {
     case 0: /* LIST, first page */
-        fws_respond(c, 200, "{\"kind\":\"List\",\"metadata\":{\"continue\":\"abc\"},\"items\":[" OBJ("a", "1") "]}");
+        fake_http_respond(c, 200, "{\"kind\":\"List\",\"metadata\":{\"continue\":\"abc\"},\"items\":[" OBJ("a", "1") "]}");
         break;
     case 1: /* LIST, second page */
-        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" OBJ("b", "2") "]}");
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"10\"},\"items\":[" OBJ("b", "2") "]}");
         break;
     case 2: /* server error: retried after back-off from the same resourceVersion */
-        fws_respond(c, 500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd is sad\"}");
+        fake_http_respond(c, 500, "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd is sad\"}");
         break;
     case 3: /* events cut every 7 bytes, then a normal end (timeoutSeconds) */
-        fws_chunked_begin(c, 200);
-        fws_chunks_cut(c, EV("ADDED", OBJ("c", "11")) EV("BOOKMARK", OBJ("", "15")) EV("MODIFIED", OBJ("a", "16")), 7);
-        fws_chunked_end(c);
+        fake_http_chunked_begin(c, 200);
+        fake_http_chunks_cut(c, EV("ADDED", OBJ("c", "11")) EV("BOOKMARK", OBJ("", "15")) EV("MODIFIED", OBJ("a", "16")), 7);
+        fake_http_chunked_end(c);
         break;
     case 4: /* resumed at 16: the server has compacted it away */
-        fws_chunked_begin(c, 200);
-        fws_chunks_cut(c, EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}"), 4096);
-        fws_hold_open(c);
+        fake_http_chunked_begin(c, 200);
+        fake_http_chunks_cut(c, EV("ERROR", "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}"), 4096);
+        fake_http_hold_open(c);
         break;
     case 5: /* relist: b vanished, c changed, d is new, a unchanged */
-        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"30\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"30\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
                             OBJ("d", "21") "]}");
         break;
     case 6: /* 410 as an HTTP status this time */
-        fws_respond(c, 410, "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Gone\"}");
+        fake_http_respond(c, 410, "{\"kind\":\"Status\",\"code\":410,\"reason\":\"Gone\"}");
         break;
     case 7: /* relist: nothing changed */
-        fws_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"31\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"31\"},\"items\":[" OBJ("a", "16") "," OBJ("c", "20") ","
                             OBJ("d", "21") "]}");
         break;
     case 8: /* a delete, then the stream stays open until the client stops */
-        fws_chunked_begin(c, 200);
-        fws_chunks_cut(c, EV("DELETED", OBJ("d", "32")), 4096);
-        fws_hold_open(c);
+        fake_http_chunked_begin(c, 200);
+        fake_http_chunks_cut(c, EV("DELETED", OBJ("d", "32")), 4096);
+        fake_http_hold_open(c);
         break;
     default:
-        fws_respond(c, 500, "{\"message\":\"unexpected request\"}");
+        fake_http_respond(c, 500, "{\"message\":\"unexpected request\"}");
     }
 }
 
@@ -308,8 +313,8 @@ static void test_watch_scenario(void **state)
     (void)state;
     scenario sc;
     memset(&sc, 0, sizeof sc);
-    fws_server srv;
-    assert_int_equal(fws_start(&srv, watch_handler, &sc), 0);
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, watch_handler, &sc), 0);
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     sc.loop = &loop;
@@ -339,7 +344,7 @@ static void test_watch_scenario(void **state)
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_true(sc.closed);
     assert_int_equal(uv_loop_close(&loop), 0);
-    fws_stop(&srv);
+    fake_http_stop(&srv);
 
     assert_string_equal(sc.log, "ADDED a,ADDED b,SYNC,"          /* paged LIST */
                                 "ADDED c,MODIFIED a,"            /* watch 1 (after a 500) */
@@ -388,11 +393,11 @@ static void test_watch_scenario_no_managed_fields(void **state)
 }
 
 /* Stopping right after start (LIST in flight) releases everything. */
-static void slow_handler(fws_conn *c, const fws_request *req, void *user)
+static void slow_handler(fake_http_conn *c, const fake_http_request *req, void *user)
 {
     (void)req;
     (void)user;
-    fws_hold_open(c);
+    fake_http_hold_open(c);
 }
 
 static void on_stop_closed(void *data)
@@ -403,8 +408,8 @@ static void on_stop_closed(void *data)
 static void test_watch_stop_during_list(void **state)
 {
     (void)state;
-    fws_server srv;
-    assert_int_equal(fws_start(&srv, slow_handler, NULL), 0);
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, slow_handler, NULL), 0);
     uv_loop_t loop;
     uv_loop_init(&loop);
     olm_error err;
@@ -423,7 +428,7 @@ static void test_watch_stop_during_list(void **state)
     kube_watch_stop(w, on_stop_closed, uc);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&loop), 0);
-    fws_stop(&srv);
+    fake_http_stop(&srv);
     assert_string_equal(sc.log, "");
 }
 

@@ -1,5 +1,6 @@
-/* Pulls against hostile registries (issue 12, items 6 and 7): a fake registry written here,
- * on 127.0.0.1 and an ephemeral port, served by a thread, over plain HTTP or TLS.
+/* Pulls against hostile registries (issue 12, items 6 and 7): a fake registry written here as a
+ * handler of testsupport's HTTP fake in its streaming mode (it writes its responses itself,
+ * dripped or cut short), on 127.0.0.1 and an ephemeral port, over plain HTTP or TLS.
  *
  *   - a manifest of 3,000 layers is refused before any layer is requested;
  *   - a blob dripping one byte at a time trips the stall guard;
@@ -21,44 +22,36 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <netinet/in.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fake_http_server.h"
 #include "olm_base64.h"
 #include "oci_pull_internal.h"
 
 /* ---------------------------------------------------------------- a fake registry */
 
 typedef struct fake fake;
-typedef struct conn {
-    int fd;
-    SSL *ssl;
-} conn;
+typedef fake_http_conn conn;
 
-/* Answers one request; returns 0 to keep the connection, -1 to close it. */
+/* Answers one request (every connection is closed after its response). */
 typedef int (*fake_handler)(fake *f, conn *c, const char *method, const char *path, const char *authz);
 
 struct fake {
-    int lfd, port;
-    SSL_CTX *ssl;
-    pthread_t thread;
-    volatile int stop;
+    fake_http_server srv;
+    int port;
     fake_handler handle;
     pthread_mutex_t mu;
     int requests;        /* requests answered */
@@ -72,16 +65,10 @@ struct fake {
     size_t blob_cut_at;      /* when set: the blob's response ends (closed) after this many bytes */
 };
 
-static int conn_write(conn *c, const void *p, size_t n)
+/* The server is stopping: a handler still writing gives up. */
+static bool stopping(const fake *f)
 {
-    while (n) {
-        ssize_t w = c->ssl ? SSL_write(c->ssl, p, (int)n) : send(c->fd, p, n, MSG_NOSIGNAL);
-        if (w <= 0)
-            return -1;
-        p = (const char *)p + w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return atomic_load(&f->srv.stop) != 0;
 }
 
 static int conn_printf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -92,75 +79,27 @@ static int conn_printf(conn *c, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return conn_write(c, buf, (size_t)n);
+    return fake_http_write(c, buf, (size_t)n);
 }
 
 static int respond(conn *c, int status, const char *ctype, const char *body, size_t len)
 {
     if (conn_printf(c, "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", status, ctype, len) != 0)
         return -1;
-    return conn_write(c, body, len);
+    return fake_http_write(c, body, len);
 }
 
-/* Reads one request head; 0, or -1 at EOF/error. */
-static int read_head(conn *c, char *buf, size_t sz)
+/* Every request: counted (and whether it carried credentials), then the test's handler. */
+static void serve(fake_http_conn *c, const fake_http_request *req, void *user)
 {
-    size_t n = 0;
-    while (n + 1 < sz) {
-        ssize_t r = c->ssl ? SSL_read(c->ssl, buf + n, 1) : recv(c->fd, buf + n, 1, 0);
-        if (r <= 0)
-            return -1;
-        n++;
-        if (n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0) {
-            buf[n] = '\0';
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static void serve_conn(fake *f, int fd)
-{
-    conn c = {.fd = fd};
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (f->ssl) {
-        c.ssl = SSL_new(f->ssl);
-        SSL_set_fd(c.ssl, fd);
-        if (SSL_accept(c.ssl) != 1)
-            goto out;
-    }
-    char head[8192];
-    while (!f->stop && read_head(&c, head, sizeof head) == 0) {
-        char method[16], path[2048];
-        if (sscanf(head, "%15s %2047s", method, path) != 2)
-            break;
-        char *authz = strcasestr(head, "\r\nAuthorization:");
-        pthread_mutex_lock(&f->mu);
-        f->requests++;
-        f->authz_seen += authz != NULL;
-        pthread_mutex_unlock(&f->mu);
-        if (f->handle(f, &c, method, path, authz) != 0)
-            break;
-    }
-out:
-    if (c.ssl)
-        SSL_free(c.ssl);
-    close(fd);
-}
-
-static void *fake_main(void *arg)
-{
-    fake *f = arg;
-    while (!f->stop) {
-        struct pollfd p = {.fd = f->lfd, .events = POLLIN};
-        if (poll(&p, 1, 50) <= 0)
-            continue;
-        int fd = accept(f->lfd, NULL, NULL);
-        if (fd >= 0)
-            serve_conn(f, fd); /* one connection at a time: the client makes one request at a time */
-    }
-    return NULL;
+    fake *f = user;
+    char authz[1024];
+    fake_http_header(req, "Authorization", authz, sizeof authz);
+    pthread_mutex_lock(&f->mu);
+    f->requests++;
+    f->authz_seen += authz[0] != '\0';
+    pthread_mutex_unlock(&f->mu);
+    f->handle(f, c, req->method, req->target, authz[0] ? authz : NULL);
 }
 
 static fake *fake_start(fake_handler h, const char *cert, const char *key)
@@ -169,33 +108,20 @@ static fake *fake_start(fake_handler h, const char *cert, const char *key)
     assert_non_null(f);
     f->handle = h;
     pthread_mutex_init(&f->mu, NULL);
-    if (cert) {
-        f->ssl = SSL_CTX_new(TLS_server_method());
-        assert_non_null(f->ssl);
-        assert_int_equal(SSL_CTX_use_certificate_chain_file(f->ssl, cert), 1);
-        assert_int_equal(SSL_CTX_use_PrivateKey_file(f->ssl, key, SSL_FILETYPE_PEM), 1);
-    }
-    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(f->lfd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(f->lfd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(f->lfd, 16), 0);
-    assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&a, &len), 0);
-    f->port = ntohs(a.sin_port);
-    assert_int_equal(pthread_create(&f->thread, NULL, fake_main, f), 0);
+    if (cert)
+        assert_int_equal(fake_http_start_streaming_tls(&f->srv, serve, f, cert, key), 0);
+    else
+        assert_int_equal(fake_http_start_streaming(&f->srv, serve, f), 0);
+    f->port = f->srv.port;
     return f;
 }
 
-/* Stops and frees the fake; returns the bytes of the blob it served (counted once its thread
- * is joined, so a transfer the client gave up on is over). */
+/* Stops and frees the fake; returns the bytes of the blob it served (counted once its
+ * threads are joined, so a transfer the client gave up on is over). */
 static size_t fake_stop(fake *f)
 {
-    f->stop = 1;
-    pthread_join(f->thread, NULL);
+    fake_http_stop(&f->srv);
     size_t served = f->blob_served;
-    close(f->lfd);
-    SSL_CTX_free(f->ssl);
     pthread_mutex_destroy(&f->mu);
     free(f);
     return served;
@@ -281,9 +207,9 @@ static int registry_handler(fake *f, conn *c, const char *method, const char *pa
             return -1;
         size_t piece = f->drip_bytes ? (size_t)f->drip_bytes : 65536;
         size_t end = f->blob_cut_at ? f->blob_cut_at : f->blob_len;
-        for (size_t off = 0; off < end && !f->stop;) {
+        for (size_t off = 0; off < end && !stopping(f);) {
             size_t n = end - off < piece ? end - off : piece;
-            if (conn_write(c, f->blob + off, n) != 0)
+            if (fake_http_write(c, f->blob + off, n) != 0)
                 return -1; /* the client gave up */
             off += n;
             pthread_mutex_lock(&f->mu);
@@ -699,7 +625,7 @@ static void test_short_download_is_the_fetch_error(void **state)
 static int silent_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
 {
     (void)c, (void)method, (void)path, (void)authz;
-    for (int i = 0; i < 100 && !f->stop; i++) /* at most 5 s: the client gives up after 1 */
+    for (int i = 0; i < 100 && !stopping(f); i++) /* at most 5 s: the client gives up after 1 */
         usleep(50 * 1000);
     return -1;
 }

@@ -1,5 +1,5 @@
 /* applier: ordering, labels, conflict and ownership rules, prune and uninstall order,
- * against a tiny in-memory apiserver (the handler of kube/tests/fake_http_server.h).
+ * against the shared in-memory apiserver (testsupport/fake_apiserver.h).
  * The real apiserver is exercised by applier_live_check.c (e2e/tests/test_applier.py). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kube/tests/fake_http_server.h"
 #include "applier.h"
+#include "fake_apiserver.h"
 #include "applier_internal.h"
 #include "helm_release.h"
 
@@ -117,196 +117,16 @@ static void test_identity_and_ownership(void **state)
     json_decref(none);
 }
 
-/* ------------------------------------------------------------ a tiny apiserver */
+/* ------------------------------------------------------------ the cluster: testsupport's fake apiserver */
 
-#define STORE_MAX 64
-#define LOG_MAX 128
-
-struct store {
-    char *path[STORE_MAX]; /* item path, e.g. /api/v1/namespaces/ns/configmaps/cm */
-    json_t *obj[STORE_MAX];
-    int rv;
-    char log[LOG_MAX][320]; /* "METHOD path" of every request but GETs */
-    size_t nlog;
-    const char *forbid; /* PATCH paths containing this are 403 */
-    const char *forbid_delete; /* DELETE paths containing this are 403 */
-    const char *deny_get_to[2]; /* GETs with these bearer tokens are 403 */
-    unsigned gets_by_sa, gets_by_admin;
-    char resp[65536];
-};
-
-static int find(struct store *st, const char *path)
-{
-    for (int i = 0; i < STORE_MAX; i++)
-        if (st->path[i] && strcmp(st->path[i], path) == 0)
-            return i;
-    return -1;
-}
-
-static void put(struct store *st, const char *path, json_t *obj)
-{
-    int i = find(st, path);
-    if (i < 0) {
-        for (i = 0; i < STORE_MAX && st->path[i]; i++)
-            ;
-        assert_true(i < STORE_MAX);
-        st->path[i] = strdup(path);
-    } else {
-        json_decref(st->obj[i]);
-    }
-    char rv[16];
-    snprintf(rv, sizeof rv, "%d", ++st->rv);
-    json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string(rv));
-    if (strstr(path, "/customresourcedefinitions/"))
-        json_object_set_new(obj, "status", J("{\"conditions\":[{\"type\":\"Established\",\"status\":\"True\"}]}"));
-    st->obj[i] = obj;
-}
-
-static void status(fake_http_response *resp, struct store *st, int code, const char *reason, const char *msg)
-{
-    snprintf(st->resp, sizeof st->resp, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"%s\",\"reason\":\"%s\",\"code\":%d}",
-             msg, reason, code);
-    resp->status = code;
-    resp->body = st->resp;
-}
-
-static void reply(fake_http_response *resp, struct store *st, int code, const json_t *obj)
-{
-    char *t = json_dumps(obj, JSON_COMPACT);
-    snprintf(st->resp, sizeof st->resp, "%s", t);
-    free(t);
-    resp->status = code;
-    resp->body = st->resp;
-}
-
-/* Whether obj's labels hold every "k=v" of the (URL-encoded) selector. */
-static bool selected(const json_t *obj, const char *enc)
-{
-    char sel[512];
-    size_t n = 0;
-    for (const char *p = enc; *p && *p != '&' && n < sizeof sel - 1; p++) {
-        unsigned c;
-        if (*p == '%' && sscanf(p + 1, "%2x", &c) == 1) {
-            sel[n++] = (char)c;
-            p += 2;
-        } else {
-            sel[n++] = *p;
-        }
-    }
-    sel[n] = 0;
-    const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-    for (char *save = NULL, *kv = strtok_r(sel, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq)
-            return false;
-        *eq = 0;
-        const char *v = json_string_value(json_object_get(labels, kv));
-        if (!v || strcmp(v, eq + 1) != 0)
-            return false;
-    }
-    return true;
-}
-
-/* A LIST of the collection `path` with a label selector. */
-static void list(fake_http_response *resp, struct store *st, const char *path, const char *selector)
-{
-    json_t *items = json_array();
-    size_t plen = strlen(path);
-    for (int k = 0; k < STORE_MAX; k++)
-        if (st->path[k] && strncmp(st->path[k], path, plen) == 0 && st->path[k][plen] == '/' &&
-            !strchr(st->path[k] + plen + 1, '/') && selected(st->obj[k], selector))
-            json_array_append(items, st->obj[k]);
-    json_t *l = json_pack("{s:s, s:o}", "kind", "List", "items", items);
-    reply(resp, st, 200, l);
-    json_decref(l);
-}
-
-/* Every branch fills *resp through status() or reply(). */
-static void handle(struct store *st, const fake_http_request *req, fake_http_response *resp)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", req->target);
-    char *q = strchr(path, '?');
-    if (q)
-        *q = '\0';
-    if (strcmp(req->method, "GET") != 0 && st->nlog < LOG_MAX)
-        snprintf(st->log[st->nlog++], sizeof st->log[0], "%.15s %.200s%s%.100s", req->method, path, q ? "?" : "",
-                 q ? q + 1 : "");
-    int i = find(st, path);
-    if (strcmp(req->method, "GET") == 0) {
-        bool by_sa = req->headers && strstr(req->headers, "Bearer sa\r\n");
-        const char *who = by_sa ? "sa" : "admin";
-        by_sa ? st->gets_by_sa++ : st->gets_by_admin++;
-        for (int k = 0; k < 2; k++)
-            if (st->deny_get_to[k] && strcmp(st->deny_get_to[k], who) == 0) {
-                snprintf(st->resp, sizeof st->resp,
-                         "{\"kind\":\"Status\",\"status\":\"Failure\",\"reason\":\"Forbidden\",\"code\":403,"
-                         "\"message\":\"configmaps \\\"cm\\\" is forbidden: User \\\"%s\\\" cannot get resource "
-                         "\\\"configmaps\\\"\"}", who);
-                resp->status = 403;
-                resp->body = st->resp;
-                return;
-            }
-        if (i < 0 && q && strstr(q + 1, "labelSelector="))
-            list(resp, st, path, strstr(q + 1, "labelSelector=") + 14);
-        else if (i < 0)
-            status(resp, st, 404, "NotFound", "not found");
-        else
-            reply(resp, st, 200, st->obj[i]);
-        return;
-    }
-    if (strcmp(req->method, "DELETE") == 0) {
-        if (st->forbid_delete && strstr(path, st->forbid_delete)) {
-            status(resp, st, 403, "Forbidden", "configmaps is forbidden: User \\\"sa\\\" cannot delete resource");
-            return;
-        }
-        if (i < 0) {
-            status(resp, st, 404, "NotFound", "not found");
-            return;
-        }
-        free(st->path[i]);
-        json_decref(st->obj[i]);
-        st->path[i] = NULL;
-        st->obj[i] = NULL;
-        status(resp, st, 200, "", "deleted");
-        return;
-    }
-    json_t *body = json_loads(req->body, 0, NULL);
-    if (!body) {
-        status(resp, st, 400, "BadRequest", "bad body");
-        return;
-    }
-    if (strcmp(req->method, "PATCH") == 0 && st->forbid && strstr(path, st->forbid)) {
-        json_decref(body);
-        status(resp, st, 403, "Forbidden",
-               "deployments.apps \\\"d\\\" is forbidden: User \\\"sa\\\" cannot patch resource \\\"deployments\\\"");
-        return;
-    }
-    if (strcmp(req->method, "POST") == 0) {
-        char item[4200];
-        snprintf(item, sizeof item, "%s/%s", path,
-                 json_string_value(json_object_get(json_object_get(body, "metadata"), "name")));
-        if (find(st, item) >= 0) {
-            json_decref(body);
-            status(resp, st, 409, "AlreadyExists", "exists");
-            return;
-        }
-        put(st, item, body);
-        reply(resp, st, 201, body);
-        return;
-    }
-    put(st, path, body); /* PATCH (apply) and PUT: the body becomes the object */
-    reply(resp, st, 200, body);
-}
-
-static void handler(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
-{
-    handle(s->user, req, resp);
-}
+/* What the fake answers when an identity is refused, in the apiserver's words. */
+#define FORBID_PATCH_DEPLOYMENTS "deployments.apps \"d\" is forbidden: User \"sa\" cannot patch resource \"deployments\""
+#define FORBID_DELETE "configmaps is forbidden: User \"sa\" cannot delete resource"
+#define FORBID_GET_SA "configmaps \"cm\" is forbidden: User \"sa\" cannot get resource \"configmaps\""
+#define FORBID_GET_ADMIN "configmaps \"cm\" is forbidden: User \"admin\" cannot get resource \"configmaps\""
 
 struct fx {
-    fake_http_server srv;
-    struct store st;
+    fake_apiserver *api;
     kube_client *admin, *sa;
     applier_ctx ctx;
 };
@@ -327,14 +147,13 @@ static int fx_setup(void **state)
 {
     struct fx *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    assert_int_equal(fake_http_start(&f->srv), 0);
-    f->srv.user = &f->st;
-    f->srv.handler = handler;
-    f->admin = client(f->srv.url, "admin");
-    f->sa = client(f->srv.url, "sa");
+    f->api = fake_apiserver_start();
+    assert_non_null(f->api);
+    f->admin = client(fake_apiserver_url(f->api), "admin");
+    f->sa = client(fake_apiserver_url(f->api), "sa");
     f->ctx = (applier_ctx){.admin = f->admin, .as_sa = f->sa, .system_namespace = "sys", .extension = "ext"};
-    put(&f->st, "/api/v1/namespaces/sys", J("{\"metadata\":{\"name\":\"sys\"}}"));
-    put(&f->st, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Active\"}}"));
+    fake_apiserver_put(f->api, "/api/v1/namespaces/sys", J("{\"metadata\":{\"name\":\"sys\"}}"));
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Active\"}}"));
     *state = f;
     return 0;
 }
@@ -344,22 +163,20 @@ static int fx_teardown(void **state)
     struct fx *f = *state;
     kube_client_free(f->admin);
     kube_client_free(f->sa);
-    fake_http_stop(&f->srv);
-    for (int i = 0; i < STORE_MAX; i++) {
-        free(f->st.path[i]);
-        json_decref(f->st.obj[i]);
-    }
+    fake_apiserver_stop(f->api);
     free(f);
     return 0;
 }
 
 static const applier_bundle bundle = {"b.v1", "1.0.0", "img:1", "pkg", "[{\"type\":\"x\",\"value\":4.10}]"};
 
-static void assert_log_prefix(struct store *st, size_t i, const char *want)
+/* The i-th request that was not a GET starts with `want`. */
+static void assert_log_prefix(fake_apiserver *api, size_t i, const char *want)
 {
-    assert_true(i < st->nlog);
-    if (strncmp(st->log[i], want, strlen(want)) != 0)
-        fail_msg("request %zu is \"%s\", want \"%s...\"", i, st->log[i], want);
+    const char *have = fake_apiserver_write_at(api, i);
+    assert_non_null(have);
+    if (strncmp(have, want, strlen(want)) != 0)
+        fail_msg("request %zu is \"%s\", want \"%s...\"", i, have, want);
 }
 
 static void test_apply_order_record_prune_uninstall(void **state)
@@ -373,53 +190,53 @@ static void test_apply_order_record_prune_uninstall(void **state)
                      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"cr\"}}]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
-    assert_log_prefix(&f->st, 0, "PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io?fieldManager=olm.operatorframework.io&force=true");
-    assert_log_prefix(&f->st, 1, "PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/cr?");
-    assert_log_prefix(&f->st, 2, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
-    assert_log_prefix(&f->st, 3, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    assert_log_prefix(f->api, 0, "PATCH /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io?fieldManager=olm.operatorframework.io&force=true");
+    assert_log_prefix(f->api, 1, "PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/cr?");
+    assert_log_prefix(f->api, 2, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
+    assert_log_prefix(f->api, 3, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
     /* Upstream's record first (a failure leaves ours unwritten, so the retry writes both). */
-    assert_log_prefix(&f->st, 4, "POST /api/v1/namespaces/sys/secrets");
-    assert_log_prefix(&f->st, 5, "POST /api/v1/namespaces/sys/secrets");
-    assert_int_equal(f->st.nlog, 6);
-    int h = find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
-    assert_true(h >= 0);
-    assert_string_equal(json_string_value(json_object_get(f->st.obj[h], "type")), "operatorframework.io/index.v1");
+    assert_log_prefix(f->api, 4, "POST /api/v1/namespaces/sys/secrets");
+    assert_log_prefix(f->api, 5, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(fake_apiserver_nwrites(f->api), 6);
+    json_t *h = fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_non_null(h);
+    assert_string_equal(json_string_value(json_object_get(h, "type")), "operatorframework.io/index.v1");
     assert_string_equal(json_string_value(json_object_get(
-                            json_object_get(json_object_get(f->st.obj[h], "metadata"), "labels"), "status")),
+                            json_object_get(json_object_get(h, "metadata"), "labels"), "status")),
                         "deployed");
     assert_int_equal(rec.nobjects, 4);
     assert_string_equal(rec.objects[1].namespace_, "");
     assert_string_equal(rec.objects[2].namespace_, "ns");
     assert_string_equal(rec.properties, bundle.properties);
     /* Applied objects carry the owner labels. */
-    int i = find(&f->st, "/api/v1/namespaces/ns/configmaps/cm");
-    assert_true(i >= 0);
-    assert_int_equal(applier_owner_of(f->st.obj[i], "ext"), OWNER_OURS);
+    json_t *i = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm");
+    assert_non_null(i);
+    assert_int_equal(applier_owner_of(i, "ext"), OWNER_OURS);
 
     /* Same bundle again: no record write. */
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     install_record again;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &rec, &again, &err), 0);
-    assert_int_equal(f->st.nlog, 4);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 4);
     install_record_free(&again);
 
     /* Upgrade without the ConfigMap and the ClusterRole; the ClusterRole was handed to
      * another extension meanwhile, so only the ConfigMap is pruned. */
-    i = find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr");
-    json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "labels"), OWNER_NAME_LABEL,
+    i = fake_apiserver_object(f->api, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr");
+    json_object_set_new(json_object_get(json_object_get(i, "metadata"), "labels"), OWNER_NAME_LABEL,
                         json_string("other"));
     json_array_remove(objs, 3);
     json_array_remove(objs, 1);
     applier_bundle b2 = bundle;
     b2.version = "2.0.0";
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     install_record rec2;
     assert_int_equal(applier_apply(&f->ctx, &b2, objs, &rec, &rec2, &err), 0);
-    assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/ns/configmaps/cm");
-    assert_log_prefix(&f->st, 3, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1"); /* in place */
-    assert_log_prefix(&f->st, 4, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
-    assert_int_equal(f->st.nlog, 5);
-    assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") >= 0);
+    assert_log_prefix(f->api, 2, "DELETE /api/v1/namespaces/ns/configmaps/cm");
+    assert_log_prefix(f->api, 3, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1"); /* in place */
+    assert_log_prefix(f->api, 4, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(fake_apiserver_nwrites(f->api), 5);
+    assert_non_null(fake_apiserver_object(f->api, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr"));
     assert_int_equal(rec2.nobjects, 2);
 
     /* read_record gives the new record back. */
@@ -429,12 +246,12 @@ static void test_apply_order_record_prune_uninstall(void **state)
     install_record_free(&got);
 
     /* Uninstall: reverse record order, then the record. */
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     assert_int_equal(applier_uninstall(&f->ctx, &rec2, &err), 0);
-    assert_log_prefix(&f->st, 0, "DELETE /apis/apps/v1/namespaces/ns/deployments/d");
-    assert_log_prefix(&f->st, 1, "DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io");
-    assert_log_prefix(&f->st, 2, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
-    assert_log_prefix(&f->st, 3, "DELETE /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_log_prefix(f->api, 0, "DELETE /apis/apps/v1/namespaces/ns/deployments/d");
+    assert_log_prefix(f->api, 1, "DELETE /apis/apiextensions.k8s.io/v1/customresourcedefinitions/ws.x.io");
+    assert_log_prefix(f->api, 2, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_log_prefix(f->api, 3, "DELETE /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
     assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0); /* nothing left to adopt either */
 
     install_record_free(&rec);
@@ -452,20 +269,20 @@ static void test_record_write_create_first(void **state)
     json_t *objs = J("[]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
-    assert_int_equal(f->st.nlog, 2); /* the Helm release, then ours */
-    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
-    assert_log_prefix(&f->st, 1, "POST /api/v1/namespaces/sys/secrets");
-    assert_int_equal(f->st.gets_by_admin, 2); /* the system namespace, checked once up front; the releases */
+    assert_int_equal(fake_apiserver_nwrites(f->api), 2); /* the Helm release, then ours */
+    assert_log_prefix(f->api, 0, "POST /api/v1/namespaces/sys/secrets");
+    assert_log_prefix(f->api, 1, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "admin"), 2); /* the system namespace, checked once up front; the releases */
     install_record_free(&rec);
 
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     applier_bundle b2 = bundle;
     b2.version = "2.0.0";
     assert_int_equal(applier_apply(&f->ctx, &b2, objs, NULL, &rec, &err), 0);
-    assert_int_equal(f->st.nlog, 3);
-    assert_log_prefix(&f->st, 0, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
-    assert_log_prefix(&f->st, 1, "POST /api/v1/namespaces/sys/secrets");
-    assert_log_prefix(&f->st, 2, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_int_equal(fake_apiserver_nwrites(f->api), 3);
+    assert_log_prefix(f->api, 0, "PUT /api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1");
+    assert_log_prefix(f->api, 1, "POST /api/v1/namespaces/sys/secrets");
+    assert_log_prefix(f->api, 2, "PUT /api/v1/namespaces/sys/secrets/olmv1-install-ext");
     install_record_free(&rec);
     install_record got;
     assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
@@ -489,16 +306,16 @@ static void test_adopt_upstream_helm_release(void **state)
     json_t *chunks = NULL, *index = helm_release_secrets(&in, "sys", &chunks, &err);
     assert_non_null(index);
     json_object_del(json_object_get(index, "metadata"), "annotations"); /* as upstream: labels on the Secret */
-    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4", index);
+    fake_apiserver_put(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4", index);
     /* an older, superseded release is not the installed one */
     json_t *old = json_deep_copy(index);
     json_object_set_new(json_object_get(json_object_get(old, "metadata"), "labels"), "status", json_string("superseded"));
     json_object_set_new(json_object_get(json_object_get(old, "metadata"), "labels"), "version", json_string("3"));
     json_object_set_new(json_object_get(old, "metadata"), "name", json_string("sh.helm.release.v1.ext.v3"));
-    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3", old);
-    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
-    put(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr", J("{\"metadata\":{\"name\":\"cr\"}}"));
-    f->st.nlog = 0;
+    fake_apiserver_put(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3", old);
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
+    fake_apiserver_put(f->api, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr", J("{\"metadata\":{\"name\":\"cr\"}}"));
+    fake_apiserver_log_clear(f->api);
 
     install_record got;
     assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
@@ -506,13 +323,13 @@ static void test_adopt_upstream_helm_release(void **state)
     assert_string_equal(got.bundle_image, "img@sha256:1");
     assert_int_equal(got.nobjects, 2);
     assert_false(got.pending);
-    assert_int_equal(f->st.nlog, 1); /* our record, and nothing else */
-    assert_log_prefix(&f->st, 0, "POST /api/v1/namespaces/sys/secrets");
-    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/olmv1-install-ext") >= 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 1); /* our record, and nothing else */
+    assert_log_prefix(f->api, 0, "POST /api/v1/namespaces/sys/secrets");
+    assert_non_null(fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/olmv1-install-ext"));
     install_record again;
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     assert_int_equal(applier_read_record(&f->ctx, &again, &err), 1); /* ours now */
-    assert_int_equal(f->st.nlog, 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     install_record_free(&again);
 
     /* Upstream ran again meanwhile and installed b.v2: the status names it, its release too. */
@@ -521,7 +338,7 @@ static void test_adopt_upstream_helm_release(void **state)
     json_t *chunks2 = NULL, *v5 = helm_release_secrets(&in, "sys", &chunks2, &err);
     json_object_set_new(json_object_get(json_object_get(index, "metadata"), "labels"), "status",
                         json_string("superseded"));
-    put(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5", v5);
+    fake_apiserver_put(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5", v5);
     assert_int_equal(applier_refresh_record(&f->ctx, "b.v1", &got, &err), 0); /* status agrees with us */
     assert_int_equal(applier_refresh_record(&f->ctx, "", &got, &err), 0);
     assert_string_equal(got.bundle_name, "b.v1");
@@ -534,11 +351,11 @@ static void test_adopt_upstream_helm_release(void **state)
     json_decref(chunks2);
 
     assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
-    assert_true(find(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr") < 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4") < 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3") < 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5") < 0);
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm"));
+    assert_null(fake_apiserver_object(f->api, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr"));
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v4"));
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v3"));
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v5"));
     assert_int_equal(applier_read_record(&f->ctx, &again, &err), 0);
     install_record_free(&got);
     json_decref(chunks);
@@ -548,13 +365,13 @@ static void test_conflict_before_any_write(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
-    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns/configmaps/cm", J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}"));
     json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
                      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), -1);
     assert_string_equal(err.msg, "ConfigMap 'cm' already exists in namespace 'ns' and cannot be managed by operator-controller");
-    assert_int_equal(f->st.nlog, 0); /* nothing written */
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0); /* nothing written */
 
     /* Listed in our previous record and merely unlabelled: ours, the apply relabels it. */
     install_object_ref ref = {"v1", "ConfigMap", "ns", "cm"};
@@ -572,7 +389,7 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
 {
     struct fx *f = *state;
     olm_error err = {""};
-    f->st.forbid = "/deployments/";
+    fake_apiserver_fail(f->api, "PATCH", "/deployments/", NULL, 403, FORBID_PATCH_DEPLOYMENTS, -1);
     json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
                      "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\"}}]");
     install_record rec;
@@ -581,10 +398,10 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
                          "cannot patch resource \"deployments\""))
         fail_msg("%s", err.msg);
     assert_null(rec.extension);
-    assert_int_equal(f->st.nlog, 3);
-    assert_log_prefix(&f->st, 0, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
-    assert_log_prefix(&f->st, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
-    assert_log_prefix(&f->st, 2, "POST /api/v1/namespaces/sys/secrets");
+    assert_int_equal(fake_apiserver_nwrites(f->api), 3);
+    assert_log_prefix(f->api, 0, "PATCH /api/v1/namespaces/ns/configmaps/cm?");
+    assert_log_prefix(f->api, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    assert_log_prefix(f->api, 2, "POST /api/v1/namespaces/sys/secrets");
     install_record pending;
     assert_int_equal(applier_read_record(&f->ctx, &pending, &err), 1);
     assert_true(pending.pending);
@@ -595,13 +412,13 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
     assert_string_equal(pending.objects[0].kind, "ConfigMap");
 
     /* The retry fails the same way: the record already lists all it applied. */
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &pending, &rec, &err), -1);
-    assert_int_equal(f->st.nlog, 2);
-    assert_log_prefix(&f->st, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
+    assert_int_equal(fake_apiserver_nwrites(f->api), 2);
+    assert_log_prefix(f->api, 1, "PATCH /apis/apps/v1/namespaces/ns/deployments/d?");
 
     /* Allowed at last: installed, the record no longer pending. */
-    f->st.forbid = NULL;
+    fake_apiserver_fail_clear(f->api);
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &pending, &rec, &err), 0);
     assert_false(rec.pending);
     assert_string_not_equal(rec.installed_at, "");
@@ -613,16 +430,16 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
     install_record_free(&rec);
 
     /* The uninstall of a failed first install removes what it applied, and the record. */
-    f->st.forbid = "/deployments/";
+    fake_apiserver_fail(f->api, "PATCH", "/deployments/", NULL, 403, FORBID_PATCH_DEPLOYMENTS, -1);
     f->ctx.extension = "ext2";
     json_t *objs2 = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d2\",\"namespace\":\"ns\"}},"
                       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm2\",\"namespace\":\"ns\"}}]");
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs2, NULL, &rec, &err), -1);
     install_record_free(&pending);
     assert_int_equal(applier_read_record(&f->ctx, &pending, &err), 1);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") >= 0);
+    assert_non_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm2"));
     assert_int_equal(applier_uninstall(&f->ctx, &pending, &err), 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") < 0);
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm2"));
     assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0);
     install_record_free(&pending);
     json_decref(objs2);
@@ -630,12 +447,12 @@ static void test_forbidden_names_object_and_records_only_what_it_applied(void **
     json_decref(objs);
 
     /* Missing system namespace: reported before anything is applied. */
-    f->st.forbid = NULL;
-    f->st.nlog = 0;
+    fake_apiserver_fail_clear(f->api);
+    fake_apiserver_log_clear(f->api);
     f->ctx.system_namespace = "nope";
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs = J("[]"), NULL, &rec, &err), -1);
     assert_non_null(strstr(err.msg, "the system namespace 'nope' does not exist"));
-    assert_int_equal(f->st.nlog, 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     json_decref(objs);
 }
 
@@ -655,7 +472,7 @@ static void test_failed_upgrade_records_what_it_created(void **state)
     applier_bundle b2 = bundle;
     b2.name = "b.v2";
     b2.version = "2.0.0";
-    f->st.forbid = "/deployments/";
+    fake_apiserver_fail(f->api, "PATCH", "/deployments/", NULL, 403, FORBID_PATCH_DEPLOYMENTS, -1);
     install_record next;
     assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
     install_record got;
@@ -670,10 +487,10 @@ static void test_failed_upgrade_records_what_it_created(void **state)
     assert_string_equal(got.objects[1].name, "cm2");
 
     /* The uninstall then removes both. */
-    f->st.forbid = NULL;
+    fake_apiserver_fail_clear(f->api);
     assert_int_equal(applier_uninstall(&f->ctx, &got, &err), 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") < 0);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm2") < 0);
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm"));
+    assert_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm2"));
     install_record_free(&got);
     install_record_free(&rec);
     json_decref(v1);
@@ -695,7 +512,7 @@ static void test_refused_prune_hands_out_the_written_record(void **state)
     applier_bundle b2 = bundle;
     b2.name = "b.v2";
     b2.version = "2.0.0";
-    f->st.forbid_delete = "/configmaps/old";
+    fake_apiserver_fail(f->api, "DELETE", "/configmaps/old", NULL, 403, FORBID_DELETE, -1);
     install_record next;
     assert_int_equal(applier_apply(&f->ctx, &b2, v2, &rec, &next, &err), -1);
     if (!strstr(err.msg, "pruning ConfigMap 'old' in namespace 'ns'"))
@@ -720,21 +537,21 @@ static void test_reads_as_service_account(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
-    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm",
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns/configmaps/cm",
         J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
     json_t *cur = NULL;
     assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
     json_decref(cur);
-    assert_int_equal(f->st.gets_by_sa, 1);
-    assert_int_equal(f->st.gets_by_admin, 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "sa"), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "admin"), 0);
 
-    f->st.deny_get_to[0] = "sa";
+    fake_apiserver_fail(f->api, "GET", NULL, "sa", 403, FORBID_GET_SA, -1);
     assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
     json_decref(cur);
-    assert_int_equal(f->st.gets_by_sa, 2);
-    assert_int_equal(f->st.gets_by_admin, 1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "sa"), 2);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "admin"), 1);
 
-    f->st.deny_get_to[1] = "admin";
+    fake_apiserver_fail(f->api, "GET", NULL, "admin", 403, FORBID_GET_ADMIN, -1);
     cur = NULL;
     assert_int_equal(applier_get(&f->ctx, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_FORBIDDEN);
     assert_null(cur);
@@ -742,13 +559,13 @@ static void test_reads_as_service_account(void **state)
         fail_msg("%s", err.msg);
 
     /* No ServiceAccount client (uninstall after it is gone): the controller reads. */
-    f->st.deny_get_to[0] = f->st.deny_get_to[1] = NULL;
+    fake_apiserver_fail_clear(f->api);
     applier_ctx no_sa = f->ctx;
     no_sa.as_sa = NULL;
-    unsigned sa_before = f->st.gets_by_sa;
+    size_t sa_before = fake_apiserver_count(f->api, "GET", NULL, "sa");
     assert_int_equal(applier_get(&no_sa, "v1", "ConfigMap", "ns", "cm", &cur, &err), KUBE_OK);
     json_decref(cur);
-    assert_int_equal(f->st.gets_by_sa, sa_before);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", NULL, "sa"), sa_before);
 }
 
 /* A custom kind the controller's discovery cache still knows although its CRD is gone: the
@@ -758,23 +575,17 @@ static void test_read_of_a_kind_removed_since_discovery(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
-    put(&f->st, "/apis/x.io/v1", J("{\"metadata\":{},\"kind\":\"APIResourceList\",\"groupVersion\":\"x.io/v1\","
+    fake_apiserver_put(f->api, "/apis/x.io/v1", J("{\"metadata\":{},\"kind\":\"APIResourceList\",\"groupVersion\":\"x.io/v1\","
                                    "\"resources\":[{\"name\":\"ws\",\"namespaced\":true,\"kind\":\"W\",\"verbs\":[\"get\"]}]}"));
-    put(&f->st, "/apis/x.io/v1/namespaces/ns/ws/w1", J("{\"metadata\":{\"name\":\"w1\",\"namespace\":\"ns\"}}"));
+    fake_apiserver_put(f->api, "/apis/x.io/v1/namespaces/ns/ws/w1", J("{\"metadata\":{\"name\":\"w1\",\"namespace\":\"ns\"}}"));
     json_t *cur = NULL;
     assert_int_equal(applier_get(&f->ctx, "x.io/v1", "W", "ns", "w1", &cur, &err), KUBE_OK); /* caches discovery */
     json_decref(cur);
     /* The CRD goes, and its objects with it. */
-    for (int k = 0; k < STORE_MAX; k++)
-        if (f->st.path[k] && strncmp(f->st.path[k], "/apis/x.io/", 11) == 0) {
-            free(f->st.path[k]);
-            json_decref(f->st.obj[k]);
-            f->st.path[k] = NULL;
-            f->st.obj[k] = NULL;
-        }
+    fake_apiserver_remove_under(f->api, "/apis/x.io/");
     /* The next reconcile has a new ServiceAccount client, with no discovery cache. */
     applier_ctx next = f->ctx;
-    next.as_sa = client(f->srv.url, "sa");
+    next.as_sa = client(fake_apiserver_url(f->api), "sa");
     cur = NULL;
     int rc = applier_get(&next, "x.io/v1", "W", "ns", "w1", &cur, &err);
     kube_client_free(next.as_sa);
@@ -789,9 +600,9 @@ static void test_uninstall_without_identity(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
-    put(&f->st, "/api/v1/namespaces/ns/configmaps/cm",
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns/configmaps/cm",
         J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
-    put(&f->st, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Terminating\"}}"));
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Terminating\"}}"));
     install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm"},
                                  {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr"}};
     install_record rec = {.extension = "ext", .objects = refs, .nobjects = 2};
@@ -800,14 +611,14 @@ static void test_uninstall_without_identity(void **state)
 
     /* The ClusterRole is gone already: the namespaced ConfigMap is left to the namespace deletion. */
     assert_int_equal(applier_uninstall(&ctx, &rec, &err), 0);
-    assert_int_equal(f->st.nlog, 1);
-    assert_log_prefix(&f->st, 0, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/cm") >= 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 1);
+    assert_log_prefix(f->api, 0, "DELETE /api/v1/namespaces/sys/secrets/olmv1-install-ext");
+    assert_non_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/cm"));
 
     /* A ClusterRole that exists and that nobody may read or delete. */
-    put(&f->st, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr",
+    fake_apiserver_put(f->api, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cr",
         J("{\"metadata\":{\"name\":\"cr\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
-    f->st.deny_get_to[0] = "admin";
+    fake_apiserver_fail(f->api, "GET", NULL, "admin", 403, FORBID_GET_ADMIN, -1);
     assert_int_equal(applier_uninstall(&ctx, &rec, &err), -1);
     if (!strstr(err.msg, "uninstalling ClusterRole 'cr': ") || !strstr(err.msg, "cannot get resource") ||
         !strstr(err.msg, "recreate the ServiceAccount with the RBAC it had") ||
@@ -830,32 +641,28 @@ static void test_repair_counts(void **state)
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
     /* Nothing changed: nothing repaired, and no apply sent (the live objects hold our fields). */
-    f->st.nlog = 0;
+    fake_apiserver_log_clear(f->api);
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
-    assert_int_equal(f->st.nlog, 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     /* Someone else's annotation and a status: still nothing of ours changed. */
-    int i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
-    json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "annotations"),
+    json_t *i = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/b");
+    json_object_set_new(json_object_get(json_object_get(i, "metadata"), "annotations"),
                         "deployment.kubernetes.io/revision", json_string("1"));
-    json_object_set_new(f->st.obj[i], "status", J("{\"replicas\":1}"));
+    json_object_set_new(i, "status", J("{\"replicas\":1}"));
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
     /* A missing object, and a field of ours edited: both repaired. */
-    i = find(&f->st, "/api/v1/namespaces/ns/configmaps/a");
-    free(f->st.path[i]);
-    json_decref(f->st.obj[i]);
-    f->st.path[i] = NULL;
-    f->st.obj[i] = NULL;
-    i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
-    json_object_set_new(json_object_get(f->st.obj[i], "data"), "k", json_string("edited"));
+    assert_true(fake_apiserver_remove(f->api, "/api/v1/namespaces/ns/configmaps/a"));
+    i = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/b");
+    json_object_set_new(json_object_get(i, "data"), "k", json_string("edited"));
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 2);
-    assert_true(find(&f->st, "/api/v1/namespaces/ns/configmaps/a") >= 0);
+    assert_non_null(fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/a"));
     /* An annotation of ours removed: repaired. */
-    i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
-    json_object_del(json_object_get(json_object_get(f->st.obj[i], "metadata"), "annotations"), "mine");
+    i = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/b");
+    json_object_del(json_object_get(json_object_get(i, "metadata"), "annotations"), "mine");
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
     /* Owned by someone else now: a conflict, not a takeover. */
-    i = find(&f->st, "/api/v1/namespaces/ns/configmaps/b");
-    json_object_set_new(json_object_get(json_object_get(f->st.obj[i], "metadata"), "labels"), OWNER_NAME_LABEL,
+    i = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/b");
+    json_object_set_new(json_object_get(json_object_get(i, "metadata"), "labels"), OWNER_NAME_LABEL,
                         json_string("other"));
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), -1);
     assert_string_equal(err.msg, "ConfigMap 'b' already exists in namespace 'ns' and cannot be managed by operator-controller");
@@ -875,21 +682,21 @@ static void test_repair_ignores_defaults(void **state)
                      "\"containers\":[{\"name\":\"m\",\"image\":\"i:1\",\"ports\":[{\"containerPort\":80}]}]}}}}]");
     install_record rec;
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
-    int i = find(&f->st, "/apis/apps/v1/namespaces/ns/deployments/d");
-    json_t *tmpl = json_object_get(json_object_get(f->st.obj[i], "spec"), "template");
+    json_t *i = fake_apiserver_object(f->api, "/apis/apps/v1/namespaces/ns/deployments/d");
+    json_t *tmpl = json_object_get(json_object_get(i, "spec"), "template");
     json_object_del(json_object_get(tmpl, "metadata"), "creationTimestamp");
     json_t *c = json_array_get(json_object_get(json_object_get(tmpl, "spec"), "containers"), 0);
     json_object_set_new(c, "terminationMessagePath", json_string("/dev/termination-log"));
     json_object_set_new(json_array_get(json_object_get(c, "ports"), 0), "protocol", json_string("TCP"));
-    json_object_set_new(json_object_get(f->st.obj[i], "spec"), "replicas", json_real(1.0)); /* same number */
-    f->st.nlog = 0;
+    json_object_set_new(json_object_get(i, "spec"), "replicas", json_real(1.0)); /* same number */
+    fake_apiserver_log_clear(f->api);
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
-    assert_int_equal(f->st.nlog, 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     json_object_set_new(c, "image", json_string("i:2"));
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
-    assert_int_equal(f->st.nlog, 1);
-    i = find(&f->st, "/apis/apps/v1/namespaces/ns/deployments/d");
-    json_t *cs = json_object_get(json_object_get(json_object_get(json_object_get(f->st.obj[i], "spec"), "template"),
+    assert_int_equal(fake_apiserver_nwrites(f->api), 1);
+    i = fake_apiserver_object(f->api, "/apis/apps/v1/namespaces/ns/deployments/d");
+    json_t *cs = json_object_get(json_object_get(json_object_get(json_object_get(i, "spec"), "template"),
                                                  "spec"), "containers");
     json_array_append_new(cs, J("{\"name\":\"sidecar\",\"image\":\"s\"}"));
     assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);

@@ -1,5 +1,5 @@
 /* catalog_client: the §3.1 error texts, /api/v1/metas fetching through an in-process fake
- * catalog server (a thread answering one canned request per connection on 127.0.0.1),
+ * catalogd (a handler of testsupport/fake_http_server.h),
  * caching by (catalog, ref, package), and the walk with its selector (whose semantics and
  * error texts are kube_label_selector's, tested in kube/tests/test_kube_label_selector.c;
  * test_collect checks the "desired catalog selector is invalid: " this adds). */
@@ -8,22 +8,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "catalog.h"
+#include "fake_http_server.h"
 
 /* ------------------------------------------------------------ fake catalogd */
 
@@ -42,61 +36,35 @@ static const char *ALL =
     "{\"schema\":\"olm.bundle\",\"name\":\"foo.v1.0.0\",\"package\":\"foo\",\"image\":\"reg/foo@sha256:aa\","
     "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"foo\",\"version\":\"1.0.0\"}}]}\n";
 
-typedef struct fake {
-    int fd, port;
-    pthread_t thr;
-    atomic_int requests;
-    atomic_int stop;
-} fake;
-
-static void *serve(void *arg)
+/* The fake catalogd: a handler of the shared HTTP fake (testsupport/fake_http_server.h). */
+static void serve(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
 {
-    fake *f = arg;
-    while (!atomic_load(&f->stop)) {
-        int c = accept(f->fd, NULL, NULL);
-        if (c < 0)
-            continue;
-        if (atomic_load(&f->stop)) {
-            close(c);
-            break;
-        }
-        char req[4096];
-        ssize_t n = recv(c, req, sizeof req - 1, 0);
-        req[n > 0 ? n : 0] = '\0';
-        atomic_fetch_add(&f->requests, 1);
-        const char *body = NULL;
-        int status = 200;
-        if (strstr(req, "GET /catalogs/good/api/v1/metas?schema=olm.package&name=foo "))
-            body = PKG_BLOB;
-        else if (strstr(req, "GET /catalogs/good/api/v1/metas?package=foo "))
-            body = PKG_REST;
-        else if (strstr(req, "GET /catalogs/good/api/v1/metas?"))
-            body = ""; /* another package: empty */
-        else if (strstr(req, "GET /catalogs/nometas/api/v1/all ")) /* --feature-gates APIV1MetasHandler=false */
-            body = ALL;
-        else
-            status = 404, body = "404 page not found\n";
-        char head[256];
-        int hl = snprintf(head, sizeof head, "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                          status, strlen(body));
-        (void)!send(c, head, (size_t)hl, MSG_NOSIGNAL);
-        (void)!send(c, body, strlen(body), MSG_NOSIGNAL);
-        close(c);
-    }
-    return NULL;
+    (void)s;
+    const char *t = req->target;
+    resp->status = 200;
+    resp->content_type = "application/jsonl";
+    if (strcmp(t, "/catalogs/good/api/v1/metas?schema=olm.package&name=foo") == 0)
+        resp->body = PKG_BLOB;
+    else if (strcmp(t, "/catalogs/good/api/v1/metas?package=foo") == 0)
+        resp->body = PKG_REST;
+    else if (strncmp(t, "/catalogs/good/api/v1/metas?", 28) == 0)
+        resp->body = ""; /* another package: empty */
+    else if (strcmp(t, "/catalogs/nometas/api/v1/all") == 0) /* --feature-gates APIV1MetasHandler=false */
+        resp->body = ALL;
+    else
+        resp->status = 404, resp->content_type = "text/plain", resp->body = "404 page not found\n";
 }
+
+typedef fake_http_server fake;
 
 static int fake_start(void **state)
 {
     fake *f = calloc(1, sizeof *f);
-    f->fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(f->fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t len = sizeof sa;
-    getsockname(f->fd, (struct sockaddr *)&sa, &len);
-    f->port = ntohs(sa.sin_port);
-    assert_int_equal(listen(f->fd, 16), 0);
-    pthread_create(&f->thr, NULL, serve, f);
+    assert_non_null(f);
+    assert_int_equal(fake_http_start(f), 0);
+    pthread_mutex_lock(&f->lock);
+    f->handler = serve;
+    pthread_mutex_unlock(&f->lock);
     *state = f;
     return 0;
 }
@@ -104,15 +72,7 @@ static int fake_start(void **state)
 static int fake_stop(void **state)
 {
     fake *f = *state;
-    atomic_store(&f->stop, 1);
-    /* Wake accept() with one last connection. */
-    int c = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    (void)!connect(c, (struct sockaddr *)&sa, sizeof sa);
-    close(c);
-    pthread_join(f->thr, NULL);
-    close(f->fd);
+    fake_http_stop(f);
     free(f);
     return 0;
 }
@@ -183,25 +143,25 @@ static void test_fetch_and_cache(void **state)
     json_t *c = catalog("good", good, "reg/c@sha256:1", true, NULL);
     catalog_package *p;
     olm_error err;
-    int before = atomic_load(&f->requests);
+    int before = (int)fake_http_count(f);
     assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
     const fbc_catalog *fbc = catalog_package_fbc(p);
     assert_int_equal(fbc->npackages, 1);
     assert_string_equal(fbc->packages[0].name, "foo");
     assert_int_equal(fbc->nbundles, 1);
     assert_string_equal(fbc->bundles[0].image, "reg/foo@sha256:aa");
-    assert_int_equal(atomic_load(&f->requests) - before, 2);
+    assert_int_equal((int)fake_http_count(f) - before, 2);
     /* Cached: no new request. */
     catalog_package *p2;
     assert_int_equal(catalog_client_get_package(cc, c, "foo", &p2, &err), 0);
     assert_ptr_equal(p, p2);
-    assert_int_equal(atomic_load(&f->requests) - before, 2);
+    assert_int_equal((int)fake_http_count(f) - before, 2);
     catalog_package_release(p2);
     /* A new resolved ref fetches again and drops the old entry (still held by us). */
     json_t *c2 = catalog("good", good, "reg/c@sha256:2", true, NULL);
     assert_int_equal(catalog_client_get_package(cc, c2, "foo", &p2, &err), 0);
     assert_ptr_not_equal(p, p2);
-    assert_int_equal(atomic_load(&f->requests) - before, 4);
+    assert_int_equal((int)fake_http_count(f) - before, 4);
     assert_int_equal(catalog_client_cached(cc), 1);
     assert_string_equal(catalog_package_fbc(p)->packages[0].name, "foo"); /* still valid */
     catalog_package_release(p);
@@ -216,9 +176,9 @@ static void test_fetch_and_cache(void **state)
     assert_int_equal(catalog_client_cached(cc), 1);
     catalog_client_forget_package(cc, "never-fetched");
     assert_int_equal(catalog_client_cached(cc), 1);
-    before = atomic_load(&f->requests);
+    before = (int)fake_http_count(f);
     assert_int_equal(catalog_client_get_package(cc, c2, "foo", &p, &err), 0); /* still cached */
-    assert_int_equal(atomic_load(&f->requests) - before, 0);
+    assert_int_equal((int)fake_http_count(f) - before, 0);
     catalog_package_release(p);
     catalog_client_forget(cc, "good");
     assert_int_equal(catalog_client_cached(cc), 0);
@@ -296,58 +256,25 @@ static void test_collect(void **state)
 
 /* ------------------------------------------------------------ TLS profile */
 
-/* An HTTPS server that speaks TLS 1.2 only (openssl s_server), on a free port; its pid. */
-static pid_t tls12_server(int *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    *port = ntohs(a.sin_port);
-    close(fd);
-    char accept_arg[32];
-    snprintf(accept_arg, sizeof accept_arg, "127.0.0.1:%d", *port);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDWR);
-        dup2(devnull, 0);
-        dup2(devnull, 1);
-        dup2(devnull, 2);
-        execlp("openssl", "openssl", "s_server", "-quiet", "-tls1_2", "-www", "-accept", accept_arg, "-cert",
-               TLS_FIXTURES "/server.crt", "-key", TLS_FIXTURES "/server.key", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) { /* until it listens */
-        int c = socket(AF_INET, SOCK_STREAM, 0);
-        int ok = connect(c, (struct sockaddr *)&a, sizeof a) == 0;
-        close(c);
-        if (ok)
-            return pid;
-        usleep(50000);
-    }
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    fail_msg("openssl s_server did not start");
-    return -1;
-}
-
 /* operator-controller's --tls-profile decides what its requests to catalogd offer, as
  * upstream's client follows it: "modern" (TLS 1.3 only) cannot talk to a TLS 1.2 server,
  * "intermediate" (the default) can. */
 static void test_tls_profile(void **state)
 {
     (void)state;
-    if (system("openssl version >/dev/null 2>&1") != 0)
-        skip();
-    int port;
-    pid_t pid = tls12_server(&port);
+    /* An old catalogd: TLS 1.2 at most (the shared HTTP fake, serving no catalog there). */
+    fake_http_server old;
+    assert_int_equal(fake_http_start_tls_max(&old, TLS_FIXTURES "/server.crt", TLS_FIXTURES "/server.key",
+                                             TLS1_2_VERSION),
+                     0);
+    pthread_mutex_lock(&old.lock);
+    old.handler = serve;
+    pthread_mutex_unlock(&old.lock);
     olm_error err;
     olm_ca_set *cas = olm_ca_set_new(&err);
     assert_int_equal(olm_ca_set_add_file(cas, TLS_FIXTURES "/server.crt", &err), 0);
     char base[128];
-    snprintf(base, sizeof base, "https://127.0.0.1:%d/catalogs/c", port);
+    snprintf(base, sizeof base, "%s/catalogs/c", old.url);
     json_t *cat = catalog("c", base, "reg/c@sha256:1", true, NULL);
     char msg[64];
     for (int modern = 0; modern <= 1; modern++) {
@@ -358,7 +285,7 @@ static void test_tls_profile(void **state)
         catalog_client_options o = {.cas = cas, .tls = &p, .timeout_seconds = 10};
         catalog_client *cc = catalog_client_new(&o, &err);
         catalog_package *pkg = NULL;
-        assert_int_equal(catalog_client_get_package(cc, cat, "foo", &pkg, &err), -1); /* s_server serves no catalog */
+        assert_int_equal(catalog_client_get_package(cc, cat, "foo", &pkg, &err), -1); /* no catalog "c" there */
         bool handshake_failed = strstr(err.msg, "SSL") || strstr(err.msg, "alert") || strstr(err.msg, "TLS");
         if (handshake_failed != (modern == 1))
             fail_msg("profile %s: %s", modern ? "modern" : "intermediate", err.msg);
@@ -366,8 +293,7 @@ static void test_tls_profile(void **state)
     }
     json_decref(cat);
     olm_ca_set_free(cas);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
+    fake_http_stop(&old);
 }
 
 int main(void)

@@ -1,87 +1,43 @@
 /* catalog_client over HTTPS: a catalogd whose certificate only --catalogd-cas-dir vouches for
  * is trusted with that CA set, and refused with the system store alone or another CA.  The
- * fake catalogd is a thread speaking TLS with OpenSSL on blocking sockets, one canned answer
- * per connection. */
+ * fake catalogd is testsupport's HTTP fake serving HTTPS (fake_http_start_tls). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include "catalog.h"
+#include "fake_http_server.h"
 
 #define FIX "../../../util/tests/fixtures/tls/"
 
 static const char *PKG = "{\"schema\":\"olm.package\",\"name\":\"foo\",\"defaultChannel\":\"stable\"}\n";
 
-typedef struct fake {
-    int fd, port;
-    SSL_CTX *ctx;
-    pthread_t thr;
-    atomic_int stop;
-} fake;
-
-static void answer(SSL *ssl)
+/* The fake catalogd: a handler of the shared HTTP fake, over TLS. */
+static void answer(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
 {
-    char req[4096];
-    int n = SSL_read(ssl, req, sizeof req - 1);
-    req[n > 0 ? n : 0] = '\0';
-    const char *body = strstr(req, "name=foo ") ? PKG : ""; /* the rest of the package: empty */
-    char resp[512];
-    int len = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                       strlen(body), body);
-    SSL_write(ssl, resp, len);
-    SSL_shutdown(ssl);
+    (void)s;
+    resp->status = 200;
+    resp->body = strstr(req->target, "name=foo") ? PKG : ""; /* the rest of the package: empty */
 }
 
-static void *serve(void *arg)
-{
-    fake *f = arg;
-    for (;;) {
-        int c = accept(f->fd, NULL, NULL);
-        if (c < 0)
-            continue;
-        if (atomic_load(&f->stop)) {
-            close(c);
-            return NULL;
-        }
-        SSL *ssl = SSL_new(f->ctx);
-        SSL_set_fd(ssl, c);
-        if (SSL_accept(ssl) == 1) /* fails when the client does not trust us: nothing to answer */
-            answer(ssl);
-        SSL_free(ssl);
-        ERR_clear_error();
-        close(c);
-    }
-}
+typedef fake_http_server fake;
 
 static int fake_start(void **state)
 {
     fake *f = calloc(1, sizeof *f);
-    f->ctx = SSL_CTX_new(TLS_server_method());
-    assert_int_equal(SSL_CTX_use_certificate_chain_file(f->ctx, FIX "server.crt"), 1);
-    assert_int_equal(SSL_CTX_use_PrivateKey_file(f->ctx, FIX "server.key", SSL_FILETYPE_PEM), 1);
-    f->fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(f->fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t len = sizeof sa;
-    getsockname(f->fd, (struct sockaddr *)&sa, &len);
-    f->port = ntohs(sa.sin_port);
-    assert_int_equal(listen(f->fd, 16), 0);
-    pthread_create(&f->thr, NULL, serve, f);
+    assert_non_null(f);
+    assert_int_equal(fake_http_start_tls(f, FIX "server.crt", FIX "server.key"), 0);
+    pthread_mutex_lock(&f->lock);
+    f->handler = answer;
+    pthread_mutex_unlock(&f->lock);
     *state = f;
     return 0;
 }
@@ -89,15 +45,7 @@ static int fake_start(void **state)
 static int fake_stop(void **state)
 {
     fake *f = *state;
-    atomic_store(&f->stop, 1);
-    int c = socket(AF_INET, SOCK_STREAM, 0); /* wakes accept() */
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    (void)!connect(c, (struct sockaddr *)&sa, sizeof sa);
-    close(c);
-    pthread_join(f->thr, NULL);
-    close(f->fd);
-    SSL_CTX_free(f->ctx);
+    fake_http_stop(f);
     free(f);
     return 0;
 }
@@ -107,7 +55,7 @@ static int fake_stop(void **state)
 static int fetch(fake *f, const olm_ca_set *cas, olm_error *err)
 {
     char base[128];
-    snprintf(base, sizeof base, "https://127.0.0.1:%d/catalogs/c", f->port);
+    snprintf(base, sizeof base, "%s/catalogs/c", f->url);
     json_t *cat = json_pack("{s:{s:s}, s:{}, s:{s:[{s:s,s:s}], s:{s:s,s:{s:s}}, s:{s:s}}}", "metadata", "name", "c",
                             "spec", "status", "conditions", "type", "Serving", "status", "True", "resolvedSource",
                             "type", "Image", "image", "ref", "reg/c@sha256:1", "urls", "base", base);

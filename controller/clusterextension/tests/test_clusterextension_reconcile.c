@@ -1,0 +1,471 @@
+/* clusterextension_reconcile: every decision of one ClusterExtension reconcile, driven through
+ * the real reconciler against testsupport's fake apiserver, a fake catalogd and a pre-filled
+ * bundle image cache (ce_fixture.h).  One test per branch:
+ *   finalizer: added on first sight (once); on deletion the bundle is uninstalled and the
+ *     finalizer (with upstream's) released; someone else's finalizer alone: nothing to do;
+ *   install record: absent (first install), present (the installed bundle, no new apply),
+ *     unreadable (Installed Unknown, Retrying, nothing applied; also during deletion);
+ *   resolution failed: fallback to the installed bundle when no catalog matches any more, but
+ *     not when a catalog still matches or the version range excludes it, nor when nothing is
+ *     installed;
+ *   maintain (installed bundle's image unpullable: kept, Succeeded) vs repair (same bundle:
+ *     only drifted objects re-applied) vs apply (new bundle);
+ *   token retry: a token rejected with 401 is replaced once, and only once;
+ *   progress deadline: Retrying turns ProgressDeadlineExceeded past spec.progressDeadlineMinutes,
+ *     the retry is due by the deadline, and a success clears it;
+ *   plus: the extension gone, terminal InvalidConfiguration, a status write conflict.
+ *
+ * Mutation checks: each test was seen to fail with its branch broken on purpose (the
+ * production line edited, the test run, the line restored):
+ *   clusterextension_reconcile.c:328  `!has_finalizer(ce) && false && set_finalizer(..)`
+ *       -> test_finalizer_added_on_first_sight, test_finalizer_write_failure_installs_nothing
+ *   clusterextension_reconcile.c:292  finalizer release skipped (`if (0)`)
+ *       -> test_deletion_uninstalls_and_releases_finalizers
+ *   clusterextension_reconcile.c:234  `if (!has_finalizer_of(ce, true))` -> `if (0)`
+ *       -> test_deletion_without_our_finalizer_does_nothing
+ *   clusterextension_reconcile.c:238  unreadable record ignored on delete (`if (0)`)
+ *       -> test_deletion_with_unreadable_record_retries
+ *   clusterextension_reconcile.c:347  `have_rec = found == 1` -> `have_rec = false`
+ *       -> test_record_present_is_the_installed_bundle (and the fallback, maintain, repair tests)
+ *   clusterextension_reconcile.c:339  unreadable record ignored (`if (0)`) -> test_record_unreadable_applies_nothing
+ *   clusterextension_steps.c:103  `|| true` added (never fall back)
+ *       -> test_fallback_to_installed_bundle_when_no_catalog_matches
+ *   clusterextension_steps.c:103  `|| cats.matched > 0` dropped -> test_no_fallback_while_a_catalog_matches
+ *   clusterextension_steps.c:101  `*range &&` -> `0 &&` -> test_no_fallback_when_the_range_excludes_the_installed_version
+ *   clusterextension_steps.c:99   `if (!clusterextension_installed(run))` -> `if (0)`
+ *       -> test_resolution_failure_without_installed_bundle_retries
+ *   clusterextension_steps.c:354  maintain skipped (`if (0)`) -> test_maintain_when_installed_image_cannot_be_pulled
+ *   clusterextension_steps.c:356  pull failure RETRYING -> BLOCKED -> test_unpullable_new_bundle_retries
+ *   clusterextension_steps.c:310  repair never taken (`0 &&`) -> test_repair_when_bundle_unchanged
+ *   clusterextension_steps.c:310-311  repair always taken (`1 || (...)`) -> test_apply_when_bundle_changes (and 16 others)
+ *   clusterextension_steps.c:378  token retry dropped (`0 &&`)
+ *       -> test_rejected_token_replaced_once, test_token_retry_is_not_a_loop
+ *   clusterextension_steps.c:378  `if` -> `while` (retry until a token works) -> test_token_retry_is_not_a_loop
+ *   clusterextension_reconcile.c:355  check_deadline not called -> test_progress_deadline
+ *   clusterextension_reconcile.c:314  retry_within_ms = 0 -> test_progress_deadline
+ *   clusterextension_reconcile.c:404  NotFound not "gone" (`if (0)`) -> test_extension_gone
+ *   clusterextension_reconcile.c:353  every failure KUBE_WQ_ERROR -> test_invalid_config_is_terminal
+ *   clusterextension_reconcile.c:366  status write failure ignored (`&& 0`) -> test_status_conflict_retries
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ce_fixture.h"
+
+#define DEPLOYMENT_PATH "/apis/apps/v1/namespaces/" CE_NS "/deployments/pkg-operator"
+#define UPSTREAM_FINALIZER "olm.operatorframework.io/cleanup-contentmanager-cache"
+
+
+/* Finalizer writes: merge PATCHes of the object itself (status goes to /status). */
+static size_t finalizer_writes(ce_fixture *f)
+{
+    return fake_apiserver_count(f->api, "PATCH", CE_PATH, NULL) -
+           fake_apiserver_count(f->api, "PATCH", CE_PATH "/status", NULL);
+}
+
+/* Writes of the install record (ours: olmv1-install-<name>). */
+static size_t record_writes(ce_fixture *f)
+{
+    return fake_apiserver_count(f->api, "POST", "/namespaces/" CE_SYS "/secrets", NULL) +
+           fake_apiserver_count(f->api, "PUT", CE_RECORD_PATH, NULL);
+}
+
+static const char *installed_bundle(ce_fixture *f)
+{
+    json_t *ce = fake_apiserver_object(f->api, CE_PATH);
+    const char *n = json_string_value(
+        json_object_get(json_object_get(json_object_get(json_object_get(ce, "status"), "install"), "bundle"), "name"));
+    return n ? n : "";
+}
+
+static void assert_progressing(ce_fixture *f, const char *status, const char *reason)
+{
+    const char *s = ce_fixture_condition_field(f, "Progressing", "status");
+    const char *r = ce_fixture_condition_field(f, "Progressing", "reason");
+    if (strcmp(s, status) != 0 || strcmp(r, reason) != 0)
+        fail_msg("Progressing is %s/%s (%s), want %s/%s", s, r, ce_fixture_condition_field(f, "Progressing", "message"),
+                 status, reason);
+}
+
+static void assert_message_starts(ce_fixture *f, const char *type, const char *want)
+{
+    const char *m = ce_fixture_condition_field(f, type, "message");
+    if (strncmp(m, want, strlen(want)) != 0)
+        fail_msg("%s message is \"%s\", want \"%s...\"", type, m, want);
+}
+
+/* A first install of pkg.v1.0.0, checked, with the request log cleared after it. */
+static void install_v1(ce_fixture *f)
+{
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    fake_apiserver_log_clear(f->api);
+}
+
+/* ------------------------------------------------------------ the object itself */
+
+static void test_extension_gone(void **state)
+{
+    ce_fixture *f = *state;
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_OK);
+    assert_true(res.gone);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+}
+
+/* ------------------------------------------------------------ finalizer */
+
+static void test_finalizer_added_on_first_sight(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_true(ce_fixture_has_finalizer(f, CE_FINALIZER));
+    assert_int_equal(finalizer_writes(f), 1);
+    /* Once: the next reconcile finds it there. */
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(finalizer_writes(f), 0);
+}
+
+/* A failed finalizer write stops the reconcile before anything is installed. */
+static void test_finalizer_write_failure_installs_nothing(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    fake_apiserver_fail(f->api, "PATCH", CE_PATH, NULL, 409, NULL, 1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_false(ce_fixture_has_finalizer(f, CE_FINALIZER));
+}
+
+static void test_deletion_uninstalls_and_releases_finalizers(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    /* kubectl delete: the apiserver marks it; upstream's finalizer is there too (adopted). */
+    json_t *md = json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata");
+    json_array_append_new(json_object_get(md, "finalizers"), json_string(UPSTREAM_FINALIZER));
+    json_object_set_new(md, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_OK);
+    assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+    /* Both finalizers released: the apiserver let the object go. */
+    assert_null(fake_apiserver_object(f->api, CE_PATH));
+    assert_int_equal(finalizer_writes(f), 1);
+    assert_int_equal(clusterextension_token_cache_size(f->tokens), 0); /* its token forgotten */
+}
+
+static void test_deletion_without_our_finalizer_does_nothing(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    json_t *md = json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata");
+    json_object_set_new(md, "finalizers", json_pack("[s]", "example.com/someone-else"));
+    json_object_set_new(md, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_non_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+}
+
+static void test_deletion_with_unreadable_record_retries(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata"), "deletionTimestamp",
+                        json_string("2026-01-01T00:00:00Z"));
+    fake_apiserver_fail(f->api, "GET", CE_RECORD_PATH, NULL, 500, "etcd is down", -1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+    assert_message_starts(f, "Progressing", "error uninstalling: ");
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "Unknown");
+    assert_true(ce_fixture_has_finalizer(f, CE_FINALIZER));
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+}
+
+/* ------------------------------------------------------------ install record */
+
+static void test_record_absent_first_install_applies(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_OK);
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_non_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "True");
+    assert_progressing(f, "True", "Succeeded");
+    /* Applied as the ServiceAccount, with its token. */
+    assert_true(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, "sa-token-1") >= 1);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, "admin"), 0);
+}
+
+/* The record says what is installed, even when the status has lost it: nothing is applied
+ * again and the status is rebuilt from the record. */
+static void test_record_present_is_the_installed_bundle(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    json_object_del(fake_apiserver_object(f->api, CE_PATH), "status");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "True");
+    assert_int_equal(record_writes(f), 0);
+}
+
+static void test_record_unreadable_applies_nothing(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    fake_apiserver_fail(f->api, "GET", CE_RECORD_PATH, NULL, 500, "etcd is down", -1);
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_ERROR);
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "Unknown");
+    if (!strstr(ce_fixture_condition_field(f, "Installed", "message"), "etcd is down"))
+        fail_msg("Installed: %s", ce_fixture_condition_field(f, "Installed", "message"));
+    assert_progressing(f, "True", "Retrying");
+    assert_message_starts(f, "Progressing", "retrying to get installed bundle");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", NULL, NULL), 0);
+    assert_string_equal(installed_bundle(f), ""); /* status.install removed: unknown */
+}
+
+/* ------------------------------------------------------------ resolution failed */
+
+static void test_fallback_to_installed_bundle_when_no_catalog_matches(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_catalog_gone(f);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_progressing(f, "True", "Succeeded");
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_int_equal(record_writes(f), 0);
+}
+
+static void test_no_fallback_while_a_catalog_matches(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_catalog(f, 0); /* the package is there, with no bundle */
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+    assert_string_equal(installed_bundle(f), CE_V1); /* still installed */
+}
+
+static void test_no_fallback_when_the_range_excludes_the_installed_version(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_catalog_gone(f);
+    json_object_set_new(json_object_get(json_object_get(json_object_get(fake_apiserver_object(f->api, CE_PATH), "spec"),
+                                                        "source"), "catalog"),
+                        "version", json_string("2.0.0"));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+}
+
+static void test_resolution_failure_without_installed_bundle_retries(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_extension(f, NULL, NULL); /* no catalog at all */
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_ERROR);
+    assert_int_equal(res.requeue_after_ms, 0); /* no deadline: the back-off decides */
+    assert_progressing(f, "True", "Retrying");
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "False");
+    /* Nothing applied: the only PATCH is the finalizer's. */
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", NULL, NULL) - finalizer_writes(f), 0);
+}
+
+/* ------------------------------------------------------------ maintain, repair, apply */
+
+static void test_maintain_when_installed_image_cannot_be_pulled(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_unpullable(f);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_progressing(f, "True", "Succeeded");
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0); /* nothing applied, the status unchanged */
+}
+
+static void test_unpullable_new_bundle_retries(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+    assert_message_starts(f, "Progressing", "error for resolved bundle \"" CE_V1 "\" with version \"1.0.0\": ");
+    assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+}
+
+static void test_repair_when_bundle_unchanged(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    /* Nothing drifted: no apply, no record write. */
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", NULL, NULL), 0);
+    assert_int_equal(record_writes(f), 0);
+    /* The Deployment deleted by hand: put back, and only it. */
+    assert_true(fake_apiserver_remove(f->api, DEPLOYMENT_PATH));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", NULL, NULL), 1);
+    assert_int_equal(record_writes(f), 0);
+    clusterextension_reconcile_stats st;
+    clusterextension_reconciler_stats(f->r, &st);
+    assert_int_equal(st.repaired_objects, 1);
+}
+
+static void test_apply_when_bundle_changes(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_catalog(f, CE_CATALOG_V1 | CE_CATALOG_V11);
+    ce_fixture_pullable(f, CE_V11);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V11);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", CE_RECORD_PATH, NULL), 1);
+    json_t *c = json_array_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(fake_apiserver_object(f->api, DEPLOYMENT_PATH),
+                                                                           "spec"),
+                                                           "template"),
+                                        "spec"),
+                        "containers"),
+        0);
+    assert_string_equal(json_string_value(json_object_get(c, "image")), "example.com/pkg-operator:1.1.0");
+}
+
+/* ------------------------------------------------------------ token retry */
+
+static void test_rejected_token_replaced_once(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    /* The first token was minted for a ServiceAccount since re-created: 401. */
+    fake_apiserver_fail(f->api, NULL, NULL, "sa-token-1", 401, "Unauthorized", -1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(f->mints, 2);
+    assert_non_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+    assert_progressing(f, "True", "Succeeded");
+}
+
+static void test_token_retry_is_not_a_loop(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    fake_apiserver_fail(f->api, NULL, NULL, "sa-token-1", 401, "Unauthorized", -1);
+    fake_apiserver_fail(f->api, NULL, NULL, "sa-token-2", 401, "Unauthorized", -1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_int_equal(f->mints, 2);
+    assert_progressing(f, "True", "Retrying");
+}
+
+/* ------------------------------------------------------------ progress deadline */
+
+static void test_progress_deadline(void **state)
+{
+    ce_fixture *f = *state;
+    f->deadline_minute_ms = 1; /* a "minute" of 1 ms: the deadline is the clock's next second */
+    ce_fixture_extension(f, NULL, "{\"progressDeadlineMinutes\":1}");
+    kube_wq_result res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+    assert_int_equal(res.requeue_after_ms, 1001); /* due by the deadline, whatever the back-off */
+    usleep(1100 * 1000);
+    res = ce_fixture_reconcile(f);
+    assert_int_equal(res.kind, KUBE_WQ_ERROR); /* retries go on */
+    assert_progressing(f, "False", "ProgressDeadlineExceeded");
+    assert_message_starts(f, "Progressing", "Revision has not rolled out for 1 minute(s). Last status: ");
+    /* Success clears it. */
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_progressing(f, "True", "Succeeded");
+}
+
+/* ------------------------------------------------------------ terminal, status */
+
+static void test_invalid_config_is_terminal(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, "{\"config\":{\"configType\":\"Inline\",\"inline\":{\"watchNamespace\":\"other\"}}}");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_TERMINAL);
+    assert_progressing(f, "False", "InvalidConfiguration");
+    assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+}
+
+static void test_status_conflict_retries(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    fake_apiserver_fail(f->api, "PUT", CE_PATH "/status", NULL, 409, NULL, 1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_null(ce_fixture_condition(f, "Installed"));
+    /* The retry writes it. */
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, ce_fixture_setup, ce_fixture_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_extension_gone),
+        T(test_finalizer_added_on_first_sight),
+        T(test_finalizer_write_failure_installs_nothing),
+        T(test_deletion_uninstalls_and_releases_finalizers),
+        T(test_deletion_without_our_finalizer_does_nothing),
+        T(test_deletion_with_unreadable_record_retries),
+        T(test_record_absent_first_install_applies),
+        T(test_record_present_is_the_installed_bundle),
+        T(test_record_unreadable_applies_nothing),
+        T(test_fallback_to_installed_bundle_when_no_catalog_matches),
+        T(test_no_fallback_while_a_catalog_matches),
+        T(test_no_fallback_when_the_range_excludes_the_installed_version),
+        T(test_resolution_failure_without_installed_bundle_retries),
+        T(test_maintain_when_installed_image_cannot_be_pulled),
+        T(test_unpullable_new_bundle_retries),
+        T(test_repair_when_bundle_unchanged),
+        T(test_apply_when_bundle_changes),
+        T(test_rejected_token_replaced_once),
+        T(test_token_retry_is_not_a_loop),
+        T(test_progress_deadline),
+        T(test_invalid_config_is_terminal),
+        T(test_status_conflict_retries),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
