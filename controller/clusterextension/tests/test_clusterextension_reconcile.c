@@ -62,7 +62,6 @@
 #define DEPLOYMENT_PATH "/apis/apps/v1/namespaces/" CE_NS "/deployments/pkg-operator"
 #define UPSTREAM_FINALIZER "olm.operatorframework.io/cleanup-contentmanager-cache"
 
-
 /* Finalizer writes: merge PATCHes of the object itself (status goes to /status). */
 static size_t finalizer_writes(ce_fixture *f)
 {
