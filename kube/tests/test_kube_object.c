@@ -3,10 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "fake_apiserver.h"
 #include "kube_object.h"
+#include "kube_verbs.h"
 
 static json_t *obj(const char *text)
 {
@@ -84,12 +87,63 @@ static void test_finalizers(void **state)
     json_decref(o);
 }
 
+#define CC_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs/c"
+
+/* kube_object_set_finalizer against the shared fake apiserver: one merge PATCH, nothing when
+ * nothing changes, a 409 on a stale read, and the extra names removed with ours. */
+static void test_set_finalizer(void **state)
+{
+    fake_apiserver *api = fake_apiserver_start();
+    assert_non_null(api);
+    fake_apiserver_put_json(api, CC_PATH, "{\"metadata\":{\"name\":\"c\",\"finalizers\":[\"other\"]}}");
+    kube_config kc = {0};
+    kc.server = strdup(fake_apiserver_url(api));
+    kube_client_options ko = {.connect_timeout_ms = 2000, .timeout_ms = 10000};
+    olm_error err;
+    kube_client *c = kube_client_new(&kc, &ko, &err);
+    assert_non_null(c);
+    const char *av = "olm.operatorframework.io/v1", *kind = "ClusterCatalog";
+
+    json_t *cur = json_deep_copy(fake_apiserver_object(api, CC_PATH)), *out = NULL;
+    assert_int_equal(kube_object_set_finalizer(c, av, kind, cur, "ours", true, NULL, &out, &err), 0);
+    assert_non_null(out);
+    assert_true(kube_object_has_finalizer(fake_apiserver_object(api, CC_PATH), "ours"));
+    assert_true(kube_object_has_finalizer(fake_apiserver_object(api, CC_PATH), "other"));
+    assert_int_equal(fake_apiserver_count(api, "PATCH", CC_PATH, NULL), 1);
+
+    /* Already there: nothing sent. */
+    json_t *again = NULL;
+    assert_int_equal(kube_object_set_finalizer(c, av, kind, out, "ours", true, NULL, &again, &err), 0);
+    assert_null(again);
+    assert_int_equal(fake_apiserver_count(api, "PATCH", CC_PATH, NULL), 1);
+
+    /* The first read is stale now: 409, and the stored list is untouched (no "ours" lost). */
+    json_t *stale = NULL;
+    assert_int_equal(kube_object_set_finalizer(c, av, kind, cur, "third", true, NULL, &stale, &err), KUBE_CONFLICT);
+    assert_null(stale);
+    assert_true(kube_object_has_finalizer(fake_apiserver_object(api, CC_PATH), "ours"));
+    assert_false(kube_object_has_finalizer(fake_apiserver_object(api, CC_PATH), "third"));
+
+    /* Removing ours takes the listed others along; the rest stays. */
+    const char *also[] = {"other", NULL};
+    json_t *gone = NULL;
+    assert_int_equal(kube_object_set_finalizer(c, av, kind, out, "ours", false, also, &gone, &err), 0);
+    assert_non_null(gone);
+    assert_int_equal(json_array_size(kube_object_path(fake_apiserver_object(api, CC_PATH), "metadata.finalizers")), 0);
+    json_decref(gone);
+    json_decref(out);
+    json_decref(cur);
+    kube_client_free(c);
+    fake_apiserver_stop(api);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_set_condition_keeps_transition_time_unless_status_flips),
         cmocka_unit_test(test_finalizers),
+        cmocka_unit_test(test_set_finalizer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
