@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 
 typedef struct ign_pattern {
@@ -112,15 +113,9 @@ static int add_line(fbc_ignore *ig, const char *domain, const char *line, size_t
         pattern_free(&p);
         return -1;
     }
-    if (ig->n == ig->cap) {
-        size_t cap = ig->cap ? ig->cap * 2 : 8;
-        ign_pattern *np = realloc(ig->pats, cap * sizeof *np);
-        if (!np) {
-            pattern_free(&p);
-            return -1;
-        }
-        ig->pats = np;
-        ig->cap = cap;
+    if (OLM_ARRAY_RESERVE(ig->pats, ig->cap, ig->n + 1) < 0) {
+        pattern_free(&p);
+        return -1;
     }
     ig->pats[ig->n++] = p;
     return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 
 typedef struct loader {
@@ -24,14 +25,8 @@ static int add_meta(fbc_catalog *c, const char *schema, const char *package, con
                     const char *file, int lineno)
 {
     fbc_priv *p = c->priv;
-    if (c->nmetas == p->metas_cap) {
-        size_t cap = p->metas_cap ? p->metas_cap * 2 : 8; /* small: one package is a catalog too */
-        fbc_meta *nm = realloc(c->metas, cap * sizeof *nm);
-        if (!nm)
-            return -1;
-        c->metas = nm;
-        p->metas_cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(c->metas, p->metas_cap, c->nmetas + 1) < 0)
+        return -1;
     fbc_meta m = {.file = file, .lineno = lineno};
     if (!(m.schema = fbc_arena_strdup(&p->strings, schema)) ||
         !(m.package = fbc_arena_strdup(&p->strings, package)) ||
@@ -98,14 +93,8 @@ fbc_catalog *fbc_part_new(void)
 static const char *own_name(fbc_catalog *c, const char *name)
 {
     fbc_priv *p = c->priv;
-    if (p->nfiles == p->files_cap) {
-        size_t cap = p->files_cap ? p->files_cap * 2 : 16;
-        char **nf = realloc(p->files, cap * sizeof *nf);
-        if (!nf)
-            return NULL;
-        p->files = nf;
-        p->files_cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(p->files, p->files_cap, p->nfiles + 1) < 0)
+        return NULL;
     char *s = strdup(name);
     if (s)
         p->files[p->nfiles++] = s;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 
 json_t *fbc_obj_get(const json_t *obj, const char *key)
@@ -45,14 +46,8 @@ static int shape_problem(fbc_priv *p, const fbc_meta *m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    if (p->nshape == p->shape_cap) {
-        size_t cap = p->shape_cap ? p->shape_cap * 2 : 8;
-        char **ns = realloc(p->shape, cap * sizeof *ns);
-        if (!ns)
-            return -1;
-        p->shape = ns;
-        p->shape_cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(p->shape, p->shape_cap, p->nshape + 1) < 0)
+        return -1;
     char *line;
     if (asprintf(&line, "%s:%d: invalid-field: %s %s", m->file, m->lineno, m->schema, detail) < 0)
         return -1;
@@ -191,14 +186,8 @@ static const char VALUE_PENDING[] = "";
 /* Asks the encoder for the span of a property's value (see fbc_span_marks). */
 static int mark_value(fbc_span_marks *marks, const json_t *node)
 {
-    if (marks->n == marks->cap) {
-        size_t cap = marks->cap ? marks->cap * 2 : 32;
-        fbc_span_mark *ni = realloc(marks->items, cap * sizeof *ni);
-        if (!ni)
-            return -1;
-        marks->items = ni;
-        marks->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(marks->items, marks->cap, marks->n + 1) < 0)
+        return -1;
     marks->items[marks->n++] = (fbc_span_mark){.node = node, .start = SIZE_MAX};
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 
 typedef struct pf_item {
@@ -95,15 +96,9 @@ void fbc_prefetch_offer(fbc_prefetch *p, const char *path, const char *rel)
         p->untrusted = true; /* no thread: the load decodes everything, as without a prefetch */
     } else {
         p->started = true; /* the thread waits for mu, which this offer holds */
-        if (p->n == p->cap) {
-            size_t cap = p->cap ? p->cap * 2 : 64;
-            pf_item *ni = realloc(p->items, cap * sizeof *ni);
-            if (!ni) {
-                p->untrusted = true; /* a file left out would be loaded anyway; this is simpler */
-                goto out;
-            }
-            p->items = ni;
-            p->cap = cap;
+        if (OLM_ARRAY_RESERVE(p->items, p->cap, p->n + 1) < 0) {
+            p->untrusted = true; /* a file left out would be loaded anyway; this is simpler */
+            goto out;
         }
         pf_item it = {.path = strdup(path), .rel = strdup(rel)};
         if (!it.path || !it.rel) {

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 #include "semver.h"
 
@@ -51,15 +52,9 @@ static void report(vctx *v, const fbc_meta *m, const char *rule, const char *fmt
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        problem *np = realloc(v->items, cap * sizeof *np);
-        if (!np) {
-            v->oom = true;
-            return;
-        }
-        v->items = np;
-        v->cap = cap;
+    if (OLM_ARRAY_RESERVE(v->items, v->cap, v->n + 1) < 0) {
+        v->oom = true;
+        return;
     }
     char *text;
     if (asprintf(&text, "%s:%d: %s: %s", m->file, m->lineno, rule, detail) < 0) {

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "olm_array.h"
 #include "fbc_internal.h"
 
 #define INDEXIGNORE ".indexignore"
@@ -30,18 +31,12 @@ void fbc_file_list_free(fbc_file_list *l)
 
 static int list_push(fbc_file_list *l, char *path, off_t size)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **np = realloc(l->paths, cap * sizeof *np);
-        if (!np)
-            return -1;
-        l->paths = np;
-        off_t *ns = realloc(l->sizes, cap * sizeof *ns);
-        if (!ns)
-            return -1;
-        l->sizes = ns;
-        l->cap = cap;
-    }
+    /* Two arrays side by side: each grows to the same capacity; l->cap moves once both did. */
+    size_t paths_cap = l->cap, sizes_cap = l->cap;
+    if (OLM_ARRAY_RESERVE(l->paths, paths_cap, l->n + 1) < 0 ||
+        OLM_ARRAY_RESERVE(l->sizes, sizes_cap, l->n + 1) < 0)
+        return -1;
+    l->cap = paths_cap;
     l->sizes[l->n] = size;
     l->paths[l->n++] = path;
     return 0;
@@ -123,14 +118,9 @@ static int walk(const char *abs, const char *rel, fbc_ignore *ig, fbc_file_list 
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn) {
-                rc = olm_error_set(err, "walk %s: out of memory", abs);
-                goto done;
-            }
-            names = nn;
+        if (OLM_ARRAY_RESERVE(names, cap, n + 1) < 0) {
+            rc = olm_error_set(err, "walk %s: out of memory", abs);
+            goto done;
         }
         if (!(names[n] = strdup(de->d_name))) {
             rc = olm_error_set(err, "walk %s: out of memory", abs);

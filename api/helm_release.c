@@ -1,4 +1,5 @@
 /* helm_release: upstream's Helm release Secrets, written and read (helm_release.h). */
+#include "olm_array.h"
 #include "helm_release.h"
 #include "olm_hash.h"
 
@@ -358,16 +359,10 @@ static int add_object(void *ud, json_t *root, int line)
         return -1;
     }
     install_record *r = m->rec;
-    if (r->nobjects == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        install_object_ref *g = realloc(r->objects, cap * sizeof *g);
-        if (!g) {
-            json_decref(root);
-            olm_error_set(m->err, "out of memory");
-            return -1;
-        }
-        r->objects = g;
-        m->cap = cap;
+    if (OLM_ARRAY_RESERVE(r->objects, m->cap, r->nobjects + 1) < 0) {
+        json_decref(root);
+        olm_error_set(m->err, "out of memory");
+        return -1;
     }
     install_object_ref *o = &r->objects[r->nobjects++];
     o->api_version = strdup(av);

@@ -1,3 +1,4 @@
+#include "olm_array.h"
 #include "catalog_metrics.h"
 
 #include "olm_metrics.h"
@@ -58,14 +59,8 @@ static series *get_series(family *f, const char *label)
     for (size_t i = 0; i < f->n; i++)
         if (strcmp(f->s[i].label, label) == 0)
             return &f->s[i];
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 8;
-        series *s = realloc(f->s, cap * sizeof *s);
-        if (!s)
-            return NULL;
-        f->s = s;
-        f->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(f->s, f->cap, f->n + 1) < 0)
+        return NULL;
     series *s = &f->s[f->n++];
     memset(s, 0, sizeof *s);
     strncpy(s->label, label, sizeof s->label - 1);

@@ -1,5 +1,6 @@
 /* catalog_server lifecycle: its handlers on an olm_http_server (the listener, TLS, h2o and
  * stopping are shared with the daemons' other listeners), the registry. */
+#include "olm_array.h"
 #include "catalog_server_internal.h"
 
 #include <stdlib.h>
@@ -75,14 +76,8 @@ int catalog_server_set_catalog(catalog_server *s, const char *name, store_view *
             return 0;
         }
     }
-    if (s->ncats == s->capcats) {
-        size_t cap = s->capcats ? s->capcats * 2 : 8;
-        catalog_entry *c = realloc(s->cats, cap * sizeof *c);
-        if (!c)
-            return -1;
-        s->cats = c;
-        s->capcats = cap;
-    }
+    if (OLM_ARRAY_RESERVE(s->cats, s->capcats, s->ncats + 1) < 0)
+        return -1;
     char *n = strdup(name);
     if (!n)
         return -1;

@@ -1,5 +1,6 @@
 /* The reconciler's in-memory records, one per catalog name, behind records_lock.  A linear
  * array: a cluster has a handful of catalogs, and every operation is a short scan. */
+#include "olm_array.h"
 #include "clustercatalog_internal.h"
 
 #include <stdlib.h>
@@ -37,15 +38,9 @@ int clustercatalog_record_set(clustercatalog_reconciler *r, const char *name, co
     uv_mutex_lock(&r->records_lock);
     clustercatalog_record_entry *e = find(r, name);
     if (!e) {
-        if (r->nrecords == r->cap) {
-            size_t ncap = r->cap ? r->cap * 2 : 8;
-            clustercatalog_record_entry *n = realloc(r->records, ncap * sizeof *n);
-            if (!n) {
-                rc = -1;
-                goto out;
-            }
-            r->records = n;
-            r->cap = ncap;
+        if (OLM_ARRAY_RESERVE(r->records, r->cap, r->nrecords + 1) < 0) {
+            rc = -1;
+            goto out;
         }
         char *nm = strdup(name);
         if (!nm) {

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <yaml.h>
 
+#include "olm_array.h"
 #include "gocompat_internal.h"
 
 /* What a value stands for once aliases are expanded: its nodes, and its bytes (the scalars'
@@ -96,14 +97,8 @@ static int remember_anchor(ydec *d, const yaml_char_t *name, json_t *val, ycost 
     if (!name || (d->flags & GOCOMPAT_YAML_NO_ALIASES))
         return 0;
     /* A redefined anchor shadows the old one: search from the end. */
-    if (d->nanch == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 8;
-        anchor *na = realloc(d->anchors, cap * sizeof *na);
-        if (!na)
-            return oom(d);
-        d->anchors = na;
-        d->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(d->anchors, d->cap, d->nanch + 1) < 0)
+        return oom(d);
     char *n = strdup((const char *)name);
     if (!n)
         return oom(d);

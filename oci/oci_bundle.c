@@ -4,6 +4,7 @@
  * metadata/annotations.yaml, so the labels here are the same: the three that
  * describe the layout, then everything under `annotations:` (package,
  * channels, default channel, ...). */
+#include "olm_array.h"
 #include "oci_image.h"
 #include "oci_media.h"
 
@@ -33,15 +34,9 @@ int oci_labels_set(oci_labels *l, const char *key, const char *value, olm_error 
             return 0;
         }
     }
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        oci_label *items = realloc(l->items, cap * sizeof *items);
-        if (!items) {
-            free(v);
-            return olm_error_set(err, "out of memory");
-        }
-        l->items = items;
-        l->cap = cap;
+    if (OLM_ARRAY_RESERVE(l->items, l->cap, l->len + 1) < 0) {
+        free(v);
+        return olm_error_set(err, "out of memory");
     }
     char *k = strdup(key);
     if (!k) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "semver.h"
 #include "semver_internal.h"
 
@@ -134,15 +135,9 @@ static int parse_constraint_version(struct mm_parser *ps, const char *tok, size_
 
 static int group_add(struct mm_parser *ps, struct mm_group *g, struct mm_item *item)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 4;
-        struct mm_item *items = realloc(g->items, cap * sizeof *items);
-        if (!items) {
-            semver_version_free(&item->con);
-            return olm_error_set(ps->err, "out of memory");
-        }
-        g->items = items;
-        g->cap = cap;
+    if (OLM_ARRAY_RESERVE(g->items, g->cap, g->n + 1) < 0) {
+        semver_version_free(&item->con);
+        return olm_error_set(ps->err, "out of memory");
     }
     if (item->con.prerelease[0] != '\0')
         g->has_pre = true;

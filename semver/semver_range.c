@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "semver.h"
 #include "semver_internal.h"
 
@@ -50,15 +51,9 @@ static int str_list_push(struct str_list *l, char *s)
 {
     if (!s)
         return -1;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        char **items = realloc(l->items, cap * sizeof *items);
-        if (!items) {
-            free(s);
-            return -1;
-        }
-        l->items = items;
-        l->cap = cap;
+    if (OLM_ARRAY_RESERVE(l->items, l->cap, l->n + 1) < 0) {
+        free(s);
+        return -1;
     }
     l->items[l->n++] = s;
     return 0;
@@ -314,14 +309,8 @@ static int expand_wildcard(const char *full, const char *tok, struct str_list *o
 
 static int alt_add(struct bl_alt *a, enum bl_op op, semver_version *v)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 4;
-        struct bl_cmp *cmps = realloc(a->cmps, cap * sizeof *cmps);
-        if (!cmps)
-            return -1;
-        a->cmps = cmps;
-        a->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(a->cmps, a->cap, a->n + 1) < 0)
+        return -1;
     a->cmps[a->n].op = op;
     a->cmps[a->n].v = *v; /* the alternative now owns v's strings */
     a->n++;

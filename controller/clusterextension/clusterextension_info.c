@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "olm_array.h"
 #include "clusterextension_internal.h"
 
 typedef struct ce_info {
@@ -58,14 +59,8 @@ static size_t find(const clusterextension_infos *m, const char *extension)
 static size_t find_or_add(clusterextension_infos *m, const char *extension)
 {
     size_t i = find(m, extension);
-    if (i == m->n && m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        ce_info *v = realloc(m->v, cap * sizeof *v);
-        if (!v)
-            return m->n;
-        m->v = v;
-        m->cap = cap;
-    }
+    if (i == m->n && OLM_ARRAY_RESERVE(m->v, m->cap, m->n + 1) < 0)
+        return m->n;
     if (i == m->n) {
         m->v[i] = (ce_info){.extension = strdup(extension)};
         if (!m->v[i].extension)

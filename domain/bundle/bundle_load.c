@@ -1,4 +1,5 @@
 /* bundle_load: registry+v1 bundle directory to JSON (spec §5.1). */
+#include "olm_array.h"
 #include "bundle.h"
 
 #include <dirent.h>
@@ -274,14 +275,9 @@ static int load_manifests(const char *dir, bundle *b, olm_error *err)
     while ((de = readdir(d))) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(names, nc * sizeof *nn);
-            if (!nn) {
-                rc = olm_error_set(err, "out of memory");
-                break;
-            }
-            names = nn, cap = nc;
+        if (OLM_ARRAY_RESERVE(names, cap, n + 1) < 0) {
+            rc = olm_error_set(err, "out of memory");
+            break;
         }
         if (!(names[n] = strdup(de->d_name))) {
             rc = olm_error_set(err, "out of memory");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "crdsafety_internal.h"
 #include "gocompat.h"
 
@@ -15,15 +16,9 @@ int crdsafety_list_take(crdsafety_list *l, char *s)
 {
     if (!s)
         return -1;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        char **v = realloc(l->v, cap * sizeof(*v));
-        if (!v) {
-            free(s);
-            return -1;
-        }
-        l->v = v;
-        l->cap = cap;
+    if (OLM_ARRAY_RESERVE(l->v, l->cap, l->n + 1) < 0) {
+        free(s);
+        return -1;
     }
     l->v[l->n++] = s;
     return 0;

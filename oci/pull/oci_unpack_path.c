@@ -1,6 +1,7 @@
 /* Entry paths of untrusted layers: lexical checks, the prefix filter, a set of
  * the paths a layer touched (for whiteouts), and printable names for errors.
  * Nothing here touches the file system. */
+#include "olm_array.h"
 #include "oci_unpack_rules.h"
 #include "olm_hash.h"
 
@@ -191,14 +192,8 @@ static uint32_t add_node(oci_pathset *set, uint32_t parent, const char *name, si
             return 0;
         find_node(set, parent, name, len, &slot);
     }
-    if (set->len == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 64;
-        oci_pathnode *nodes = realloc(set->nodes, cap * sizeof *nodes);
-        if (!nodes)
-            return 0;
-        set->nodes = nodes;
-        set->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(set->nodes, set->cap, set->len + 1) < 0)
+        return 0;
     if (set->names_len + len > set->names_cap) {
         size_t cap = set->names_cap ? set->names_cap : 1024;
         while (cap < set->names_len + len)
