@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "upgrade_graph.h"
 
 /* ------------------------------------------------------------ rule 1 */
@@ -240,14 +241,12 @@ static void find_runs(const upgrade_graph *g, const bool *keep, const bool *plai
 
 static int copy_node(upgrade_graph *out, const ug_node *n)
 {
-    ug_node *copy = realloc(out->nodes, (out->nnodes + 1) * sizeof *copy);
-    if (!copy)
+    if (OLM_ARRAY_RESERVE(out->nodes, out->nodes_cap, out->nnodes + 1) < 0)
         return -1;
-    out->nodes = copy;
-    out->nodes_cap = out->nnodes + 1;
-    copy[out->nnodes] = *n;
-    copy[out->nnodes].note = NULL;
-    if (n->note && !(copy[out->nnodes].note = strdup(n->note)))
+    ug_node *copy = &out->nodes[out->nnodes];
+    *copy = *n;
+    copy->note = NULL;
+    if (n->note && !(copy->note = strdup(n->note)))
         return -1;
     out->nnodes++;
     return 0;
@@ -258,13 +257,11 @@ static int copy_edge(upgrade_graph *out, size_t from, size_t to, const ug_edge *
     for (size_t i = 0; i < out->nedges; i++)
         if (out->edges[i].from == from && out->edges[i].to == to)
             return 0;
-    ug_edge *copy = realloc(out->edges, (out->nedges + 1) * sizeof *copy);
-    if (!copy)
+    if (OLM_ARRAY_RESERVE(out->edges, out->edges_cap, out->nedges + 1) < 0)
         return -1;
-    out->edges = copy;
-    out->edges_cap = out->nedges + 1;
-    copy[out->nedges] = (ug_edge){from, to, e->kinds, e->channels ? strdup(e->channels) : NULL};
-    if (e->channels && !copy[out->nedges].channels)
+    ug_edge *copy = &out->edges[out->nedges];
+    *copy = (ug_edge){from, to, e->kinds, e->channels ? strdup(e->channels) : NULL};
+    if (e->channels && !copy->channels)
         return -1;
     out->nedges++;
     return 0;

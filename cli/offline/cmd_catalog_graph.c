@@ -9,6 +9,7 @@
 #include "catalog_input.h"
 #include "commands.h"
 #include "fbc.h"
+#include "olm_array.h"
 #include "upgrade_graph.h"
 
 static void graph_usage(FILE *out, const char *argv0)
@@ -37,7 +38,7 @@ static void graph_usage(FILE *out, const char *argv0)
 typedef struct graph_args {
     const char *source, *package, *format;
     const char **channels;
-    size_t nchannels;
+    size_t nchannels, channels_cap;
     bool whole;
 } graph_args;
 
@@ -55,14 +56,11 @@ static int parse_graph_args(int argc, char **argv, graph_args *a)
     optind = 1;
     while ((opt = getopt_long(argc, argv, "c:o:h", opts, NULL)) != -1) {
         switch (opt) {
-        case 'c': {
-            const char **more = realloc(a->channels, (a->nchannels + 1) * sizeof *more);
-            if (!more)
+        case 'c':
+            if (OLM_ARRAY_RESERVE(a->channels, a->channels_cap, a->nchannels + 1) < 0)
                 return 1;
-            a->channels = more;
             a->channels[a->nchannels++] = optarg;
             break;
-        }
         case 'o': a->format = optarg; break;
         case OPT_WHOLE: a->whole = true; break;
         case 'h': graph_usage(stdout, argv[0]); return -1;
