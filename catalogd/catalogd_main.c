@@ -65,7 +65,6 @@ typedef struct app {
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
     clustercatalog_gc_timer gc; /* when garbage collection runs */
     catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
-    bool controllers_started;
     int exit_code;
 } app;
 
@@ -196,7 +195,6 @@ static int start_controllers(void *data, olm_error *err)
     a->wq = kube_workqueue_new(a->rt.loop, &qo, clustercatalog_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
-    a->controllers_started = true;
     return kube_informer_start(a->inf, err);
 }
 

@@ -70,7 +70,6 @@ typedef struct app {
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
     uv_timer_t trim; /* gives freed heap back to the OS now and then */
-    bool controllers_started;
     int exit_code;
 } app;
 
@@ -223,8 +222,8 @@ static int on_health(const char *path, strbuf *body, void *data)
     }
     /* Ready once this replica reconciles with full caches, or stands by as a non-leader (it
      * cannot do more until it leads). */
-    bool ready = a->f.leader_elect && !a->controllers_started;
-    if (a->controllers_started)
+    bool ready = a->f.leader_elect && !a->rt.controllers_started;
+    if (a->rt.controllers_started)
         ready = kube_informer_has_synced(a->clusterextension_inf) && kube_informer_has_synced(a->clustercatalog_inf);
     strbuf_puts(body, ready ? "ok\n" : "informers not synced\n");
     return ready ? 200 : 503;
@@ -322,7 +321,6 @@ static int start_controllers(void *data, olm_error *err)
     a->wq = kube_workqueue_new(a->rt.loop, &qo, clusterextension_reconcile, a->rec, err);
     if (!a->wq)
         return -1;
-    a->controllers_started = true;
     if (kube_informer_start(a->clustercatalog_inf, err) != 0 || kube_informer_start(a->clusterextension_inf, err) != 0)
         return -1;
     /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure

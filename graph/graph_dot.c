@@ -139,15 +139,10 @@ static int write_members(const upgrade_graph *g, const char *catalog, strbuf *ou
     return 0;
 }
 
-typedef struct writing {
-    const upgrade_graph *g;
-    strbuf *out;
-} writing;
-
 /* One box per catalog when the package comes from several. */
 static int write_catalog(const char *catalog, size_t k, void *ctx)
 {
-    writing *w = ctx;
+    graph_writing *w = ctx;
     if (!catalog)
         return write_members(w->g, NULL, w->out);
     return strbuf_printf(w->out, "  subgraph cluster_%zu {\n  label=<catalog <B>", k) < 0 ||
@@ -163,7 +158,7 @@ int graph_dot_text(const upgrade_graph *g, strbuf *out)
                          "  graph [rankdir=BT, labelloc=t, fontname=\"Helvetica\", nodesep=0.3, ranksep=0.45];\n"
                          "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=11];\n"
                          "  edge [fontname=\"Helvetica\", fontsize=9];\n") < 0 ||
-        write_title(g, out) < 0 || graph_each_catalog(g, write_catalog, &(writing){g, out}) < 0)
+        write_title(g, out) < 0 || graph_each_catalog(g, write_catalog, &(graph_writing){g, out}) < 0)
         return -1;
     for (size_t i = 0; i < g->nchannels; i++)
         if (g->channels[i].head != SIZE_MAX &&

@@ -27,6 +27,12 @@ typedef struct graph_markup {
 } graph_markup;
 int graph_node_markup(const ug_node *n, const graph_markup *m, strbuf *out);
 
+/* What a writer's per-catalog callback writes with. */
+typedef struct graph_writing {
+    const upgrade_graph *g;
+    strbuf *out;
+} graph_writing;
+
 /* each(catalog, k, ctx) for the k-th catalog of the graph in order of first appearance, or
  * once with catalog NULL when the package comes from one catalog (no box to draw).  Stops
  * at the first -1. */

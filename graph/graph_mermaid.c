@@ -48,15 +48,10 @@ static int write_members(const upgrade_graph *g, const char *catalog, strbuf *ou
     return 0;
 }
 
-typedef struct writing {
-    const upgrade_graph *g;
-    strbuf *out;
-} writing;
-
 /* One subgraph per catalog when the package comes from several. */
 static int write_catalog(const char *catalog, size_t k, void *ctx)
 {
-    writing *w = ctx;
+    graph_writing *w = ctx;
     if (!catalog)
         return write_members(w->g, NULL, w->out);
     return strbuf_printf(w->out, "  subgraph k%zu[\"catalog ", k) < 0 || put_text(w->out, catalog) < 0 ||
@@ -131,7 +126,7 @@ int upgrade_graph_write_mermaid(const upgrade_graph *g, FILE *out, olm_error *er
         if (rc == 0)
             rc = strbuf_printf(&text, "%s%s\n", g->package, g->package_deprecation ? " (deprecated)" : "");
     }
-    if (rc < 0 || graph_each_catalog(g, write_catalog, &(writing){g, &text}) < 0 || write_edges(g, &text) < 0 || write_classes(g, &text) < 0) {
+    if (rc < 0 || graph_each_catalog(g, write_catalog, &(graph_writing){g, &text}) < 0 || write_edges(g, &text) < 0 || write_classes(g, &text) < 0) {
         strbuf_free(&text);
         return olm_error_set(err, "out of memory");
     }

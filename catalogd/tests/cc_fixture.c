@@ -1,5 +1,6 @@
 /* cc_fixture: see cc_fixture.h. */
 #include "cc_fixture.h"
+#include "olm_fs.h"
 #include "kube_object.h"
 
 #include <setjmp.h>
@@ -29,23 +30,11 @@ static void write_file(const char *path, const char *text)
     assert_int_equal(fclose(fp), 0);
 }
 
-static void mkdir_p(const char *path)
-{
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
-    mkdir(p, 0755);
-}
-
 void cc_fixture_pullable(cc_fixture *f)
 {
     char dir[512], file[640];
     snprintf(dir, sizeof dir, "%s/unpack/%s/%s/configs", f->cache_dir, CC_NAME, DIGEST);
-    mkdir_p(dir);
+    assert_int_equal(olm_mkdir_p(dir), 0);
     snprintf(file, sizeof file, "%s/catalog.json", dir);
     write_file(file, FBC);
     /* The sidecar of a finished catalog pull: its labels and the configs dir (oci_pull_cache.c). */

@@ -1,5 +1,6 @@
 /* ce_fixture: see ce_fixture.h. */
 #include "ce_fixture.h"
+#include "olm_fs.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,30 +66,18 @@ static void write_file(const char *path, const char *text)
     assert_int_equal(fclose(fp), 0);
 }
 
-static void mkdir_p(const char *path)
-{
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
-    mkdir(p, 0755);
-}
-
 void ce_fixture_pullable(ce_fixture *f, const char *name)
 {
     bool v1 = strcmp(name, CE_V1) == 0;
     const char *digest = v1 ? DIGEST_V1 : DIGEST_V11, *version = v1 ? "1.0.0" : "1.1.0";
     char dir[512], file[640], text[sizeof CSV_FMT + 128];
     snprintf(dir, sizeof dir, "%s/bundles/%s/%s/manifests", f->cache_dir, CE_NAME, digest);
-    mkdir_p(dir);
+    assert_int_equal(olm_mkdir_p(dir), 0);
     snprintf(file, sizeof file, "%s/csv.yaml", dir);
     snprintf(text, sizeof text, CSV_FMT, name, version, version);
     write_file(file, text);
     snprintf(dir, sizeof dir, "%s/bundles/%s/%s/metadata", f->cache_dir, CE_NAME, digest);
-    mkdir_p(dir);
+    assert_int_equal(olm_mkdir_p(dir), 0);
     snprintf(file, sizeof file, "%s/annotations.yaml", dir);
     write_file(file, ANNOTATIONS);
     /* The sidecar that makes the entry a finished pull (oci_pull_cache.c). */
