@@ -1,9 +1,15 @@
 /* catalogd: the ClusterCatalog controller and catalog server on one libuv loop.
  *
- *   loop thread:  h2o catalog server (+ optional health and metrics listeners), the ClusterCatalog
- *                 informer (watch over kube_uvcurl), the work queue's bookkeeping, the
- *                 Lease election, the GC timer, signals, and the publish queue (below).
+ *   loop thread:  h2o catalog server (+ optional health, metrics and webhook listeners), the
+ *                 ClusterCatalog informer (watch over kube_uvcurl), the work queue's
+ *                 bookkeeping, the Lease election, the GC timer, signals, and the publish
+ *                 queue (below).
  *   threadpool:   reconciles (clustercatalog_reconcile: REST calls, pull, load, validate, store) and GC.
+ *
+ * This file lists what catalogd runs and with which flags; the daemon runtime
+ * (daemon_runtime.h) starts it in order, answers the health and metrics listeners and stops
+ * everything stage by stage; the controller's setup sits beside its reconciler
+ * (clustercatalog_controller.h).
  *
  * Reconciles never touch the server: they hand "serve this view / drop this catalog /
  * record this unpack" to the publisher (catalog_publish.h), which queues them under a mutex
@@ -11,17 +17,17 @@
  *
  * At start every store already in <cache-dir>/catalogs is opened and served before the
  * loop runs, so a restarted catalogd serves at once, before its first reconcile (and even
- * when the API server is unreachable).  With --leader-elect the reconciler (informer, work
+ * when the API server is unreachable).  With --leader-elect the controller (informer, work
  * queue, GC) runs only while the Lease catalogd-operator-lock is held; the server runs on
  * every replica.  Losing the Lease stops the process (exit 1) so a fresh start campaigns
  * again, as controller-runtime does.
  *
  * /healthz, /readyz and /metrics are answered by the catalog server;
- * --health-probe-bind-address and --metrics-bind-address add listeners of their own
- * (olm_http_listeners.h, the same as operator-controller's; the metrics one shows the catalog
- * server's metrics), for probes and scrapers that must not share the catalogs' port.  Every listener is bound
- * before the loop runs, and the files the flags name are read before that: a bad start is
- * one line and exit 1 with nothing half-started (prepare(), start_listeners()). */
+ * --health-probe-bind-address and --metrics-bind-address add listeners of their own (the
+ * runtime's, the same as operator-controller's; /metrics there shows the catalog server's
+ * series too), for probes and scrapers that must not share the catalogs' port.  Every
+ * listener is bound before the loop runs, and the files the flags name are read before
+ * that: a bad start is one line and exit 1 with nothing half-started. */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -38,34 +44,25 @@
 #include "catalog_webhook.h"
 #include "catalogd_flags.h"
 #include "catalogd_log.h"
-#include "clustercatalog_reconcile.h"
+#include "clustercatalog_controller.h"
 #include "daemon_runtime.h"
-#include "kube_informer.h"
-#include "kube_workqueue.h"
-#include "daemon_listeners.h"
 #include "oci_pull.h"
 #include "olm_parse.h"
 #include "olm_fs.h"
 #include "olm_malloc_tune.h"
-#include "olm_process_metrics.h"
 
 #define LEASE_NAME "catalogd-operator-lock"
-#define CLUSTERCATALOGS_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
 
 typedef struct app {
     catalogd_flags f;
     daemon_runtime rt; /* client, loop, transport, listeners, signals, Lease */
     char url_root[1100];
-    kube_informer *inf;
-    kube_workqueue *wq;
-    clustercatalog_reconciler *rec;
+    clustercatalog_controller ctl; /* informer, work queue, reconciler, GC */
     catalog_server *srv;
     olm_http_server *webhook; /* the mutating webhook upstream's manifests register, or NULL */
     olm_ca_set *pull_cas;   /* --pull-cas-dir, or NULL */
     const char *system_ns;  /* --system-namespace, or the pod's, or olmv1-system */
-    clustercatalog_gc_timer gc; /* when garbage collection runs */
     catalog_publisher pub; /* reconciles -> the server (catalog_publish.h) */
-    int exit_code;
 } app;
 
 /* ------------------------------------------------------------ stored catalogs at start */
@@ -102,212 +99,77 @@ static void serve_stored(app *a)
     closedir(d);
 }
 
-/* ------------------------------------------------------------ garbage collection */
-
-static void begin_shutdown_phase2(app *a);
-static void stop_servers(app *a);
-
-/* ------------------------------------------------------------ informer → work queue */
-
-static void enqueue(app *a, json_t *obj)
-{
-    if (!a->wq || a->rt.stopping)
-        return;
-    char *key = kube_object_key(obj);
-    olm_error err;
-    if (!key || kube_workqueue_add(a->wq, key, &err) != 0)
-        catalogd_log(CATALOGD_LOG_ERROR, key, "could not queue: %s", key ? err.msg : "out of memory");
-    free(key);
-}
-
-static void on_add(json_t *obj, void *data)
-{
-    enqueue(data, obj);
-}
-
-static void on_update(json_t *old_obj, json_t *new_obj, void *data)
-{
-    enqueue(data, new_obj);
-}
-
-static void on_delete(json_t *obj, void *data)
-{
-    enqueue(data, obj);
-}
-
-static void on_synced(void *data)
-{
-    app *a = data;
-    if (a->gc.started || a->rt.stopping)
-        return;
-    catalogd_log(CATALOGD_LOG_INFO, NULL, "ClusterCatalog cache synced (%zu catalogs)", kube_informer_count(a->inf));
-    clustercatalog_gc_timer_start(&a->gc, a->rec, a->f.gc_interval_ms);
-}
-
-static void on_informer_error(const char *msg, void *data)
-{
-    catalogd_log(CATALOGD_LOG_WARN, NULL, "ClusterCatalog watch: %s", msg);
-}
-
-/* ------------------------------------------------------------ the global pull secret */
-
-/* Every catalog pulls again now rather than at its next poll or retry: a catalog that
- * failed for want of credentials recovers as soon as they arrive. */
-static void requeue_all_catalogs(app *a)
-{
-    json_t *all = a->inf ? kube_informer_list(a->inf) : NULL;
-    size_t i;
-    json_t *obj;
-    json_array_foreach(all, i, obj) enqueue(a, obj);
-    json_decref(all);
-}
-
-static void pull_secret_loaded(void *data) { requeue_all_catalogs(data); }
+/* ------------------------------------------------------------ the controller */
 
 static int start_controllers(void *data, olm_error *err)
 {
     app *a = data;
-    kube_watch_options wo = {.path = CLUSTERCATALOGS_PATH};
-    kube_informer_handlers h = {on_add, on_update, on_delete, on_synced, on_informer_error};
-    a->inf = kube_informer_new(a->rt.uc, kube_client_config(a->rt.client), &wo, &h, a, err);
-    if (!a->inf)
-        return -1;
-    if (daemon_runtime_watch_pull_secret(&a->rt, a->f.common.global_pull_secret, pull_secret_loaded, a, err) != 0)
-        return -1;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
     const char *auth = a->f.authfile ? a->f.authfile : getenv("REGISTRY_AUTH_FILE");
-    clustercatalog_reconciler_config rc = {
-        .client = a->rt.client,
-        .informer = a->inf,
-        .cache_dir = a->f.cache_dir,
-        .url_root = a->url_root,
-        .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                              .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
-                              .timeout_seconds = 900, .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
-        .poll_override_ms = a->f.poll_override_ms,
-        .publish = catalog_publisher_publish,
-        .publish_data = &a->pub,
+    clustercatalog_controller_config cfg = {
+        .reconciler = {
+            .cache_dir = a->f.cache_dir,
+            .url_root = a->url_root,
+            .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
+                                  .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
+                                  .timeout_seconds = 900,
+                                  .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
+            .poll_override_ms = a->f.poll_override_ms,
+            .publish = catalog_publisher_publish,
+            .publish_data = &a->pub,
+        },
+        .concurrency = a->f.concurrency,
+        .gc_interval_ms = a->f.gc_interval_ms,
+        .global_pull_secret = a->f.common.global_pull_secret,
     };
-    a->rec = clustercatalog_reconciler_new(&rc, err);
-    if (!a->rec)
-        return -1;
-    kube_workqueue_options qo = {.concurrency = a->f.concurrency};
-    a->wq = kube_workqueue_new(a->rt.loop, &qo, clustercatalog_reconcile, a->rec, err);
-    if (!a->wq)
-        return -1;
-    return kube_informer_start(a->inf, err);
+    return clustercatalog_controller_start(&a->ctl, &cfg, err);
 }
 
 /* ------------------------------------------------------------ shutdown */
 
-static void informer_closed(void *data)
-{
-    app *a = data;
-    a->inf = NULL;
-    daemon_runtime_closing_done(&a->rt);
-}
-
-static void server_stopped(void *arg, bool clean)
+/* The runtime's stop signature for the catalog server. */
+static void catalog_server_stopped(void *part, bool clean)
 {
     (void)clean; /* not clean: the server logged it; the process exits */
-    *(catalog_server **)arg = NULL;
-}
-
-/* Phase 2, once no reconcile or GC runs: stop the watch, the election and the servers. */
-static void begin_shutdown_phase2(app *a)
-{
-    if (a->gc.running)
-        return; /* gc_idle calls us again */
-    catalog_publisher_close(&a->pub);
-    clustercatalog_reconciler_free(a->rec);
-    a->rec = NULL;
-    daemon_runtime_closing_begin(&a->rt); /* held until every stop was issued */
-    if (a->inf) {
-        daemon_runtime_closing_add(&a->rt);
-        kube_informer_stop(a->inf, informer_closed, a);
-    }
-    daemon_runtime_stop_watches(&a->rt); /* the pull-secret watch; the election releases the Lease */
-    /* Stopping answers /metrics 503 from now on; then, before the uvcurl goes, a metrics
-     * request still waiting for its review is answered 503 and its connection can drain. */
-    stop_servers(a);
-    kube_authz_free(a->rt.authz);
-    a->rt.authz = NULL;
-    daemon_runtime_closing_done(&a->rt);
-}
-
-static void wq_done(void *data)
-{
-    app *a = data;
-    a->wq = NULL;
-    begin_shutdown_phase2(a);
-}
-
-/* A garbage collection that was running when the shutdown began has ended. */
-static void gc_idle(void *data)
-{
-    app *a = data;
-    if (!a->wq)
-        begin_shutdown_phase2(a);
-}
-
-static void begin_shutdown(void *data, int exit_code)
-{
-    app *a = data;
-    if (a->rt.stopping)
-        return;
-    a->rt.stopping = true;
-    a->exit_code = exit_code;
-    daemon_runtime_close_signals(&a->rt);
-    clustercatalog_gc_timer_stop(&a->gc, gc_idle, a);
-    if (a->wq)
-        kube_workqueue_shutdown(a->wq, false, wq_done, a); /* waits for running reconciles */
-    else
-        begin_shutdown_phase2(a);
-}
-
-/* ------------------------------------------------------------ main */
-
-/* /metrics of every listener: the catalog server's own (while it exists), then the names
- * upstream's dashboards use (controller-runtime, client-go, leader election, process). */
-static int catalog_metrics_text(strbuf *out, void *data)
-{
-    app *a = data;
-    if (!a->srv || catalog_server_render_metrics(a->srv, out) < 0)
-        return -1;
-    int rc = 0;
-    if (a->wq)
-        rc |= kube_workqueue_render_metrics(a->wq, "clustercatalog", out);
-    if (a->rt.rest_metrics)
-        rc |= kube_request_metrics_render(a->rt.rest_metrics, out);
-    if (a->f.leader_elect) {
-        rc |= olm_metrics_header(out, "leader_election_master_status",
-                                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-                                 "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-                                 "gauge");
-        rc |= olm_metrics_sample(out, "leader_election_master_status", "name", LEASE_NAME,
-                                 a->rt.leader && kube_leader_is_leader(a->rt.leader) ? 1 : 0);
-    }
-    rc |= olm_process_metrics_render(out);
-    rc |= olm_build_info_render(out, "catalogd");
-    return rc ? -1 : 0;
-}
-
-/* The health listener: always "ok", as the catalog server answers. */
-static int health_text(const char *path, strbuf *body, void *data)
-{
-    (void)path, (void)data;
-    strbuf_puts(body, "ok");
-    return 200;
+    daemon_part_stopped(part);
 }
 
 #define SERVER_GRACE_MS 5000 /* open connections get this long at shutdown */
 
-static void stop_servers(app *a)
+static void stop_catalog_server(void *obj, void (*stopped)(void *part), void *part)
 {
-    if (a->srv)
-        catalog_server_stop(a->srv, SERVER_GRACE_MS, server_stopped, &a->srv);
-    olm_http_server_stop_slot(&a->webhook, SERVER_GRACE_MS);
-    olm_http_listeners_stop(&a->rt.listeners, SERVER_GRACE_MS);
+    (void)stopped; /* daemon_part_stopped, through catalog_server_stopped */
+    catalog_server_stop(obj, SERVER_GRACE_MS, catalog_server_stopped, part);
+}
+
+/* Once no reconcile or GC runs: nothing more is published, the reconciler goes. */
+static void after_drain(void *data)
+{
+    app *a = data;
+    catalog_publisher_close(&a->pub);
+    clustercatalog_controller_after_drain(&a->ctl);
+}
+
+/* ------------------------------------------------------------ main */
+
+/* The catalog server's own series (while it exists); the runtime adds the shared ones. */
+static int catalog_server_series(void *data, strbuf *out)
+{
+    app *a = data;
+    return a->srv ? catalog_server_render_metrics(a->srv, out) : -1;
+}
+
+/* /metrics on the catalog server's port: the same text as on the listeners. */
+static int catalog_metrics_text(strbuf *out, void *data)
+{
+    return daemon_runtime_metrics(&((app *)data)->rt, out);
+}
+
+/* The health listener answers "ok", as the catalog server does. */
+static bool catalog_ready(void *data, strbuf *why)
+{
+    (void)data, (void)why;
+    return true;
 }
 
 /* The webhook listener: POST of an AdmissionReview on its path; nothing else is there. */
@@ -355,12 +217,13 @@ static void start_webhook(app *a)
     if (!(a->webhook = olm_http_server_start(a->rt.loop, &o, &err)))
         catalogd_log(CATALOGD_LOG_WARN, NULL, "no ClusterCatalog webhook (--webhook-server-port %u): %s",
                      a->f.webhook_port, err.msg);
+    daemon_runtime_own_server(&a->rt, &a->webhook);
 }
 
-/* Binds every listener before anything else runs, so that a port in use is one line and
- * exit 1 with nothing started.  On failure the listeners already up are closed (the loop
- * runs until they are) and msg names the flag and the address. */
-static int start_listeners(void *data, char *msg, size_t msgsz)
+/* The catalog server and the webhook, bound before anything else runs (daemon_spec), so
+ * that a port in use is one line and exit 1 with nothing started; msg names the flag and the
+ * address. */
+static int start_servers(void *data, char *msg, size_t msgsz)
 {
     app *a = data;
     const olm_daemon_flags *c = &a->f.common;
@@ -376,17 +239,11 @@ static int start_listeners(void *data, char *msg, size_t msgsz)
     olm_error err;
     if (!(a->srv = catalog_server_start(a->rt.loop, &o, &err))) {
         snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
-    } else {
-        olm_http_listeners_opts lo = {.flags = c, .log_key = "catalog", .health = health_text,
-                                      .metrics = catalog_metrics_text, .arg = a};
-        if (olm_http_listeners_start(a->rt.loop, &lo, &a->rt.listeners, msg, msgsz) == 0) {
-            start_webhook(a);
-            return 0;
-        }
-        stop_servers(a);
+        return -1;
     }
-    uv_run(a->rt.loop, UV_RUN_DEFAULT); /* lets the listeners close */
-    return -1;
+    daemon_runtime_own(&a->rt, DAEMON_STAGE_SERVE, a->srv, &a->srv, stop_catalog_server);
+    start_webhook(a);
+    return 0;
 }
 
 /* status.urls.base = <scheme>://<external address>/catalogs/<name>. */
@@ -415,7 +272,7 @@ static void before_start(void *data)
     olm_error err;
     if (catalog_publisher_init(&a->pub, a->rt.loop, &a->srv, &err) != 0)
         catalogd_log(CATALOGD_LOG_ERROR, NULL, "%s", err.msg); /* then nothing new is served: fail loudly */
-    clustercatalog_gc_timer_init(&a->gc, a->rt.loop);
+    clustercatalog_controller_init(&a->ctl, &a->rt);
     serve_stored(a);
     build_url_root(a);
 }
@@ -439,12 +296,6 @@ static void log_started(void *data)
                      oci_registries_follow_count(a->rt.registries));
 }
 
-static bool listeners_open(void *data)
-{
-    app *a = data;
-    return a->srv || a->webhook || a->rt.listeners.health || a->rt.listeners.metrics;
-}
-
 /* Returns the exit code; *started tells whether the loop ran (main logs "stopped" then). */
 static int run(app *a, bool *started)
 {
@@ -452,14 +303,15 @@ static int run(app *a, bool *started)
         .rt = &a->rt, .app = a, .kubeconfig = a->f.kubeconfig, .cache_flag = "--cache-dir",
         .cache_dir = a->f.cache_dir, .pull_cache = "unpack", .leader_elect = a->f.leader_elect,
         .lease_namespace = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, .lease_name = LEASE_NAME,
-        .start_listeners = start_listeners, .before_start = before_start, .start_controllers = start_controllers,
-        .begin_shutdown = begin_shutdown, .log_started = log_started, .listeners_open = listeners_open};
+        .metrics_name = "catalogd", .start_servers = start_servers, .before_start = before_start,
+        .start_controllers = start_controllers, .after_drain = after_drain, .ready = catalog_ready,
+        .metrics = catalog_server_series, .log_started = log_started};
     int rc = daemon_runtime_run(&a->rt, &spec, started);
     if (rc == 1)
         return 1;
     if (rc == 0)
         catalog_publisher_destroy(&a->pub);
-    return a->exit_code;
+    return a->rt.exit_code;
 }
 
 static int parse_flags(int argc, char **argv, void *flags, char *msg, size_t msgsz)

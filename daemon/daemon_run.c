@@ -27,8 +27,7 @@ static void sweep_interrupted_pulls(daemon_runtime *rt, const daemon_spec *s)
 static void on_signal(void *data, int signum)
 {
     (void)signum; /* the runtime logged it */
-    const daemon_spec *s = data;
-    s->begin_shutdown(s->app, 0);
+    daemon_runtime_shutdown(data, 0);
 }
 
 static void start_controllers_once(daemon_runtime *rt, const daemon_spec *s)
@@ -38,7 +37,7 @@ static void start_controllers_once(daemon_runtime *rt, const daemon_spec *s)
         return;
     if (s->start_controllers(s->app, &err) != 0) {
         olm_log(OLM_LOG_ERROR, rt->log_key, NULL, "starting the reconciler: %s", err.msg);
-        s->begin_shutdown(s->app, 1);
+        daemon_runtime_shutdown(rt, 1);
         return;
     }
     rt->controllers_started = true;
@@ -53,11 +52,38 @@ static void on_started_leading(void *data)
 static void on_stopped_leading(void *data)
 {
     const daemon_spec *s = data;
-    s->begin_shutdown(s->app, 1); /* a fresh start campaigns again, as controller-runtime does */
+    daemon_runtime_shutdown(s->rt, 1); /* a fresh start campaigns again, as controller-runtime does */
+}
+
+/* Binds the daemon's servers, then the health and metrics listeners, before anything else
+ * runs, so that a port in use is one line and exit 1 with nothing started; on failure those
+ * already up are closed again (the loop runs until they are). */
+static int start_listening(daemon_runtime *rt, const daemon_spec *s)
+{
+    char msg[OLM_ERROR_MAX + 256];
+    int rc = s->start_servers ? s->start_servers(s->app, msg, sizeof msg) : 0;
+    if (rc == 0) {
+        olm_http_listeners_opts o = {.flags = rt->flags, .log_key = rt->log_key,
+                                     .health = daemon_runtime_health_answer,
+                                     .metrics = daemon_runtime_metrics_answer, .arg = rt};
+        rc = olm_http_listeners_start(rt->loop, &o, &rt->listeners, msg, sizeof msg);
+        if (rc == 0) {
+            daemon_runtime_own_server(rt, &rt->listeners.health);
+            daemon_runtime_own_server(rt, &rt->listeners.metrics);
+        }
+    }
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "%s: %s\n", rt->prog, msg);
+    daemon_runtime_stop_servers(rt);
+    uv_run(rt->loop, UV_RUN_DEFAULT); /* lets them close */
+    uv_loop_close(rt->loop);
+    return -1;
 }
 
 int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started)
 {
+    rt->spec = s;
     if (daemon_runtime_connect(rt, s->kubeconfig) != 0)
         return 1;
     if (olm_mkdir_p(s->cache_dir) != 0) {
@@ -67,13 +93,9 @@ int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started)
     }
     sweep_interrupted_pulls(rt, s);
     rt->loop = uv_default_loop();
-    char msg[OLM_ERROR_MAX + 256];
-    if (s->start_listeners(s->app, msg, sizeof msg) != 0) {
-        fprintf(stderr, "%s: %s\n", rt->prog, msg);
-        uv_loop_close(rt->loop);
+    if (start_listening(rt, s) != 0)
         return 1;
-    }
-    daemon_runtime_watch_signals(rt, on_signal, (void *)s);
+    daemon_runtime_watch_signals(rt, on_signal, rt);
     if (s->before_start)
         s->before_start(s->app);
     *started = true;
@@ -85,7 +107,7 @@ int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started)
                                      (void *)s, &err);
     if (rc != 0) {
         olm_log(OLM_LOG_ERROR, rt->log_key, NULL, "starting: %s", err.msg);
-        s->begin_shutdown(s->app, 1);
+        daemon_runtime_shutdown(rt, 1);
     } else {
         if (!s->leader_elect)
             start_controllers_once(rt, s);
@@ -93,7 +115,7 @@ int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started)
             s->log_started(s->app);
     }
     uv_run(rt->loop, UV_RUN_DEFAULT);
-    if (s->listeners_open && s->listeners_open(s->app))
+    if (daemon_runtime_servers_open(rt))
         return -1; /* a server could not close with connections open: the OS reclaims it */
     uv_loop_close(rt->loop);
     return 0;

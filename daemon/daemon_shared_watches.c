@@ -77,6 +77,7 @@ void daemon_runtime_stop_watches(daemon_runtime *rt)
 int daemon_runtime_preflight(daemon_runtime *rt, const olm_daemon_flags *common, olm_ca_set **pull_cas)
 {
     char msg[OLM_ERROR_MAX + 256];
+    rt->flags = common;
     if (olm_daemon_preflight(common, pull_cas, msg, sizeof msg) != 0 ||
         daemon_runtime_follow_registries(rt, common->registries_conf, msg, sizeof msg) != 0) {
         fprintf(stderr, "%s: %s\n", rt->prog, msg);

@@ -280,35 +280,4 @@ void clusterextension_reconciler_stats(clusterextension_reconciler *r, clusterex
 void clusterextension_reconciler_catalog_of(clusterextension_reconciler *r, const char *extension, char *buf,
                                             size_t bufsz);
 
-/* ------------------------------------------------------------ controller setup
- * What operator-controller's main wires to its informers and listeners, kept beside the
- * reconciler (upstream's SetupWithManager): clusterextension_controller.c. */
-
-/* Whether a watch update of a ClusterExtension calls for a reconcile: a change of
- * generation, deletionTimestamp or finalizers, except our own finalizer appearing (the
- * reconcile that added it carries on with the updated object). */
-bool clusterextension_update_needs_reconcile(const json_t *old_obj, const json_t *new_obj);
-
-/* What the ClusterExtension cache keeps of each object, in place: only what the update
- * filter and the metrics read (metadata's key, resourceVersion, generation,
- * deletionTimestamp and finalizers; spec.source.catalog.packageName; status.install; each
- * condition's type and status).  Reconciles read the object itself from the apiserver; a
- * whole ClusterExtension (status messages, the last-applied annotation) is ~20 KB in
- * jansson, and at 1,000 extensions the cache was the biggest part of the heap.  Out of
- * memory: the object stays whole. */
-void clusterextension_cache_form(json_t *obj);
-
-typedef struct clusterextension_metrics_sources {
-    const json_t *extensions;           /* the cache's objects (cache form), or NULL */
-    clusterextension_reconciler *rec;   /* or NULL before the controllers start */
-    size_t catalog_cache_entries, queue_depth, drift_watches, drift_extensions;
-    unsigned long long tokens_requested;
-} clusterextension_metrics_sources;
-
-/* operator_controller_* series: reconciles (counters, the duration histogram), extensions
- * and installed ones, catalog cache, queue depth, drift watches, TokenRequests. */
-void clusterextension_metrics_render(const clusterextension_metrics_sources *s, strbuf *b);
-/* olm_clusterextension_info{name,package,version,catalog} 1 per extension. */
-void clusterextension_info_metrics_render(const clusterextension_metrics_sources *s, strbuf *b);
-
 #endif

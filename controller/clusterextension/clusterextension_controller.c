@@ -4,7 +4,7 @@
  * operator-controller's main wires these to its informers and listeners. */
 #include <string.h>
 
-#include "clusterextension.h"
+#include "clusterextension_controller.h"
 #include "kube_object.h"
 #include "olm_metrics.h"
 

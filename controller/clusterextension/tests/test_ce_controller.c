@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "clusterextension.h"
+#include "clusterextension_controller.h"
 
 static json_t *obj(const char *text)
 {
