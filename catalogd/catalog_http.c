@@ -461,6 +461,25 @@ static int split_path(h2o_req_t *req, const char *p, size_t len, h2o_iovec_t *se
 
 static int seg_is(h2o_iovec_t s, const char *lit) { return h2o_memis(s.base, s.len, lit, strlen(lit)); }
 
+/* /readyz as the daemon decides (catalogd: the current content of every Serving catalog). */
+static int serve_readyz(h2o_req_t *req, catalog_server *s)
+{
+    strbuf why = STRBUF_INIT;
+    bool ready = s->ready_cb(s->ready_arg, &why);
+    int rc;
+    if (ready) {
+        rc = send_small(req, 200, "OK", CT_TEXT, H2O_STRLIT("ok"));
+    } else {
+        const char *text = why.len ? strbuf_str(&why) : "not ready";
+        size_t len = strlen(text);
+        char *body = h2o_mem_alloc_pool(&req->pool, len + 1);
+        memcpy(body, text, len + 1);
+        rc = send_small(req, 503, "Service Unavailable", CT_TEXT, body, len);
+    }
+    strbuf_free(&why);
+    return rc;
+}
+
 /* Every path: /healthz, /readyz, /metrics and the catalogs. */
 static int route(h2o_req_t *req, catalog_server *s)
 {
@@ -469,6 +488,8 @@ static int route(h2o_req_t *req, catalog_server *s)
     int n = split_path(req, req->path.base, plen, seg, 6);
     if (n == -1) /* Go rejects such a request line before routing */
         return send_small(req, 400, "Bad Request", CT_TEXT, H2O_STRLIT("400 Bad Request"));
+    if (n == 1 && seg_is(seg[0], "readyz") && s->ready_cb)
+        return serve_readyz(req, s);
     if (n == 1 && (seg_is(seg[0], "healthz") || seg_is(seg[0], "readyz")))
         return send_small(req, 200, "OK", CT_TEXT, H2O_STRLIT("ok"));
     if (n == 1 && seg_is(seg[0], "metrics") && !s->no_metrics)

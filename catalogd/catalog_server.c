@@ -37,6 +37,8 @@ catalog_server *catalog_server_start(uv_loop_t *loop, const catalog_server_opts 
     s->access_log = o->access_log;
     s->metrics_cb = o->metrics;
     s->metrics_arg = o->metrics_arg;
+    s->ready_cb = o->ready;
+    s->ready_arg = o->ready_arg;
     s->no_metrics = o->no_metrics;
     s->no_metas = o->no_metas;
     s->graphql_501 = o->graphql_501;
@@ -98,6 +100,13 @@ void catalog_server_remove_catalog(catalog_server *s, const char *name)
 }
 
 size_t catalog_server_catalog_count(const catalog_server *s) { return s->ncats; }
+
+bool catalog_server_serves(const catalog_server *s, const char *name, const char **source)
+{
+    store_view *v = catalog_server_find(s, name);
+    *source = v ? store_view_source(v) : NULL;
+    return v != NULL;
+}
 
 catalog_metrics *catalog_server_metrics(catalog_server *s) { return s->metrics; }
 

@@ -3,7 +3,8 @@
  * Routes (shared/spec/olmv1-behaviour.md §4.4):
  *   GET|HEAD /catalogs/{name}/api/v1/all     the whole catalog.jsonl (Range, conditionals)
  *   GET|HEAD /catalogs/{name}/api/v1/metas   ?schema=&package=&name= selection from the index
- *   /healthz, /readyz                         "ok"
+ *   /healthz                                  "ok"
+ *   /readyz                                   "ok", or 503 with why (the `ready` callback)
  *   /metrics                                  Prometheus text (catalog_metrics.h)
  * A request body over 4 KiB is refused with 413 (nothing served takes one).
  * Bodies are sent straight from the store view's mmap (no per-request copy).  When the client
@@ -47,6 +48,9 @@ typedef struct catalog_server_opts {
     bool no_metrics; /* /metrics is 404 here (it is served on a listener of its own) */
     bool no_metas;   /* --feature-gates APIV1MetasHandler=false: /api/v1/metas is not a route (404) */
     bool graphql_501; /* GraphQLCatalogQueries=true, not built: /api/v1/graphql answers 501 */
+    /* /readyz: true, or false with why in `why` (503).  NULL: always ready. */
+    bool (*ready)(void *arg, strbuf *why);
+    void *ready_arg;
 } catalog_server_opts;
 
 /* Binds, listens and starts serving on `loop`.  NULL with err set on failure (bad address,
@@ -61,6 +65,9 @@ int catalog_server_port(const catalog_server *s); /* the bound port */
 int catalog_server_set_catalog(catalog_server *s, const char *name, store_view *view);
 void catalog_server_remove_catalog(catalog_server *s, const char *name);
 size_t catalog_server_catalog_count(const catalog_server *s);
+/* Whether `name` is served, and then the digest ref its content came from (*source; NULL
+ * when unknown).  Borrowed until the catalog is replaced or removed. */
+bool catalog_server_serves(const catalog_server *s, const char *name, const char **source);
 
 /* From now on every request for /metrics first passes `gate` (copied; its object borrowed until the
  * server stopped): the metrics filter of the --metrics-bind-address listener.  NULL: none. */

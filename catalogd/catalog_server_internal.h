@@ -31,6 +31,8 @@ struct catalog_server {
     void *metrics_arg;
     bool no_metrics;
     bool no_metas, graphql_501;
+    bool (*ready_cb)(void *arg, strbuf *why); /* NULL: always ready */
+    void *ready_arg;
     catalog_entry *cats;      /* owned array */
     size_t ncats, capcats;
     h2o_req_t *aborted_req;   /* set by a body generator h2o stopped, for the access log */

@@ -112,6 +112,8 @@ const char *store_view_name(const store_view *v);
 const char *store_view_data(const store_view *v); /* the jsonl bytes; NULL when empty */
 size_t store_view_size(const store_view *v);
 time_t store_view_mtime(const store_view *v);     /* mtime of catalog.jsonl, seconds */
+/* The digest ref the content came from (the store's `source`), or NULL when unknown. */
+const char *store_view_source(const store_view *v);
 /* The gzip form of the jsonl (a complete gzip member), or NULL when the store has none
  * (written by an older catalogd: the next write adds it) or it does not match the jsonl. */
 const char *store_view_gzip(const store_view *v, size_t *len);

@@ -33,6 +33,7 @@ struct store_view {
     index_map maps[3];
     store_range *all;   /* owned: union of by_schema, sorted (the "every schema" set) */
     size_t nall;
+    char *source;       /* owned: the digest ref the content came from, or NULL when unknown */
 };
 
 static int cmp_range(const void *a, const void *b)
@@ -51,6 +52,7 @@ static void view_free(store_view *v)
         index_map_free(&v->maps[k]);
     free(v->all);
     free(v->name);
+    free(v->source);
     bool big = v->owner != NULL;
     fbc_catalog_free(v->owner);
     free(v);
@@ -203,6 +205,23 @@ static void load_gzip(store_view *v, int dfd)
     close(fd);
 }
 
+/* The `source` file beside the content, or NULL (none: written without one, or unreadable;
+ * the view is served all the same). */
+static char *read_source(int dfd)
+{
+    int fd = openat(dfd, STORE_SOURCE_FILE, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char buf[1024];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return *buf ? strdup(buf) : NULL;
+}
+
 /* One attempt.  Both files are opened relative to one directory fd so they come from the
  * same store even if a swap happens meanwhile; a swap that already removed the old files
  * gives ENOENT and store_open retries on the new directory. */
@@ -233,6 +252,7 @@ static store_view *open_once(const char *dir, const char *name, olm_error *err)
         return NULL;
     }
     load_gzip(v, dfd);
+    v->source = read_source(dfd);
     close(dfd);
     return v;
 }
@@ -260,10 +280,12 @@ store_view *store_open(const char *root, const char *name, olm_error *err)
 }
 
 store_view *store_view_of_memory(const char *name, const fbc_catalog *cat, store_index *idx, time_t mtime,
-                                 olm_error *err)
+                                 const char *source, olm_error *err)
 {
     store_view *v = calloc(1, sizeof *v);
-    if (!v || !(v->name = strdup(name))) {
+    if (!v || !(v->name = strdup(name)) || (source && !(v->source = strdup(source)))) {
+        if (v)
+            free(v->name);
         free(v);
         store_index_free(idx);
         olm_error_set(err, "out of memory");
@@ -303,6 +325,7 @@ const char *store_view_name(const store_view *v) { return v->name; }
 const char *store_view_data(const store_view *v) { return v->data; }
 size_t store_view_size(const store_view *v) { return v->size; }
 time_t store_view_mtime(const store_view *v) { return v->mtime; }
+const char *store_view_source(const store_view *v) { return v->source; }
 
 const char *store_view_gzip(const store_view *v, size_t *len)
 {

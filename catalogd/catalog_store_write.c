@@ -287,7 +287,7 @@ store_draft *store_draft_new(const char *root, const char *name, fbc_catalog *ca
         goto fail;
     if ((d->jsonl_fd = create_file(d->tmp, "catalog.jsonl", d->shown, err)) < 0)
         goto fail;
-    if (!(d->view = store_view_of_memory(name, cat, &index, now, err)))
+    if (!(d->view = store_view_of_memory(name, cat, &index, now, source, err)))
         goto fail;
     /* Reserve the jsonl's room now, so that running out of space is this write's error
      * (the catalog served before stays), not the commit's after Serving was reported.  A

@@ -101,7 +101,8 @@ static void serve_stored(app *a)
 
 /* ------------------------------------------------------------ the controller */
 
-static int start_controllers(void *data, olm_error *err)
+/* On every replica: the controller, following the leader until this replica leads. */
+static int start_on_every_replica(void *data, olm_error *err)
 {
     app *a = data;
     const char *insecure = a->f.insecure_registries ? a->f.insecure_registries : getenv("OLMV1_INSECURE_REGISTRIES");
@@ -123,6 +124,14 @@ static int start_controllers(void *data, olm_error *err)
         .global_pull_secret = a->f.common.global_pull_secret,
     };
     return clustercatalog_controller_start(&a->ctl, &cfg, err);
+}
+
+/* This replica leads (or runs alone): it resolves and writes status. */
+static int start_controllers(void *data, olm_error *err)
+{
+    (void)err;
+    clustercatalog_controller_lead(&((app *)data)->ctl);
+    return 0;
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -165,11 +174,19 @@ static int catalog_metrics_text(strbuf *out, void *data)
     return daemon_runtime_metrics(&((app *)data)->rt, out);
 }
 
-/* The health listener answers "ok", as the catalog server does. */
+static bool serves(const char *name, const char **source, void *data)
+{
+    app *a = data;
+    return a->srv && catalog_server_serves(a->srv, name, source);
+}
+
+/* /readyz, on the health listener and the catalog server alike: this replica serves the
+ * current content of every Serving catalog (leader or follower), so that the Service never
+ * sends a catalog request to a replica that would answer 404 or old content. */
 static bool catalog_ready(void *data, strbuf *why)
 {
-    (void)data, (void)why;
-    return true;
+    app *a = data;
+    return clustercatalog_controller_ready(&a->ctl, serves, a, why);
 }
 
 /* The webhook listener: POST of an AdmissionReview on its path; nothing else is there. */
@@ -235,7 +252,8 @@ static int start_servers(void *data, char *msg, size_t msgsz)
                              .tls_profile = &c->tls, .name = "--catalogs-server-addr",
                              .access_log = a->f.access_log ? stderr : NULL, .metrics = catalog_metrics_text,
                              .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr),
-                             .no_metas = !a->f.gate_metas, .graphql_501 = a->f.gate_graphql};
+                             .no_metas = !a->f.gate_metas, .graphql_501 = a->f.gate_graphql,
+                             .ready = catalog_ready, .ready_arg = a};
     olm_error err;
     if (!(a->srv = catalog_server_start(a->rt.loop, &o, &err))) {
         snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
@@ -304,7 +322,7 @@ static int run(app *a, bool *started)
         .cache_dir = a->f.cache_dir, .pull_cache = "unpack", .leader_elect = a->f.leader_elect,
         .lease_namespace = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, .lease_name = LEASE_NAME,
         .metrics_name = "catalogd", .start_servers = start_servers, .before_start = before_start,
-        .start_controllers = start_controllers, .after_drain = after_drain, .ready = catalog_ready,
+        .start_on_every_replica = start_on_every_replica, .start_controllers = start_controllers, .after_drain = after_drain, .ready = catalog_ready,
         .metrics = catalog_server_series, .log_started = log_started};
     int rc = daemon_runtime_run(&a->rt, &spec, started);
     if (rc == 1)

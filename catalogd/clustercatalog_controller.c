@@ -2,6 +2,7 @@
 #include "clustercatalog_controller.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "catalogd_log.h"
 #include "kube_object.h"
@@ -101,6 +102,40 @@ int clustercatalog_controller_start(clustercatalog_controller *c, const clusterc
         return -1;
     daemon_runtime_own_workqueue(rt, &c->wq, "clustercatalog");
     return kube_informer_start(c->inf, err);
+}
+
+void clustercatalog_controller_lead(clustercatalog_controller *c)
+{
+    if (!c->rec || clustercatalog_reconciler_leading(c->rec))
+        return;
+    clustercatalog_reconciler_lead(c->rec);
+    pull_secret_loaded(c); /* every catalog again, now as the leader */
+}
+
+bool clustercatalog_controller_ready(clustercatalog_controller *c,
+                                     bool (*serves)(const char *name, const char **source, void *data), void *data,
+                                     strbuf *why)
+{
+    if (!c->inf || !kube_informer_has_synced(c->inf)) {
+        strbuf_puts(why, "ClusterCatalog cache not synced");
+        return false;
+    }
+    json_t *all = kube_informer_list(c->inf);
+    bool ready = true;
+    size_t i;
+    json_t *obj;
+    json_array_foreach(all, i, obj) {
+        const char *want = clustercatalog_followed_ref(obj, NULL);
+        const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        const char *have = NULL;
+        if (!want || !name || (serves(name, &have, data) && have && strcmp(have, want) == 0))
+            continue;
+        strbuf_printf(why, "catalog %s: serving %s, not yet %s", name, have ? have : "nothing", want);
+        ready = false;
+        break;
+    }
+    json_decref(all);
+    return ready;
 }
 
 void clustercatalog_controller_after_drain(clustercatalog_controller *c)

@@ -33,10 +33,23 @@ typedef struct clustercatalog_controller_config {
 /* Before the loop runs: the GC timer (owned, drained at shutdown). */
 void clustercatalog_controller_init(clustercatalog_controller *c, daemon_runtime *rt);
 
-/* The informer, the pull-secret watch, the reconciler and the work queue, started (at
- * start, or once this replica leads).  0, or -1 with err. */
+/* The informer, the pull-secret watch, the reconciler and the work queue, started on every
+ * replica: until clustercatalog_controller_lead, its reconciles follow the leader (serve the
+ * digest the leader resolved, write nothing).  0, or -1 with err. */
 int clustercatalog_controller_start(clustercatalog_controller *c, const clustercatalog_controller_config *cfg,
                                     olm_error *err);
+
+/* This replica leads (it holds the Lease, or runs without leader election): reconciles
+ * write status from now on, and every catalog is reconciled again. */
+void clustercatalog_controller_lead(clustercatalog_controller *c);
+
+/* /readyz: true once the ClusterCatalog cache has synced and `serves` says that this
+ * replica serves, for every catalog whose Serving condition is True, the digest in its
+ * status.resolvedSource; else false with the first catalog that is not (or the cache) in
+ * `why`.  `serves(name, &source, data)`: whether `name` is served, and from which digest. */
+bool clustercatalog_controller_ready(clustercatalog_controller *c,
+                                     bool (*serves)(const char *name, const char **source, void *data), void *data,
+                                     strbuf *why);
 
 /* Once no reconcile or GC runs (the runtime's after_drain): frees the reconciler. */
 void clustercatalog_controller_after_drain(clustercatalog_controller *c);

@@ -3,6 +3,7 @@
 #ifndef OLM_CLUSTERCATALOG_INTERNAL_H
 #define OLM_CLUSTERCATALOG_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -29,7 +30,14 @@ struct clustercatalog_reconciler {
     clustercatalog_record_entry *records;
     size_t nrecords, cap;
     uv_rwlock_t store_lock;  /* store writes/deletes: shared; gc: exclusive */
+    atomic_bool leading;     /* reconciles write status (else they follow: clustercatalog_follow.c) */
 };
+
+/* A follower's reconcile (clustercatalog_follow.c): serve the digest the leader resolved. */
+kube_wq_result clustercatalog_follow(const char *key, clustercatalog_reconciler *r);
+
+/* Wall clock in ms (records' last poll). */
+uint64_t clustercatalog_wall_ms(void);
 
 /* Records (any thread; each takes records_lock). */
 /* Copies the record of `name` into *out (out->ref malloc'd, caller frees); false if none. */

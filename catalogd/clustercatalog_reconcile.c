@@ -51,11 +51,16 @@ void clustercatalog_reconciler_free(clustercatalog_reconciler *r)
     free(r);
 }
 
-static uint64_t now_ms(void)
+uint64_t clustercatalog_wall_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static uint64_t now_ms(void)
+{
+    return clustercatalog_wall_ms();
 }
 
 static json_t *meta(const json_t *obj)
@@ -507,12 +512,27 @@ static kube_wq_result reconcile_available(clustercatalog_reconciler *r, const ch
 
 static kube_wq_result reconcile(const char *key, clustercatalog_reconciler *r);
 
+void clustercatalog_reconciler_lead(clustercatalog_reconciler *r)
+{
+    atomic_store(&r->leading, true);
+}
+
+bool clustercatalog_reconciler_leading(clustercatalog_reconciler *r)
+{
+    return atomic_load(&r->leading);
+}
+
 kube_wq_result clustercatalog_reconcile(const char *key, void *data)
 {
     double t0 = olm_time_mono_ms();
-    kube_wq_result res = reconcile(key, data);
+    clustercatalog_reconciler *r = data;
+    bool leading = atomic_load(&r->leading);
+    kube_wq_result res = leading ? reconcile(key, r) : clustercatalog_follow(key, r);
     static const char *const result[] = {"ok", "error (retried)", "requeue", "terminal error"};
-    catalogd_log(CATALOGD_LOG_DEBUG, key, "reconcile took %.1f ms: %s", olm_time_mono_ms() - t0,
+    /* "reconcile ending", at the default level, as upstream's catalogd logs it: upstream's e2e
+     * reads the leader's log for it ("catalog ... is reconciled"). */
+    catalogd_log(leading ? CATALOGD_LOG_INFO : CATALOGD_LOG_DEBUG, key, "%s (%.1f ms: %s)",
+                 leading ? "reconcile ending" : "follow ending", olm_time_mono_ms() - t0,
                  (unsigned)res.kind < 4 ? result[res.kind] : "?");
     return res;
 }

@@ -69,6 +69,18 @@ clustercatalog_reconciler *clustercatalog_reconciler_new(const clustercatalog_re
 /* No reconcile or gc may be running. */
 void clustercatalog_reconciler_free(clustercatalog_reconciler *r);
 
+/* A reconciler follows until told to lead: its reconciles then write status and finalizers
+ * (the leader, or the only replica); until then each serves the digest the leader wrote in
+ * status.resolvedSource and writes nothing (clustercatalog_follow.c).  Any thread; a
+ * replica never stops leading (losing the Lease ends the process). */
+void clustercatalog_reconciler_lead(clustercatalog_reconciler *r);
+bool clustercatalog_reconciler_leading(clustercatalog_reconciler *r);
+
+/* The digest ref a follower serves for `catalog`: status.resolvedSource.image.ref when
+ * Serving is True (the Serving condition's observedGeneration into *generation, may be
+ * NULL), else NULL.  Borrowed from the object. */
+const char *clustercatalog_followed_ref(const json_t *catalog, int64_t *generation);
+
 /* The kube_workqueue_reconcile_fn; `data` is the clustercatalog_reconciler.  Threadpool thread. */
 kube_wq_result clustercatalog_reconcile(const char *key, void *data);
 

@@ -102,6 +102,8 @@ int daemon_runtime_run(daemon_runtime *rt, const daemon_spec *s, bool *started)
 
     olm_error err;
     int rc = daemon_runtime_start_transport(rt, &err);
+    if (rc == 0 && s->start_on_every_replica)
+        rc = s->start_on_every_replica(s->app, &err);
     if (rc == 0 && s->leader_elect)
         rc = daemon_runtime_campaign(rt, s->lease_namespace, s->lease_name, on_started_leading, on_stopped_leading,
                                      (void *)s, &err);

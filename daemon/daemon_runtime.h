@@ -108,6 +108,9 @@ typedef struct daemon_spec {
     int (*start_servers)(void *app, char *msg, size_t msgsz);
     /* Loop handles and content that need the servers but no API server; may be NULL. */
     void (*before_start)(void *app);
+    /* What runs on every replica, leader or not, each part owned (catalogd: its followers
+     * serve the leader's content).  Before the campaign; may be NULL. */
+    int (*start_on_every_replica)(void *app, olm_error *err);
     /* Informers, work queue, reconcilers, each owned: at start, or when this replica leads. */
     int (*start_controllers)(void *app, olm_error *err);
     /* Once no reconcile runs (the drain stage is over), before the watches stop: frees what

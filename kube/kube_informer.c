@@ -78,12 +78,16 @@ static void on_watch_event(kube_watch_event_type type, json_t *obj, void *data)
     kube_informer_apply(data, type, obj);
 }
 
-static void on_watch_synced(void *data)
+void kube_informer_mark_synced(kube_informer *inf)
 {
-    kube_informer *inf = data;
     atomic_store(&inf->synced, true);
     if (inf->h.on_synced && !inf->stopped)
         inf->h.on_synced(inf->data);
+}
+
+static void on_watch_synced(void *data)
+{
+    kube_informer_mark_synced(data);
 }
 
 static void on_watch_error(const char *msg, void *data)

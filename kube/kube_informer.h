@@ -93,5 +93,8 @@ void kube_informer_stop(kube_informer *inf, void (*closed_cb)(void *data), void 
 
 /* Loop thread.  Applies one watch event to the cache and calls the handlers. */
 void kube_informer_apply(kube_informer *inf, kube_watch_event_type type, json_t *obj);
+/* Loop thread.  The feed has delivered the whole initial list: has_synced turns true and the
+ * on_synced handler runs, as after a watch's first LIST. */
+void kube_informer_mark_synced(kube_informer *inf);
 
 #endif

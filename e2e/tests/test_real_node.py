@@ -356,6 +356,91 @@ def test_deleted_catalogd_pod_is_replaced_and_serves_again(cluster, demo_catalog
     wait_running_version(cluster, "1.0.0", timeout=60)
 
 
+def catalogd_lease_holder(cluster):
+    lease = cluster.json("-n", SYSTEM_NS, "get", "lease", "catalogd-operator-lock")
+    return lease["spec"].get("holderIdentity") or ""
+
+
+# Polls catalogd's Service from inside the node, a new connection per request, as fast as it
+# answers (no retry), until the stop file appears; prints "<ok> <failed>" and each failure.
+_POLLER = r"""
+ok=0; failed=0
+while [ ! -e "$STOP" ]; do
+  for path in "/catalogs/$CAT/api/v1/all" "/catalogs/$CAT/api/v1/metas?schema=olm.package"; do
+    if out=$(curl -sS --fail-with-body --max-time 5 --cacert "$CA" --resolve "$HOST:443:$IP" \
+             -o /dev/null -w '%{http_code}' "https://$HOST$path" 2>&1); then ok=$((ok+1))
+    else failed=$((failed+1)); echo "failed: $path: $out" >&2; fi
+  done
+done
+echo "$ok $failed"
+"""
+
+
+def test_two_catalogd_replicas_both_serve_and_fail_over_without_a_failed_request(cluster, demo_catalog, tmp_path):
+    """Issue 25 item 1: a follower serves the digest the leader resolved (ready only then), and
+    a force-deleted leader costs a client polling the Service no failed request."""
+    cluster.kubectl("-n", SYSTEM_NS, "scale", f"deployment/{CATALOGD}", "--replicas=2")
+    ca = catalogd_ca(cluster, tmp_path)
+    stop = tmp_path / "stop"
+    poller = None
+    try:
+        pods = poll(lambda: (lambda p: p if len(p) == 2 else None)(cluster.ready_pods(CATALOGD)),
+                    "two ready catalogd Pods (the new one ready only once it serves the current digest)",
+                    timeout=WAIT)
+        names = {p["metadata"]["name"] for p in pods}
+        leader = poll(lambda: next((n for n in names if catalogd_lease_holder(cluster).startswith(n + "_")), None),
+                      "one of the two holding catalogd's Lease", timeout=WAIT)
+        follower = next(n for n in names if n != leader)
+        digest = cluster.json("get", "clustercatalog", demo_catalog)["status"]["resolvedSource"]["image"]["ref"]
+        flog = cluster.kubectl("-n", SYSTEM_NS, "logs", follower, check=False).stdout
+        assert f"serving the leader's {digest}" in flog or "serving the stored catalog" in flog, flog[-2000:]
+        # The follower itself answers with the catalog, straight to its Pod IP.
+        fip = next(p["status"]["podIP"] for p in pods if p["metadata"]["name"] == follower)
+        host = f"catalogd-service.{SYSTEM_NS}.svc"
+        direct = cluster.in_node("curl", "-sS", "--fail-with-body", "--max-time", "20", "--cacert", str(ca),
+                                 "--resolve", f"{host}:8443:{fip}", f"https://{host}:8443/catalogs/{demo_catalog}/api/v1/all")
+        assert direct.returncode == 0 and PKG in direct.stdout, direct.stderr
+        last_unpacked = cluster.json("get", "clustercatalog", demo_catalog)["status"]["lastUnpacked"]
+
+        ip = cluster.json("-n", SYSTEM_NS, "get", "service", "catalogd-service")["spec"]["clusterIP"]
+        env = dict(os.environ, STOP=str(stop), CA=str(ca), HOST=host, IP=ip, CAT=demo_catalog)
+        poller = subprocess.Popen(["nsenter", f"--net=/proc/{cluster.env['OLMV1_NODE_HOLDER_PID']}/ns/net",
+                                   "sh", "-c", _POLLER], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        time.sleep(3)
+        t0 = time.time()
+        cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", leader, "--force", "--grace-period=0")
+        poll(lambda: catalogd_lease_holder(cluster).startswith(follower + "_"),
+             f"{follower} taking catalogd's Lease", timeout=180)
+        took = time.time() - t0
+        poll(lambda: "reconcile ending" in cluster.kubectl("-n", SYSTEM_NS, "logs", follower, check=False).stdout,
+             f"{follower} reconciling as the new leader", timeout=60)
+        reconciled = time.time() - t0
+        # Whatever replaces the deleted Pod must come up ready (serving) while the poller runs.
+        poll(lambda: (lambda p: p if len(p) == 2 else None)(cluster.ready_pods(CATALOGD)),
+             "two ready catalogd Pods again", timeout=WAIT)
+        time.sleep(3)
+        stop.touch()
+        out, err = poller.communicate(timeout=60)
+        ok, failed = (int(x) for x in out.split())
+        print(f"\ncatalogd failover: Lease taken {took:.1f}s after the force-delete, first reconcile as leader "
+              f"after {reconciled:.1f}s; client requests through the Service: {ok} ok, {failed} failed")
+        assert ok > 0
+        assert failed == 0, err[-2000:]
+        # No re-pull: the new leader found the status current (its record is the leader's).
+        nlog = cluster.kubectl("-n", SYSTEM_NS, "logs", follower, check=False).stdout
+        after = nlog[nlog.index("became leader"):]
+        assert "unpacking" not in after, after[-2000:]
+        assert cluster.json("get", "clustercatalog", demo_catalog)["status"]["lastUnpacked"] == last_unpacked
+    finally:
+        if poller and poller.poll() is None:
+            stop.touch()
+            poller.communicate(timeout=60)
+        cluster.kubectl("-n", SYSTEM_NS, "scale", f"deployment/{CATALOGD}", "--replicas=1")
+    poll(lambda: len(cluster.pods(CATALOGD)) == 1 and len(cluster.ready_pods(CATALOGD)) == 1,
+         "one catalogd Pod again", timeout=WAIT)
+
+
 def lease_holder(cluster):
     lease = cluster.json("-n", SYSTEM_NS, "get", "lease", "9c4404e7.operatorframework.io")
     return lease["spec"].get("holderIdentity") or ""
