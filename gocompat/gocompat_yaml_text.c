@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "gocompat_internal.h"
+#include "olm_array.h"
 
 /* The encoder's number hook: writes the listed uint64 values exactly. */
 static int big_number(void *ud, const json_t *v, strbuf *out)
@@ -38,7 +39,7 @@ static int check_first_document(const char *data, size_t len, gocompat_yaml_erro
     }
     yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
     char **anchors = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     int rc = 0;
     for (bool done = false; !done && rc == 0;) {
         yaml_event_t ev;
@@ -73,10 +74,7 @@ static int check_first_document(const char *data, size_t len, gocompat_yaml_erro
         default: break;
         }
         if (anchor) {
-            char **grown = realloc(anchors, (n + 1) * sizeof *anchors);
-            if (grown)
-                anchors = grown;
-            if (!grown || !(anchors[n] = strdup((const char *)anchor))) {
+            if (OLM_ARRAY_RESERVE(anchors, cap, n + 1) < 0 || !(anchors[n] = strdup((const char *)anchor))) {
                 e->code = GOCOMPAT_YAML_ENOMEM;
                 rc = -1;
             } else {

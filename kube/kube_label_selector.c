@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kube_label_selector.h"
+#include "olm_array.h"
 
 typedef enum { OP_IN, OP_NOT_IN, OP_EXISTS, OP_DOES_NOT_EXIST } sel_op;
 
@@ -17,7 +18,7 @@ typedef struct sel_req {
 
 struct kube_label_selector {
     sel_req *reqs; /* owned; matchLabels become In with one value */
-    size_t n;
+    size_t n, cap;
 };
 
 void kube_label_selector_free(kube_label_selector *sel)
@@ -77,10 +78,8 @@ static int add_req(kube_label_selector *sel, const char *key, sel_op op, const j
                              "key: Invalid value: \"%s\": name part must consist of alphanumeric characters, "
                              "'-', '_' or '.', and must start and end with an alphanumeric character",
                              key);
-    sel_req *grown = realloc(sel->reqs, (sel->n + 1) * sizeof *grown);
-    if (!grown)
+    if (OLM_ARRAY_RESERVE(sel->reqs, sel->cap, sel->n + 1) < 0)
         return olm_error_set(err, "out of memory");
-    sel->reqs = grown;
     sel_req *r = &sel->reqs[sel->n];
     *r = (sel_req){.op = op};
     r->key = strdup(key);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "olm_array.h"
 #include "olm_read_file.h"
 
 #define MAX_CONF_BYTES ((size_t)4 * 1024 * 1024)
@@ -34,9 +35,13 @@ typedef struct rule {
     char *origin; /* the file that defined it */
 } rule;
 
+typedef struct rule_list {
+    rule *v;
+    size_t n, cap;
+} rule_list;
+
 struct oci_registries_conf {
-    rule *rules;
-    size_t n;
+    rule_list rules;
 };
 
 static void rule_free(rule *r)
@@ -62,13 +67,13 @@ void oci_registries_conf_free(oci_registries_conf *conf)
 {
     if (!conf)
         return;
-    for (size_t i = 0; i < conf->n; i++)
-        rule_free(&conf->rules[i]);
-    free(conf->rules);
+    for (size_t i = 0; i < conf->rules.n; i++)
+        rule_free(&conf->rules.v[i]);
+    free(conf->rules.v);
     free(conf);
 }
 
-size_t oci_registries_conf_count(const oci_registries_conf *conf) { return conf ? conf->n : 0; }
+size_t oci_registries_conf_count(const oci_registries_conf *conf) { return conf ? conf->rules.n : 0; }
 
 /* ---------------------------------------------------------------- reading one file */
 
@@ -195,30 +200,28 @@ static int read_registry(json_t *obj, rule *r, olm_error *err)
 
 /* Appends a rule with that prefix, or replaces the existing one (`replace`), or drops the
  * new one (the first of a prefix wins within a file). */
-static int put_rule(rule **rules, size_t *n, rule *r, bool replace, olm_error *err)
+static int put_rule(rule_list *rules, rule *r, bool replace, olm_error *err)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*rules)[i].prefix, r->prefix) == 0) {
+    for (size_t i = 0; i < rules->n; i++)
+        if (strcmp(rules->v[i].prefix, r->prefix) == 0) {
             if (replace) {
-                rule_free(&(*rules)[i]);
-                (*rules)[i] = *r;
+                rule_free(&rules->v[i]);
+                rules->v[i] = *r;
             } else {
                 rule_free(r);
             }
             memset(r, 0, sizeof *r);
             return 0;
         }
-    rule *grown = realloc(*rules, (*n + 1) * sizeof **rules);
-    if (!grown)
+    if (OLM_ARRAY_RESERVE(rules->v, rules->cap, rules->n + 1) < 0)
         return olm_error_set(err, "out of memory");
-    *rules = grown;
-    grown[(*n)++] = *r;
+    rules->v[rules->n++] = *r;
     memset(r, 0, sizeof *r);
     return 0;
 }
 
 /* [registries.insecure] / [registries.block] registries = [...] → rules (v1 format). */
-static int convert_v1(json_t *v1, rule **rules, size_t *n, const char *origin, olm_error *err)
+static int convert_v1(json_t *v1, rule_list *rules, const char *origin, olm_error *err)
 {
     static const char *const lists[] = {"block", "insecure", "search"};
     for (size_t l = 0; l < 3; l++) {
@@ -237,9 +240,9 @@ static int convert_v1(json_t *v1, rule **rules, size_t *n, const char *origin, o
             if (clean_location(json_string_value(h), &r.primary.location, "registry", err) != 0)
                 return -1;
             rule *found = NULL;
-            for (size_t k = 0; k < *n; k++)
-                if (strcmp((*rules)[k].prefix, r.primary.location) == 0)
-                    found = &(*rules)[k];
+            for (size_t k = 0; k < rules->n; k++)
+                if (strcmp(rules->v[k].prefix, r.primary.location) == 0)
+                    found = &rules->v[k];
             if (found) {
                 free(r.primary.location);
             } else {
@@ -247,11 +250,11 @@ static int convert_v1(json_t *v1, rule **rules, size_t *n, const char *origin, o
                     rule_free(&r);
                     return olm_error_set(err, "out of memory");
                 }
-                if (put_rule(rules, n, &r, false, err) != 0) {
+                if (put_rule(rules, &r, false, err) != 0) {
                     rule_free(&r);
                     return -1;
                 }
-                found = &(*rules)[*n - 1];
+                found = &rules->v[rules->n - 1];
             }
             if (l == 0)
                 found->blocked = true;
@@ -268,8 +271,7 @@ int oci_registries_conf_add_text(oci_registries_conf *conf, const char *text, si
     json_t *doc = oci_toml_parse(text, len, err);
     if (!doc)
         return olm_error_wrap(err, "%s", origin);
-    rule *rules = NULL;
-    size_t n = 0;
+    rule_list rules = {0};
     int rc = -1;
     json_t *regs = json_object_get(doc, "registry");
     json_t *v1 = json_object_get(doc, "registries");
@@ -286,7 +288,7 @@ int oci_registries_conf_add_text(oci_registries_conf *conf, const char *text, si
             olm_error_set(err, "%s: mixes the version 1 ([registries.*]) and version 2 ([[registry]]) formats", origin);
             goto out;
         }
-        if (convert_v1(v1, &rules, &n, origin, err) != 0) {
+        if (convert_v1(v1, &rules, origin, err) != 0) {
             olm_error_wrap(err, "%s", origin);
             goto out;
         }
@@ -301,32 +303,32 @@ int oci_registries_conf_add_text(oci_registries_conf *conf, const char *text, si
             olm_error_wrap(err, "%s: [[registry]] #%zu", origin, i + 1);
             goto out;
         }
-        if (put_rule(&rules, &n, &r, false, err) != 0) {
+        if (put_rule(&rules, &r, false, err) != 0) {
             rule_free(&r);
             goto out;
         }
     }
     /* a registry named twice must agree with itself on insecure and blocked */
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            const char *a = *rules[i].primary.location ? rules[i].primary.location : rules[i].prefix;
-            const char *b = *rules[j].primary.location ? rules[j].primary.location : rules[j].prefix;
-            if (strcmp(a, b) == 0 && (rules[i].primary.insecure != rules[j].primary.insecure ||
-                                      rules[i].blocked != rules[j].blocked)) {
+    for (size_t i = 0; i < rules.n; i++)
+        for (size_t j = i + 1; j < rules.n; j++) {
+            const rule *ri = &rules.v[i], *rj = &rules.v[j];
+            const char *a = *ri->primary.location ? ri->primary.location : ri->prefix;
+            const char *b = *rj->primary.location ? rj->primary.location : rj->prefix;
+            if (strcmp(a, b) == 0 && (ri->primary.insecure != rj->primary.insecure || ri->blocked != rj->blocked)) {
                 olm_error_set(err, "%s: registry \"%s\" is defined more than once with conflicting insecure or blocked settings",
                               origin, a);
                 goto out;
             }
         }
     /* merge: this file's entries replace those with the same prefix */
-    for (size_t i = 0; i < n; i++)
-        if (put_rule(&conf->rules, &conf->n, &rules[i], true, err) != 0)
+    for (size_t i = 0; i < rules.n; i++)
+        if (put_rule(&conf->rules, &rules.v[i], true, err) != 0)
             goto out; /* only out of memory: conf keeps what was merged so far */
     rc = 0;
 out:
-    for (size_t i = 0; i < n; i++)
-        rule_free(&rules[i]);
-    free(rules);
+    for (size_t i = 0; i < rules.n; i++)
+        rule_free(&rules.v[i]);
+    free(rules.v);
     json_decref(doc);
     return rc;
 }
@@ -453,10 +455,10 @@ static const rule *find_rule(const oci_registries_conf *conf, const char *ref)
 {
     const rule *best = NULL;
     size_t best_len = 0;
-    for (size_t i = 0; conf && i < conf->n; i++) {
-        size_t l = strlen(conf->rules[i].prefix);
-        if (match_prefix(ref, conf->rules[i].prefix) >= 0 && l > best_len) {
-            best = &conf->rules[i];
+    for (size_t i = 0; conf && i < conf->rules.n; i++) {
+        size_t l = strlen(conf->rules.v[i].prefix);
+        if (match_prefix(ref, conf->rules.v[i].prefix) >= 0 && l > best_len) {
+            best = &conf->rules.v[i];
             best_len = l;
         }
     }
@@ -471,7 +473,7 @@ void oci_pull_sources_free(oci_pull_sources *s)
         free(s->v[i].ref);
     free(s->v);
     s->v = NULL;
-    s->n = 0;
+    s->n = s->cap = 0;
 }
 
 static int add_source(oci_pull_sources *s, const rule *r, const endpoint *e, const char *ref, bool mirror,
@@ -507,12 +509,10 @@ static int add_source(oci_pull_sources *s, const rule *r, const endpoint *e, con
         free(rewritten);
         return -1;
     }
-    oci_pull_source *g = realloc(s->v, (s->n + 1) * sizeof *s->v);
-    if (!g) {
+    if (OLM_ARRAY_RESERVE(s->v, s->cap, s->n + 1) < 0) {
         free(rewritten);
         return olm_error_set(err, "out of memory");
     }
-    s->v = g;
     s->v[s->n++] = (oci_pull_source){.ref = rewritten, .insecure = e->insecure, .mirror = mirror};
     return 0;
 }

@@ -66,7 +66,7 @@ typedef struct oci_pull_source {
 
 typedef struct oci_pull_sources {
     oci_pull_source *v;
-    size_t n;
+    size_t n, cap;
 } oci_pull_sources;
 void oci_pull_sources_free(oci_pull_sources *s);
 

@@ -67,7 +67,7 @@ static int check_one(const upgradeable_extension *e, const check_mode *m, upgrad
 {
     const char *ce = e->name ? e->name : "", *bundle = e->bundle ? e->bundle : "";
     strbuf err = STRBUF_INIT, why = STRBUF_INIT;
-    upgradeable_prop_list props = {NULL, 0};
+    upgradeable_prop_list props = {0};
     int rc = 0;
     v->kind = UPGRADEABLE_NO_PROPERTY;
 

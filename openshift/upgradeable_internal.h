@@ -26,7 +26,7 @@ typedef struct upgradeable_prop {
 
 typedef struct upgradeable_prop_list {
     upgradeable_prop *items; /* owned */
-    size_t n;
+    size_t n, cap;
 } upgradeable_prop_list;
 
 void upgradeable_prop_list_free(upgradeable_prop_list *l);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gocompat.h"
+#include "olm_array.h"
 #include "upgradeable_internal.h"
 
 static int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -44,7 +45,7 @@ void upgradeable_prop_list_free(upgradeable_prop_list *l)
     }
     free(l->items);
     l->items = NULL;
-    l->n = 0;
+    l->n = l->cap = 0;
 }
 
 /* Saves Go's first UnmarshalTypeError only, as decodeState.saveError does. */
@@ -116,11 +117,9 @@ static int decode_prop(const char *s, size_t len, size_t pos, upgradeable_prop *
 
 static int new_prop(upgradeable_prop_list *out, upgradeable_prop **p)
 {
-    upgradeable_prop *items = realloc(out->items, (out->n + 1) * sizeof *items);
-    if (!items)
+    if (OLM_ARRAY_RESERVE(out->items, out->cap, out->n + 1) < 0)
         return -2;
-    out->items = items;
-    *p = &items[out->n];
+    *p = &out->items[out->n];
     memset(*p, 0, sizeof **p);
     (*p)->type = strdup("");
     if (!(*p)->type)
@@ -168,7 +167,7 @@ static int finish(int rc, int have_err, upgradeable_prop_list *out)
 int upgradeable_json_decode_props(const char *text, size_t len, upgradeable_prop_list *out, strbuf *msg)
 {
     out->items = NULL;
-    out->n = 0;
+    out->n = out->cap = 0;
     int rc = gocompat_json_check(text, len, msg);
     if (rc < 0)
         return rc;
@@ -181,7 +180,7 @@ int upgradeable_json_decode_props_field(const char *text, size_t len, const char
                                 strbuf *msg)
 {
     out->items = NULL;
-    out->n = 0;
+    out->n = out->cap = 0;
     int rc = gocompat_json_check(text, len, msg);
     if (rc < 0)
         return rc;

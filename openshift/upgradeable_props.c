@@ -18,6 +18,7 @@
 #include <yaml.h>
 
 #include "gocompat.h"
+#include "olm_array.h"
 #include "olm_read_file.h"
 #include "upgradeable.h"
 #include "upgradeable_internal.h"
@@ -115,19 +116,16 @@ static int find_csv(const char *bundle_dir, char **name, char **annotation, size
     if (!d)
         return olm_error_set(err, "cannot open %s: %s", dir, strerror(errno));
     char **names = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     int rc = 0;
     struct dirent *de;
     while (rc == 0 && (de = readdir(d))) {
         if (!manifest_name(de->d_name))
             continue;
-        char **grown = realloc(names, (n + 1) * sizeof *names);
-        if (!grown || !(grown[n] = strdup(de->d_name))) {
-            names = grown ? grown : names;
+        if (OLM_ARRAY_RESERVE(names, cap, n + 1) < 0 || !(names[n] = strdup(de->d_name))) {
             rc = olm_error_set(err, "out of memory");
             break;
         }
-        names = grown;
         n++;
     }
     closedir(d);
@@ -214,7 +212,7 @@ int upgradeable_bundle_properties(const char *bundle_dir, char **out, char **bun
 {
     char *annotation = NULL, *yaml_json = NULL, *name = NULL;
     size_t ann_len = 0;
-    upgradeable_prop_list csv = {NULL, 0}, extra = {NULL, 0};
+    upgradeable_prop_list csv = {0}, extra = {0};
     strbuf why = STRBUF_INIT, sb = STRBUF_INIT;
     *out = NULL;
     if (bundle_name)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "fake_http_server.h"
+#include "olm_array.h"
 
 typedef struct stored {
     char *path;
@@ -32,9 +33,9 @@ struct fake_apiserver {
     size_t nobjs, capobjs;
     unsigned long rv, uid, tokens;
     fail_rule *rules;
-    size_t nrules;
+    size_t nrules, caprules;
     logged *log;
-    size_t nlog;
+    size_t nlog, caplog;
 };
 
 /* Resources whose status only /status writes: a main-resource write keeps it. */
@@ -162,14 +163,8 @@ static json_t *store(fake_apiserver *fs, const char *path, json_t *obj)
         s->obj = obj;
         return obj;
     }
-    if (fs->nobjs == fs->capobjs) {
-        size_t cap = fs->capobjs ? fs->capobjs * 2 : 32;
-        stored *v = realloc(fs->objs, cap * sizeof *v);
-        if (!v)
-            xmalloc_fail();
-        fs->objs = v;
-        fs->capobjs = cap;
-    }
+    if (OLM_ARRAY_RESERVE(fs->objs, fs->capobjs, fs->nobjs + 1) < 0)
+        xmalloc_fail();
     fs->objs[fs->nobjs++] = (stored){xstrdup(path), obj};
     return obj;
 }
@@ -580,10 +575,8 @@ static bool injected(fake_apiserver *fs, const fake_http_request *req, const cha
 
 static void record(fake_apiserver *fs, const fake_http_request *req, const char *token)
 {
-    logged *v = realloc(fs->log, (fs->nlog + 1) * sizeof *v);
-    if (!v)
+    if (OLM_ARRAY_RESERVE(fs->log, fs->caplog, fs->nlog + 1) < 0)
         xmalloc_fail();
-    fs->log = v;
     char *line = NULL;
     if (asprintf(&line, "%s %s", req->method, req->target) < 0)
         xmalloc_fail();
@@ -747,10 +740,8 @@ void fake_apiserver_fail(fake_apiserver *fs, const char *method, const char *tar
                          const char *message, int times)
 {
     pthread_mutex_lock(&fs->lock);
-    fail_rule *v = realloc(fs->rules, (fs->nrules + 1) * sizeof *v);
-    if (!v)
+    if (OLM_ARRAY_RESERVE(fs->rules, fs->caprules, fs->nrules + 1) < 0)
         xmalloc_fail();
-    fs->rules = v;
     fs->rules[fs->nrules++] = (fail_rule){method ? xstrdup(method) : NULL, target ? xstrdup(target) : NULL,
                                           token ? xstrdup(token) : NULL, message ? xstrdup(message) : NULL, code,
                                           times};
@@ -768,7 +759,7 @@ void fake_apiserver_fail_clear(fake_apiserver *fs)
     }
     free(fs->rules);
     fs->rules = NULL;
-    fs->nrules = 0;
+    fs->nrules = fs->caprules = 0;
     pthread_mutex_unlock(&fs->lock);
 }
 
@@ -818,6 +809,6 @@ void fake_apiserver_log_clear(fake_apiserver *fs)
     }
     free(fs->log);
     fs->log = NULL;
-    fs->nlog = 0;
+    fs->nlog = fs->caplog = 0;
     pthread_mutex_unlock(&fs->lock);
 }

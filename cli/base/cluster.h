@@ -115,7 +115,7 @@ typedef struct cluster_table {
     size_t ncols;
     size_t nrows;  /* rows added, the header included */
     char **cells;  /* nrows * ncols, owned */
-    size_t cap;
+    size_t cap;    /* room in cells, counted in cells (not rows) */
 } cluster_table;
 
 /* Starts a table with a header of `ncols` columns. */

@@ -9,6 +9,7 @@
 #include "cli_output.h"
 #include "cluster.h"
 #include "kube_object.h"
+#include "olm_array.h"
 
 int cluster_opts_take(cluster_opts *o, int opt, const char *arg)
 {
@@ -234,14 +235,8 @@ int cluster_table_init(cluster_table *t, size_t ncols, const char *const *header
 
 int cluster_table_add(cluster_table *t, const char *const *row)
 {
-    if (t->nrows == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 8;
-        char **cells = realloc(t->cells, cap * t->ncols * sizeof *cells);
-        if (!cells)
-            return -1;
-        t->cells = cells;
-        t->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(t->cells, t->cap, (t->nrows + 1) * t->ncols) < 0)
+        return -1;
     char **dst = t->cells + t->nrows * t->ncols;
     for (size_t i = 0; i < t->ncols; i++) {
         dst[i] = strdup(row[i] ? row[i] : "");

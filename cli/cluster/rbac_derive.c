@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "olm_array.h"
 #include "rbac_derive.h"
 #include "strbuf.h"
 
@@ -38,14 +39,8 @@ static const char *intern(grants *g, const char *s)
     for (size_t i = 0; i < g->nstrings; i++)
         if (strcmp(g->strings[i], s) == 0)
             return g->strings[i];
-    if (g->nstrings == g->capstrings) {
-        size_t cap = g->capstrings ? 2 * g->capstrings : 32;
-        char **ns = realloc(g->strings, cap * sizeof *ns);
-        if (!ns)
-            return NULL;
-        g->strings = ns;
-        g->capstrings = cap;
-    }
+    if (OLM_ARRAY_RESERVE(g->strings, g->capstrings, g->nstrings + 1) < 0)
+        return NULL;
     char *d = strdup(s);
     if (!d)
         return NULL;
@@ -56,14 +51,8 @@ static const char *intern(grants *g, const char *s)
 static int add(grants *g, const char *scope, const char *group, const char *resource, const char *verb,
                const char *name)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 64;
-        grant *ni = realloc(g->items, cap * sizeof *ni);
-        if (!ni)
-            return -1;
-        g->items = ni;
-        g->cap = cap;
-    }
+    if (OLM_ARRAY_RESERVE(g->items, g->cap, g->n + 1) < 0)
+        return -1;
     grant x = {intern(g, scope), intern(g, group), intern(g, resource), intern(g, verb), intern(g, name)};
     if (!x.scope || !x.group || !x.resource || !x.verb || (name && !x.name))
         return -1;
@@ -129,8 +118,13 @@ typedef struct watch_scope {
     bool many;                    /* several namespaces (or cluster-scoped): cluster-wide */
 } watch_scope;
 
+typedef struct watch_scopes {
+    watch_scope *v;
+    size_t n, cap;
+} watch_scopes;
+
 static int collect_object(grants *g, const json_t *objects, const json_t *o, const char *install_ns,
-                          rbac_resolve_fn resolve, void *ud, watch_scope **ws, size_t *nws, olm_error *err)
+                          rbac_resolve_fn resolve, void *ud, watch_scopes *ws, olm_error *err)
 {
     const char *av = json_string_value(json_object_get(o, "apiVersion"));
     const char *kind = json_string_value(json_object_get(o, "kind"));
@@ -153,15 +147,13 @@ static int collect_object(grants *g, const json_t *objects, const json_t *o, con
     if (!group || !res || !sc)
         return olm_error_set(err, "out of memory");
     watch_scope *w = NULL;
-    for (size_t i = 0; i < *nws && !w; i++)
-        if ((*ws)[i].group == group && (*ws)[i].resource == res)
-            w = &(*ws)[i];
+    for (size_t i = 0; i < ws->n && !w; i++)
+        if (ws->v[i].group == group && ws->v[i].resource == res)
+            w = &ws->v[i];
     if (!w) {
-        watch_scope *nw = realloc(*ws, (*nws + 1) * sizeof *nw);
-        if (!nw)
+        if (OLM_ARRAY_RESERVE(ws->v, ws->cap, ws->n + 1) < 0)
             return olm_error_set(err, "out of memory");
-        *ws = nw;
-        w = &nw[(*nws)++];
+        w = &ws->v[ws->n++];
         *w = (watch_scope){group, res, ri.namespaced ? sc : NULL, !ri.namespaced};
     } else if (!w->many && w->ns != sc) {
         w->many = true;
@@ -321,19 +313,19 @@ int rbac_derive(const json_t *objects, const char *install_ns, rbac_resolve_fn r
 {
     memset(out, 0, sizeof *out);
     grants g = {0};
-    watch_scope *ws = NULL;
-    size_t nws = 0;
+    watch_scopes ws = {0};
     int rc = 0;
     size_t i;
     const json_t *o;
     json_array_foreach(objects, i, o) {
-        if ((rc = collect_object(&g, objects, o, install_ns, resolve, ud, &ws, &nws, err)) < 0)
+        if ((rc = collect_object(&g, objects, o, install_ns, resolve, ud, &ws, err)) < 0)
             break;
     }
-    for (size_t k = 0; rc == 0 && k < nws; k++) {
-        const char *scope = ws[k].many ? "" : ws[k].ns;
-        if (add(&g, scope, ws[k].group, ws[k].resource, "list", NULL) < 0 ||
-            add(&g, scope, ws[k].group, ws[k].resource, "watch", NULL) < 0)
+    for (size_t k = 0; rc == 0 && k < ws.n; k++) {
+        const watch_scope *w = &ws.v[k];
+        const char *scope = w->many ? "" : w->ns;
+        if (add(&g, scope, w->group, w->resource, "list", NULL) < 0 ||
+            add(&g, scope, w->group, w->resource, "watch", NULL) < 0)
             rc = olm_error_set(err, "out of memory");
     }
     if (rc == 0) {
@@ -342,7 +334,7 @@ int rbac_derive(const json_t *objects, const char *install_ns, rbac_resolve_fn r
         if (!out->cluster_rules || !out->ns_rules || fold(&g, out) < 0)
             rc = olm_error_set(err, "out of memory");
     }
-    free(ws);
+    free(ws.v);
     grants_free(&g);
     if (rc < 0)
         rbac_plan_free(out);

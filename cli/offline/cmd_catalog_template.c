@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "fbc.h"
 #include "fbc_stream.h"
+#include "olm_array.h"
 #include "resolve.h"
 #include "strbuf.h"
 
@@ -192,14 +193,8 @@ static int semver_bundles(const json_t *tmpl, sv_bundle **out, size_t *n, olm_er
                 }
             if (seen)
                 continue;
-            if (*n == cap) {
-                size_t nc = cap ? 2 * cap : 16;
-                sv_bundle *nb = realloc(*out, nc * sizeof *nb);
-                if (!nb)
-                    return cluster_error(err, EXIT_FAILED, "out of memory");
-                *out = nb;
-                cap = nc;
-            }
+            if (OLM_ARRAY_RESERVE(*out, cap, *n + 1) < 0)
+                return cluster_error(err, EXIT_FAILED, "out of memory");
             int code;
             json_t *blob = bundle_blob_from_image(image, &code, err);
             if (!blob)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "applier_internal.h"
+#include "olm_array.h"
 
 int applier_ref_copy(const install_object_ref *src, install_object_ref *dst)
 {
@@ -54,6 +55,7 @@ int applier_prune(const applier_ctx *ctx, const install_record *prev, const inst
     if (!prev || prev->nobjects == 0)
         return 0;
     int rc = 0;
+    size_t cap = 0; /* of *left */
     /* Reverse record order: the record is in apply order, so dependents go first and
      * CRDs (whose deletion takes their custom resources along) last. */
     for (size_t k = prev->nobjects; k > 0; k--) {
@@ -70,13 +72,8 @@ int applier_prune(const applier_ctx *ctx, const install_record *prev, const inst
             olm_error_wrap(err, "pruning %s", applier_describe(what, sizeof what, r->kind, r->namespace_, r->name));
         }
         rc = -1;
-        install_object_ref *grown = realloc(*left, (*nleft + 1) * sizeof **left);
-        if (!grown || applier_ref_copy(r, &grown[*nleft]) < 0) {
-            if (grown)
-                *left = grown;
+        if (OLM_ARRAY_RESERVE(*left, cap, *nleft + 1) < 0 || applier_ref_copy(r, &(*left)[*nleft]) < 0)
             return olm_error_set(err, "out of memory");
-        }
-        *left = grown;
         (*nleft)++;
     }
     return rc;

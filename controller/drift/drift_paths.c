@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "drift.h"
+#include "olm_array.h"
 #include "olm_hash.h"
 
 #define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
@@ -67,7 +68,7 @@ typedef struct group {
     const char *only_ns; /* the one namespace so far (borrowed from rec); NULL: none yet */
     bool many_ns;
     char **keys;
-    size_t nkeys;
+    size_t nkeys, keys_cap;
 } group;
 
 static int add_key(group *g, const install_object_ref *o)
@@ -75,12 +76,10 @@ static int add_key(group *g, const install_object_ref *o)
     char *key = NULL;
     if (g->ri.namespaced ? asprintf(&key, "%s/%s", o->namespace_, o->name) < 0 : !(key = strdup(o->name)))
         return -1;
-    char **k = realloc(g->keys, (g->nkeys + 1) * sizeof *k);
-    if (!k) {
+    if (OLM_ARRAY_RESERVE(g->keys, g->keys_cap, g->nkeys + 1) < 0) {
         free(key);
         return -1;
     }
-    g->keys = k;
     g->keys[g->nkeys++] = key;
     return 0;
 }
@@ -149,7 +148,7 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
         p->keys = g->keys;
         p->nkeys = g->nkeys;
         g->keys = NULL;
-        g->nkeys = 0;
+        g->nkeys = g->keys_cap = 0;
     }
     for (size_t j = 0; j < ngroups; j++) {
         free(groups[j].cluster_path);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "install_record.h"
+#include "olm_array.h"
 #include "olm_base64.h"
 #include "strbuf.h"
 #include "upgradeable_internal.h"
@@ -78,12 +79,10 @@ static const char *keep(upgradeable_inputs *in, char *s)
 {
     if (!s)
         return NULL;
-    char **grown = realloc(in->strings, (in->nstrings + 1) * sizeof *grown);
-    if (!grown) {
+    if (OLM_ARRAY_RESERVE(in->strings, in->strings_cap, in->nstrings + 1) < 0) {
         free(s);
         return NULL;
     }
-    in->strings = grown;
     in->strings[in->nstrings++] = s;
     return s;
 }

@@ -53,7 +53,7 @@ typedef struct upgradeable_inputs {
     char *version_error;         /* why cluster_version is NULL, else NULL */
     char *list_error;            /* the ClusterExtensions could not be listed (exts then empty), else NULL */
     char **strings;              /* backing storage of exts[].name/bundle/properties */
-    size_t nstrings;
+    size_t nstrings, strings_cap;
 } upgradeable_inputs;
 
 /* Fills *out (free with upgradeable_inputs_free).  API errors end up in

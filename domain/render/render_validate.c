@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "olm_array.h"
 #include "render_internal.h"
 #include "strbuf.h"
 
@@ -239,19 +240,17 @@ static void check_webhooks(vctx *v, const bundle *b)
     }
     /* Conversion CRDs claimed by more than one webhook (CRDs in sorted order). */
     const char **crds = NULL;
-    size_t ncrd = 0;
+    size_t ncrd = 0, crds_cap = 0;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(str_of(wh[i], "type"), "ConversionWebhook") != 0)
             continue;
         json_t *c;
         size_t k;
         json_array_foreach(json_object_get(wh[i], "conversionCRDs"), k, c) {
-            const char **nc = realloc(crds, (ncrd + 1) * sizeof *nc);
-            if (!nc) {
+            if (OLM_ARRAY_RESERVE(crds, crds_cap, ncrd + 1) < 0) {
                 v->oom = 1;
                 break;
             }
-            crds = nc;
             crds[ncrd++] = json_string_value(c) ? json_string_value(c) : "";
         }
     }
