@@ -383,6 +383,7 @@ def test_two_catalogd_replicas_both_serve_and_fail_over_without_a_failed_request
     ca = catalogd_ca(cluster, tmp_path)
     stop = tmp_path / "stop"
     poller = None
+    cordoned = False
     try:
         pods = poll(lambda: (lambda p: p if len(p) == 2 else None)(cluster.ready_pods(CATALOGD)),
                     "two ready catalogd Pods (the new one ready only once it serves the current digest)",
@@ -408,14 +409,20 @@ def test_two_catalogd_replicas_both_serve_and_fail_over_without_a_failed_request
                                    "sh", "-c", _POLLER], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True)
         time.sleep(3)
+        # The Pod that replaces the deleted one must not race the follower for the Lease: it
+        # stays Pending until the follower leads (with two nodes it would start elsewhere).
+        cluster.kubectl("cordon", cluster.env["OLMV1_NODE_NAME"])
+        cordoned = True
         t0 = time.time()
         cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", leader, "--force", "--grace-period=0")
         poll(lambda: catalogd_lease_holder(cluster).startswith(follower + "_"),
-             f"{follower} taking catalogd's Lease", timeout=180)
+             f"{follower} taking catalogd's Lease", timeout=200)
         took = time.time() - t0
         poll(lambda: "reconcile ending" in cluster.kubectl("-n", SYSTEM_NS, "logs", follower, check=False).stdout,
              f"{follower} reconciling as the new leader", timeout=60)
         reconciled = time.time() - t0
+        cluster.kubectl("uncordon", cluster.env["OLMV1_NODE_NAME"])
+        cordoned = False
         # Whatever replaces the deleted Pod must come up ready (serving) while the poller runs.
         poll(lambda: (lambda p: p if len(p) == 2 else None)(cluster.ready_pods(CATALOGD)),
              "two ready catalogd Pods again", timeout=WAIT)
@@ -436,6 +443,8 @@ def test_two_catalogd_replicas_both_serve_and_fail_over_without_a_failed_request
         if poller and poller.poll() is None:
             stop.touch()
             poller.communicate(timeout=60)
+        if cordoned:
+            cluster.kubectl("uncordon", cluster.env["OLMV1_NODE_NAME"])
         cluster.kubectl("-n", SYSTEM_NS, "scale", f"deployment/{CATALOGD}", "--replicas=1")
     poll(lambda: len(cluster.pods(CATALOGD)) == 1 and len(cluster.ready_pods(CATALOGD)) == 1,
          "one catalogd Pod again", timeout=WAIT)
