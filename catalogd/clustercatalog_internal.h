@@ -36,7 +36,7 @@ struct clustercatalog_reconciler {
 /* A follower's reconcile (clustercatalog_follow.c): serve the digest the leader resolved. */
 kube_wq_result clustercatalog_follow(const char *key, clustercatalog_reconciler *r);
 
-/* Wall clock in ms (records' last poll). */
+/* Wall clock in ms (records' last poll; clustercatalog_records.c). */
 uint64_t clustercatalog_wall_ms(void);
 
 /* Records (any thread; each takes records_lock). */

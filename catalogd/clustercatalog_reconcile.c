@@ -51,13 +51,6 @@ void clustercatalog_reconciler_free(clustercatalog_reconciler *r)
     free(r);
 }
 
-uint64_t clustercatalog_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static uint64_t now_ms(void)
 {
     return clustercatalog_wall_ms();

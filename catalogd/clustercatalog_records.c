@@ -1,10 +1,11 @@
 /* The reconciler's in-memory records, one per catalog name, behind records_lock.  A linear
  * array: a cluster has a handful of catalogs, and every operation is a short scan. */
-#include "olm_array.h"
-#include "clustercatalog_internal.h"
-
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "clustercatalog_internal.h"
+#include "olm_array.h"
 
 static clustercatalog_record_entry *find(clustercatalog_reconciler *r, const char *name)
 {
@@ -82,4 +83,11 @@ void clustercatalog_records_free(clustercatalog_reconciler *r)
     free(r->records);
     r->records = NULL;
     r->nrecords = r->cap = 0;
+}
+
+uint64_t clustercatalog_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
