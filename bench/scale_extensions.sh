@@ -25,7 +25,8 @@
 # against bytes held from the system, per arena), SMAPS_DIR (a directory for copies of
 # operator-controller's /proc/PID/smaps when idle before, and when idle after the uninstall:
 # which mappings hold the resident memory), SKIP_UNINSTALL=1 (stop after the installed
-# figures: no delete-all, for quick iterations).
+# figures: no delete-all, for quick iterations), RESTART=1 (then operator-controller is
+# restarted with the N extensions installed: time to steady state, apiserver requests by verb).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -167,6 +168,55 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
+# ---- RESTART=1: operator-controller restarted with the N extensions installed.  Steady state:
+# every extension reconciled once by the new process (its reconcile counter reaches N) and its
+# queue empty.  Printed: the time to that, and the apiserver's requests during it by verb and
+# resource (apiserver_request_total before and after; nothing else runs meanwhile), among
+# them the writes to installed objects (expected 0) and the status writes.
+request_counts() { kubectl get --raw /metrics | python3 -c '
+import re, sys, json
+counts = {}
+for line in sys.stdin:
+    if not line.startswith("apiserver_request_total{"):
+        continue
+    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
+    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
+    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
+print(json.dumps(counts))'; }
+if [ "${RESTART:-0}" = 1 ]; then
+  kubectl get --raw /metrics >/dev/null # warm
+  before=$(request_counts)
+  t0=$(now)
+  stop_pid "$opctl_pid"
+  t_stopped=$(now)
+  start_opctl
+  while :; do
+    rec=$(metric operator_controller_reconcile_total); depth=$(metric operator_controller_workqueue_depth)
+    [ "${rec%.*}" -ge "$n" ] 2>/dev/null && [ "${depth:-1}" = 0 ] && break
+    awk -v a="$(now)" -v b="$t0" -v m="$max_wait" 'BEGIN{exit !(a-b>m)}' && { echo "bench: restart not steady after ${max_wait}s (reconciles $rec, queue $depth)" >&2; break; }
+    sleep 0.1
+  done
+  t1=$(now)
+  after=$(request_counts)
+  awk -v a="$t1" -v b="$t0" -v s="$t_stopped" -v n="$n" -v l="$(load)" \
+    'BEGIN{printf "restart with %d installed: stopped in %.2f s, steady (all %d reconciled, queue empty) %.2f s after the stop began (load average %s)\n", n, s-b, n, a-b, l}'
+  echo "  operator-controller RSS $(rss_kib) KiB, reconciles $(metric operator_controller_reconcile_total), TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)"
+  python3 - "$before" "$after" <<'PY'
+import json, sys
+b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
+d = {k: v for k, v in d.items() if v > 0}
+installed = ("deployments", "configmaps", "serviceaccounts", "roles", "rolebindings", "services")
+writes = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
+# a subresource (serviceaccounts/token: the TokenRequests) is not a write to the object
+w_inst = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] in [[r] for r in installed])
+w_status = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] == ["clusterextensions", "status"])
+print(f"  apiserver requests during the restart: {sum(d.values())} in all; writes to installed objects {w_inst}; "
+      f"ClusterExtension status writes {w_status}")
+for k in sorted(d, key=lambda k: -d[k]):
+    print(f"    {d[k]:6d}  {k}")
+PY
+fi
 # MALLOC_STATS and KEEP_LOGS, at the end of either form of the run.
 finish() {
   [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true
