@@ -450,7 +450,7 @@ def assert_one_reconciler_at_a_time(old, new, others):
     """The failover's safety, from the replicas' own logs (one clock: they share the node): the
     old leader's last reconcile ended before the new leader led, the new leader reconciled only
     once it led, and a replica that never led never reconciled.  Returns the new leader's first
-    reconcile (start, end, name) and when it led.  5 ms of slack: the log's milliseconds and the
+    reconcile (start, end, name), when it led, and when the old leader's last reconcile ended.  5 ms of slack: the log's milliseconds and the
     reconcile's monotonic duration do not round alike."""
     led = new.became_leader()
     assert led is not None, f"{new.name} never logged that it leads"
@@ -463,7 +463,7 @@ def assert_one_reconciler_at_a_time(old, new, others):
     assert not early, f"{new.name} reconciled before it led at {led:.3f}: {early}"
     for log in others:
         assert not log.reconciles(), f"{log.name} reconciled, but never led"
-    return min(new_runs), led
+    return min(new_runs), led, max(r[1] for r in old_runs)
 
 
 @pytest.fixture(scope="module")
@@ -541,15 +541,15 @@ def test_force_deleted_leader_is_replaced_and_finishes_the_install_in_flight(clu
     installed = time.time()
     if successor not in logs:  # the Pod that replaced the deleted one won the race
         logs[successor] = ContainerLog(cluster, cluster.json("-n", SYSTEM_NS, "get", "pod", successor))
-    first, led = assert_one_reconciler_at_a_time(
+    first, led, old_last = assert_one_reconciler_at_a_time(
         logs[leader], logs[successor], [log for n, log in logs.items() if n not in (leader, successor)])
     assert after["leaseTransitions"] == before["leaseTransitions"] + 1, (before, after)
     released = any("current leader: (none)" in text for t, text in logs[successor].lines() if t >= t0)
     print(f"\nfailover, leader {leader} force-deleted ({'it released the Lease' if released else 'its Lease expired'}); "
           f"after the delete: Lease taken by {successor} "
           f"{'(the standby)' if successor in pods else '(the replacement Pod)'} at +{epoch(after['acquireTime']) - t0:.2f}s, "
-          f"it logged leading at +{led - t0:.2f}s, first reconcile ({first[2]}) at +{first[0] - t0:.2f}s, "
-          f"install finished (demo 0.2.0 running) by +{installed - t0:.2f}s")
+          f"it logged leading at +{led - t0:.2f}s, first reconcile ({first[2]}) at +{first[0] - t0:.2f}s "
+          f"(the old leader's last one ended at {old_last - t0:+.2f}s), install finished (demo 0.2.0 running) by +{installed - t0:.2f}s")
     for log in logs.values():
         log.close()
 
@@ -594,7 +594,7 @@ def test_killed_leader_is_replaced_when_its_lease_expires(cluster, demo_catalog,
     installed = time.time()
     if successor not in logs:
         logs[successor] = ContainerLog(cluster, cluster.json("-n", SYSTEM_NS, "get", "pod", successor))
-    first, led = assert_one_reconciler_at_a_time(
+    first, led, old_last = assert_one_reconciler_at_a_time(
         logs[leader], logs[successor], [log for n, log in logs.items() if n not in (leader, successor)])
     assert after["leaseTransitions"] == before["leaseTransitions"] + 1, (before, after)
     assert not any("current leader: (none)" in text for t, text in logs[successor].lines() if t >= t0), \
@@ -603,8 +603,8 @@ def test_killed_leader_is_replaced_when_its_lease_expires(cluster, demo_catalog,
     print(f"\nfailover, leader {leader} killed (SIGKILL, the Lease not released): Lease taken by {successor} "
           f"{'(the standby)' if successor in pods else '(the replacement Pod)'} at +{taken - t0:.2f}s after the kill "
           f"({taken - last_renewal:.2f}s after the dead leader's last renewal; bound 10 s + 2 s), "
-          f"it logged leading at +{led - t0:.2f}s, first reconcile ({first[2]}) at +{first[0] - t0:.2f}s, "
-          f"upgrade finished (demo 1.0.0 running) by +{installed - t0:.2f}s")
+          f"it logged leading at +{led - t0:.2f}s, first reconcile ({first[2]}) at +{first[0] - t0:.2f}s "
+          f"(the old leader's last one ended at {old_last - t0:+.2f}s), upgrade finished (demo 1.0.0 running) by +{installed - t0:.2f}s")
     for log in logs.values():
         log.close()
 
