@@ -53,6 +53,7 @@ void catalogd_usage(FILE *out)
             "  --leader-elect                 run the reconciler only while holding the Lease\n"
             "                                 catalogd-operator-lock\n"
             "  --leader-election-namespace NS the Lease's namespace (default: --system-namespace)\n"
+            OLM_DAEMON_LEADER_USAGE
             "  --system-namespace NS          default: the pod's namespace, else olmv1-system\n"
             "  --gc-interval DURATION         store garbage collection period (default 12h)\n"
             "  --insecure-registries LIST     comma-separated insecure registries: TLS unverified, else HTTP\n"
@@ -121,6 +122,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_DAEMON_LISTENER_FLAGS(c),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
         OLM_FLAG_STRING("--leader-election-namespace", &f->lease_namespace, NULL),
+        OLM_DAEMON_LEADER_FLAGS(c),
         OLM_FLAG_STRING("--system-namespace", &c->system_namespace, NULL),
         OLM_FLAG_DURATION("--gc-interval", &f->gc_interval_ms, "12h", 1,
                           "--gc-interval: bad duration \"%s\" (e.g. 12h, 30m, 10s)"),

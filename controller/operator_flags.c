@@ -78,7 +78,9 @@ void operator_usage(FILE *out)
           "                                 connections when the files change)\n"
           OLM_DAEMON_TLS_LOG_USAGE
           "  --log-format FORMAT            text (default) or json: one object a line (ts, level, msg,\n"
-          "                                 clusterExtension)\n"          "  --leader-elect                 reconcile only while holding the Lease\n"
+          "                                 clusterExtension)\n"
+          "  --leader-elect                 reconcile only while holding the Lease\n"
+          OLM_DAEMON_LEADER_USAGE
           "  --insecure-registries LIST     insecure registries: TLS unverified, else HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           OLM_DAEMON_REGISTRY_USAGE
@@ -126,6 +128,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_DAEMON_TLS_FLAGS(c),
         OLM_DAEMON_LOG_FLAGS(c),
         OLM_FLAG_BOOL("--leader-elect", &f->leader_elect, "false"),
+        OLM_DAEMON_LEADER_FLAGS(c),
         OLM_FLAG_STRING("--insecure-registries", &f->insecure_registries, NULL),
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
         OLM_DAEMON_REGISTRY_FLAGS(c),

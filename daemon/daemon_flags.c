@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube_leader.h"
 #include "olm_log.h"
 #include "olm_parse.h"
 #include "olm_read_file.h"
@@ -35,6 +36,43 @@ void olm_flag_empty_is_unset(const char **value)
 {
     if (*value && !**value)
         *value = NULL;
+}
+
+/* "10s", or "1500ms" when not whole seconds: a duration as the flags spell it. */
+static const char *fmt_duration(uint64_t ms, char *buf, size_t len)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, len, "%llus", (unsigned long long)(ms / 1000));
+    else
+        snprintf(buf, len, "%llums", (unsigned long long)ms);
+    return buf;
+}
+
+/* The defaults where a flag was not given, then the order client-go's leaderelection
+ * requires (it also asks renew deadline > 1.2 x retry period for its jitter; there is no
+ * jitter here): a renew deadline shorter than the lease, or a successor could take over
+ * while the leader still leads; a retry period shorter than the renew deadline, or a
+ * leader could not renew once before it gives up. */
+static int check_lease_timings(olm_daemon_flags *f, char *msg, size_t msgsz)
+{
+    if (!f->lease_duration_ms)
+        f->lease_duration_ms = KUBE_LEADER_DEFAULT_LEASE_DURATION_MS;
+    if (!f->renew_deadline_ms)
+        f->renew_deadline_ms = KUBE_LEADER_DEFAULT_RENEW_DEADLINE_MS;
+    if (!f->retry_period_ms)
+        f->retry_period_ms = KUBE_LEADER_DEFAULT_RETRY_PERIOD_MS;
+    char a[32], b[32];
+    if (f->renew_deadline_ms >= f->lease_duration_ms) {
+        snprintf(msg, msgsz, "--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)",
+                 fmt_duration(f->renew_deadline_ms, a, sizeof a), fmt_duration(f->lease_duration_ms, b, sizeof b));
+        return -1;
+    }
+    if (f->retry_period_ms >= f->renew_deadline_ms) {
+        snprintf(msg, msgsz, "--leader-elect-retry-period (%s) must be shorter than --leader-elect-renew-deadline (%s)",
+                 fmt_duration(f->retry_period_ms, a, sizeof a), fmt_duration(f->renew_deadline_ms, b, sizeof b));
+        return -1;
+    }
+    return 0;
 }
 
 int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
@@ -76,6 +114,8 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
         snprintf(msg, msgsz, "--global-pull-secret: want NAMESPACE/NAME, got \"%s\"", f->global_pull_secret);
         return -1;
     }
+    if (check_lease_timings(f, msg, msgsz) != 0)
+        return -1;
     return olm_feature_gates_parse(gates, ngates, f->feature_gates, msg, msgsz);
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "olm_feature_gates.h"
 #include "olm_log.h"
@@ -33,6 +34,11 @@ typedef struct olm_daemon_flags {
     const char *log_format;         /* --log-format text|json (default text) */
     olm_log_level level;            /* what those say (olm_daemon_flags_check fills them) */
     olm_log_format format;
+    /* With --leader-elect: the Lease timings (ours; upstream has no such flags).  0 until
+     * olm_daemon_flags_check fills in kube_leader.h's defaults (10s, 7s, 2s; it says why). */
+    uint64_t lease_duration_ms;     /* --leader-elect-lease-duration */
+    uint64_t renew_deadline_ms;     /* --leader-elect-renew-deadline */
+    uint64_t retry_period_ms;       /* --leader-elect-retry-period */
     bool version;                   /* --version: print "<prog> <version>" and exit 0 */
     bool check_flags;               /* --check-flags: parse and validate only, exit 0 */
 } olm_daemon_flags;
@@ -54,8 +60,10 @@ void olm_flag_empty_is_unset(const char **value);
  * addresses, --tls-cert with --tls-key, the TLS profile flags (into f->tls), the log flags
  * (into f->level and f->format), --system-namespace
  * a DNS-1123 label,
- * --global-pull-secret NS/NAME, --feature-gates against `gates` (which it sets).  Paths and
- * names given as "" become NULL first.  0, or -1 with a one-line msg naming the flag. */
+ * --global-pull-secret NS/NAME, --feature-gates against `gates` (which it sets), the Lease
+ * timings (defaults filled in; retry period < renew deadline < lease duration, as
+ * client-go requires).  Paths and names given as "" become NULL first.  0, or -1 with a
+ * one-line msg naming the flag. */
 int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, size_t ngates, char *msg,
                            size_t msgsz);
 
@@ -79,6 +87,30 @@ int olm_daemon_flags_check(olm_daemon_flags *f, const olm_feature_gate *gates, s
     OLM_FLAG_STRING("--health-probe-bind-address", &(c)->health_addr, NULL),                                      \
         OLM_FLAG_STRING("--health-addr", &(c)->health_addr, NULL),                                                \
         OLM_FLAG_STRING("--metrics-bind-address", &(c)->metrics_addr, "0")
+
+/* The rows of the Lease timing flags, the same in both daemons' tables (no default here: 0
+ * is kube_leader.h's, filled in by olm_daemon_flags_check).  The lease is at least 1s: the
+ * Lease records it in whole seconds. */
+#define OLM_DAEMON_LEADER_FLAGS(c)                                                                                \
+    OLM_FLAG_DURATION("--leader-elect-lease-duration", &(c)->lease_duration_ms, NULL, 1000,                      \
+                      "--leader-elect-lease-duration: want a duration of at least 1s (e.g. 10s), not %s"),       \
+        OLM_FLAG_DURATION("--leader-elect-renew-deadline", &(c)->renew_deadline_ms, NULL, 1,                     \
+                          "--leader-elect-renew-deadline: want a duration (e.g. 7s), not %s"),                   \
+        OLM_FLAG_DURATION("--leader-elect-retry-period", &(c)->retry_period_ms, NULL, 1,                         \
+                          "--leader-elect-retry-period: want a duration (e.g. 2s), not %s")
+
+/* Their lines of --help (both daemons). */
+#define OLM_DAEMON_LEADER_USAGE                                                                                   \
+    "  --leader-elect-lease-duration DUR\n"                                                                       \
+    "                                 how long a Lease nobody renews stays taken (default 10s)\n"                 \
+    "  --leader-elect-renew-deadline DUR\n"                                                                       \
+    "                                 a leader that could not renew for this long stops (default\n"               \
+    "                                 7s); shorter than the lease duration\n"                                     \
+    "  --leader-elect-retry-period DUR\n"                                                                         \
+    "                                 how often to renew, or to try to take the Lease (default 2s).\n"            \
+    "                                 A leader that dies is replaced within lease duration + retry\n"             \
+    "                                 period (12s by default); OpenShift's upstream values,\n"                    \
+    "                                 137s/107s/26s, ride out longer API server outages\n"
 
 /* The rows of the registry flags, the same in both daemons' tables. */
 #define OLM_DAEMON_REGISTRY_FLAGS(c)                                                                              \

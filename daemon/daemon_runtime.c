@@ -128,7 +128,10 @@ int daemon_runtime_campaign(daemon_runtime *rt, const char *ns, const char *leas
     rt->election.lease = lease;
     char identity[256];
     daemon_leader_identity(rt->prog, identity, sizeof identity);
-    kube_leader_options o = {.lease_namespace = ns, .lease_name = lease, .identity = identity}; /* copied */
+    kube_leader_options o = {.lease_namespace = ns, .lease_name = lease, .identity = identity, /* copied */
+                             .lease_duration_ms = rt->election.lease_duration_ms,
+                             .renew_deadline_ms = rt->election.renew_deadline_ms,
+                             .retry_period_ms = rt->election.retry_period_ms};
     kube_leader_callbacks cb = {on_started_leading, on_stopped_leading, on_new_leader, on_leader_error};
     rt->leader = kube_leader_new(rt->uc, kube_client_config(rt->client), &o, &cb, rt, err);
     if (!rt->leader)

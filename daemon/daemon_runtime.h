@@ -15,6 +15,7 @@
 #define OLMV1_DAEMON_RUNTIME_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "kube_authz.h"
@@ -66,6 +67,8 @@ typedef struct daemon_runtime {
         void (*stopped)(void *data);
         void *data;
         const char *lease;              /* a literal of the daemon's */
+        /* The Lease timings of the flags (daemon_runtime_preflight copies them). */
+        uint64_t lease_duration_ms, renew_deadline_ms, retry_period_ms;
     } election;
     void (*on_signal)(void *data, int signum);
     void *signal_data;
@@ -87,7 +90,8 @@ typedef struct daemon_runtime {
 
 /* The checks both daemons make before anything starts: the files the shared flags name (TLS
  * pair, --pull-cas-dir into *pull_cas), registries.conf (followed from now on) and the system
- * namespace.  -1 to go on; else 1, with "<prog>: <why>" on stderr. */
+ * namespace; it also keeps the Lease timings for daemon_runtime_campaign.  -1 to go on; else
+ * 1, with "<prog>: <why>" on stderr. */
 int daemon_runtime_preflight(daemon_runtime *rt, const olm_daemon_flags *common, olm_ca_set **pull_cas);
 
 /* A daemon as daemon_runtime_run starts it: where it keeps its cache, how it leads, what it

@@ -83,6 +83,9 @@ int daemon_runtime_preflight(daemon_runtime *rt, const olm_daemon_flags *common,
         fprintf(stderr, "%s: %s\n", rt->prog, msg);
         return 1;
     }
+    rt->election.lease_duration_ms = common->lease_duration_ms;
+    rt->election.renew_deadline_ms = common->renew_deadline_ms;
+    rt->election.retry_period_ms = common->retry_period_ms;
     rt->system_namespace = common->system_namespace ? common->system_namespace
                                                     : olm_daemon_system_namespace(OLM_POD_NAMESPACE_FILE, rt->ns_buf,
                                                                                   sizeof rt->ns_buf);

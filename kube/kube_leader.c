@@ -25,7 +25,8 @@ struct kube_leader {
     uv_timer_t timer;
     kube_uvcurl_req *req;
     atomic_bool leading;
-    uint64_t last_renew;   /* loop time of the last successful write */
+    uint64_t last_renew;   /* loop time at which the last successful write was sent */
+    uint64_t write_sent;   /* loop time at which the write in flight was sent */
 
     /* What we last saw of the Lease, and when (loop time) it last changed. */
     char *observed;        /* holder|renewTime|transitions */
@@ -66,10 +67,15 @@ static void report(kube_leader *l, const char *fmt, ...)
     l->cb.on_error(e.msg, l->data);
 }
 
-static void schedule(kube_leader *l)
+static void schedule_in(kube_leader *l, uint64_t ms)
 {
     if (!l->stopped)
-        uv_timer_start(&l->timer, try_acquire_or_renew, l->retry_ms, 0);
+        uv_timer_start(&l->timer, try_acquire_or_renew, ms, 0);
+}
+
+static void schedule(kube_leader *l)
+{
+    schedule_in(l, l->retry_ms);
 }
 
 static uint64_t now_ms(kube_leader *l)
@@ -79,14 +85,47 @@ static uint64_t now_ms(kube_leader *l)
     return uv_now(loop);
 }
 
-/* A round failed (could not read, lost a race, someone else holds it). */
-static void round_failed(kube_leader *l)
+/* The request timeout (ms) of the next request, or 0 when a leader's renew deadline has
+ * passed and it must not send anything more as leader.  A leader's requests end by its
+ * deadline: a renewal hanging on a dead connection must not keep it leading past the
+ * moment a candidate may take over (the no-overlap bound in kube_leader.h). */
+#define REQUEST_TIMEOUT_MS 10000
+static long request_timeout(kube_leader *l)
 {
-    if (atomic_load(&l->leading) && now_ms(l) - l->last_renew >= l->renew_deadline_ms) {
+    if (!atomic_load(&l->leading))
+        return REQUEST_TIMEOUT_MS;
+    uint64_t since = now_ms(l) - l->last_renew;
+    if (since >= l->renew_deadline_ms)
+        return 0;
+    uint64_t left = l->renew_deadline_ms - since;
+    return left < REQUEST_TIMEOUT_MS ? (long)left : REQUEST_TIMEOUT_MS;
+}
+
+static void stop_leading(kube_leader *l)
+{
+    if (atomic_load(&l->leading)) {
         atomic_store(&l->leading, false);
         l->cb.on_stopped_leading(l->data);
     }
-    schedule(l);
+}
+
+/* A round failed (could not read, lost a race, someone else holds it, or the renew
+ * deadline passed); next_ms: when to try again. */
+static void round_failed_next(kube_leader *l, uint64_t next_ms)
+{
+    if (atomic_load(&l->leading)) {
+        uint64_t since = now_ms(l) - l->last_renew;
+        if (since >= l->renew_deadline_ms)
+            stop_leading(l);
+        else if (l->renew_deadline_ms - since < next_ms)
+            next_ms = l->renew_deadline_ms - since; /* stop leading on time, not a retry later */
+    }
+    schedule_in(l, next_ms);
+}
+
+static void round_failed(kube_leader *l)
+{
+    round_failed_next(l, l->retry_ms);
 }
 
 static void on_written(long status, const char *body, size_t len, const olm_error *err, void *data)
@@ -111,7 +150,9 @@ static void on_written(long status, const char *body, size_t len, const olm_erro
         return;
     }
     (void)len; /* the response body is not needed: release re-reads the Lease */
-    l->last_renew = now_ms(l);
+    /* When it was sent, not now: the server applied it in between, so every candidate's
+     * observation of it comes after this moment (the no-overlap bound in kube_leader.h). */
+    l->last_renew = l->write_sent;
     if (!atomic_load(&l->leading)) {
         atomic_store(&l->leading, true);
         l->cb.on_started_leading(l->data);
@@ -154,14 +195,20 @@ static json_t *lease_spec(kube_leader *l, const char *now, const char *acquire, 
 static void write_lease(kube_leader *l, const char *method, const char *path, json_t *lease)
 {
     olm_error err;
-    char *body = json_dumps(lease, JSON_COMPACT);
+    long timeout = request_timeout(l);
+    char *body = timeout ? json_dumps(lease, JSON_COMPACT) : NULL;
     json_decref(lease);
+    if (!timeout) {
+        round_failed(l); /* the renew deadline passed while reading */
+        return;
+    }
     if (!body) {
         report(l, "out of memory");
         round_failed(l);
         return;
     }
-    l->req = kube_uvcurl_req_start(l->uc, l->cfg, method, path, body, 10000, on_written, l, &err);
+    l->write_sent = now_ms(l);
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, method, path, body, timeout, on_written, l, &err);
     free(body);
     if (!l->req) {
         report(l, "%s", err.msg);
@@ -210,10 +257,22 @@ static void on_read(long status, const char *body, size_t len, const olm_error *
     holder = holder ? holder : "";
     observe(l, holder, renew ? renew : "", transitions);
     bool mine = strcmp(holder, l->identity) == 0;
-    bool expired = now_ms(l) - l->observed_at >= l->duration_ms;
+    /* The holder's own lease duration, as it wrote it (client-go reads it so too): a holder
+     * configured with longer timings, say a replica of an older version during a rolling
+     * update, renews less often and must not be taken over after our shorter lease.  Ours
+     * when the Lease has none. */
+    json_int_t declared_s = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
+    uint64_t valid_ms = declared_s > 0 && declared_s <= 100000000 ? (uint64_t)declared_s * 1000 : l->duration_ms;
+    uint64_t unchanged_ms = now_ms(l) - l->observed_at;
+    bool expired = unchanged_ms >= valid_ms;
     if (*holder && !mine && !expired) {
         json_decref(lease);
-        round_failed(l); /* someone else leads */
+        stop_leading(l); /* when we led: the Lease names another, so it is lost already */
+        /* Someone else leads.  Read again at the moment its Lease would expire when that
+         * comes before the next retry: a dead holder is replaced lease_duration after we saw
+         * its last renewal, not up to a retry period later. */
+        uint64_t left = valid_ms - unchanged_ms;
+        round_failed_next(l, left < l->retry_ms ? left : l->retry_ms);
         return;
     }
     /* Take over or renew: keep metadata (resourceVersion makes the PUT conditional). */
@@ -233,7 +292,12 @@ static void try_acquire_or_renew(uv_timer_t *t)
     olm_error err;
     if (l->stopped || l->req)
         return;
-    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, 10000, on_read, l, &err);
+    long timeout = request_timeout(l);
+    if (!timeout) {
+        round_failed(l); /* the renew deadline passed: stop leading now */
+        return;
+    }
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, timeout, on_read, l, &err);
     if (!l->req) {
         report(l, "%s", err.msg);
         round_failed(l);
@@ -257,9 +321,9 @@ kube_leader *kube_leader_new(kube_uvcurl *uc, const kube_config *cfg, const kube
     l->cfg = cfg;
     l->cb = *cbs;
     l->data = data;
-    l->duration_ms = opts->lease_duration_ms ? opts->lease_duration_ms : 137000;
-    l->renew_deadline_ms = opts->renew_deadline_ms ? opts->renew_deadline_ms : 107000;
-    l->retry_ms = opts->retry_period_ms ? opts->retry_period_ms : 26000;
+    l->duration_ms = opts->lease_duration_ms ? opts->lease_duration_ms : KUBE_LEADER_DEFAULT_LEASE_DURATION_MS;
+    l->renew_deadline_ms = opts->renew_deadline_ms ? opts->renew_deadline_ms : KUBE_LEADER_DEFAULT_RENEW_DEADLINE_MS;
+    l->retry_ms = opts->retry_period_ms ? opts->retry_period_ms : KUBE_LEADER_DEFAULT_RETRY_PERIOD_MS;
     atomic_init(&l->leading, false);
     l->ns = strdup(opts->lease_namespace);
     l->name = strdup(opts->lease_name);
@@ -371,7 +435,7 @@ static void on_release_read(long status, const char *body, size_t len, const olm
     olm_error e;
     olm_error_set(&e, "out of memory");
     if (out)
-        l->req = kube_uvcurl_req_start(l->uc, l->cfg, "PUT", l->item_path, out, 10000, on_released, l, &e);
+        l->req = kube_uvcurl_req_start(l->uc, l->cfg, "PUT", l->item_path, out, REQUEST_TIMEOUT_MS, on_released, l, &e);
     free(out);
     if (l->req)
         return;
@@ -394,7 +458,7 @@ static void teardown(kube_leader *l)
         return;
     }
     olm_error err;
-    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, 10000, on_release_read, l, &err);
+    l->req = kube_uvcurl_req_start(l->uc, l->cfg, "GET", l->item_path, NULL, REQUEST_TIMEOUT_MS, on_release_read, l, &err);
     if (!l->req) {
         report(l, "could not release the lease: %s", err.msg);
         finish(l);

@@ -3,16 +3,35 @@
  *
  * Every retry period a candidate reads the Lease.  It takes it when the Lease is
  * absent (create), released (empty holderIdentity), or expired: the record
- * (holder, renewTime, transitions) has not changed for leaseDurationSeconds of
- * *local* time since we first saw it, so clock skew between replicas does not
- * matter.  Taking over sets acquireTime and bumps leaseTransitions.  Writes are a
- * full PUT carrying the resourceVersion that was read, so two candidates racing
- * cannot both win (the loser gets 409 Conflict).  The leader renews (renewTime)
- * every retry period; if it cannot renew for renew_deadline it stops leading.  On
- * stop, a leader releases the Lease (holderIdentity "", leaseDurationSeconds 1) so
- * a successor need not wait for expiry: it first lets a request in flight finish
- * (a cancelled renewal may still be applied by the server), then re-reads the
- * Lease and releases it with that resourceVersion if it still names us.
+ * (holder, renewTime, transitions) has not changed for the leaseDurationSeconds
+ * it declares (the holder's lease duration; ours when it has none) of *local*
+ * time since we first saw it, so clock skew between replicas does not matter.
+ * Taking over sets acquireTime and bumps leaseTransitions.  Writes are a full PUT
+ * carrying the resourceVersion that was read, so two candidates racing cannot
+ * both win (the loser gets 409 Conflict).  The leader renews (renewTime) every
+ * retry period; if it cannot renew for renew_deadline it stops leading, and at
+ * once when it reads a Lease that names another holder.  On stop, a leader
+ * releases the Lease (holderIdentity "", leaseDurationSeconds 1) so a successor
+ * need not wait for expiry: it first lets a request in flight finish (a cancelled
+ * renewal may still be applied by the server), then re-reads the Lease and
+ * releases it with that resourceVersion if it still names us.
+ *
+ * Two bounds follow, and what they take:
+ *   - takeover: a candidate sees the holder's last renewal at its next read (at
+ *     most one retry period later) and takes the Lease lease_duration (the
+ *     holder's, from the Lease) after that.  That read is timed to the moment of
+ *     expiry, not rounded up to the next retry tick, so a holder that died
+ *     (SIGKILL, node lost: nothing released) is replaced at most lease_duration +
+ *     retry_period after its last renewal, plus a few request round trips.  A
+ *     released Lease is taken at the next read, within one retry period.
+ *   - no overlap: a leader counts its renew deadline from the moment it *sent*
+ *     its last successful renewal (the server applied it later, and every
+ *     candidate saw it later still), and no request of a leader outlives that
+ *     deadline (each request's timeout is cut to what is left of it), so it stops
+ *     leading at most renew_deadline after a moment that precedes every
+ *     candidate's observation; a candidate takes over at least lease_duration
+ *     after its observation.  renew_deadline < lease_duration leaves the
+ *     difference for the old leader to stop its work.
  *
  * Requests are asynchronous on the shared kube_uvcurl.  Thread affinity: loop
  * thread only; callbacks run on the loop thread, except kube_leader_is_leader
@@ -29,13 +48,35 @@
 
 typedef struct kube_leader kube_leader;
 
+/* The default timings, the daemons' (their --leader-elect-lease-duration,
+ * --leader-elect-renew-deadline and --leader-elect-retry-period default to these).
+ *
+ * The goal: with 2 replicas, a leader that dies without releasing the Lease is
+ * replaced as reconciler within 15 s.  The bound above is lease_duration +
+ * retry_period after its last renewal: 10 s + 2 s = 12 s, leaving 3 s for the
+ * round trips and for the new leader to list its caches and start reconciling on
+ * a loaded node.  controller-runtime's defaults (15 s / 10 s / 2 s) give 17 s, over
+ * the goal; upstream operator-controller's (OpenShift's 137 s / 107 s / 26 s,
+ * chosen to ride out a 60 s+ API server outage on single-node clusters) give
+ * 163 s.  The renew deadline, 7 s, lets a leader retry its renewal three times (at
+ * 2, 4 and 6 s) before it gives up, and leaves 3 s between the moment it stops
+ * leading and the earliest takeover.  The price of short timings: an API server
+ * unreachable for more than 7 s makes the leader stop (and the daemon exit, to
+ * be restarted); clusters that prefer to ride out long outages set the flags
+ * (e.g. OpenShift's 137s/107s/26s) and accept the slow failover. */
+#define KUBE_LEADER_DEFAULT_LEASE_DURATION_MS 10000
+#define KUBE_LEADER_DEFAULT_RENEW_DEADLINE_MS 7000
+#define KUBE_LEADER_DEFAULT_RETRY_PERIOD_MS 2000
+
 typedef struct kube_leader_options {
     const char *lease_namespace; /* required, e.g. "olmv1-system" */
     const char *lease_name;      /* required, e.g. "9c4404e7.operatorframework.io" */
     const char *identity;        /* required, unique per replica (hostname_uuid) */
-    uint64_t lease_duration_ms;  /* 0: 137000 (rounded up to whole seconds in the Lease) */
-    uint64_t renew_deadline_ms;  /* 0: 107000 */
-    uint64_t retry_period_ms;    /* 0: 26000 */
+    /* 0: the defaults above.  lease_duration is rounded up to whole seconds in the
+     * Lease (leaseDurationSeconds, informative: candidates use their own). */
+    uint64_t lease_duration_ms;
+    uint64_t renew_deadline_ms;
+    uint64_t retry_period_ms;
 } kube_leader_options;
 
 typedef struct kube_leader_callbacks {

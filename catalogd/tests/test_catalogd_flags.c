@@ -37,6 +37,9 @@ static void test_defaults(void **state)
     assert_null(f.common.pull_cas_dir);
     assert_false(f.common.check_flags);
     assert_false(f.common.version);
+    assert_int_equal(f.common.lease_duration_ms, 10000); /* kube_leader.h's, as operator-controller */
+    assert_int_equal(f.common.renew_deadline_ms, 7000);
+    assert_int_equal(f.common.retry_period_ms, 2000);
 }
 
 static void test_manifest(void **state)
@@ -55,6 +58,13 @@ static void test_manifest(void **state)
     assert_string_equal(f.external_addr, "catalogd-service.olmv1-system.svc");
     assert_string_equal(f.common.tls_cert, "/var/certs/tls.crt");
     assert_true(f.common.check_flags);
+    /* The Lease timings are the shared flags (daemon_flags.h): checked the same way. */
+    assert_int_equal(PARSE(&f, "--leader-elect", "--leader-elect-lease-duration=137s",
+                           "--leader-elect-renew-deadline=107s", "--leader-elect-retry-period=26s"),
+                     0);
+    assert_int_equal(f.common.lease_duration_ms, 137000);
+    assert_int_equal(f.common.renew_deadline_ms, 107000);
+    assert_int_equal(f.common.retry_period_ms, 26000);
 }
 
 static void test_aliases_and_new(void **state)
@@ -118,6 +128,8 @@ static void test_errors(void **state)
                  "--feature-gates=APIV1MetasHandler=true", "--feature-gates=Nope=true");
     EXPECT_ERROR("--leader-election-namespace: \"A_B\" is not a namespace name", "--leader-election-namespace=A_B");
     EXPECT_ERROR("--gc-interval: bad duration \"0\" (e.g. 12h, 30m, 10s)", "--gc-interval", "0");
+    EXPECT_ERROR("--leader-elect-renew-deadline (12s) must be shorter than --leader-elect-lease-duration (10s)",
+                 "--leader-elect-renew-deadline=12s");
 }
 
 int main(void)

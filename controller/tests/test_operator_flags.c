@@ -45,6 +45,35 @@ static void test_defaults(void **state)
     assert_string_equal(f.common.tls.name, "intermediate");
     assert_int_equal(f.common.level, OLM_LOG_INFO);
     assert_int_equal(f.common.format, OLM_LOG_TEXT);
+    /* kube_leader.h's: a dead leader replaced within 10 s + 2 s */
+    assert_int_equal(f.common.lease_duration_ms, 10000);
+    assert_int_equal(f.common.renew_deadline_ms, 7000);
+    assert_int_equal(f.common.retry_period_ms, 2000);
+}
+
+/* Ours (upstream's operator-controller hard-codes OpenShift's 137s/107s/26s and has no
+ * flags): component-base's spellings, Go-like durations, one flag given alone keeps the
+ * others' defaults, and the order retry < renew deadline < lease is checked. */
+static void test_leader_election_timings(void **state)
+{
+    (void)state;
+    operator_flags f;
+    assert_int_equal(PARSE(&f, "--leader-elect", "--leader-elect-lease-duration=137s", "--leader-elect-renew-deadline",
+                           "107s", "--leader-elect-retry-period=26s"),
+                     0);
+    assert_int_equal(f.common.lease_duration_ms, 137000);
+    assert_int_equal(f.common.renew_deadline_ms, 107000);
+    assert_int_equal(f.common.retry_period_ms, 26000);
+    assert_int_equal(PARSE(&f, "--leader-elect-lease-duration=1m", "--leader-elect-renew-deadline=1500ms",
+                           "--leader-elect-retry-period=0.5"),
+                     0);
+    assert_int_equal(f.common.lease_duration_ms, 60000);
+    assert_int_equal(f.common.renew_deadline_ms, 1500);
+    assert_int_equal(f.common.retry_period_ms, 500);
+    assert_int_equal(PARSE(&f, "--leader-elect-lease-duration=15s"), 0); /* controller-runtime's lease */
+    assert_int_equal(f.common.lease_duration_ms, 15000);
+    assert_int_equal(f.common.renew_deadline_ms, 7000);
+    assert_int_equal(f.common.retry_period_ms, 2000);
 }
 
 /* The flags of issue 13: TLS profile, logging, webhook certificates. */
@@ -187,6 +216,21 @@ static void test_errors(void **state)
     EXPECT_ERROR("--webhook-cert-provider: want auto, cert-manager or openshift-service-ca, got \"none\"",
                  "--webhook-cert-provider", "none");
     EXPECT_ERROR("-v: want a verbosity 0..10, not x", "-v", "x");
+    EXPECT_ERROR("--leader-elect-lease-duration: want a duration of at least 1s (e.g. 10s), not 500ms",
+                 "--leader-elect-lease-duration=500ms");
+    EXPECT_ERROR("--leader-elect-lease-duration: want a duration of at least 1s (e.g. 10s), not 0",
+                 "--leader-elect-lease-duration=0");
+    EXPECT_ERROR("--leader-elect-renew-deadline: want a duration (e.g. 7s), not 7x", "--leader-elect-renew-deadline",
+                 "7x");
+    EXPECT_ERROR("--leader-elect-retry-period: want a duration (e.g. 2s), not -2s", "--leader-elect-retry-period=-2s");
+    EXPECT_ERROR("--leader-elect-renew-deadline (7s) must be shorter than --leader-elect-lease-duration (5s)",
+                 "--leader-elect-lease-duration=5s");
+    EXPECT_ERROR("--leader-elect-renew-deadline (10s) must be shorter than --leader-elect-lease-duration (10s)",
+                 "--leader-elect-renew-deadline=10s");
+    EXPECT_ERROR("--leader-elect-retry-period (7s) must be shorter than --leader-elect-renew-deadline (7s)",
+                 "--leader-elect-retry-period=7s");
+    EXPECT_ERROR("--leader-elect-retry-period (2500ms) must be shorter than --leader-elect-renew-deadline (2s)",
+                 "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=2.5s");
 }
 
 int main(void)
@@ -198,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_operations_flags),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_feature_gates),
+        cmocka_unit_test(test_leader_election_timings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -378,6 +378,106 @@ static void test_lost_lease_after_renew_deadline(void **state)
     free(w);
 }
 
+/* A candidate reads again at the moment the holder's Lease would expire, not at its next
+ * retry tick: with a retry period (3 s) longer than the lease duration (1 s), a dead holder
+ * is replaced after about 1 s of observation, where reading on the retry tick alone took 3 s.
+ * That is what bounds a failover by lease duration + retry period after the last renewal
+ * (kube_leader.h).  The duration is the one the holder wrote in the Lease (1 s), not the
+ * candidate's own (300 ms): a holder with longer timings is not taken over early. */
+static uint64_t expiry_started_ms;
+static void expiry_on_time_tick(world *w)
+{
+    if (w->step == 0 && w->a.started == 1) {
+        expiry_started_ms = uv_hrtime() / 1000000;
+        kube_leader_stop(w->a.l, on_leader_closed, w);
+        w->step = 1;
+    }
+}
+
+static void test_takeover_read_timed_to_expiry(void **state)
+{
+    (void)state;
+    world *w = calloc(1, sizeof *w);
+    w->f.lease = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}", "apiVersion",
+                           "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", "lock", "namespace", "sys",
+                           "resourceVersion", "3", "spec", "holderIdentity", "ghost", "leaseDurationSeconds", 1,
+                           "acquireTime", "2020-01-01T00:00:00.000000Z", "renewTime", "2020-01-01T00:00:00.000000Z",
+                           "leaseTransitions", 0);
+    w->f.rv = 3;
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
+    world_run(w, expiry_on_time_tick);
+    uint64_t t0 = uv_hrtime() / 1000000;
+    mk(w, &w->a, "alpha", 300, 200, 3000);
+    world_finish(w);
+    assert_int_equal(w->a.started, 1);
+    uint64_t took = expiry_started_ms - t0;
+    assert_true(took + 1 >= 1000); /* never before the ghost's record sat unchanged for its 1 s */
+    assert_true(took < 2500);      /* the retry tick would have been at 3000 ms */
+    assert_string_equal(spec_str(&w->f, "holderIdentity"), ""); /* released on stop */
+    assert_int_equal(spec_int(&w->f, "leaseTransitions"), 1);
+    json_decref(w->f.lease);
+    free(w);
+}
+
+/* A renewal whose response never comes (the server applied it, then the connection hung)
+ * ends leadership at the renew deadline, counted from when the last successful renewal
+ * was sent, instead of after the 10 s request timeout: a leader must not outlive the
+ * moment a candidate may take the Lease over. */
+static uint64_t hung_held_ms, hung_stopped_ms;
+static void hung_tick(world *w)
+{
+    switch (w->step) {
+    case 0:
+        if (w->a.started == 1 && locked_int(w, &w->f.puts) >= 2) {
+            pthread_mutex_lock(&w->srv.lock);
+            w->f.hold_next_put = true;
+            pthread_mutex_unlock(&w->srv.lock);
+            w->step = 1;
+        }
+        break;
+    case 1: {
+        pthread_mutex_lock(&w->srv.lock);
+        bool held = w->f.put_held;
+        pthread_mutex_unlock(&w->srv.lock);
+        if (held) {
+            hung_held_ms = uv_hrtime() / 1000000;
+            w->step = 2;
+        }
+        break;
+    }
+    case 2:
+        if (w->a.stopped == 1) {
+            hung_stopped_ms = uv_hrtime() / 1000000;
+            assert_false(kube_leader_is_leader(w->a.l));
+            open_gate(w);
+            kube_leader_stop(w->a.l, on_leader_closed, w);
+            w->step = 3;
+        }
+        break;
+    }
+}
+
+static void test_hung_renewal_ends_leadership_at_the_deadline(void **state)
+{
+    (void)state;
+    world *w = calloc(1, sizeof *w);
+    pthread_cond_init(&w->f.gate, NULL);
+    w->f.gate_used = true;
+    assert_int_equal(fake_http_start_streaming(&w->srv, lease_handler, &w->f), 0);
+    world_run(w, hung_tick);
+    mk(w, &w->a, "alpha", 5000, 300, 50);
+    world_finish(w);
+    pthread_cond_destroy(&w->f.gate);
+    assert_int_equal(w->a.started, 1);
+    assert_int_equal(w->a.stopped, 1);
+    /* Within the 300 ms deadline of the hold (plus slack for a loaded machine), far from
+     * the 10 s request timeout. */
+    assert_true(hung_stopped_ms - hung_held_ms < 3000);
+    assert_string_equal(spec_str(&w->f, "holderIdentity"), "alpha"); /* not released: it was lost */
+    json_decref(w->f.lease);
+    free(w);
+}
+
 static void test_microtime_format(void **state)
 {
     (void)state;
@@ -399,6 +499,8 @@ int main(void)
         cmocka_unit_test(test_release_after_stop_during_renewal),
         cmocka_unit_test(test_takeover_after_expiry_with_conflict),
         cmocka_unit_test(test_lost_lease_after_renew_deadline),
+        cmocka_unit_test(test_takeover_read_timed_to_expiry),
+        cmocka_unit_test(test_hung_renewal_ends_leadership_at_the_deadline),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
