@@ -52,7 +52,7 @@ static void on_started_leading(void *data)
 static void on_stopped_leading(void *data)
 {
     const daemon_spec *s = data;
-    daemon_runtime_shutdown(s->rt, 1); /* a fresh start campaigns again, as controller-runtime does */
+    daemon_runtime_lost_lease(s->rt);
 }
 
 /* Binds the daemon's servers, then the health and metrics listeners, before anything else

@@ -212,6 +212,12 @@ void daemon_part_stopped(void *part);
  * when all of it has closed.  exit_code goes to rt->exit_code. */
 void daemon_runtime_shutdown(daemon_runtime *rt, int exit_code);
 
+/* The Lease was lost while leading: exit 1 at once, without the ordered shutdown, as
+ * controller-runtime does (no graceful timeout then).  Waiting for the running reconciles would
+ * let one of them write after a successor has taken over (a slow pull can outlast the margin
+ * between this replica's renew deadline and the Lease's expiry); a fresh start campaigns again. */
+void daemon_runtime_lost_lease(daemon_runtime *rt) __attribute__((noreturn));
+
 /* Stops the serve stage alone: a start that fails before the loop runs. */
 void daemon_runtime_stop_servers(daemon_runtime *rt);
 

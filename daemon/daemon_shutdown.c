@@ -5,8 +5,10 @@
  * freed (after_drain); the informers, watches and the election stop next, all at once, and the
  * watch transport under them closes after the last (the close count-down); the servers stop
  * last, so probes and catalog clients are answered until the process is nearly gone. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon_runtime.h"
 #include "olm_log.h"
@@ -168,6 +170,14 @@ void daemon_runtime_shutdown(daemon_runtime *rt, int exit_code)
     rt->draining = 1; /* held until every drain was issued: a stop may finish at once */
     stop_stage(rt, DAEMON_STAGE_DRAIN);
     drain_done(rt);
+}
+
+void daemon_runtime_lost_lease(daemon_runtime *rt)
+{
+    (void)rt; /* the election logged "leader election lost; exiting" */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(1);
 }
 
 void daemon_runtime_stop_servers(daemon_runtime *rt)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -176,6 +177,29 @@ static void test_servers_open_until_stopped(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A lost Lease ends the process at once with 1: nothing else runs after it (not even a part
+ * the ordered shutdown would stop first). */
+static void test_lost_lease_exits_at_once(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uv_loop_t loop;
+        uv_loop_init(&loop);
+        daemon_runtime rt = {.prog = "t", .log_key = "t", .loop = &loop};
+        recorder rec = {.rt = &rt};
+        fake_part queue = {.name = "queue", .rec = &rec};
+        fake_part *slot = &queue;
+        daemon_runtime_own(&rt, DAEMON_STAGE_DRAIN, &queue, &slot, fake_stop);
+        daemon_runtime_lost_lease(&rt);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+}
+
 /* ------------------------------------------------------------ answers */
 
 static bool never_ready(void *data, strbuf *why)
@@ -304,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_stages_run_in_order),
         cmocka_unit_test(test_shutdown_with_nothing_owned),
         cmocka_unit_test(test_servers_open_until_stopped),
+        cmocka_unit_test(test_lost_lease_exits_at_once),
         cmocka_unit_test(test_health_answers),
         cmocka_unit_test(test_informer_readiness_and_metrics),
     };
