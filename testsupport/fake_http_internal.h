@@ -29,7 +29,5 @@ void fake_http_use_tls(fake_http_server *s, void *ctx);
 bool fake_http_accept_tls(fake_http_conn *c);
 /* Ends a connection: TLS shut down and freed, the socket closed. */
 void fake_http_close(fake_http_conn *c);
-/* Joins the streaming mode's connection threads (fake_http_stop). */
-void fake_http_stream_join(fake_http_server *s);
 
 #endif

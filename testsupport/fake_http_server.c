@@ -331,7 +331,10 @@ void fake_http_stop(fake_http_server *s)
 {
     atomic_store(&s->stop, 1);
     pthread_join(s->thread, NULL);
-    fake_http_stream_join(s);
+    /* the streaming mode's connection threads (fake_http_stream.c) */
+    for (unsigned i = 0; i < s->n_conns; i++)
+        pthread_join(s->conns[i], NULL);
+    s->n_conns = 0;
     close(s->fd);
     for (size_t i = 0; i < s->n_reqs; i++)
         fake_http_request_free(&s->reqs[i]);

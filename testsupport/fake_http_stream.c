@@ -139,11 +139,3 @@ int fake_http_start_streaming_tls(fake_http_server *s, fake_http_stream_handler 
     fake_http_use_tls(s, ctx);
     return 0;
 }
-
-/* After the accept thread has ended (fake_http_stop joined it): no connection is added. */
-void fake_http_stream_join(fake_http_server *s)
-{
-    for (unsigned i = 0; i < s->n_conns; i++)
-        pthread_join(s->conns[i], NULL);
-    s->n_conns = 0;
-}
