@@ -51,6 +51,7 @@
 
 #include "daemon_runtime.h"
 #include "olm_fs.h"
+#include "stderr_capture.h"
 
 typedef struct fetched {
     int status;
@@ -265,25 +266,13 @@ static void free_app(app *a)
     free(a);
 }
 
-/* What stderr receives while daemon_runtime_run runs; its result in *rc. */
+/* What stderr receives while daemon_runtime_run runs (the caller frees it); its result in *rc. */
 static char *run_capturing_stderr(app *a, int *rc, bool *started)
 {
-    static char out[8192];
-    char path[] = "/tmp/daemon-run-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    stderr_capture c;
+    stderr_capture_begin(&c);
     *rc = daemon_runtime_run(&a->rt, &a->spec, started);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, out, sizeof out - 1, 0);
-    close(fd);
-    unlink(path);
-    out[n > 0 ? n : 0] = '\0';
-    return out;
+    return stderr_capture_end(&c, 8192);
 }
 
 /* ------------------------------------------------------------ the tests */
@@ -343,7 +332,7 @@ static void test_leader_election_stands_by(void **state)
     a->spec.start_on_every_replica = start_on_every_replica;
     bool started = false;
     int rc;
-    const char *log = run_capturing_stderr(a, &rc, &started);
+    char *log = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 0);
     assert_true(started);
     assert_int_equal(a->rt.exit_code, 0);
@@ -356,6 +345,7 @@ static void test_leader_election_stands_by(void **state)
     assert_int_equal(a->metrics.status, 200);
     assert_non_null(strstr(strbuf_str(&a->metrics.body), "\nleader_election_master_status{name=\"the-lease\"} 0\n"));
     free_app(a);
+    free(log);
 }
 
 /* The controllers cannot start: the daemon shuts down with exit code 1 by itself, and never
@@ -367,7 +357,7 @@ static void test_start_controllers_failure_exits_1(void **state)
     a->controllers_fail = true;
     bool started = false;
     int rc;
-    const char *err = run_capturing_stderr(a, &rc, &started);
+    char *err = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 0);
     assert_true(started);
     assert_int_equal(a->rt.exit_code, 1);
@@ -377,6 +367,7 @@ static void test_start_controllers_failure_exits_1(void **state)
     assert_null(a->rt.listeners.health);
     assert_null(a->rt.uc);
     free_app(a);
+    free(err);
 }
 
 /* What every replica runs cannot start: the same, before any campaign or controller. */
@@ -389,7 +380,7 @@ static void test_start_on_every_replica_failure_exits_1(void **state)
     a->every_replica_fails = true;
     bool started = false;
     int rc;
-    const char *err = run_capturing_stderr(a, &rc, &started);
+    char *err = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 0);
     assert_true(started);
     assert_int_equal(a->rt.exit_code, 1);
@@ -399,6 +390,7 @@ static void test_start_on_every_replica_failure_exits_1(void **state)
     assert_null(a->rt.leader);
     assert_null(a->rt.uc);
     free_app(a);
+    free(err);
 }
 
 /* The daemon's own server is up, then start_servers fails: one line, 1, nothing else ran, and
@@ -411,7 +403,7 @@ static void test_start_servers_failure_closes_what_was_up(void **state)
     a->server_error = "--catalogs-addr 127.0.0.1:1: no";
     bool started = false;
     int rc;
-    const char *err = run_capturing_stderr(a, &rc, &started);
+    char *err = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 1);
     assert_false(started);
     assert_string_equal(a->calls, "start_servers;");
@@ -420,6 +412,7 @@ static void test_start_servers_failure_closes_what_was_up(void **state)
     assert_null(a->rt.listeners.health);
     assert_false(daemon_runtime_servers_open(&a->rt));
     free_app(a);
+    free(err);
 }
 
 /* The health port is taken: after the daemon's own server came up.  One line naming the flag
@@ -440,7 +433,7 @@ static void test_health_port_in_use_closes_the_daemon_server(void **state)
     snprintf(a->health_addr, sizeof a->health_addr, "127.0.0.1:%d", ntohs(sa.sin_port));
     bool started = false;
     int rc;
-    const char *err = run_capturing_stderr(a, &rc, &started);
+    char *err = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 1);
     assert_false(started);
     assert_string_equal(a->calls, "start_servers;");
@@ -454,6 +447,7 @@ static void test_health_port_in_use_closes_the_daemon_server(void **state)
     assert_false(daemon_runtime_servers_open(&a->rt));
     free_app(a);
     close(busy);
+    free(err);
 }
 
 /* Before anything binds: a kubeconfig that cannot be read, a cache dir that cannot be made. */
@@ -477,13 +471,14 @@ static void test_connect_and_cache_dir_failures_return_1(void **state)
     fclose(fp);
     snprintf(a->cache, sizeof a->cache, "%s/file/cache", a->dir); /* under a regular file */
     int rc;
-    const char *err = run_capturing_stderr(a, &rc, &started);
+    char *err = run_capturing_stderr(a, &rc, &started);
     assert_int_equal(rc, 1);
     assert_false(started);
     assert_string_equal(a->calls, "");
     assert_non_null(strstr(err, "--cache-dir "));
     assert_non_null(strstr(err, ": cannot create it: "));
     free_app(a);
+    free(err);
 }
 
 int main(void)

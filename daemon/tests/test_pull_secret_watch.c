@@ -33,6 +33,7 @@
 #include "daemon_runtime.h"
 #include "fake_http_server.h"
 #include "olm_base64.h"
+#include "stderr_capture.h"
 
 /* The Secret "sys/pull" at a resourceVersion with credentials for reg.local, or malformed. */
 static char secret_u1[1024], secret_bad[256], secret_u2[1024];
@@ -156,24 +157,13 @@ static void write_kubeconfig(char *path, const char *server)
     close(fd);
 }
 
-/* The loop run with stderr captured. */
+/* The loop run with stderr captured (the caller frees it). */
 static char *run_capturing_stderr(uv_loop_t *loop)
 {
-    static char out[16384];
-    char path[] = "/tmp/pull-secret-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    stderr_capture c;
+    stderr_capture_begin(&c);
     int rc = uv_run(loop, UV_RUN_DEFAULT);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, out, sizeof out - 1, 0);
-    close(fd);
-    unlink(path);
-    out[n > 0 ? n : 0] = '\0';
+    char *out = stderr_capture_end(&c, 16384);
     assert_int_equal(rc, 0);
     return out;
 }
@@ -218,7 +208,7 @@ static void test_secret_life(void **state)
     uv_timer_init(&loop, &w->guard);
     uv_timer_start(&w->guard, on_guard, 30000, 0);
 
-    const char *log = run_capturing_stderr(&loop);
+    char *log = run_capturing_stderr(&loop);
     assert_int_equal(uv_loop_close(&loop), 0);
     fake_http_stop(&srv);
 
@@ -245,6 +235,7 @@ static void test_secret_life(void **state)
     assert_null(w->rt.pull_secret);
     free(w);
     unlink(kubeconfig);
+    free(log);
 }
 
 /* No --global-pull-secret: no store, no watch.  A ref that is not NAMESPACE/NAME: refused

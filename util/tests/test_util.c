@@ -20,6 +20,7 @@
 #include "olm_process_metrics.h"
 #include "olm_version.h"
 #include "strbuf.h"
+#include "stderr_capture.h"
 
 static void test_error_set_and_wrap(void **state)
 {
@@ -222,24 +223,13 @@ static void test_samples_and_process_metrics(void **state)
 }
 
 /* Runs fn with stderr sent to a temporary file and returns what it wrote (static buffer). */
-static const char *capture_stderr(void (*fn)(void))
+/* What stderr receives while fn runs (the caller frees it). */
+static char *capture_stderr(void (*fn)(void))
 {
-    static char out[8192];
-    char path[] = "/tmp/olm-log-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    stderr_capture c;
+    stderr_capture_begin(&c);
     fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, out, sizeof out - 1, 0);
-    close(fd);
-    unlink(path);
-    out[n > 0 ? n : 0] = '\0';
-    return out;
+    return stderr_capture_end(&c, 8192);
 }
 
 static void log_some(void)
@@ -252,7 +242,7 @@ static void log_some(void)
 static void test_log_lines(void **state)
 {
     (void)state;
-    const char *out = capture_stderr(log_some);
+    char *out = capture_stderr(log_some);
     const char *second = strchr(out, '\n');
     assert_non_null(second);
     /* "2026-11-21T15:28:04.513Z " is 25 characters */
@@ -261,6 +251,7 @@ static void test_log_lines(void **state)
     second++;
     assert_string_equal(second + 25, "ERROR catalog=- two lines\n");
     assert_null(strstr(out, "dropped"));
+    free(out);
 }
 
 static void log_json(void)
@@ -276,7 +267,7 @@ static void log_json(void)
 static void test_log_json_and_levels(void **state)
 {
     (void)state;
-    const char *out = capture_stderr(log_json);
+    char *out = capture_stderr(log_json);
     /* {"ts":"2026-11-21T15:28:04.513Z" is 32 characters */
     assert_memory_equal(out, "{\"ts\":\"", 7);
     assert_true(out[7 + 23] == 'Z' && out[31] == '"');
@@ -296,6 +287,7 @@ static void test_log_json_and_levels(void **state)
     assert_int_equal(olm_log_parse_format("JSON", &f), 0);
     assert_int_equal(f, OLM_LOG_JSON);
     assert_int_equal(olm_log_parse_format("logfmt", &f), -1);
+    free(out);
 }
 
 int main(void)

@@ -50,6 +50,7 @@
 
 #include "clusterextension_controller.h"
 #include "fake_apiserver.h"
+#include "stderr_capture.h"
 #include "fake_http_server.h"
 #include "olm_base64.h"
 
@@ -253,25 +254,13 @@ static void two_extensions(fx *f)
     drain(f);
 }
 
-/* What stderr receives while `fn(f)` runs. */
+/* What stderr receives while `fn(f)` runs (the caller frees it). */
 static char *capture_stderr(void (*fn)(fx *f), fx *f)
 {
-    static char out[8192];
-    char path[] = "/tmp/ce-setup-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    stderr_capture c;
+    stderr_capture_begin(&c);
     fn(f);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, out, sizeof out - 1, 0);
-    close(fd);
-    unlink(path);
-    out[n > 0 ? n : 0] = '\0';
-    return out;
+    return stderr_capture_end(&c, 8192);
 }
 
 /* ------------------------------------------------------------ the tests */
@@ -456,9 +445,10 @@ static void test_nothing_queued_once_stopping(void **state)
     assert_non_null(f->c.wq);
     assert_non_null(f->c.catalogs);
     unsigned long long before = adds(f);
-    const char *err = capture_stderr(catalog_added_while_stopping, f);
+    char *err = capture_stderr(catalog_added_while_stopping, f);
     assert_int_equal(adds(f), before);
     assert_null(strstr(err, "could not queue"));
+    free(err);
 }
 
 /* The controller's series: extensions and installed ones from the cache, the queue depth, the
