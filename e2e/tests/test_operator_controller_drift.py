@@ -149,6 +149,61 @@ def test_no_reconcile_loop_while_nothing_changes(world, ns, name):
     delete_ce(world, name)
 
 
+def trigger_reconcile(name):
+    """A spec change (the CRD upgrade-safety enforcement flipped, as upstream's step does) and its
+    reconcile: Progressing observed at the new generation."""
+    ce = kubectl_json("get", "clusterextension", name)
+    cur = ce["spec"].get("install", {}).get("preflight", {}).get("crdUpgradeSafety", {}).get("enforcement")
+    kubectl("patch", "clusterextension", name, "--type=merge", "-p",
+            '{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"%s"}}}}}'
+            % ("Strict" if cur == "None" else "None"))
+    gen = kubectl_json("get", "clusterextension", name)["metadata"]["generation"]
+    wait_for(lambda: conditions(name)[1]["Progressing"].get("observedGeneration") == gen,
+             "the spec change to be reconciled")
+
+
+def test_user_managed_fields_survive_reconciles_and_drift_repair(world, ns, name):
+    """Issue 26 item 3 in the default mode (upstream's user-managed-fields scenarios, which it runs
+    only with BoxcutterRuntime): labels and annotations a user adds to an installed Deployment, and
+    `kubectl rollout restart`'s pod-template annotation, belong to other field managers; a
+    reconcile and a drift repair (of a field that is ours, edited at the same time) keep them."""
+    pkg = world["pkg"]
+    dep = f"{pkg}-manager"
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_installed(world, name, "1.0.0")
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to start")
+    ours = kubectl_json("get", "deployment", dep, "-n", ns)["metadata"]["labels"]
+    assert ours.get("olm.operatorframework.io/owner-name") == name
+
+    kubectl("annotate", "deployment", dep, "-n", ns, "example.com/custom-annotation=my-value")
+    kubectl("label", "deployment", dep, "-n", ns, "example.com/custom-label=my-value")
+    kubectl("rollout", "restart", "deployment", dep, "-n", ns)
+    restarted = kubectl_json("get", "deployment", dep, "-n", ns)["spec"]["template"]["metadata"]["annotations"]
+    restarted_at = restarted["kubectl.kubernetes.io/restartedAt"]
+    # A field of ours edited too, so that the drift repair re-applies this very object.
+    kubectl("patch", "deployment", dep, "-n", ns, "--type=merge", "-p", '{"spec":{"replicas":3}}')
+    wait_for(lambda: kubectl_json("get", "deployment", dep, "-n", ns)["spec"]["replicas"] == 1,
+             "spec.replicas to be put back", world["ctl"])
+    trigger_reconcile(name)
+    wait_quiet(world)
+
+    got = kubectl_json("get", "deployment", dep, "-n", ns)
+    assert got["metadata"]["annotations"].get("example.com/custom-annotation") == "my-value"
+    assert got["metadata"]["labels"].get("example.com/custom-label") == "my-value"
+    for k, v in ours.items():  # the bundle's and OLM's labels are all still there
+        assert got["metadata"]["labels"].get(k) == v, (k, got["metadata"]["labels"])
+    assert got["spec"]["template"]["metadata"]["annotations"].get("kubectl.kubernetes.io/restartedAt") == restarted_at
+    assert got["spec"]["replicas"] == 1
+    # The restart made a second ReplicaSet, and the reconciles did not roll back to the first.
+    rs = [r for r in kubectl_json("get", "replicasets", "-n", ns)["items"]
+          if any(o.get("name") == dep for o in r["metadata"].get("ownerReferences", []))]
+    assert len(rs) == 2, [r["metadata"]["name"] for r in rs]
+    newest = max(rs, key=lambda r: int(r["metadata"]["annotations"]["deployment.kubernetes.io/revision"]))
+    assert newest["spec"]["template"]["metadata"]["annotations"].get("kubectl.kubernetes.io/restartedAt") == restarted_at
+    still_installed(world, name)
+    delete_ce(world, name)
+
+
 def test_kind_the_service_account_may_not_watch_falls_back(world, name):
     """The ServiceAccount may apply ConfigMaps but not list/watch them: one log line names the
     verb and resource, the other kinds are still watched and repaired."""
