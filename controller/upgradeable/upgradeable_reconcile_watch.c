@@ -16,9 +16,15 @@
  * record through REST for every pass cost, at 1,000 extensions, more CPU in
  * operator-controller and the apiserver than the installs.)
  *
- * Thread affinity: everything here runs on the loop thread except reconcile_cb, which
- * runs on a threadpool thread and touches only the borrowed client, the copied options,
- * the atomics and the informers' readers. */
+ * Whether config.openshift.io/v1 is served is asked once at start; when the API server
+ * cannot answer then (it is down, or still starting, as often beside a restarted
+ * operator-controller), the question is asked again on the threadpool with back-off (5 s,
+ * doubling up to 5 min) until it has an answer, instead of leaving OpenShift's upgrade
+ * blocking off until the next restart.
+ *
+ * Thread affinity: everything here runs on the loop thread except reconcile_cb and
+ * probe_work, which run on a threadpool thread and touch only the borrowed client, the
+ * copied options, the atomics and the informers' readers. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +45,8 @@
 #define I_EXTENSIONS 0 /* inf[] and slot[] */
 #define I_RECORDS 1
 #define NINFORMERS 2
+#define PROBE_FIRST_MS 5000u     /* the first retry of an unanswered discovery */
+#define PROBE_MAX_MS 300000u     /* and the longest wait between two */
 
 typedef struct informer_slot {
     struct upgradeable_reconciler *r;
@@ -66,6 +74,14 @@ struct upgradeable_reconciler {
      * thread, read by enqueue on the loop thread. */
     _Atomic uint64_t pass_start_ms, pass_end_ms;
     atomic_bool running;
+    /* While the discovery is unanswered: the retry timer and the probe on the threadpool. */
+    uv_timer_t retry;
+    bool retry_on, probing;
+    uint64_t retry_ms;
+    uv_work_t probe;
+    int probe_rc;
+    bool probe_served;
+    olm_error probe_err;
 };
 
 uint64_t upgradeable_pass_delay_ms(uint64_t now_ms, uint64_t last_start_ms, uint64_t last_end_ms, bool running)
@@ -224,11 +240,21 @@ static void one_closed(void *data)
         free_reconciler(r);
 }
 
-/* Phase 2, once no pass runs: the informers and the watch, then the multi handle they
- * share. */
+static void retry_closed(uv_handle_t *h)
+{
+    one_closed(h->data);
+}
+
+/* Phase 2, once no pass or probe runs: the retry timer, the informers and the watch, then
+ * the multi handle they share. */
 static void stop_watches(upgradeable_reconciler *r)
 {
     r->closing = 1; /* held until every stop was issued */
+    if (r->retry_on) {
+        r->closing++;
+        r->retry_on = false;
+        uv_close((uv_handle_t *)&r->retry, retry_closed);
+    }
     for (int i = 0; i < NINFORMERS; i++) {
         if (r->inf[i]) {
             r->closing++;
@@ -260,8 +286,8 @@ void upgradeable_reconciler_stop(upgradeable_reconciler *r, void (*done_cb)(void
     r->done_data = data;
     if (r->wq)
         kube_workqueue_shutdown(r->wq, false, wq_done, r); /* waits for a running pass */
-    else
-        stop_watches(r);
+    else if (!r->probing)
+        stop_watches(r); /* else probe_done does, once the probe has returned */
 }
 
 unsigned upgradeable_reconciler_passes(const upgradeable_reconciler *r)
@@ -292,14 +318,103 @@ static int start_version_watch(upgradeable_reconciler *r, olm_error *err)
     return r->version_watch ? kube_watch_start(r->version_watch, err) : -1;
 }
 
+/* After discovery said config.openshift.io/v1 is served: the informers, the watch and the
+ * work queue, and a first pass.  0, or -1 with err (what was started is stopped with the
+ * reconciler). */
+static int start_watching(upgradeable_reconciler *r, olm_error *err)
+{
+    char *secrets_path = NULL;
+    if (asprintf(&secrets_path, "/api/v1/namespaces/%s/secrets", r->system_namespace) < 0)
+        return olm_error_set(err, "out of memory");
+    int rc = 0;
+    if (!(r->uc = kube_uvcurl_new(r->loop, err)))
+        rc = -1;
+    kube_workqueue_options qo = {.concurrency = 1};
+    if (rc == 0 && !(r->wq = kube_workqueue_new(r->loop, &qo, reconcile_cb, r, err)))
+        rc = -1;
+    if (rc == 0)
+        rc = start_informer(r, I_EXTENSIONS, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL,
+                            slim_extension, err);
+    if (rc == 0)
+        rc = start_informer(r, I_RECORDS, secrets_path, INSTALL_RECORD_LABEL "=true", slim_record, err);
+    if (rc == 0)
+        rc = start_version_watch(r, err);
+    free(secrets_path);
+    if (rc == 0)
+        enqueue(r); /* writes the condition even when no watched object exists */
+    return rc;
+}
+
+static void retry_later(upgradeable_reconciler *r);
+
+static void probe_work(uv_work_t *w)
+{
+    upgradeable_reconciler *r = w->data;
+    r->probe_rc = kube_group_version_served(r->client, UPGRADEABLE_OPENSHIFT_API, &r->probe_served, &r->probe_err);
+}
+
+static void probe_done(uv_work_t *w, int status)
+{
+    (void)status;
+    upgradeable_reconciler *r = w->data;
+    r->probing = false;
+    if (r->stopping) {
+        stop_watches(r);
+        return;
+    }
+    if (r->probe_rc < 0) {
+        olm_log(OLM_LOG_WARN, "upgradeable", NULL, "is %s served? %s; asking again in %llu s",
+                UPGRADEABLE_OPENSHIFT_API, r->probe_err.msg, (unsigned long long)(r->retry_ms / 1000));
+        retry_later(r);
+        return;
+    }
+    if (!r->probe_served) {
+        olm_log(OLM_LOG_INFO, "upgradeable", NULL, "%s is not served: not OpenShift, no upgrade blocking",
+                UPGRADEABLE_OPENSHIFT_API);
+        return; /* idle until stopped */
+    }
+    olm_error err;
+    if (start_watching(r, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "upgradeable", NULL, "OpenShift upgradeable check not started: %s", err.msg);
+        return;
+    }
+    olm_log(OLM_LOG_INFO, "upgradeable", NULL, "%s is served: OpenShift upgrade blocking started",
+            UPGRADEABLE_OPENSHIFT_API);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    upgradeable_reconciler *r = t->data;
+    if (r->stopping || r->probing)
+        return;
+    r->probe.data = r;
+    if (uv_queue_work(r->loop, &r->probe, probe_work, probe_done) == 0)
+        r->probing = true;
+    else
+        retry_later(r);
+}
+
+/* The next probe after the current wait, which then doubles (up to PROBE_MAX_MS). */
+static void retry_later(upgradeable_reconciler *r)
+{
+    if (!r->retry_on) {
+        uv_timer_init(r->loop, &r->retry);
+        r->retry.data = r;
+        r->retry_on = true;
+        r->retry_ms = PROBE_FIRST_MS;
+    }
+    uv_timer_start(&r->retry, on_retry, r->retry_ms, 0);
+    r->retry_ms = r->retry_ms * 2 > PROBE_MAX_MS ? PROBE_MAX_MS : r->retry_ms * 2;
+}
+
 int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upgradeable_reconcile_opts *opts,
                                  upgradeable_reconciler **out, olm_error *err)
 {
     *out = NULL;
     bool served = false;
-    if (kube_group_version_served(client, UPGRADEABLE_OPENSHIFT_API, &served, err) < 0)
-        return -1;
-    if (!served)
+    olm_error derr;
+    int drc = kube_group_version_served(client, UPGRADEABLE_OPENSHIFT_API, &served, &derr);
+    if (drc == 0 && !served)
         return UPGRADEABLE_NOT_OPENSHIFT;
     upgradeable_reconciler *r = calloc(1, sizeof *r);
     if (!r)
@@ -318,33 +433,22 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
         r->version_override = strdup(opts->cluster_version_override);
     r->opts = (upgradeable_reconcile_opts){.system_namespace = r->system_namespace,
                                            .cluster_version_override = r->version_override};
-    char *secrets_path = NULL;
     int rc = 0;
     if (!r->system_namespace || (opts && opts->cluster_version_override && *opts->cluster_version_override &&
-                                 !r->version_override) ||
-        asprintf(&secrets_path, "/api/v1/namespaces/%s/secrets", ns) < 0) {
-        secrets_path = NULL;
+                                 !r->version_override))
         rc = olm_error_set(err, "out of memory");
-    }
-    if (rc == 0 && !(r->uc = kube_uvcurl_new(loop, err)))
-        rc = -1;
-    kube_workqueue_options qo = {.concurrency = 1};
-    if (rc == 0 && !(r->wq = kube_workqueue_new(loop, &qo, reconcile_cb, r, err)))
-        rc = -1;
-    if (rc == 0)
-        rc = start_informer(r, I_EXTENSIONS, "/apis/olm.operatorframework.io/v1/clusterextensions", NULL,
-                            slim_extension, err);
-    if (rc == 0)
-        rc = start_informer(r, I_RECORDS, secrets_path, INSTALL_RECORD_LABEL "=true", slim_record, err);
-    if (rc == 0)
-        rc = start_version_watch(r, err);
-    free(secrets_path);
+    if (rc == 0 && drc == 0)
+        rc = start_watching(r, err);
     if (rc < 0) {
         /* Tear down asynchronously like a stop; the caller gets no handle. */
         upgradeable_reconciler_stop(r, NULL, NULL);
         return -1;
     }
-    enqueue(r); /* writes the condition even when no watched object exists */
+    if (drc < 0) {
+        olm_log(OLM_LOG_WARN, "upgradeable", NULL, "is %s served? %s; asking again in %u s",
+                UPGRADEABLE_OPENSHIFT_API, derr.msg, PROBE_FIRST_MS / 1000);
+        retry_later(r);
+    }
     *out = r;
     return 0;
 }

@@ -110,9 +110,12 @@ int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_o
 
 typedef struct upgradeable_reconciler upgradeable_reconciler;
 
-/* Loop thread, before or while the loop runs.  Checks once (blocking discovery call)
- * whether config.openshift.io/v1 is served: if not, returns UPGRADEABLE_NOT_OPENSHIFT
- * with *out NULL and nothing started (the API is not looked for again).  Otherwise
+/* Loop thread, before or while the loop runs.  Checks (blocking discovery call) whether
+ * config.openshift.io/v1 is served: if not, returns UPGRADEABLE_NOT_OPENSHIFT with *out
+ * NULL and nothing started (the API is not looked for again).  When the API server cannot
+ * answer, returns 0 with *out set all the same: the question is asked again on the
+ * threadpool with back-off (5 s doubling to 5 min, WARN lines) until answered, and the
+ * watches below start then.  Otherwise
  * starts watches (triggers only: they keep no objects) on ClusterExtensions, the
  * install record Secrets of the system namespace and ClusterVersion "version"; any
  * event of theirs queues the single key

@@ -16,6 +16,13 @@
  *   upgradeable_reconcile_inputs.c:175  override ignored -> test_override_version_wins
  *   upgradeable_reconcile_inputs.c:333  extensions never listed -> test_extension_at_its_max_blocks,
  *       test_unlistable_extensions_fail_closed
+ *   upgradeable_reconcile_watch.c  no retry of an unanswered discovery (retry_later not called at
+ *       start) -> test_unanswered_discovery_is_asked_again
+ *   upgradeable_reconcile_watch.c  the retry timer not closed at stop -> test_stop_while_discovery_is_unanswered
+ *       (uv_loop_close: a handle still open)
+ *
+ * The reconciler's start (upgradeable_reconciler_start): discovery unanswered at start is asked
+ * again (5 s later) and the check then runs; a stop while it waits closes everything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "fake_apiserver.h"
 #include "install_record.h"
@@ -296,6 +304,86 @@ static void test_other_conditions_stay(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "POST", NULL, NULL), 0);
 }
 
+/* ------------------------------------------------------------ the reconciler's start */
+
+typedef struct waiting {
+    fx *f;
+    bool stopped;
+} waiting;
+
+static void stopped(void *data)
+{
+    ((waiting *)data)->stopped = true;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t; /* wakes the loop every 100 ms */
+}
+
+/* The API server cannot answer discovery at start (500 once): the reconciler starts all the
+ * same, asks again on its own, and once answered writes the ClusterOperator. */
+static void test_unanswered_discovery_is_asked_again(void **state)
+{
+    fx *f = *state;
+    openshift(f, "4.18.3");
+    fake_apiserver_fail(f->api, "GET", OPENSHIFT_DISCOVERY, NULL, 500, "etcd is down", 1);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    upgradeable_reconcile_opts o = {.system_namespace = SYS};
+    upgradeable_reconciler *r = NULL;
+    olm_error err;
+    assert_int_equal(upgradeable_reconciler_start(&loop, f->admin, &o, &r, &err), 0);
+    assert_non_null(r);
+    assert_int_equal(status_writes(f), 0);
+    waiting w = {.f = f};
+    uv_timer_t tick;
+    uv_timer_init(&loop, &tick);
+    uv_timer_start(&tick, on_tick, 100, 100);
+    uint64_t deadline = uv_now(&loop) + 30000; /* the first retry comes after 5 s */
+    while (status_writes(f) == 0 && uv_now(&loop) < deadline)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_true(status_writes(f) > 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "True");
+    uv_close((uv_handle_t *)&tick, NULL);
+    upgradeable_reconciler_stop(r, stopped, &w);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_true(w.stopped);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Stopped while it still waits to ask again: everything closes, nothing was written. */
+static void test_stop_while_discovery_is_unanswered(void **state)
+{
+    fx *f = *state;
+    fake_apiserver_fail(f->api, "GET", OPENSHIFT_DISCOVERY, NULL, 500, "etcd is down", -1);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    upgradeable_reconciler *r = NULL;
+    olm_error err;
+    assert_int_equal(upgradeable_reconciler_start(&loop, f->admin, NULL, &r, &err), 0);
+    assert_non_null(r);
+    waiting w = {.f = f};
+    upgradeable_reconciler_stop(r, stopped, &w);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_true(w.stopped);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Not OpenShift: nothing to start, no handle. */
+static void test_start_when_not_openshift(void **state)
+{
+    fx *f = *state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    upgradeable_reconciler *r = NULL;
+    olm_error err;
+    assert_int_equal(upgradeable_reconciler_start(&loop, f->admin, NULL, &r, &err), UPGRADEABLE_NOT_OPENSHIFT);
+    assert_null(r);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -314,6 +402,9 @@ int main(void)
         T(test_unlistable_extensions_fail_closed),
         T(test_only_installed_extensions_count),
         T(test_other_conditions_stay),
+        T(test_unanswered_discovery_is_asked_again),
+        T(test_stop_while_discovery_is_unanswered),
+        T(test_start_when_not_openshift),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
