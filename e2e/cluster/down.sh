@@ -54,8 +54,8 @@ ours() {
 # kwok) keep it busy; the registry is independent.
 stopped=()
 if [ -f "$ENV_FILE" ]; then
-  # The real node first (its processes, namespaces, cgroup, iptables chain): nothing of it
-  # must outlive the cluster, and its kubelet would keep restarting containers.
+  # The real nodes first (their processes, namespaces, cgroups, iptables chains): nothing of
+  # them must outlive the cluster, and their kubelets would keep restarting containers.
   bash "$CLUSTER_DIR/node-down.sh" --state-dir "$STATE_DIR"
     for stage in "KWOK SCHEDULER CONTROLLER_MANAGER REGISTRY" "APISERVER" "ETCD"; do
     # shellcheck disable=SC2086
@@ -79,6 +79,7 @@ fi
 
 # Remove only what up.sh creates; never the state dir itself (it may be user-chosen).
 rm -rf "$STATE_DIR/etcd" "$STATE_DIR/registry" "$STATE_DIR/pki" "$STATE_DIR/apiserver-certs" \
-       "$STATE_DIR/kwok" "$STATE_DIR/node" "$STATE_DIR/registry.yml" "$STATE_DIR/kubeconfig" "$ENV_FILE"
+       "$STATE_DIR/kwok" "$STATE_DIR/node" "$STATE_DIR"/node-[0-9]* "$STATE_DIR/registry.yml" \
+       "$STATE_DIR/kubeconfig" "$ENV_FILE"
 [ $KEEP_LOGS = 1 ] || rm -rf "$STATE_DIR/logs"
 exit 0

@@ -47,9 +47,10 @@ pid_ours() {
 }
 
 # env_pids FILE: print the values of all OLMV1_*_PID variables in FILE (without sourcing it
-# into the caller, so a stale file cannot clobber our variables).
+# into the caller, so a stale file cannot clobber our variables). The name may hold digits
+# (OLMV1_KUBELET_1_PID: the second real node's).
 env_pids() {
-  sed -n 's/^export OLMV1_[A-Z_]*_PID=\([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null
+  sed -n 's/^export OLMV1_[A-Z0-9_]*_PID=\([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null
 }
 
 # env_get FILE NAME: value of "export NAME=value" in FILE.

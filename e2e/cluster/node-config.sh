@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # node-config.sh: write the configuration of the real node (one job: config files), from the
-# variables node.sh exports: NODE_DIR NODE_NAME NODE_IP HOST_IP POD_CIDR POD_GW SERVICE_CIDR
-# NODE_CGROUP APISERVER_PORT REGISTRY_PORT PKI PAUSE_IMAGE.
+# variables node.sh exports: NODE_DIR NODE_NAME NODE_IP HOST_IP POD_CIDR SERVICE_CIDR
+# NODE_CGROUP APISERVER_PORT REGISTRY_PORT PKI PAUSE_IMAGE, and REGISTRY_HOST_IP (optional,
+# default HOST_IP: node 0's host address, by which Pods of every node name the registry).
 #
 #   NODE_DIR/kubeconfig          admin credentials, server = HOST_IP:APISERVER_PORT (DNAT'ed to
 #                                the apiserver on 127.0.0.1), TLS name `kubernetes` (in its cert)
 #   NODE_DIR/containerd.toml     containerd: state, root and socket under NODE_DIR, our pause image,
 #                                registries from NODE_DIR/certs.d, CNI from NODE_DIR/cni
-#   NODE_DIR/certs.d/*/hosts.toml  127.0.0.1:REGISTRY_PORT and HOST_IP:REGISTRY_PORT -> plain HTTP
-#                                on HOST_IP (127.0.0.1 inside the node is the node's own loopback)
+#   NODE_DIR/certs.d/*/hosts.toml  127.0.0.1:REGISTRY_PORT, HOST_IP:REGISTRY_PORT and
+#                                REGISTRY_HOST_IP:REGISTRY_PORT -> plain HTTP on HOST_IP (127.0.0.1
+#                                inside the node is the node's own loopback)
 #   NODE_DIR/cni/net.d/10-olmv1.conflist  bridge + host-local (POD_CIDR) + portmap, no masquerade
 #   NODE_DIR/kubelet.yaml, kube-proxy.yaml, Corefile
 set -euo pipefail
 : "${NODE_DIR:?}" "${NODE_NAME:?}" "${NODE_IP:?}" "${HOST_IP:?}" "${POD_CIDR:?}" "${SERVICE_CIDR:?}"
 : "${NODE_CGROUP:?}" "${APISERVER_PORT:?}" "${REGISTRY_PORT:?}" "${PKI:?}" "${PAUSE_IMAGE:?}"
+REGISTRY_HOST_IP=${REGISTRY_HOST_IP:-$HOST_IP}
+REGISTRY_NAMES=("127.0.0.1:$REGISTRY_PORT" "$HOST_IP:$REGISTRY_PORT")
+[ "$REGISTRY_HOST_IP" = "$HOST_IP" ] || REGISTRY_NAMES+=("$REGISTRY_HOST_IP:$REGISTRY_PORT")
 
-mkdir -p "$NODE_DIR/cni/net.d" "$NODE_DIR/cni/ipam" \
-  "$NODE_DIR/certs.d/127.0.0.1:$REGISTRY_PORT" "$NODE_DIR/certs.d/$HOST_IP:$REGISTRY_PORT"
+mkdir -p "$NODE_DIR/cni/net.d" "$NODE_DIR/cni/ipam"
 
 b64() { base64 -w0 < "$1"; }
 cat > "$NODE_DIR/kubeconfig" <<EOF
@@ -40,9 +44,10 @@ current-context: olmv1
 EOF
 chmod 600 "$NODE_DIR/kubeconfig"
 
-# Both names of the registry lead to the host side of the node's veth, where node.sh DNATs the
+# Every name of the registry leads to the host side of this node's veth, where node.sh DNATs the
 # registry port to 127.0.0.1. Images keep the names they were pushed with (127.0.0.1:PORT/...).
-for h in "127.0.0.1:$REGISTRY_PORT" "$HOST_IP:$REGISTRY_PORT"; do
+for h in "${REGISTRY_NAMES[@]}"; do
+  mkdir -p "$NODE_DIR/certs.d/$h"
   cat > "$NODE_DIR/certs.d/$h/hosts.toml" <<EOF
 server = "http://$HOST_IP:$REGISTRY_PORT"
 [host."http://$HOST_IP:$REGISTRY_PORT"]

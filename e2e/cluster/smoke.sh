@@ -126,11 +126,13 @@ if [ "${OLMV1_NODE:-}" = real ]; then
   kq -n $ns create deployment smoke --image="$OLMV1_PAUSE_IMAGE" --replicas=2 >/dev/null 2>&1 || true
   kq -n $ns wait --for=condition=Available deployment/smoke --timeout=120s >/dev/null ||
     bad "Deployment did not become Available on the real node"
-  nodes=$(kq -n $ns get pods -l app=smoke -o jsonpath='{.items[*].spec.nodeName}')
-  [ "$nodes" = "$OLMV1_NODE_NAME $OLMV1_NODE_NAME" ] || bad "smoke Pods on '$nodes', not on $OLMV1_NODE_NAME"
+  real_nodes=" ${OLMV1_NODE_NAMES:-$OLMV1_NODE_NAME} "
+  for n in $(kq -n $ns get pods -l app=smoke -o jsonpath='{.items[*].spec.nodeName}'); do
+    [[ $real_nodes == *" $n "* ]] || bad "a smoke Pod on '$n', not on a real node ($real_nodes)"
+  done
   pod=$(kq -n $ns get pods -l app=smoke -o jsonpath='{.items[0].metadata.name}')
   kq -n $ns logs "$pod" >/dev/null || bad "kubectl logs $pod (apiserver -> kubelet)"
-  ok "Deployment smoke Available on $OLMV1_NODE_NAME (pause containers; kubectl logs works)"
+  ok "Deployment smoke Available on${real_nodes% } (pause containers; kubectl logs works)"
   in_node() { nsenter --net="/proc/$OLMV1_NODE_HOLDER_PID/ns/net" -- "$@"; }
   in_node curl -fsSk --max-time 5 https://10.0.0.1/version >/dev/null ||
     bad "kubernetes Service (10.0.0.1:443) not reachable from the node"

@@ -11,6 +11,7 @@
 # kwok with one fake node, so Deployments become Available and namespaces can be deleted.
 # OLMV1_CLUSTER_FULL=0: etcd + kube-apiserver + registry only (see README.md).
 # OLMV1_NODE=real: also a real node (kubelet, containerd, kube-proxy, CoreDNS; node.sh), root only.
+# OLMV1_REAL_NODES=K (1-8, default 1; with OLMV1_NODE=real): K such nodes, real-node-0 .. K-1.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
@@ -20,6 +21,9 @@ FULL=${OLMV1_CLUSTER_FULL:-1}
 NODE=${OLMV1_NODE:-kwok}
 case $NODE in kwok) ;; real) [ "$FULL" = 1 ] || die "OLMV1_NODE=real needs OLMV1_CLUSTER_FULL=1" ;;
   *) die "OLMV1_NODE must be kwok or real, not '$NODE'" ;; esac
+REAL_NODES=${OLMV1_REAL_NODES:-1}
+[[ $REAL_NODES =~ ^[1-8]$ ]] || die "OLMV1_REAL_NODES must be 1-8, not '$REAL_NODES'"
+[ "$REAL_NODES" = 1 ] || [ "$NODE" = real ] || die "OLMV1_REAL_NODES=$REAL_NODES needs OLMV1_NODE=real"
 CACHE=${OLMV1_CACHE_DIR:-$HOME/.cache/olmv1}
 ENV_FILE=$STATE_DIR/env
 PKI=$STATE_DIR/pki

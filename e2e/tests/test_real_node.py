@@ -135,15 +135,17 @@ class Cluster:
             c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))]
 
 
-def real_node_cluster(tmp_path_factory, name):
+def real_node_cluster(tmp_path_factory, name, extra_env=None):
     """A cluster with a real node for one module (skipped in one line where it cannot run),
-    torn down after it: a generator for a module-scoped fixture."""
+    torn down after it: a generator for a module-scoped fixture. extra_env goes to up.sh and
+    down.sh besides OLMV1_NODE=real (e.g. OLMV1_REAL_NODES=2)."""
     why = _why_no_real_node()
     if why:
         pytest.skip(f"real node: {why}")
     state = tmp_path_factory.mktemp(name)
     env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "OLMV1_REGISTRY")}
     env["OLMV1_NODE"] = "real"
+    env.update(extra_env or {})
     # The first run may build kubelet, kube-proxy and CoreDNS (about 5 minutes on 2 cores).
     up = subprocess.run(["bash", str(REPO / "e2e" / "cluster" / "up.sh"), "--state-dir", str(state)],
                         env=env, capture_output=True, text=True, timeout=3600)
