@@ -65,6 +65,10 @@ void catalogd_usage(FILE *out)
             "  --no-access-log                do not log each HTTP request\n"
             "  --webhook-server-port PORT     upstream's ClusterCatalog mutating webhook, HTTPS with --tls-cert\n"
             "                                 (default 9443; 0: none; none without a certificate)\n"
+            "  --shutdown-delay DURATION      after SIGTERM, keep serving this long with /readyz 503, so that\n"
+            "                                 the Service sends no new request here before the server\n"
+            "                                 stops (default in a Pod 5s, elsewhere 0: stop at once; a\n"
+            "                                 second SIGTERM stops now)\n"
             "  --feature-gates LIST           Name=true|false,... Known gates:\n");
     olm_feature_gate gates[CATALOGD_NGATES];
     catalogd_gates(NULL, gates);
@@ -90,6 +94,13 @@ static int check(catalogd_flags *f, char *msg, size_t msgsz)
     if (!f->common.health_addr) /* in a Pod: where upstream's manifests send the probes */
         f->common.health_addr = olm_listen_default(":8081", NULL);
     olm_flag_empty_is_unset(&f->external_addr);
+    /* In a Pod a Service may still send clients here for a second or two after SIGTERM;
+     * anywhere else nothing does. */
+    const char *delay = f->shutdown_delay ? f->shutdown_delay : olm_listen_default("5s", "0");
+    if (olm_parse_duration(delay, &f->shutdown_delay_ms) != 0) {
+        snprintf(msg, msgsz, "--shutdown-delay: bad duration \"%s\" (e.g. 5s; 0 stops at once)", delay);
+        return -1;
+    }
     olm_flag_empty_is_unset(&f->lease_namespace);
     char host[256];
     int port;
@@ -132,6 +143,7 @@ int catalogd_flags_parse(int argc, char **argv, catalogd_flags *f, char *msg, si
         OLM_FLAG_APPEND("--feature-gates", c->feature_gates),
         OLM_FLAG_UINT("--webhook-server-port", &f->webhook_port, "9443", 0, 65535,
                       "--webhook-server-port must be 0..65535, not %s"),
+        OLM_FLAG_STRING("--shutdown-delay", &f->shutdown_delay, NULL),
         OLM_FLAG_DURATION("--poll-interval-override-seconds", &f->poll_override_ms, NULL, 1,
                           "--poll-interval-override-seconds: bad value \"%s\""),
         OLM_FLAG_NO("--no-access-log", &f->access_log),

@@ -27,6 +27,8 @@ typedef struct catalogd_flags {
     unsigned concurrency;       /* --max-concurrent-reconciles, default 2 */
     uint64_t pull_timeout_ms;   /* --pull-timeout: a whole image pull, default 10m */
     unsigned webhook_port;      /* --webhook-server-port, default 9443 (0: none) */
+    const char *shutdown_delay; /* --shutdown-delay as given, or NULL */
+    uint64_t shutdown_delay_ms; /* unready but serving after SIGTERM: 5s in a Pod, else 0 */
     bool gate_metas;            /* --feature-gates APIV1MetasHandler (default true here) */
     bool gate_graphql;          /* GraphQLCatalogQueries: not built; /api/v1/graphql answers 501 */
 } catalogd_flags;

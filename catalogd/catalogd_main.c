@@ -189,6 +189,13 @@ static bool catalog_ready(void *data, strbuf *why)
     return clustercatalog_controller_ready(&a->ctl, serves, a, why);
 }
 
+/* The catalog server's /readyz: the runtime's answer (503 once shutting down), which asks
+ * catalog_ready otherwise. */
+static bool server_ready(void *data, strbuf *why)
+{
+    return daemon_runtime_ready(&((app *)data)->rt, why);
+}
+
 /* The webhook listener: POST of an AdmissionReview on its path; nothing else is there. */
 static int webhook_get(const char *path, strbuf *body, const char **ctype, void *data)
 {
@@ -253,7 +260,7 @@ static int start_servers(void *data, char *msg, size_t msgsz)
                              .access_log = a->f.access_log ? stderr : NULL, .metrics = catalog_metrics_text,
                              .metrics_arg = a, .no_metrics = !olm_listen_off(c->metrics_addr),
                              .no_metas = !a->f.gate_metas, .graphql_501 = a->f.gate_graphql,
-                             .ready = catalog_ready, .ready_arg = a};
+                             .ready = server_ready, .ready_arg = a};
     olm_error err;
     if (!(a->srv = catalog_server_start(a->rt.loop, &o, &err))) {
         snprintf(msg, msgsz, "--catalogs-server-addr %s: %s", a->f.server_addr, err.msg);
@@ -321,7 +328,7 @@ static int run(app *a, bool *started)
         .rt = &a->rt, .app = a, .kubeconfig = a->f.kubeconfig, .cache_flag = "--cache-dir",
         .cache_dir = a->f.cache_dir, .pull_cache = "unpack", .leader_elect = a->f.leader_elect,
         .lease_namespace = a->f.lease_namespace ? a->f.lease_namespace : a->system_ns, .lease_name = LEASE_NAME,
-        .metrics_name = "catalogd", .start_servers = start_servers, .before_start = before_start,
+        .metrics_name = "catalogd", .unready_before_stop_ms = a->f.shutdown_delay_ms, .start_servers = start_servers, .before_start = before_start,
         .start_on_every_replica = start_on_every_replica, .start_controllers = start_controllers, .after_drain = after_drain, .ready = catalog_ready,
         .metrics = catalog_server_series, .log_started = log_started};
     int rc = daemon_runtime_run(&a->rt, &spec, started);

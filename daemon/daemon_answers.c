@@ -30,6 +30,10 @@ static bool default_ready(daemon_runtime *rt, strbuf *why)
 
 bool daemon_runtime_ready(daemon_runtime *rt, strbuf *why)
 {
+    if (rt->terminating || rt->stopping) {
+        strbuf_puts(why, "shutting down");
+        return false;
+    }
     if (rt->spec && rt->spec->ready)
         return rt->spec->ready(rt->spec->app, why);
     return default_ready(rt, why);

@@ -27,7 +27,7 @@ static void sweep_interrupted_pulls(daemon_runtime *rt, const daemon_spec *s)
 static void on_signal(void *data, int signum)
 {
     (void)signum; /* the runtime logged it */
-    daemon_runtime_shutdown(data, 0);
+    daemon_runtime_terminate(data);
 }
 
 static void start_controllers_once(daemon_runtime *rt, const daemon_spec *s)

@@ -82,6 +82,8 @@ typedef struct daemon_runtime {
     daemon_part parts[DAEMON_PARTS_MAX];
     size_t nparts;
     int draining;                       /* drain-stage stops still pending (+1 while they are issued) */
+    bool terminating;                   /* SIGTERM seen, serving unready until the delay ends */
+    uv_timer_t unready_timer;
 
     const olm_daemon_flags *flags;      /* the shared flags (daemon_runtime_preflight's) */
     const char *system_namespace;       /* --system-namespace, the Pod's, or olmv1-system (preflight) */
@@ -106,6 +108,11 @@ typedef struct daemon_spec {
     bool leader_elect;
     const char *lease_namespace, *lease_name;
     const char *metrics_name;      /* build_info's binary label ("catalogd", "operator_controller") */
+    /* After SIGTERM/SIGINT, how long the servers keep answering while /readyz says 503, before
+     * the ordered shutdown: the endpoints controller and every node's kube-proxy drop this
+     * replica first, so no client is sent to a server that has stopped.  0: stop at once.  A
+     * second signal stops at once. */
+    uint64_t unready_before_stop_ms;
     /* The daemon's own servers (catalogd's catalog server), bound before the health and metrics
      * listeners and before anything else runs, each owned (DAEMON_STAGE_SERVE) so that a
      * failure closes those already up.  0, or -1 with msg saying why.  May be NULL. */
@@ -220,6 +227,10 @@ void daemon_runtime_lost_lease(daemon_runtime *rt) __attribute__((noreturn));
 
 /* Stops the serve stage alone: a start that fails before the loop runs. */
 void daemon_runtime_stop_servers(daemon_runtime *rt);
+
+/* SIGTERM or SIGINT: with spec->unready_before_stop_ms, /readyz turns 503 ("shutting down")
+ * and the shutdown (exit 0) follows that long after; else, or on a second signal, at once. */
+void daemon_runtime_terminate(daemon_runtime *rt);
 
 /* Whether an owned server is still open (after the loop: then it is left to the OS). */
 bool daemon_runtime_servers_open(const daemon_runtime *rt);

@@ -172,6 +172,42 @@ void daemon_runtime_shutdown(daemon_runtime *rt, int exit_code)
     drain_done(rt);
 }
 
+static void unready_timer_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void unready_over(uv_timer_t *t)
+{
+    daemon_runtime *rt = t->data;
+    uv_close((uv_handle_t *)t, unready_timer_closed);
+    daemon_runtime_shutdown(rt, 0);
+}
+
+void daemon_runtime_terminate(daemon_runtime *rt)
+{
+    uint64_t delay = rt->spec ? rt->spec->unready_before_stop_ms : 0;
+    if (rt->stopping)
+        return;
+    if (rt->terminating) { /* a second signal: now */
+        uv_timer_stop(&rt->unready_timer);
+        uv_close((uv_handle_t *)&rt->unready_timer, unready_timer_closed);
+        daemon_runtime_shutdown(rt, 0);
+        return;
+    }
+    if (!delay) {
+        daemon_runtime_shutdown(rt, 0);
+        return;
+    }
+    rt->terminating = true;
+    olm_log(OLM_LOG_INFO, rt->log_key, NULL,
+            "not ready; serving %.1f s more so that clients are sent elsewhere first (a second signal stops now)",
+            (double)delay / 1000.0);
+    uv_timer_init(rt->loop, &rt->unready_timer);
+    rt->unready_timer.data = rt;
+    uv_timer_start(&rt->unready_timer, unready_over, delay, 0);
+}
+
 void daemon_runtime_lost_lease(daemon_runtime *rt)
 {
     (void)rt; /* the election logged "leader election lost; exiting" */

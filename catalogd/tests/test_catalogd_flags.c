@@ -42,6 +42,27 @@ static void test_defaults(void **state)
     assert_int_equal(f.common.retry_period_ms, 2000);
 }
 
+/* --shutdown-delay: 5s in a Pod (a Service may still send clients for a moment after
+ * SIGTERM), 0 elsewhere; as given when given; a bad value is one line. */
+static void test_shutdown_delay(void **state)
+{
+    (void)state;
+    catalogd_flags f;
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    assert_int_equal(parse(&f, (char *[]){NULL}), 0);
+    assert_int_equal(f.shutdown_delay_ms, 0);
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    assert_int_equal(parse(&f, (char *[]){NULL}), 0);
+    assert_int_equal(f.shutdown_delay_ms, 5000);
+    assert_int_equal(PARSE(&f, "--shutdown-delay", "0"), 0);
+    assert_int_equal(f.shutdown_delay_ms, 0);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    assert_int_equal(PARSE(&f, "--shutdown-delay=1500ms"), 0);
+    assert_int_equal(f.shutdown_delay_ms, 1500);
+    assert_int_equal(PARSE(&f, "--shutdown-delay", "soon"), -1);
+    assert_string_equal(msg, "--shutdown-delay: bad duration \"soon\" (e.g. 5s; 0 stops at once)");
+}
+
 static void test_manifest(void **state)
 {
     (void)state;
@@ -136,6 +157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_shutdown_delay),
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_aliases_and_new),
         cmocka_unit_test(test_errors),

@@ -200,6 +200,60 @@ static void test_lost_lease_exits_at_once(void **state)
     assert_int_equal(WEXITSTATUS(status), 1);
 }
 
+/* SIGTERM with a delay: not ready at once ("shutting down") while everything keeps running,
+ * the ordered shutdown (exit 0) once the delay is over; a second signal does not wait. */
+static void test_terminate_is_unready_first(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    daemon_runtime rt = {.prog = "t", .log_key = "t", .loop = &loop};
+    daemon_spec spec = {.rt = &rt, .unready_before_stop_ms = 150};
+    rt.spec = &spec;
+    rt.controllers_started = true;
+    recorder rec = {.rt = &rt};
+    fake_part server = {.name = "server", .rec = &rec};
+    fake_part *slot = &server;
+    daemon_runtime_own(&rt, DAEMON_STAGE_SERVE, &server, &slot, fake_stop);
+    strbuf why = STRBUF_INIT;
+    assert_true(daemon_runtime_ready(&rt, &why));
+    uint64_t t0 = uv_hrtime();
+    daemon_runtime_terminate(&rt);
+    assert_false(daemon_runtime_ready(&rt, &why));
+    assert_string_equal(strbuf_str(&why), "shutting down");
+    assert_false(rt.stopping);
+    assert_non_null(slot); /* still serving */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_true(rt.stopping);
+    assert_int_equal(rt.exit_code, 0);
+    assert_null(slot);
+    assert_true(uv_hrtime() - t0 >= 150u * 1000000u);
+    assert_int_equal(uv_loop_close(&loop), 0);
+
+    /* a second signal: now */
+    uv_loop_init(&loop);
+    daemon_runtime rt2 = {.prog = "t", .log_key = "t", .loop = &loop};
+    daemon_spec spec2 = {.rt = &rt2, .unready_before_stop_ms = 60000};
+    rt2.spec = &spec2;
+    daemon_runtime_terminate(&rt2);
+    assert_false(rt2.stopping);
+    daemon_runtime_terminate(&rt2);
+    assert_true(rt2.stopping);
+    uv_run(&loop, UV_RUN_DEFAULT); /* returns at once: the 60 s timer is closed */
+    assert_int_equal(uv_loop_close(&loop), 0);
+
+    /* no delay: at once */
+    uv_loop_init(&loop);
+    daemon_runtime rt3 = {.prog = "t", .log_key = "t", .loop = &loop};
+    daemon_spec spec3 = {.rt = &rt3};
+    rt3.spec = &spec3;
+    daemon_runtime_terminate(&rt3);
+    assert_true(rt3.stopping);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    strbuf_free(&why);
+}
+
 /* ------------------------------------------------------------ answers */
 
 static bool never_ready(void *data, strbuf *why)
@@ -329,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_shutdown_with_nothing_owned),
         cmocka_unit_test(test_servers_open_until_stopped),
         cmocka_unit_test(test_lost_lease_exits_at_once),
+        cmocka_unit_test(test_terminate_is_unready_first),
         cmocka_unit_test(test_health_answers),
         cmocka_unit_test(test_informer_readiness_and_metrics),
     };
