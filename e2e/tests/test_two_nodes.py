@@ -36,7 +36,7 @@ from conftest import REPO
 from olmv1_e2e import poll
 from test_real_node import (_POLLER, CATALOGD, KUBECTL, OLMV1, OPCTL, SYSTEM_NS, WAIT, Cluster, _cmdline,
                             _node_traces, apply_extension, catalogd_ca, catalogd_lease_holder,
-                            lease_holder, real_node_cluster, wait_running_version)
+                            lease_spec, real_node_cluster, wait_running_version)
 # Module-scoped fixtures of test_real_node.py, used here with this module's `cluster`.
 from test_real_node import demo_catalog, deployed  # noqa: F401
 
@@ -278,7 +278,7 @@ def _pdb_for(cluster, name):
 
 def _leader(cluster, name):
     """The live Pod holding the Deployment's Lease, or None."""
-    holder = catalogd_lease_holder(cluster) if name == CATALOGD else lease_holder(cluster)
+    holder = catalogd_lease_holder(cluster) if name == CATALOGD else (lease_spec(cluster).get("holderIdentity") or "")
     return next((p for p in cluster.pods(name) if not p["metadata"].get("deletionTimestamp")
                  and holder.startswith(p["metadata"]["name"] + "_")), None)
 
