@@ -95,6 +95,10 @@ void operator_usage(FILE *out)
           "  --ignore-service-account       spec.serviceAccount means nothing, as in upstream OLM v1: every\n"
           "                                 bundle is applied with this controller's own identity (which then\n"
           "                                 needs config/rbac-upstream-rights); default: a named one is used\n"
+          "  --available-condition=false    no Available condition on ClusterExtensions (as upstream without\n"
+          "                                 its BoxcutterRuntime gate); default true: Available from the\n"
+          "                                 built-in probes over the installed objects (Deployments\n"
+          "                                 available, CRDs established, PVCs bound, ...)\n"
           "  --progress-deadline-minute-seconds N\n"
           "                                 test only: the seconds in a minute of\n"
           "                                 spec.progressDeadlineMinutes (default 60)\n"
@@ -141,6 +145,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                           "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
         OLM_FLAG_STRING("--webhook-cert-provider", &f->webhook_cert_provider, "auto"),
         OLM_FLAG_BOOL("--ignore-service-account", &f->ignore_service_account, "false"),
+        OLM_FLAG_BOOL("--available-condition", &f->available_condition, "true"),
         OLM_FLAG_UINT("--progress-deadline-minute-seconds", &f->deadline_minute_s, "60", 1, 3600,
                       "--progress-deadline-minute-seconds must be 1..3600, not %s"),
         OLM_FLAG_BOOL("--check-flags", &c->check_flags, "false"),

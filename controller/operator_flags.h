@@ -27,6 +27,7 @@ typedef struct operator_flags {
     unsigned deadline_minute_s;      /* test-only --progress-deadline-minute-seconds, default 60 */
     const char *webhook_cert_provider; /* --webhook-cert-provider auto|cert-manager|openshift-service-ca */
     bool ignore_service_account;     /* --ignore-service-account: upstream's meaning of spec.serviceAccount */
+    bool available_condition;        /* --available-condition: Available from the built-in probes (default true) */
     clusterextension_cert_mode cert_mode; /* what it says, after the webhook gates */
     /* Upstream's --feature-gates (operator_flags.c lists them with our defaults). */
     bool gate_single_own_namespace; /* SingleOwnNamespaceInstallSupport: spec.config.inline.watchNamespace */

@@ -40,6 +40,13 @@ typedef struct applier_ctx {
     const char *owner_uid;         /* its metadata.uid: the Helm release Secret's ownerReference (NULL: none) */
     const char *release_namespace; /* its spec.namespace: the Helm release's namespace */
     int crd_wait_seconds;          /* how long to wait for CRDs to be Established; 0: 30 */
+    /* Optional: called with each live object that applier_apply and applier_repair hold after
+     * writing or checking it (the server-side apply's answer, the GET of an object that needed
+     * no repair, every read of the wait for CRDs to be Established), borrowed for the call, the
+     * last one of an object the newest.  What the ClusterExtension's probes judge, so that its
+     * Available condition costs no request of its own. */
+    void (*observe)(void *data, const json_t *live);
+    void *observe_data;
 } applier_ctx;
 
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`

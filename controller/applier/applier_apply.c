@@ -100,6 +100,8 @@ static int crd_established(const applier_ctx *ctx, const char *name, char *why, 
     }
     if (rc < 0)
         return -1;
+    if (ctx->observe)
+        ctx->observe(ctx->observe_data, crd);
     int est = kube_object_condition_is(crd, "Established", "True");
     /* Not yet: the apiserver's reason, from whichever of the two conditions has one. */
     static const char *const said[] = {"NamesAccepted", "Established"};
@@ -154,7 +156,11 @@ static int apply_all(const applier_ctx *ctx, const applier_set *set, size_t *tou
                 return -1;
             waited = true;
         }
-        int rc = applier_apply_one(ctx, o, NULL, err);
+        json_t *live = NULL;
+        int rc = applier_apply_one(ctx, o, ctx->observe ? &live : NULL, err);
+        if (live)
+            ctx->observe(ctx->observe_data, live);
+        json_decref(live);
         *touched = i + (rc == KUBE_OK || rc == KUBE_ERROR || rc == KUBE_UNAVAILABLE);
         if (rc < 0)
             return -1;

@@ -82,6 +82,8 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
      * adopted from upstream (its objects written by Helm, not by us) stay untouched until
      * something really drifts: a no-op apply would still write our managedFields into it. */
     if (cur && live_holds(o->obj, cur)) {
+        if (ctx->observe)
+            ctx->observe(ctx->observe_data, cur);
         json_decref(cur);
         return 0;
     }
@@ -89,6 +91,8 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
         json_decref(cur);
         return -1;
     }
+    if (ctx->observe && after)
+        ctx->observe(ctx->observe_data, after);
     int changed = !cur || applied_changed(o->obj, cur, after);
     json_decref(cur);
     json_decref(after);

@@ -109,6 +109,11 @@ int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa,
  *  - Progressing: True/Succeeded "Desired state reached", True/Retrying (error), or
  *    False/Blocked | False/InvalidConfiguration (terminal errors), or
  *    False/ProgressDeadlineExceeded (still retrying, past spec.progressDeadlineMinutes);
+ *  - Available (our default mode; upstream sets it only with its BoxcutterRuntime gate): the
+ *    built-in probes (probe.h) over the installed objects, as the last successful apply,
+ *    repair or maintain saw them: True/ProbesSucceeded "Objects are available and pass all
+ *    probes." or False/ProbeFailure with each failing object's line, joined by "\n"; left as
+ *    it is when this reconcile probed nothing, removed when nothing is installed;
  *  - the four deprecation conditions when given (else left as they are);
  *  - status.install.bundle {name, version} (removed when nothing is installed);
  *  - observedGeneration on every condition set; lastTransitionTime kept while the
@@ -134,6 +139,16 @@ typedef struct clusterextension_installed_bundle {
     const char *name, *version, *image;
 } clusterextension_installed_bundle;
 
+/* Upstream's reasons and message (api/v1 clusterobjectset_types.go, clusterobjectset_controller.go). */
+#define CE_AVAILABLE_REASON "ProbesSucceeded"
+#define CE_UNAVAILABLE_REASON "ProbeFailure"
+#define CE_AVAILABLE_MESSAGE "Objects are available and pass all probes."
+
+typedef struct clusterextension_availability {
+    bool available;
+    const char *failures; /* when not available: the failing objects' lines, joined by "\n" */
+} clusterextension_availability;
+
 typedef struct clusterextension_status_input {
     int64_t generation;       /* metadata.generation */
     const char *now;          /* RFC 3339, used for lastTransitionTime of changed conditions */
@@ -146,6 +161,10 @@ typedef struct clusterextension_status_input {
     const char *progress_message; /* the error text for non-Succeeded progress */
     /* The four conditions (resolve.h order), or NULL to leave them unchanged. */
     const deprecation_condition *deprecation;
+    /* What the probes said of the installed objects, or NULL when they were not probed (the
+     * condition is then left as it is, unless nothing is installed: then it goes). */
+    const clusterextension_availability *available;
+    bool no_available; /* the condition is turned off: removed */
 } clusterextension_status_input;
 
 /* Builds the new status object from `old_status` (borrowed, may be NULL) and `in`.
@@ -184,11 +203,13 @@ char *clusterextension_message_clean(const char *message);
  *      the apply is retried once with a fresh one).
  *   8. CRD upgrade-safety preflight unless enforcement is None.
  *   9. applier_apply (or applier_repair when the installed bundle and its object set
- *      are unchanged: the periodic drift repair).
+ *      are unchanged: the periodic drift repair); each live object they hold is probed
+ *      (clusterextension_available.c, probe.h) for Available.
  *  10. Status (clusterextension.h), written only when it changed; a 409 retries.
- *  11. On success, the install record's kinds and the token go to the drift watcher
- *      (drift.h), which watches the installed objects and
- *      enqueues the extension when one is deleted or changed; deletion stops them.
+ *  11. On success, the install record's kinds, the token and what the probes saw of each
+ *      object go to the drift watcher (drift.h), which watches the installed objects and
+ *      enqueues the extension when one is deleted or changed, or when a status write changes
+ *      what its probes say (Available); deletion stops them.
  * Errors retry with the work queue's back-off; terminal errors (Blocked,
  * InvalidConfiguration) do not.  Success requeues after repair_interval_ms when set.
  * spec.progressDeadlineMinutes (experimental upstream, where its Boxcutter runtime times a
@@ -243,6 +264,9 @@ typedef struct clusterextension_reconciler_config {
      * bundle is applied with the controller's own identity).  Default false: a named
      * ServiceAccount is the identity bundle content is applied with. */
     bool ignore_service_account;
+    /* --available-condition=false: no Available condition (it is removed where it was written),
+     * no probes, and the drift watches do not look at status.  Zero: on, our default. */
+    bool no_available_condition;
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

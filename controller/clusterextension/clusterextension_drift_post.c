@@ -29,8 +29,12 @@ void clusterextension_drift_post(clusterextension_run *run)
     };
     int rc = spec.extension && spec.ns && spec.sa && spec.token ? 0 : olm_error_set(&err, "out of memory");
     /* Discovery through the controller's own client: it only maps kinds to resources. */
+    /* What the status says of each object's probes: a watch event that says otherwise asks
+     * for a reconcile (drift.h).  NULL (nothing probed, or out of memory): unknown. */
+    uint64_t *probes = clusterextension_probe_digests(run);
     if (rc == 0)
-        rc = drift_spec_paths(&spec, &run->rec, resolve_kind, r->cfg.admin, &err);
+        rc = drift_spec_paths(&spec, &run->rec, probes, resolve_kind, r->cfg.admin, &err);
+    free(probes);
     if (rc == 0)
         rc = drift_watcher_post(r->cfg.drift, &spec, &err);
     else

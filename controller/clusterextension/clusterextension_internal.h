@@ -65,6 +65,12 @@ typedef struct clusterextension_run {
     bool installed_changed; /* a new bundle was applied: installed = target */
     bool deprecation_known; /* compute deprecation conditions at the end */
     uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
+    /* The probes (clusterextension_available.c): what the apply or repair saw of each object,
+     * "<group>/<Kind>/<ns>/<name>" -> {"d": digest, "l": its failure line (absent: it passes)};
+     * owned.  `probed`: this reconcile saw the installed objects (a successful apply, repair or
+     * maintain), so it sets Available. */
+    json_t *observed;
+    bool probed;
 } clusterextension_run;
 
 /* A bundle is installed: there is a record, and it is not a pending one (the objects a
@@ -92,6 +98,21 @@ void clusterextension_debug_step(const clusterextension_run *run, const char *st
 /* clusterextension_certs.c: the certificate provider for `b`'s webhooks (any, when it has
  * none).  0, or -1 with the outcome set (Retrying: no provider, or discovery failed). */
 int clusterextension_cert_provider(clusterextension_run *run, const bundle *b, render_cert_provider *out);
+
+/* clusterextension_available.c: the applier's observe callback (applier_ctx.observe; `data` is
+ * the run): probes each live object it is handed and keeps the result in run->observed. */
+void clusterextension_observe(void *data, const json_t *live);
+/* Maintain mode (nothing is applied): reads the recorded objects as the apply identity and
+ * probes them.  0 (run->probed set), or -1 when one could not be read (Available is then left
+ * as it is). */
+int clusterextension_probe_recorded(clusterextension_run *run);
+/* Available from run->observed over the record's objects, in the record's order (objects not
+ * observed, e.g. left by a failed prune, do not count).  *failures is malloc'd (NULL when all
+ * pass).  0, or -1 when memory ran out. */
+int clusterextension_available(const clusterextension_run *run, bool *available, char **failures);
+/* The probe digest of each record object as observed (0: not observed), in the record's order,
+ * for the drift watcher; NULL when nothing was probed or memory ran out.  Caller frees. */
+uint64_t *clusterextension_probe_digests(const clusterextension_run *run);
 
 /* Tells the drift watcher what this extension installed (the record's kinds, the
  * token); no-op without a drift watcher or a token.  Failures are logged. */

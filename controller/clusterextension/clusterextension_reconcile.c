@@ -168,6 +168,14 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
             return -1;
         have_dep = true;
     }
+    clusterextension_availability avail = {0};
+    char *failures = NULL;
+    if (run->probed && clusterextension_available(run, &avail.available, &failures) != 0) {
+        if (have_dep)
+            deprecation_conditions_free(dep);
+        return olm_error_set(err, "out of memory");
+    }
+    avail.failures = failures;
     clusterextension_status_input in = {
         .generation = run->generation,
         .now = now,
@@ -176,9 +184,12 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         .progress = run->progress,
         .progress_message = run->message,
         .deprecation = have_dep ? dep : NULL,
+        .available = run->probed ? &avail : NULL,
+        .no_available = run->r->cfg.no_available_condition,
     };
     const json_t *old = json_object_get(run->ce, "status");
     json_t *status = clusterextension_status_compute(old, &in, err);
+    free(failures);
     if (have_dep)
         deprecation_conditions_free(dep);
     if (!status)
@@ -367,6 +378,7 @@ static void run_free(clusterextension_run *run)
     kube_client_free(run->as_sa);
     clusterextension_token_free(&run->token);
     free(run->message);
+    json_decref(run->observed);
     json_decref(run->ce);
 }
 
@@ -398,7 +410,9 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
         run.generation = (int64_t)json_integer_value(json_object_get(json_object_get(run.ce, "metadata"), "generation"));
         run.actx = (applier_ctx){.admin = r->cfg.admin, .as_sa = NULL, .system_namespace = r->system_namespace,
                                  .extension = key, .owner_uid = clusterextension_str(run.ce, "metadata.uid"),
-                                 .release_namespace = clusterextension_str(run.ce, "spec.namespace")};
+                                 .release_namespace = clusterextension_str(run.ce, "spec.namespace"),
+                                 .observe = r->cfg.no_available_condition ? NULL : clusterextension_observe,
+                                 .observe_data = &run};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);
         else

@@ -163,7 +163,8 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
         return -1;
     drift_backend be = drift_backend_kube(rt->uc);
     drift_callbacks dcb = {drift_enqueue, drift_token_rejected, drift_log, c};
-    if (!(c->drift = drift_watcher_new(rt->loop, kcfg, &be, &dcb, NULL, err)))
+    drift_watcher_options dopts = {.ignore_probes = cfg->reconciler.no_available_condition};
+    if (!(c->drift = drift_watcher_new(rt->loop, kcfg, &be, &dcb, &dopts, err)))
         return -1;
     daemon_runtime_own(rt, DAEMON_STAGE_WATCH, c->drift, &c->drift, stop_drift);
     clusterextension_reconciler_config rc = cfg->reconciler;

@@ -113,6 +113,32 @@ static int set_installed_condition(json_t *conds, const clusterextension_status_
     return rc;
 }
 
+/* Available follows what is installed: set from the probes when they ran, removed with the
+ * last bundle, left alone otherwise (also while the installed state cannot be read). */
+static int set_available_condition(json_t *conds, const clusterextension_status_input *in)
+{
+    if (in->installed_error && !in->no_available)
+        return 0;
+    if (!in->installed || in->no_available) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(conds, i, c) {
+            const char *t = json_string_value(json_object_get(c, "type"));
+            if (t && strcmp(t, "Available") == 0)
+                return json_array_remove(conds, i);
+        }
+        return 0;
+    }
+    if (!in->available)
+        return 0;
+    if (in->available->available)
+        return clusterextension_condition_set(conds, "Available", "True", CE_AVAILABLE_REASON, CE_AVAILABLE_MESSAGE,
+                                              in->generation, in->now);
+    return clusterextension_condition_set(conds, "Available", "False", CE_UNAVAILABLE_REASON,
+                                          in->available->failures ? in->available->failures : "", in->generation,
+                                          in->now);
+}
+
 static int set_progressing_condition(json_t *conds, const clusterextension_status_input *in)
 {
     const char *msg = in->progress_message ? in->progress_message : "";
@@ -147,6 +173,8 @@ json_t *clusterextension_status_compute(const json_t *old_status, const clustere
         rc = set_install(status, in);
     if (rc == 0)
         rc = set_installed_condition(conds, in);
+    if (rc == 0)
+        rc = set_available_condition(conds, in);
     if (rc == 0 && in->deprecation)
         for (int i = 0; rc == 0 && i < DEPRECATION_NCONDITIONS; i++)
             rc = clusterextension_condition_set(conds, in->deprecation[i].type, in->deprecation[i].status,

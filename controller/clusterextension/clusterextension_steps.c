@@ -289,17 +289,21 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
 }
 
 /* Maintain mode (§2.2 step 5): the image of the installed bundle cannot be pulled, so
- * nothing is applied and the installed bundle stays.  Its objects are still watched: the
- * drift watcher gets a current token, or its watches would end when the old one expires
- * (best effort; a failure here changes nothing about the outcome). */
+ * nothing is applied and the installed bundle stays.  Its objects are still probed (read as
+ * a repair would read them: Available stays current) and watched: the drift watcher gets a
+ * current token, or its watches would end when the old one expires (best effort; a failure
+ * here changes nothing about the outcome, and Available is then left as it was). */
 static int maintain(clusterextension_run *run)
 {
     free(run->message);
     run->message = NULL;
     run->progress = CE_PROGRESS_SUCCEEDED;
     olm_error err;
-    if (run->r->cfg.drift && sa_client(run, &err) == 0)
-        clusterextension_drift_post(run);
+    if ((!run->r->cfg.no_available_condition || run->r->cfg.drift) && sa_client(run, &err) != 0)
+        return 0;
+    if (!run->r->cfg.no_available_condition)
+        clusterextension_probe_recorded(run);
+    clusterextension_drift_post(run);
     return 0;
 }
 
@@ -385,6 +389,7 @@ int clusterextension_step_install(clusterextension_run *run)
         return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
     run->progress = CE_PROGRESS_SUCCEEDED;
+    run->probed = !run->r->cfg.no_available_condition; /* the applier showed clusterextension_observe every object */
     clusterextension_drift_post(run);
     return 0;
 }

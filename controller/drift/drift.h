@@ -42,6 +42,18 @@
  * of the initial LIST enqueue nothing, except that an expected object missing from it
  * (deleted between the apply and the watch) enqueues once.
  *
+ * Status writes that can change the extension's Available condition enqueue too: each post
+ * carries, per recorded object, the probe digest (probe.h) of the object as the reconcile saw
+ * it, which is what its Available condition says.  After the sync, an ADDED or MODIFIED event
+ * of a recorded object whose digest differs from that one enqueues the extension (once: the
+ * digest then counts as told, until the next post), and so does, at a sync or a post, an
+ * object already seen with another digest than the post's (it changed between the reconcile's
+ * read and the watch).  Only the probes' inputs count: a Deployment's status write that leaves
+ * its line in the condition as it was (a heartbeat, a counter the probes do not read) enqueues
+ * nothing.  The watcher keeps the digest of an object only while it fails its probes (a
+ * passing object costs no memory).  A post without digests (0) compares each event with the
+ * object's previous digest instead.
+ *
  * Watches are re-created when the set of kinds changes (an upgrade) or when the token
  * changes; the watcher asks for a reconcile at the token's refresh time so that a fresh
  * token arrives before the old one expires.  A 401 drops the token (token_rejected) and
@@ -78,6 +90,8 @@ typedef struct drift_path {
     char *resource; /* the type's cluster-wide collection path, e.g. "/apis/apps/v1/deployments"; owned */
     char *ns;       /* the namespace of a namespaced `path`, NULL when `path` is cluster-wide; owned */
     char **keys; /* keys ("ns/name" or "name") of the recorded objects in it; owned */
+    uint64_t *probes; /* per key: the probe digest the extension's status was computed from
+                       * (probe_digest), 0: unknown; owned */
     size_t nkeys;
 } drift_path;
 
@@ -96,9 +110,10 @@ void drift_spec_free(drift_spec *s);
 typedef int (*drift_resolve_fn)(void *data, const char *api_version, const char *kind, kube_resource_info *out,
                                    olm_error *err);
 
-/* Fills spec->paths (replacing what was there) from the objects of `rec`. */
-int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_fn resolve, void *rdata,
-                        olm_error *err);
+/* Fills spec->paths (replacing what was there) from the objects of `rec`; `probes` (NULL: all
+ * unknown) holds rec->nobjects probe digests, in the record's order. */
+int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, drift_resolve_fn resolve,
+                     void *rdata, olm_error *err);
 
 /* The owner-label selector of `extension`'s objects; caller frees. */
 char *drift_selector(const char *extension);
@@ -146,6 +161,7 @@ typedef struct drift_watcher_options {
     uint64_t coalesce_ms;       /* delay before the reconcile an event asks for; 0: 1000 */
     uint64_t min_refresh_ms;    /* earliest refresh reconcile after a post; 0: 1000 */
     bool per_extension_only;    /* no shared watches: one per (extension, type) */
+    bool ignore_probes;         /* status writes never enqueue (no Available condition to keep) */
 } drift_watcher_options;
 
 typedef struct drift_watcher drift_watcher;

@@ -33,6 +33,7 @@ struct drift_watch {
     char *resource;    /* the type's cluster-wide path */
     char *ns;          /* namespace of a namespaced path; NULL: cluster-wide */
     char **keys;       /* expected objects (owned) */
+    uint64_t *probes;  /* beside keys: the probe digest the extension's status says (drift.h); 0: unknown; owned */
     size_t nkeys;
     drift_cfg *cfg;    /* one reference */
     void *handle;      /* the backend's; NULL once stopped */
@@ -41,6 +42,7 @@ struct drift_watch {
     bool synced;
     bool covered;
     json_t *seen;      /* key -> content hash (integer) */
+    json_t *probed;    /* key -> probe digest (integer) of each object seen that fails its probes */
     char *last_error;  /* last logged error, to log each distinct one once */
     drift_watch *next;
 };
@@ -74,6 +76,7 @@ struct drift_watcher {
     drift_callbacks cb;
     uint64_t coalesce_ms, min_refresh_ms;
     bool per_extension_only;
+    bool ignore_probes;
     drift_ext *exts;
     json_t *by_name;   /* extension name -> drift_ext * (as an integer): where shared events go */
     size_t nexts, active, nshared;
@@ -104,6 +107,20 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
 void drift_watch_own_synced(drift_watch *w);
 void drift_watch_own_error(drift_watch *w, long http_status, const char *msg);
 drift_ext *drift_ext_by_name(drift_watcher *d, const char *name);
+/* The probe side (drift.h).  `probed` maps the key of each object seen that fails its probes
+ * to its digest; absent, an object passes (or was not seen). */
+uint64_t drift_probed_get(const json_t *probed, const char *key);
+/* Records `digest` (0: unknown, kept as it was) of `key`; returns the previous one. */
+uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest);
+/* After the sync, an event's digest `now` of `key` (which had `prev`): true when it is not what
+ * w's extension's status was computed from (which it then counts as told). */
+bool drift_watch_probe_changed(drift_watch *w, const char *key, uint64_t prev, uint64_t now);
+/* At a sync or a post: true when an object of w's that `seen` holds has another digest in
+ * `probed` than w expects (each then counts as told). */
+bool drift_watch_probes_differ(drift_watch *w, const json_t *seen, const json_t *probed);
+/* After a post gave w new keys and digests: asks for a reconcile when what its watch (own or
+ * shared) has seen differs. */
+void drift_watch_recheck(drift_watch *w);
 /* A fresh struct for the same path and keys as `w` (which is released), linked in its
  * place in w->ext's list; returns it (NULL on out of memory, `w` then stays). */
 drift_watch *drift_watch_replace(drift_watch *w);
@@ -129,5 +146,8 @@ void drift_shared_settle(drift_watcher *d);
 void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json_t *obj);
 void drift_shared_synced(drift_shared *sh);
 void drift_shared_error(drift_shared *sh, long http_status, const char *msg);
+/* A covered `w`: true when its shared watch has synced and saw one of w's objects with another
+ * probe digest than w expects (drift_watch_probes_differ). */
+bool drift_shared_probes_differ(drift_watch *w);
 
 #endif

@@ -28,6 +28,7 @@ static void path_free(drift_path *p)
     for (size_t i = 0; i < p->nkeys; i++)
         free(p->keys[i]);
     free(p->keys);
+    free(p->probes);
     memset(p, 0, sizeof *p);
 }
 
@@ -68,18 +69,21 @@ typedef struct group {
     const char *only_ns; /* the one namespace so far (borrowed from rec); NULL: none yet */
     bool many_ns;
     char **keys;
-    size_t nkeys, keys_cap;
+    uint64_t *probes; /* beside keys */
+    size_t nkeys, keys_cap, probes_cap;
 } group;
 
-static int add_key(group *g, const install_object_ref *o)
+static int add_key(group *g, const install_object_ref *o, uint64_t probe)
 {
     char *key = NULL;
     if (g->ri.namespaced ? asprintf(&key, "%s/%s", o->namespace_, o->name) < 0 : !(key = strdup(o->name)))
         return -1;
-    if (OLM_ARRAY_RESERVE(g->keys, g->keys_cap, g->nkeys + 1) < 0) {
+    if (OLM_ARRAY_RESERVE(g->keys, g->keys_cap, g->nkeys + 1) < 0 ||
+        OLM_ARRAY_RESERVE(g->probes, g->probes_cap, g->nkeys + 1) < 0) {
         free(key);
         return -1;
     }
+    g->probes[g->nkeys] = probe;
     g->keys[g->nkeys++] = key;
     return 0;
 }
@@ -89,8 +93,8 @@ static int cmp_path(const void *a, const void *b)
     return strcmp(((const drift_path *)a)->path, ((const drift_path *)b)->path);
 }
 
-int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_fn resolve, void *rdata,
-                        olm_error *err)
+int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, drift_resolve_fn resolve,
+                     void *rdata, olm_error *err)
 {
     group *groups = calloc(rec->nobjects ? rec->nobjects : 1, sizeof *groups);
     drift_path *paths = NULL;
@@ -126,7 +130,7 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
             else if (strcmp(g->only_ns, ns) != 0)
                 g->many_ns = true;
         }
-        if (add_key(g, o) != 0)
+        if (add_key(g, o, probes ? probes[i] : 0) != 0)
             rc = olm_error_set(err, "out of memory");
     }
     if (rc == 0 && !(paths = calloc(ngroups ? ngroups : 1, sizeof *paths)))
@@ -146,15 +150,18 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, drift_resolve_
         if (rc == 0 && !p->path && !(p->path = strdup(p->resource)))
             rc = olm_error_set(err, "out of memory");
         p->keys = g->keys;
+        p->probes = g->probes;
         p->nkeys = g->nkeys;
         g->keys = NULL;
-        g->nkeys = g->keys_cap = 0;
+        g->probes = NULL;
+        g->nkeys = g->keys_cap = g->probes_cap = 0;
     }
     for (size_t j = 0; j < ngroups; j++) {
         free(groups[j].cluster_path);
         for (size_t k = 0; k < groups[j].nkeys; k++)
             free(groups[j].keys[k]);
         free(groups[j].keys);
+        free(groups[j].probes);
     }
     free(groups);
     if (rc != 0) {

@@ -32,6 +32,7 @@
 #include "drift_internal.h"
 #include "install_record.h"
 #include "olm_log.h"
+#include "probe.h"
 
 /* How long a deletion is remembered for extensions joining later; a reconcile posts
  * its watches right after its apply, so this is ample. */
@@ -46,6 +47,7 @@ struct drift_shared {
     char *identity;      /* "ns/sa" of the token bw runs with */
     bool synced;         /* bw's current start has listed */
     json_t *seen;        /* key -> content hash */
+    json_t *probed;      /* key -> probe digest of each object seen that fails its probes */
     json_t *gone;        /* key -> uv_now (ms) of its DELETED event, for GONE_KEEP_MS */
     json_t *denied;      /* identity -> true: 403 (may not list/watch the type cluster-wide) */
     drift_shared *next;
@@ -110,6 +112,7 @@ static bool start(drift_shared *sh, drift_ext *e)
     sh->identity = id;
     sh->runner = e;
     json_object_clear(sh->seen);
+    json_object_clear(sh->probed);
     json_object_clear(sh->gone);
     bw->d = d;
     bw->sh = sh;
@@ -146,6 +149,7 @@ static void shared_free(drift_shared *sh)
     free(sh->resource);
     free(sh->identity);
     json_decref(sh->seen);
+    json_decref(sh->probed);
     json_decref(sh->gone);
     json_decref(sh->denied);
     free(sh);
@@ -155,11 +159,12 @@ static drift_shared *shared_new(drift_watcher *d, const char *resource)
 {
     drift_shared *sh = calloc(1, sizeof *sh);
     if (!sh || !(sh->resource = strdup(resource)) || !(sh->seen = json_object()) || !(sh->gone = json_object()) ||
-        !(sh->denied = json_object())) {
+        !(sh->denied = json_object()) || !(sh->probed = json_object())) {
         if (sh) {
             free(sh->resource);
             json_decref(sh->seen);
             json_decref(sh->gone);
+            json_decref(sh->denied);
         }
         free(sh);
         return NULL;
@@ -178,16 +183,22 @@ static bool refused(const drift_shared *sh, const drift_ext *e)
     return r;
 }
 
-/* After the shared watch's sync: `w` (covered) checks its expected objects. */
+/* After the shared watch's sync: `w` (covered) checks its expected objects, and what their
+ * probes say. */
 static void check_expected(drift_shared *sh, drift_watch *w)
 {
     w->synced = true;
-    for (size_t i = 0; i < w->nkeys; i++) {
-        if (!json_object_get(sh->seen, w->keys[i])) {
-            drift_request_reconcile(w);
-            break;
-        }
-    }
+    bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed);
+    for (size_t i = 0; i < w->nkeys && !ask; i++)
+        ask = !json_object_get(sh->seen, w->keys[i]);
+    if (ask)
+        drift_request_reconcile(w);
+}
+
+bool drift_shared_probes_differ(drift_watch *w)
+{
+    drift_shared *sh = w->sub;
+    return sh && sh->synced && w->synced && drift_watch_probes_differ(w, sh->seen, sh->probed);
 }
 
 bool drift_shared_attach(drift_watch *w)
@@ -205,14 +216,14 @@ bool drift_shared_attach(drift_watch *w)
     w->covered = true;
     w->synced = false;
     if (sh->synced) {
-        /* Joining a running watch: deletions it saw count, absences do not (see top). */
+        /* Joining a running watch: deletions it saw count, absences do not (see top); nor
+         * do the probes of objects it has not seen yet. */
         w->synced = true;
-        for (size_t i = 0; i < w->nkeys; i++) {
-            if (json_object_get(sh->gone, w->keys[i])) {
-                drift_request_reconcile(w);
-                break;
-            }
-        }
+        bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed);
+        for (size_t i = 0; i < w->nkeys && !ask; i++)
+            ask = json_object_get(sh->gone, w->keys[i]) != NULL;
+        if (ask)
+            drift_request_reconcile(w);
     }
     return true;
 }
@@ -290,6 +301,7 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
     uint64_t now = uv_now(sh->d->loop);
     if (type == KUBE_WATCH_DELETED) {
         json_object_del(sh->seen, key);
+        json_object_del(sh->probed, key);
         if (json_object_size(sh->gone) >= 256) { /* forget old deletions now and then */
             const char *k;
             json_t *v, *tmp;
@@ -308,13 +320,15 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
     json_t *old = json_object_get(sh->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(sh->seen, key, json_integer(h));
+    uint64_t digest = sh->d->ignore_probes ? 0 : probe_digest(obj);
+    uint64_t prev = drift_probed_set(sh->probed, key, digest);
+    drift_watch *w = sh->synced ? target(sh, obj) : NULL;
+    /* ADDED after the sync is an object coming (back) with our labels: our own apply; its
+     * probes count all the same (drift_watch.c). */
+    if (w && w->synced &&
+        ((type == KUBE_WATCH_MODIFIED && changed) || drift_watch_probe_changed(w, key, prev, digest)))
+        drift_request_reconcile(w);
     free(key);
-    /* ADDED after the sync is an object coming (back) with our labels: our own apply. */
-    if (sh->synced && type == KUBE_WATCH_MODIFIED && changed) {
-        drift_watch *w = target(sh, obj);
-        if (w && w->synced)
-            drift_request_reconcile(w);
-    }
 }
 
 void drift_shared_synced(drift_shared *sh)

@@ -13,6 +13,7 @@
 
 #include "drift_internal.h"
 #include "olm_log.h"
+#include "probe.h"
 
 /* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
  * leave drift to the periodic repair). */
@@ -72,7 +73,9 @@ static void watch_free(drift_watch *w)
     free(w->resource);
     free(w->ns);
     drift_keys_free(w->keys, w->nkeys);
+    free(w->probes);
     json_decref(w->seen);
+    json_decref(w->probed);
     free(w->last_error);
     free(w);
 }
@@ -119,7 +122,9 @@ void drift_watch_release(drift_watch *w)
 drift_watch *drift_watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
 {
     drift_watch *w = calloc(1, sizeof *w);
-    if (!w || !(w->seen = json_object())) {
+    if (!w || !(w->seen = json_object()) || !(w->probed = json_object())) {
+        if (w)
+            json_decref(w->seen);
         free(w);
         return NULL;
     }
@@ -129,11 +134,13 @@ drift_watch *drift_watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
     w->resource = p->resource;
     w->ns = p->ns;
     w->keys = p->keys;
+    w->probes = p->probes;
     w->nkeys = p->nkeys;
     p->path = NULL;
     p->resource = NULL;
     p->ns = NULL;
     p->keys = NULL;
+    p->probes = NULL;
     p->nkeys = 0;
     w->cfg = e->cfg;
     e->cfg->refs++;
@@ -146,6 +153,7 @@ void drift_watch_start_own(drift_watch *w)
     w->covered = false;
     w->synced = false;
     json_object_clear(w->seen);
+    json_object_clear(w->probed);
     olm_error err;
     char *sel = drift_selector(w->ext->name);
     if (!sel) {
@@ -166,6 +174,70 @@ void drift_request_reconcile(drift_watch *w)
     w->d->cb.enqueue_after(w->ext->name, w->d->coalesce_ms, w->d->cb.data);
 }
 
+/* ------------------------------------------------------------ probes (drift.h) */
+
+uint64_t drift_probed_get(const json_t *probed, const char *key)
+{
+    const json_t *v = json_object_get(probed, key);
+    return v ? (uint64_t)json_integer_value(v) : PROBE_DIGEST_PASS;
+}
+
+uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest)
+{
+    uint64_t prev = drift_probed_get(probed, key);
+    if (digest == PROBE_DIGEST_PASS)
+        json_object_del(probed, key);
+    else if (digest != 0)
+        json_object_set_new(probed, key, json_integer((json_int_t)digest));
+    return prev;
+}
+
+/* w's expected digest of `key`, NULL when `key` is not one of its recorded objects. */
+static uint64_t *expected(drift_watch *w, const char *key)
+{
+    for (size_t i = 0; i < w->nkeys; i++)
+        if (strcmp(w->keys[i], key) == 0)
+            return w->probes ? &w->probes[i] : NULL;
+    return NULL;
+}
+
+bool drift_watch_probe_changed(drift_watch *w, const char *key, uint64_t prev, uint64_t now)
+{
+    uint64_t *exp = now ? expected(w, key) : NULL;
+    if (!exp)
+        return false;
+    uint64_t told = *exp ? *exp : prev;
+    if (now == told)
+        return false;
+    *exp = now;
+    return true;
+}
+
+bool drift_watch_probes_differ(drift_watch *w, const json_t *seen, const json_t *probed)
+{
+    bool differ = false;
+    for (size_t i = 0; w->probes && !w->d->ignore_probes && i < w->nkeys; i++) {
+        if (!w->probes[i] || !json_object_get(seen, w->keys[i]))
+            continue; /* unknown, or not seen (a missing object is the missing check's) */
+        uint64_t now = drift_probed_get(probed, w->keys[i]);
+        if (now != w->probes[i]) {
+            w->probes[i] = now;
+            differ = true;
+        }
+    }
+    return differ;
+}
+
+void drift_watch_recheck(drift_watch *w)
+{
+    if (!w->ext)
+        return;
+    bool differ = w->covered ? drift_shared_probes_differ(w)
+                             : w->synced && drift_watch_probes_differ(w, w->seen, w->probed);
+    if (differ)
+        drift_request_reconcile(w);
+}
+
 void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const json_t *obj)
 {
     if (!w->ext)
@@ -175,6 +247,7 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
         return;
     if (type == KUBE_WATCH_DELETED) {
         json_object_del(w->seen, key);
+        json_object_del(w->probed, key);
         if (w->synced)
             drift_request_reconcile(w);
         free(key);
@@ -184,9 +257,13 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
     json_t *old = json_object_get(w->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(w->seen, key, json_integer(h));
+    uint64_t digest = w->d->ignore_probes ? 0 : probe_digest(obj);
+    uint64_t prev = drift_probed_set(w->probed, key, digest);
+    /* ADDED after the sync is an object coming (back) with our labels: our own apply.  Its
+     * probes count all the same (a status the extension's condition does not show yet). */
+    bool ask = w->synced && ((type == KUBE_WATCH_MODIFIED && changed) || drift_watch_probe_changed(w, key, prev, digest));
     free(key);
-    /* ADDED after the sync is an object coming (back) with our labels: our own apply. */
-    if (w->synced && type == KUBE_WATCH_MODIFIED && changed)
+    if (ask)
         drift_request_reconcile(w);
 }
 
@@ -200,13 +277,13 @@ void drift_watch_own_synced(drift_watch *w)
     if (w->synced)
         return; /* a relist: its differences came as events */
     w->synced = true;
-    /* An object deleted between the apply and this LIST raised no event. */
-    for (size_t i = 0; i < w->nkeys; i++) {
-        if (!json_object_get(w->seen, w->keys[i])) {
-            drift_request_reconcile(w);
-            break;
-        }
-    }
+    /* An object deleted between the apply and this LIST raised no event; one whose status
+     * changed what its probes say (a Deployment turned available) raised none either. */
+    bool ask = drift_watch_probes_differ(w, w->seen, w->probed);
+    for (size_t i = 0; i < w->nkeys && !ask; i++)
+        ask = !json_object_get(w->seen, w->keys[i]);
+    if (ask)
+        drift_request_reconcile(w);
 }
 
 static void halt_all(drift_ext *e)
@@ -262,7 +339,9 @@ drift_watch *drift_watch_replace(drift_watch *w)
 {
     drift_ext *e = w->ext;
     drift_watch *n = calloc(1, sizeof *n);
-    if (!n || !(n->seen = json_object())) {
+    if (!n || !(n->seen = json_object()) || !(n->probed = json_object())) {
+        if (n)
+            json_decref(n->seen);
         free(n);
         return NULL;
     }
@@ -272,9 +351,11 @@ drift_watch *drift_watch_replace(drift_watch *w)
     n->resource = w->resource;
     n->ns = w->ns;
     n->keys = w->keys;
+    n->probes = w->probes;
     n->nkeys = w->nkeys;
     w->path = w->resource = w->ns = NULL;
     w->keys = NULL;
+    w->probes = NULL;
     w->nkeys = 0;
     n->sub = w->sub; /* the subscription moves over, its count unchanged */
     w->sub = NULL;

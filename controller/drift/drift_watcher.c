@@ -171,12 +171,17 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
             continue;
         }
         drift_keys_free(w->keys, w->nkeys);
+        free(w->probes);
         w->keys = p->keys;
+        w->probes = p->probes;
         w->nkeys = p->nkeys;
         p->keys = NULL;
+        p->probes = NULL;
         p->nkeys = 0;
         free(p->path);
         p->path = NULL; /* handled */
+        /* What the reconcile saw may already be old: its status written, the watch has seen more. */
+        drift_watch_recheck(w);
         pp = &w->next;
     }
     for (size_t i = 0; i < s->npaths; i++) {
@@ -272,6 +277,7 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
     d->per_extension_only = opts && opts->per_extension_only;
+    d->ignore_probes = opts && opts->ignore_probes;
     if (!(d->by_name = json_object())) {
         free(d);
         olm_error_set(err, "out of memory");

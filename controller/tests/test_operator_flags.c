@@ -149,6 +149,7 @@ static void test_feature_gates(void **state)
     assert_false(f.gate_boxcutter || f.gate_bundle_release);
     assert_int_equal(f.cert_mode, CE_CERT_AUTO);
     assert_false(f.ignore_service_account); /* a named ServiceAccount is used by default */
+    assert_true(f.available_condition);     /* Available from the probes, without upstream's gate */
     assert_string_equal(f.common.health_addr, "127.0.0.1:8081");
     setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1); /* in a Pod: upstream's default, as its probes expect */
     assert_int_equal(PARSE(&f, "--check-flags"), 0);
@@ -158,6 +159,8 @@ static void test_feature_gates(void **state)
     unsetenv("KUBERNETES_SERVICE_HOST");
     assert_int_equal(PARSE(&f, "--ignore-service-account"), 0);
     assert_true(f.ignore_service_account);
+    assert_int_equal(PARSE(&f, "--available-condition=false"), 0);
+    assert_false(f.available_condition);
     int lines = 0;
     operator_flags_unbuilt_gates(&f, collect_line, &lines);
     assert_int_equal(lines, 0);

@@ -12,6 +12,9 @@ leader election, and talk HTTPS to each other through catalogd's Service. Then:
 * operator-controller (a Pod) resolves through it, trusting catalogd by --catalogd-cas-dir; the
   demo package installs and its Deployment's Pod runs a real container (images/demo-operator,
   which logs its version), upgrades 0.1.0 -> 0.2.0 -> 1.0.0, and uninstalls;
+* health (issue 26 item 5): an extension whose Deployment's container turns unready (a
+  readinessProbe on a file the test removes with `kubectl exec`) reports Available
+  False/ProbeFailure naming the Deployment, then True/ProbesSucceeded once it is ready again;
 * /metrics of both daemons through their Services;
 * faults: catalogd runs 2 replicas and both serve: its leader Pod deleted -> replaced, serves
   again, the install untouched; its leader force-deleted while a client polls the Service -> the
@@ -42,6 +45,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import olmv1_bundles
 from conftest import REPO
 from olmv1_e2e import poll
 
@@ -317,6 +321,155 @@ def test_extension_upgrades_along_the_channel(cluster, demo_catalog):
         wait_running_version(cluster, version)
     cm = cluster.json("-n", DEMO_NS, "get", "configmap", f"{PKG}-config")
     assert cm["data"]["version"] == "1.0.0"
+
+
+# ---------------------------------------------------------------- health: Available from the probes
+
+
+HEALTH_PKG = "olmv1-health-probe"
+HEALTH_NS = "olmv1-health"
+HEALTH_CATALOG = "health-operators"
+HEALTH_DEPLOYMENT = f"{HEALTH_PKG}-manager"  # olmv1_bundles names it so
+
+
+@pytest.fixture(scope="module")
+def health_catalog(cluster, deployed, tmp_path_factory):
+    """A package whose Deployment runs busybox with a readinessProbe on /tmp/ready (made at start),
+    as upstream's e2e operator does: `kubectl exec POD -- rm /tmp/ready` makes its one Pod unready,
+    `touch` ready again.  Its image, bundle and catalog at the registry address Pods reach, a
+    ClusterCatalog, the namespace and an installer ServiceAccount (bound to cluster-admin: RBAC is
+    not what this tests)."""
+    busybox = shutil.which("busybox")
+    if not busybox:
+        pytest.skip("busybox (busybox-static) not installed: no image with a shell for the readiness probe")
+    reg = cluster.env["OLMV1_NODE_REGISTRY"]
+    env = dict(os.environ, OLMV1_INSECURE_REGISTRIES=reg)
+    root = tmp_path_factory.mktemp("health")
+
+    def push(*args):
+        proc = subprocess.run([OLMV1, *map(str, args)], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"olmv1 {' '.join(map(str, args))}: {proc.stderr}"
+        return proc.stdout.strip()
+
+    img = root / "image"
+    (img / "bin").mkdir(parents=True)
+    shutil.copy(busybox, img / "bin" / "busybox")
+    for applet in ("sh", "sleep", "touch", "rm", "test", "mkdir"):
+        (img / "bin" / applet).symlink_to("busybox")
+    image = push("image", "push", "-q", img, f"{reg}/e2e/health-workload:1", "--entrypoint", "/bin/sh")
+
+    def probe_on_a_file(csv):
+        pod = csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]
+        pod["containers"][0].update({
+            "command": ["/bin/sh", "-c", "mkdir -p /tmp && touch /tmp/ready && exec sleep 100000"],
+            "readinessProbe": {"exec": {"command": ["/bin/test", "-f", "/tmp/ready"]},
+                               "periodSeconds": 1, "failureThreshold": 1},
+        })
+        pod["terminationGracePeriodSeconds"] = 1
+    bundle = olmv1_bundles.write_bundle(root, HEALTH_PKG, "1.0.0", image=image, cluster_rules=None,
+                                        pod_service_account="default", csv_hook=probe_on_a_file)
+    images = {"1.0.0": push("bundle", "push", "-q", bundle, f"{reg}/e2e/health-bundle:v1.0.0")}
+    catalog = olmv1_bundles.write_catalog(root / "catalog", HEALTH_PKG, images, ("1.0.0",))
+    push("catalog", "push", "-q", catalog, f"{reg}/e2e/health-operators:latest")
+    cluster.kubectl("apply", "-f", "-", input={
+        "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterCatalog", "metadata": {"name": HEALTH_CATALOG},
+        "spec": {"source": {"type": "Image", "image": {"ref": f"{reg}/e2e/health-operators:latest"}}}})
+    cluster.kubectl("create", "namespace", HEALTH_NS)
+    cluster.kubectl("-n", HEALTH_NS, "create", "serviceaccount", "health-installer")
+    cluster.kubectl("create", "clusterrolebinding", "health-installer", "--clusterrole=cluster-admin",
+                    f"--serviceaccount={HEALTH_NS}:health-installer")
+    cluster.kubectl("wait", "--for=condition=Serving", "--timeout=180s", f"clustercatalog/{HEALTH_CATALOG}")
+    return HEALTH_CATALOG
+
+
+def _reconciles(cluster, token, ca):
+    """operator-controller's clusterextension reconciles so far (all results), from /metrics."""
+    try:
+        text = cluster.service_get("operator-controller-service", 8443, "/metrics", ca, token=token)
+    except AssertionError:  # a new binding may take a moment (a denial is cached 30 s)
+        return None
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("controller_runtime_reconcile_total{") and 'controller="clusterextension"' in line)
+
+
+def test_available_follows_a_real_container_losing_and_regaining_readiness(cluster, health_catalog, tmp_path):
+    """Issue 26 item 5: Available in the default mode, from the probes, re-evaluated when the
+    workload's readiness changes (the drift watch sees the Deployment's status change what its
+    probe says), not at the next periodic reconcile (5 minutes)."""
+    ca = catalogd_ca(cluster, tmp_path)
+    cluster.kubectl("apply", "-f", "-", input={
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "e2e-health-scraper", "namespace": SYSTEM_NS}})
+    cluster.kubectl("apply", "-f", "-", input={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "e2e-health-scraper"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "operator-controller-metrics-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "e2e-health-scraper", "namespace": SYSTEM_NS}]})
+    token = cluster.kubectl("-n", SYSTEM_NS, "create", "token", "e2e-health-scraper").stdout.strip()
+    poll(lambda: _reconciles(cluster, token, ca) is not None, "operator-controller /metrics with a token",
+         timeout=WAIT)
+    line = f"Object Deployment.apps/v1 {HEALTH_NS}/{HEALTH_DEPLOYMENT}: "
+    try:
+        t0 = time.time()
+        cluster.kubectl("apply", "-f", "-", input={
+            "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension", "metadata": {"name": "health"},
+            "spec": {"namespace": HEALTH_NS, "serviceAccount": {"name": "health-installer"},
+                     "source": {"sourceType": "Catalog", "catalog": {
+                         "packageName": HEALTH_PKG,
+                         "selector": {"matchLabels": {"olm.operatorframework.io/metadata.name": HEALTH_CATALOG}}}}}})
+
+        def condition(ctype):
+            ce = cluster.json("get", "clusterextension", "health")
+            c = next((c for c in ce.get("status", {}).get("conditions", []) if c["type"] == ctype), None)
+            return ce, c
+
+        def available(status, reason):
+            ce, c = condition("Available")
+            if not c or (c["status"], c["reason"]) != (status, reason):
+                pods = cluster.kubectl("-n", HEALTH_NS, "get", "pods", "-o", "wide", check=False).stdout
+                raise AssertionError(f"Available is {c}; Pods:\n{pods}")
+            assert c["observedGeneration"] == ce["metadata"]["generation"], c
+            return c
+        poll(lambda: (condition("Installed")[1] or {}).get("status") == "True", "the extension Installed",
+             timeout=WAIT)
+        installed = time.time() - t0
+        c = poll(lambda: available("True", "ProbesSucceeded"), "Available True once the Pod is ready", timeout=WAIT)
+        assert c["message"] == "Objects are available and pass all probes."
+        ready = time.time() - t0
+
+        pods = [p for p in cluster.json("-n", HEALTH_NS, "get", "pods", "-l", f"app={HEALTH_PKG}")["items"]
+                if not p["metadata"].get("deletionTimestamp")]
+        assert len(pods) == 1, [p["metadata"]["name"] for p in pods]
+        pod = pods[0]["metadata"]["name"]
+        assert pods[0]["spec"]["nodeName"] == cluster.env["OLMV1_NODE_NAME"]
+        before = poll(lambda: _reconciles(cluster, token, ca), "the reconcile count", timeout=60)
+
+        t1 = time.time()
+        cluster.kubectl("-n", HEALTH_NS, "exec", pod, "--", "rm", "/tmp/ready")
+        c = poll(lambda: available("False", "ProbeFailure"), "Available False once the container is unready",
+                 timeout=120)
+        lost = time.time() - t1
+        assert c["message"] == line + '.status.condition["Available"] is False', c["message"]
+        _, inst = condition("Installed")
+        _, prog = condition("Progressing")
+        assert inst["status"] == "True" and (prog["status"], prog["reason"]) == ("True", "Succeeded"), (inst, prog)
+
+        t2 = time.time()
+        cluster.kubectl("-n", HEALTH_NS, "exec", pod, "--", "touch", "/tmp/ready")
+        c = poll(lambda: available("True", "ProbesSucceeded"), "Available True again once it is ready", timeout=120)
+        regained = time.time() - t2
+        time.sleep(3)  # anything late would show in the count
+        after = poll(lambda: _reconciles(cluster, token, ca), "the reconcile count", timeout=60)
+        print(f"\nhealth: Installed {installed:.1f}s and Available {ready:.1f}s after the apply; Available False "
+              f"{lost:.1f}s after the readiness file went, True {regained:.1f}s after it came back; "
+              f"{after - before:.0f} ClusterExtension reconciles over the whole cycle")
+        # The periodic repair is 5 minutes away: only the watch can have seen it this soon.
+        assert lost < 60 and regained < 60
+        # One reconcile per flip, a few more at most (our own status write, the other extension):
+        # not one per status write of the Deployment or its Pod.
+        assert after - before <= 8, after - before
+    finally:
+        cluster.kubectl("delete", "clusterextension", "health", "--ignore-not-found", "--timeout=180s", check=False)
 
 
 def test_metrics_are_scraped_through_the_services(cluster, deployed, tmp_path):

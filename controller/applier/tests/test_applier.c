@@ -14,6 +14,7 @@
 #include "fake_apiserver.h"
 #include "applier_internal.h"
 #include "helm_release.h"
+#include "kube_object.h"
 
 /* ------------------------------------------------------------ pure helpers */
 
@@ -670,6 +671,62 @@ static void test_repair_counts(void **state)
     json_decref(objs);
 }
 
+/* applier_ctx.observe: the apply's answers, the reads of the CRD wait (the newest last) and a
+ * repair's reads are handed over, each object's latest state last; the conflict check's reads,
+ * taken before anything is written, are not.
+ * Mutation checks: applier_apply.c crd_established's observe dropped, the apply's answer not
+ * observed, applier_repair.c the unchanged GET or the repair's answer not observed: each seen
+ * failing this test. */
+typedef struct seen_objects {
+    char kinds[32][64];
+    json_t *last_crd;
+    int n;
+} seen_objects;
+
+static void observe(void *data, const json_t *live)
+{
+    seen_objects *s = data;
+    const char *kind = json_string_value(json_object_get(live, "kind"));
+    if (s->n < 32)
+        snprintf(s->kinds[s->n++], sizeof s->kinds[0], "%s", kind ? kind : "?");
+    if (kind && strcmp(kind, "CustomResourceDefinition") == 0) {
+        json_decref(s->last_crd);
+        s->last_crd = json_deep_copy(live);
+    }
+}
+
+static void test_observe_hands_over_what_apply_and_repair_hold(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    seen_objects seen = {0};
+    f->ctx.observe = observe;
+    f->ctx.observe_data = &seen;
+    json_t *objs = J("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+                     "\"metadata\":{\"name\":\"ws.x.io\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    /* The CRD's apply, its wait's read (Established), the Deployment's apply. */
+    assert_int_equal(seen.n, 3);
+    assert_string_equal(seen.kinds[0], "CustomResourceDefinition");
+    assert_string_equal(seen.kinds[1], "CustomResourceDefinition");
+    assert_string_equal(seen.kinds[2], "Deployment");
+    assert_true(kube_object_condition_is(seen.last_crd, "Established", "True"));
+    /* A repair: the read of each object left alone, and the answer of the one put back. */
+    seen.n = 0;
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
+    assert_int_equal(seen.n, 2);
+    assert_true(fake_apiserver_remove(f->api, "/apis/apps/v1/namespaces/ns/deployments/d"));
+    seen.n = 0;
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
+    assert_int_equal(seen.n, 2);
+    assert_string_equal(seen.kinds[1], "Deployment");
+    json_decref(seen.last_crd);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
 /* The apiserver's defaults (a container's terminationMessagePath, a port's protocol) and a
  * null we render (a pod template's creationTimestamp) are no drift: no apply is sent.  A
  * changed image, or one container more, is. */
@@ -718,6 +775,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_upgrade_records_what_it_created, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_prune_hands_out_the_written_record, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_observe_hands_over_what_apply_and_repair_hold, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_uninstall_without_identity, fx_setup, fx_teardown),

@@ -237,6 +237,8 @@ clusterextension_reconciler *ce_fixture_reconciler(ce_fixture *f)
         .cache_dir = f->cache_dir,
         .tokens = f->tokens,
         .deadline_minute_ms = f->deadline_minute_ms,
+        .drift = f->drift,
+        .no_available_condition = f->no_available_condition,
     };
     olm_error err;
     f->r = clusterextension_reconciler_new(&cfg, &err);
@@ -306,6 +308,8 @@ static void on_closed(void *data)
 int ce_fixture_teardown(void **state)
 {
     ce_fixture *f = *state;
+    if (f->drift) /* a test that failed before stopping its watcher */
+        drift_watcher_stop(f->drift, NULL, NULL);
     clusterextension_reconciler_free(f->r);
     clusterextension_token_cache_free(f->tokens);
     kube_client_free(f->admin);

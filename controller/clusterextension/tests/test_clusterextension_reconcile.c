@@ -46,6 +46,27 @@
  *   clusterextension_reconcile.c:404  NotFound not "gone" (`if (0)`) -> test_extension_gone
  *   clusterextension_reconcile.c:353  every failure KUBE_WQ_ERROR -> test_invalid_config_is_terminal
  *   clusterextension_reconcile.c:366  status write failure ignored (`&& 0`) -> test_status_conflict_retries
+ *
+ * Available (the probes over what the apply, repair or maintain saw; clusterextension_available.c):
+ * from the first install on, following the Deployment's status both ways, with no request of its
+ * own; left as it was when a reconcile stops before its apply; in maintain mode read from the
+ * cluster; and the digests the drift watcher compares reach it.  Mutation checks:
+ *   clusterextension_steps.c  `run->probed = true` after the apply dropped
+ *       -> test_available_follows_the_deployment
+ *   clusterextension_reconcile.c  `.observe = clusterextension_observe` dropped (NULL)
+ *       -> test_available_follows_the_deployment
+ *   applier_repair.c  the GET of an object left alone not observed -> test_available_follows_the_deployment
+ *   applier_apply.c  the apply's answer not observed -> test_available_follows_the_deployment
+ *   clusterextension_available.c  observe: an extra GET of each object (as a probe that reads)
+ *       -> test_available_follows_the_deployment (two GETs of the Deployment)
+ *   clusterextension_reconcile.c  `.available = run->probed ? &avail : NULL` -> always &avail
+ *       -> test_available_kept_when_the_reconcile_fails
+ *   clusterextension_steps.c  maintain: clusterextension_probe_recorded not called
+ *       -> test_available_in_maintain_mode
+ *   clusterextension_available.c  probe_recorded: NotFound read as "leave it" (`return -1`)
+ *       -> test_available_in_maintain_mode
+ *   clusterextension_drift_post.c  digests not passed (NULL) -> test_probe_digests_reach_the_drift_watcher
+ *   clusterextension_reconcile.c  `.no_available = ...` dropped -> test_available_condition_turned_off
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -438,6 +459,203 @@ static void test_status_conflict_retries(void **state)
     assert_string_equal(installed_bundle(f), CE_V1);
 }
 
+/* ------------------------------------------------------------ Available */
+
+#define DEPLOYMENT_LINE "Object Deployment.apps/v1 " CE_NS "/pkg-operator: "
+
+/* The Deployment controller's part: a status for the stored Deployment, at its generation. */
+static void deployment_status(ce_fixture *f, const char *available)
+{
+    json_t *d = fake_apiserver_object(f->api, DEPLOYMENT_PATH);
+    assert_non_null(d);
+    const json_t *gen = json_object_get(json_object_get(d, "metadata"), "generation");
+    json_object_set_new(d, "status",
+                        json_pack("{s:I, s:i, s:i, s:[{s:s, s:s, s:s}]}", "observedGeneration",
+                                  json_is_integer(gen) ? json_integer_value(gen) : (json_int_t)0, "replicas", 1,
+                                  "updatedReplicas", 1, "conditions", "type", "Available", "status", available, "reason",
+                                  strcmp(available, "True") == 0 ? "MinimumReplicasAvailable"
+                                                                 : "MinimumReplicasUnavailable"));
+}
+
+static void assert_available(ce_fixture *f, const char *status, const char *reason, const char *message)
+{
+    const char *s = ce_fixture_condition_field(f, "Available", "status");
+    const char *r = ce_fixture_condition_field(f, "Available", "reason");
+    const char *m = ce_fixture_condition_field(f, "Available", "message");
+    if (strcmp(s, status) != 0 || strcmp(r, reason) != 0 || strcmp(m, message) != 0)
+        fail_msg("Available is %s/%s \"%s\", want %s/%s \"%s\"", s, r, m, status, reason, message);
+}
+
+static void test_available_follows_the_deployment(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    /* Applied, not available: no controller has written the Deployment's status yet. */
+    assert_available(f, "False", "ProbeFailure", DEPLOYMENT_LINE "missing .status.conditions");
+    assert_int_equal(json_integer_value(json_object_get(ce_fixture_condition(f, "Available"), "observedGeneration")), 1);
+    /* The probe judged the apply's answer: the one GET of the Deployment is the conflict check's. */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", DEPLOYMENT_PATH, NULL), 1);
+    assert_progressing(f, "True", "Succeeded");
+
+    deployment_status(f, "True");
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    /* ... and the repair's read: no request of its own. */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", DEPLOYMENT_PATH, NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", NULL, NULL), 0);
+
+    /* It loses readiness, then recovers. */
+    deployment_status(f, "False");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "False", "ProbeFailure", DEPLOYMENT_LINE ".status.condition[\"Available\"] is False");
+    assert_progressing(f, "True", "Succeeded"); /* installed as wanted: only unavailable */
+    deployment_status(f, "True");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    /* Nothing changed: nothing written. */
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+}
+
+static void test_available_kept_when_the_reconcile_fails(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    assert_available(f, "False", "ProbeFailure", DEPLOYMENT_LINE "missing .status.conditions");
+    deployment_status(f, "True");
+    /* A new generation that does not resolve (the catalog still matches: no fallback). */
+    json_t *ce = fake_apiserver_object(f->api, CE_PATH);
+    json_object_set_new(json_object_get(json_object_get(json_object_get(ce, "spec"), "source"), "catalog"), "version",
+                        json_string("9.9.9"));
+    json_object_set_new(json_object_get(ce, "metadata"), "generation", json_integer(2));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_progressing(f, "True", "Retrying");
+    /* Nothing was read: Available says what the last apply saw, at its generation. */
+    assert_available(f, "False", "ProbeFailure", DEPLOYMENT_LINE "missing .status.conditions");
+    assert_int_equal(json_integer_value(json_object_get(ce_fixture_condition(f, "Available"), "observedGeneration")), 1);
+}
+
+static void test_available_condition_turned_off(void **state)
+{
+    ce_fixture *f = *state;
+    f->no_available_condition = true; /* --available-condition=false */
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    /* One written before (by this controller with the condition on): it goes. */
+    json_object_set_new(fake_apiserver_object(f->api, CE_PATH), "status",
+                        json_pack("{s:[{s:s, s:s, s:s, s:s, s:s, s:i}]}", "conditions", "type", "Available", "status",
+                                  "True", "reason", "ProbesSucceeded", "message", "x", "lastTransitionTime", "t",
+                                  "observedGeneration", 1));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_null(ce_fixture_condition(f, "Available"));
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "True");
+    deployment_status(f, "False");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_null(ce_fixture_condition(f, "Available"));
+}
+
+static void test_available_in_maintain_mode(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    ce_fixture_unpullable(f);
+    deployment_status(f, "True");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    /* Nothing puts a deleted object back in maintain mode: it is not available. */
+    assert_true(fake_apiserver_remove(f->api, DEPLOYMENT_PATH));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "False", "ProbeFailure", DEPLOYMENT_LINE "not found");
+    assert_progressing(f, "True", "Succeeded");
+}
+
+/* A drift watcher on the fixture's loop whose watches are handed to the test. */
+typedef struct fake_drift {
+    char path[8][128];
+    drift_watch *w[8];
+    int n, enqueued;
+} fake_drift;
+
+static void *fd_start(void *data, const kube_config *cfg, const char *path, const char *selector, drift_watch *w,
+                      olm_error *err)
+{
+    (void)cfg;
+    (void)selector;
+    fake_drift *fd = data;
+    if (fd->n >= 8) {
+        olm_error_set(err, "too many watches");
+        return NULL;
+    }
+    snprintf(fd->path[fd->n], sizeof fd->path[0], "%s", path);
+    fd->w[fd->n] = w;
+    return &fd->w[fd->n++];
+}
+
+static void fd_stop(void *data, void *handle, void (*closed)(void *), void *cdata)
+{
+    (void)data;
+    (void)handle;
+    closed(cdata);
+}
+
+static void fd_enqueue(const char *ext, uint64_t delay_ms, void *data)
+{
+    (void)delay_ms;
+    assert_string_equal(ext, CE_NAME);
+    ((fake_drift *)data)->enqueued++;
+}
+
+static drift_watch *fd_watch(fake_drift *fd, const char *path)
+{
+    for (int i = fd->n - 1; i >= 0; i--)
+        if (strcmp(fd->path[i], path) == 0)
+            return fd->w[i];
+    fail_msg("no watch of %s", path);
+    return NULL;
+}
+
+/* The stored Deployment as a watch event reports it. */
+static void fd_event(fake_drift *fd, kube_watch_event_type t, ce_fixture *f)
+{
+    drift_watch_event(fd_watch(fd, "/apis/apps/v1/deployments"), t, fake_apiserver_object(f->api, DEPLOYMENT_PATH));
+}
+
+static void test_probe_digests_reach_the_drift_watcher(void **state)
+{
+    ce_fixture *f = *state;
+    fake_drift fd = {0};
+    kube_config base = {.server = "http://127.0.0.1:9"};
+    drift_backend be = {fd_start, fd_stop, &fd};
+    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
+    olm_error err;
+    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
+    assert_non_null(f->drift);
+    install_v1(f); /* posts its kinds, token and what the probes saw */
+    drift_watcher_flush(f->drift);
+    /* The Deployment turned available between the apply and the watch's LIST: no event says
+     * so, the digest the reconcile posted does. */
+    deployment_status(f, "True");
+    fd_event(&fd, KUBE_WATCH_ADDED, f);
+    assert_int_equal(fd.enqueued, 0);
+    drift_watch_synced(fd_watch(&fd, "/apis/apps/v1/deployments"));
+    assert_int_equal(fd.enqueued, 1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    drift_watcher_flush(f->drift);
+    assert_int_equal(fd.enqueued, 1); /* the post says what the watch saw */
+    fd_event(&fd, KUBE_WATCH_MODIFIED, f); /* another write of the same status: nothing */
+    assert_int_equal(fd.enqueued, 1);
+    deployment_status(f, "False");
+    fd_event(&fd, KUBE_WATCH_MODIFIED, f);
+    assert_int_equal(fd.enqueued, 2);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, ce_fixture_setup, ce_fixture_teardown)
 
 int main(void)
@@ -465,6 +683,11 @@ int main(void)
         T(test_progress_deadline),
         T(test_invalid_config_is_terminal),
         T(test_status_conflict_retries),
+        T(test_available_follows_the_deployment),
+        T(test_available_kept_when_the_reconcile_fails),
+        T(test_available_in_maintain_mode),
+        T(test_available_condition_turned_off),
+        T(test_probe_digests_reach_the_drift_watcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,18 @@
 /* ClusterExtension status computation (clusterextension.h): condition types,
  * reasons and exact messages of §1.1/§2.2/§2.3, lastTransitionTime semantics, message
- * cleaning and truncation. */
+ * cleaning and truncation; Available's transitions (set from the probes, kept when they did
+ * not run, removed with the last bundle).
+ *
+ * Mutation checks of Available (production line broken, test seen failing, line restored):
+ *   clusterextension_status.c  set_available_condition not called -> test_available_transitions
+ *   clusterextension_status.c  `if (!in->available) return 0;` -> set True anyway
+ *       -> test_available_kept_when_not_probed
+ *   clusterextension_status.c  removal skipped (`if (!in->installed)` branch returns 0 at once)
+ *       -> test_available_removed_when_nothing_is_installed
+ *   clusterextension_status.c  `if (in->installed_error) return 0;` dropped
+ *       -> test_available_removed_when_nothing_is_installed
+ *   clusterextension_status.c  ProbeFailure message "" instead of the failures -> test_available_transitions
+ *   clusterextension_status.c  `|| in->no_available` dropped -> test_available_turned_off_is_removed */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,6 +225,105 @@ static void test_message_clean(void **state)
     free(m);
 }
 
+/* ------------------------------------------------------------ Available */
+
+static void test_available_transitions(void **state)
+{
+    (void)state;
+    clusterextension_installed_bundle b = {"p.v1", "1.0.0", "img"};
+    clusterextension_availability failing = {false, "Object Deployment.apps/v1 ns/mgr: .status.condition[\"Available\"] "
+                                                    "is False\nObject CustomResourceDefinition.apiextensions.k8s.io/v1 "
+                                                    "/w.example.com: .status.condition[\"Established\"] is False"};
+    clusterextension_status_input in = {.generation = 3, .now = "2024-01-01T00:00:00Z", .installed = &b,
+                                        .available = &failing};
+    json_t *s1 = clusterextension_status_compute(NULL, &in, NULL);
+    expect_cond(s1, "Available", "False", "ProbeFailure", failing.failures, 3);
+    /* Next to Installed. */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(s1, "conditions"), 1), "type")),
+                        "Available");
+    /* Recovered: True, with upstream's reason and message, a new transition time. */
+    clusterextension_availability ok = {true, NULL};
+    in.available = &ok;
+    in.now = "2024-01-02T00:00:00Z";
+    in.generation = 4;
+    json_t *s2 = clusterextension_status_compute(s1, &in, NULL);
+    expect_cond(s2, "Available", "True", "ProbesSucceeded", "Objects are available and pass all probes.", 4);
+    assert_string_equal(ltt(s2, "Available"), "2024-01-02T00:00:00Z");
+    /* Unavailable again, then another failure message: the time is that of the transition. */
+    clusterextension_availability f1 = {false, "Object Deployment.apps/v1 ns/mgr: missing .status.conditions"};
+    in.available = &f1;
+    in.now = "2024-01-03T00:00:00Z";
+    json_t *s3 = clusterextension_status_compute(s2, &in, NULL);
+    expect_cond(s3, "Available", "False", "ProbeFailure", f1.failures, 4);
+    in.available = &failing;
+    in.now = "2024-01-04T00:00:00Z";
+    json_t *s4 = clusterextension_status_compute(s3, &in, NULL);
+    expect_cond(s4, "Available", "False", "ProbeFailure", failing.failures, 4);
+    assert_string_equal(ltt(s4, "Available"), "2024-01-03T00:00:00Z");
+    json_decref(s1);
+    json_decref(s2);
+    json_decref(s3);
+    json_decref(s4);
+}
+
+static void test_available_kept_when_not_probed(void **state)
+{
+    (void)state;
+    clusterextension_installed_bundle b = {"p.v1", "1.0.0", "img"};
+    clusterextension_availability failing = {false, "Object Deployment.apps/v1 ns/mgr: .status outdated"};
+    clusterextension_status_input in = {.generation = 1, .now = "t1", .installed = &b, .available = &failing};
+    json_t *s1 = clusterextension_status_compute(NULL, &in, NULL);
+    /* A reconcile that stopped before its apply (a new generation that does not resolve). */
+    in.available = NULL;
+    in.generation = 2;
+    in.now = "t2";
+    in.progress = CE_PROGRESS_RETRYING;
+    in.progress_message = "no bundles found";
+    json_t *s2 = clusterextension_status_compute(s1, &in, NULL);
+    expect_cond(s2, "Available", "False", "ProbeFailure", failing.failures, 1);
+    json_decref(s1);
+    json_decref(s2);
+}
+
+static void test_available_turned_off_is_removed(void **state)
+{
+    (void)state;
+    clusterextension_installed_bundle b = {"p.v1", "1.0.0", "img"};
+    clusterextension_availability ok = {true, NULL};
+    clusterextension_status_input in = {.generation = 1, .now = "t1", .installed = &b, .available = &ok};
+    json_t *s1 = clusterextension_status_compute(NULL, &in, NULL);
+    in.available = NULL;
+    in.no_available = true;
+    json_t *s2 = clusterextension_status_compute(s1, &in, NULL);
+    assert_null(cond(s2, "Available"));
+    expect_cond(s2, "Installed", "True", "Succeeded", NULL, 1);
+    json_decref(s1);
+    json_decref(s2);
+}
+
+static void test_available_removed_when_nothing_is_installed(void **state)
+{
+    (void)state;
+    clusterextension_installed_bundle b = {"p.v1", "1.0.0", "img"};
+    clusterextension_availability ok = {true, NULL};
+    clusterextension_status_input in = {.generation = 1, .now = "t1", .installed = &b, .available = &ok};
+    json_t *s1 = clusterextension_status_compute(NULL, &in, NULL);
+    expect_cond(s1, "Available", "True", "ProbesSucceeded", NULL, 1);
+    /* The installed state cannot be read: nothing is known, the condition stays. */
+    clusterextension_status_input unknown = {.generation = 1, .now = "t2", .installed_error = "forbidden",
+                                             .progress = CE_PROGRESS_RETRYING, .progress_message = "retrying"};
+    json_t *s2 = clusterextension_status_compute(s1, &unknown, NULL);
+    expect_cond(s2, "Available", "True", "ProbesSucceeded", NULL, 1);
+    /* Nothing installed: it goes, even when probes are given. */
+    in.installed = NULL;
+    json_t *s3 = clusterextension_status_compute(s2, &in, NULL);
+    assert_null(cond(s3, "Available"));
+    expect_cond(s3, "Installed", "False", "Failed", "No bundle installed", 1);
+    json_decref(s1);
+    json_decref(s2);
+    json_decref(s3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +332,10 @@ int main(void)
         cmocka_unit_test(test_transition_time),   cmocka_unit_test(test_deprecation_conditions),
         cmocka_unit_test(test_message_clean),
         cmocka_unit_test(test_cert_choose),
+        cmocka_unit_test(test_available_transitions),
+        cmocka_unit_test(test_available_kept_when_not_probed),
+        cmocka_unit_test(test_available_removed_when_nothing_is_installed),
+        cmocka_unit_test(test_available_turned_off_is_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,26 @@
  * private libuv loop: no enqueue during the initial list, enqueue on delete / real
  * modification after it, a missing expected object, re-creation on new kinds or a new
  * token, 403 and 401 handling, the refresh timer, posts from another thread, forget
- * and stop. */
+ * and stop; and the probe trigger (drift.h): a status write that changes what an object's
+ * probes say enqueues its extension, one that does not enqueues nothing, whether the watch
+ * is its own or shared, after the sync, at the sync, and at a post.
+ *
+ * Mutation checks of the probe trigger (production line broken, test seen failing, restored):
+ *   drift_watch.c  own event: `|| drift_watch_probe_changed(...)` dropped
+ *       -> test_probe_change_after_sync_enqueues, test_probe_unknown_compares_with_the_previous_state
+ *   drift_watch.c  drift_watch_probe_changed: `*exp = now` dropped (not counted as told)
+ *       -> test_probe_change_after_sync_enqueues
+ *   drift_watch.c  drift_watch_probe_changed: `told = *exp ? *exp : prev` -> `told = prev`
+ *       -> test_shared_joining_compares_probes
+ *   drift_watch.c  own sync: drift_watch_probes_differ not called -> test_probe_changed_before_the_watch_listed
+ *   drift_watcher.c  apply_spec: drift_watch_recheck not called -> test_post_behind_what_the_watch_saw
+ *   drift_watch.c  expected(): every key matches (`return &w->probes[0]`) -> test_probe_of_unrecorded_objects_ignored
+ *   drift_shared.c  event: probe change not looked at -> test_shared_probe_change_goes_to_the_owner
+ *   drift_shared.c  attach to a synced watch: probes not compared -> test_shared_joining_compares_probes
+ *   drift_shared.c  check_expected: probes not compared -> test_shared_probe_change_goes_to_the_owner
+ *   drift_paths.c  add_key: the digest not kept (`probes[n] = 0`) -> test_paths_carry_the_probe_digests
+ *   drift_watch.c  own event / drift_watch_probes_differ: ignore_probes not looked at
+ *       -> test_probes_ignored_when_asked */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +35,7 @@
 #include <unistd.h>
 
 #include "drift.h"
+#include "probe.h"
 
 /* ------------------------------------------------------------ the fake backend */
 
@@ -188,14 +208,21 @@ static install_object_ref one_ns_refs[] = {
     {"v1", "ConfigMap", "ops", "cfg2"},
 };
 
-static drift_spec make_spec(const char *ext, const char *token, install_object_ref *refs, size_t n)
+/* A spec with the probe digests `probes` (NULL: unknown) of the reconcile that posts it. */
+static drift_spec make_spec_probed(const char *ext, const char *token, install_object_ref *refs, size_t n,
+                                   const uint64_t *probes)
 {
     install_record rec = {.objects = refs, .nobjects = n};
     drift_spec s = {.extension = strdup(ext), .ns = strdup("ops"), .sa = strdup("installer"),
                        .token = token ? strdup(token) : NULL};
     olm_error err;
-    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), 0);
+    assert_int_equal(drift_spec_paths(&s, &rec, probes, builtin, NULL, &err), 0);
     return s;
+}
+
+static drift_spec make_spec(const char *ext, const char *token, install_object_ref *refs, size_t n)
+{
+    return make_spec_probed(ext, token, refs, n, NULL);
 }
 
 static void test_paths_one_namespace_and_cluster_scoped(void **state)
@@ -238,7 +265,7 @@ static void test_paths_unknown_kind_fails(void **state)
     install_record rec = {.objects = refs, .nobjects = 1};
     drift_spec s = {0};
     olm_error err;
-    assert_int_equal(drift_spec_paths(&s, &rec, builtin, NULL, &err), -1);
+    assert_int_equal(drift_spec_paths(&s, &rec, NULL, builtin, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "drift watch: resolving example.com/v1 Widget"));
     assert_int_equal(s.npaths, 0);
 }
@@ -860,6 +887,223 @@ static void test_watches_use_the_base_ca_file(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* ------------------------------------------------------------ the probe trigger */
+
+/* Deployment ns/mgr of `owner` as a watch reports it: Available `available`, with a status
+ * field the probes do not read (`heartbeat`, as lastUpdateTime). */
+static json_t *deploy(const char *ns, const char *name, const char *owner, const char *available, const char *heartbeat)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:I, s:{s:s, s:s}}, s:{s:i}, "
+                     "s:{s:I, s:i, s:i, s:[{s:s, s:s, s:s}]}}",
+                     "apiVersion", "apps/v1", "kind", "Deployment", "metadata", "name", name, "namespace", ns,
+                     "resourceVersion", heartbeat, "generation", (json_int_t)1, "labels",
+                     "olm.operatorframework.io/owner-kind", "ClusterExtension", "olm.operatorframework.io/owner-name",
+                     owner, "spec", "replicas", 1, "status", "observedGeneration", (json_int_t)1, "replicas", 1,
+                     "updatedReplicas", 1, "conditions", "type", "Available", "status", available, "lastUpdateTime",
+                     heartbeat);
+}
+
+static uint64_t digest_of(const char *available)
+{
+    json_t *d = deploy("ops", "mgr", "ext", available, "0");
+    uint64_t h = probe_digest(d);
+    json_decref(d);
+    return h;
+}
+
+static void event(fake_watch *f, kube_watch_event_type t, json_t *obj)
+{
+    drift_watch_event(f->w, t, obj);
+    json_decref(obj);
+}
+
+static const char *DEP_PATH = "/apis/apps/v1/namespaces/ops/deployments";
+
+static void test_paths_carry_the_probe_digests(void **state)
+{
+    (void)state;
+    uint64_t probes[] = {11, 22, 33, 44, 55, 66};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 6, probes);
+    /* Sorted by path: configmaps (cfg, cfg2), serviceaccounts, deployments, ... */
+    assert_int_equal(s.paths[0].probes[0], 22);
+    assert_int_equal(s.paths[0].probes[1], 66);
+    assert_int_equal(s.paths[1].probes[0], 33);
+    assert_int_equal(s.paths[2].probes[0], 11);
+    drift_spec_free(&s);
+}
+
+static void test_probe_change_after_sync_enqueues(void **state)
+{
+    world *wd = *state;
+    uint64_t probes[] = {digest_of("False"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 2, probes); /* the reconcile saw it unavailable */
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH) ? running(wd, DEP_PATH) : running(wd, DEP_ALL); /* own, or shared */
+    assert_non_null(f);
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "False", "1"));
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 0);
+    /* A status write the probes do not read: nothing. */
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "False", "2"));
+    assert_int_equal(wd->nenq, 0);
+    /* Available: the condition must follow. */
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "True", "3"));
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "ext");
+    /* More writes of the same verdict before the reconcile posts: told once only. */
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "True", "4"));
+    assert_int_equal(wd->nenq, 1);
+    /* The reconcile posts what it saw: nothing more to tell. */
+    probes[0] = digest_of("True");
+    s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 1);
+    /* It loses readiness again. */
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "False", "5"));
+    assert_int_equal(wd->nenq, 2);
+}
+
+static void test_probe_changed_before_the_watch_listed(void **state)
+{
+    world *wd = *state;
+    uint64_t probes[] = {digest_of("False"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH);
+    /* Available between the reconcile's read and the LIST: no event tells it. */
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "True", "1"));
+    assert_int_equal(wd->nenq, 0);
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 1);
+    drift_watch_synced(f->w); /* a relist: its differences come as events */
+    assert_int_equal(wd->nenq, 1);
+}
+
+static void test_post_behind_what_the_watch_saw(void **state)
+{
+    world *wd = *state;
+    uint64_t probes[] = {digest_of("False"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH);
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "False", "1"));
+    drift_watch_synced(f->w);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "True", "2"));
+    assert_int_equal(wd->nenq, 1);
+    /* That reconcile read the Deployment just before the change: its post is behind. */
+    s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 2);
+    /* The next one saw it: quiet. */
+    probes[0] = digest_of("True");
+    s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 2);
+}
+
+static void test_probe_unknown_compares_with_the_previous_state(void **state)
+{
+    world *wd = *state;
+    drift_spec s = make_spec("ext", "t", one_ns_refs, 2); /* no digests */
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH);
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "False", "1"));
+    drift_watch_synced(f->w);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "False", "2"));
+    assert_int_equal(wd->nenq, 0);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "True", "3"));
+    assert_int_equal(wd->nenq, 1);
+}
+
+static void test_probe_of_unrecorded_objects_ignored(void **state)
+{
+    world *wd = *state;
+    uint64_t probes[] = {digest_of("True"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH);
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "True", "1"));
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "old", "ext", "True", "1")); /* labelled, not recorded */
+    drift_watch_synced(f->w);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "old", "ext", "False", "2"));
+    assert_int_equal(wd->nenq, 0);
+}
+
+static void test_shared_probe_change_goes_to_the_owner(void **state)
+{
+    world *wd = *state;
+    uint64_t unavailable[] = {digest_of("False"), PROBE_DIGEST_PASS}, available[] = {digest_of("True"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("a", "token-a", refs_a, 2, unavailable);
+    post(wd, &s);
+    s = make_spec_probed("b", "token-b", refs_b, 2, unavailable);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_ALL);
+    assert_non_null(f);
+    event(f, KUBE_WATCH_ADDED, deploy("ns-a", "mgr", "a", "False", "1"));
+    event(f, KUBE_WATCH_ADDED, deploy("ns-b", "mgr", "b", "True", "1")); /* b turned available meanwhile */
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+    event(f, KUBE_WATCH_MODIFIED, deploy("ns-a", "mgr", "a", "False", "2"));
+    assert_int_equal(wd->nenq, 1);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ns-a", "mgr", "a", "True", "3"));
+    assert_int_equal(wd->nenq, 2);
+    assert_string_equal(wd->enq[1], "a");
+    s = make_spec_probed("b", "token-b", refs_b, 2, available);
+    post(wd, &s);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ns-b", "mgr", "b", "True", "4"));
+    assert_int_equal(wd->nenq, 2);
+}
+
+static void test_probes_ignored_when_asked(void **state)
+{
+    world *wd = *state;
+    drift_watcher_stop(wd->d, NULL, NULL); /* the setup's: another, with ignore_probes */
+    drift_backend be = {fake_start, fake_stop, wd};
+    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
+    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5, .per_extension_only = true,
+                               .ignore_probes = true};
+    olm_error err;
+    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
+    assert_non_null(wd->d);
+    uint64_t probes[] = {digest_of("False"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("ext", "t", one_ns_refs, 2, probes);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_PATH);
+    event(f, KUBE_WATCH_ADDED, deploy("ops", "mgr", "ext", "True", "1"));
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 0); /* the sync compares nothing */
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "False", "2"));
+    event(f, KUBE_WATCH_MODIFIED, deploy("ops", "mgr", "ext", "True", "3"));
+    assert_int_equal(wd->nenq, 0); /* nor do events */
+}
+
+static void test_shared_joining_compares_probes(void **state)
+{
+    world *wd = *state;
+    uint64_t available[] = {digest_of("True"), PROBE_DIGEST_PASS}, unavailable[] = {digest_of("False"), PROBE_DIGEST_PASS};
+    drift_spec s = make_spec_probed("a", "token-a", refs_a, 2, available);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_ALL);
+    event(f, KUBE_WATCH_ADDED, deploy("ns-a", "mgr", "a", "True", "1"));
+    event(f, KUBE_WATCH_ADDED, deploy("ns-b", "mgr", "b", "True", "1"));
+    drift_watch_synced(f->w);
+    assert_int_equal(wd->nenq, 0);
+    /* b joins the running watch with a status older than what the watch has seen. */
+    s = make_spec_probed("b", "token-b", refs_b, 2, unavailable);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+    /* c joins just after its apply, its Deployment not reported yet; it comes available. */
+    install_object_ref refs_c[] = {{"apps/v1", "Deployment", "ns-c", "mgr"}};
+    s = make_spec_probed("c", "token-c", refs_c, 1, unavailable);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 1);
+    event(f, KUBE_WATCH_ADDED, deploy("ns-c", "mgr", "c", "True", "1"));
+    assert_int_equal(wd->nenq, 2);
+    assert_string_equal(wd->enq[1], "c");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -887,6 +1131,16 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_own_watches_are_covered_once_it_syncs, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_new_token_of_the_runner, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_stop_with_pending_posts_and_closes, setup_shared, teardown),
+        cmocka_unit_test(test_paths_carry_the_probe_digests),
+        cmocka_unit_test_setup_teardown(test_probe_change_after_sync_enqueues, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe_changed_before_the_watch_listed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_post_behind_what_the_watch_saw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe_unknown_compares_with_the_previous_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe_of_unrecorded_objects_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probes_ignored_when_asked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe_change_after_sync_enqueues, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_probe_change_goes_to_the_owner, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_joining_compares_probes, setup_shared, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
