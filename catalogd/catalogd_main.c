@@ -112,7 +112,7 @@ static int start_on_every_replica(void *data, olm_error *err)
             .cache_dir = a->f.cache_dir,
             .url_root = a->url_root,
             .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                                  .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
+                                  .registries_follow = a->rt.registries, /* auth_store: the controller's */
                                   .timeout_seconds = 900,
                                   .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
             .poll_override_ms = a->f.poll_override_ms,

@@ -94,6 +94,7 @@ int clustercatalog_controller_start(clustercatalog_controller *c, const clusterc
         return -1;
     clustercatalog_reconciler_config rc = cfg->reconciler;
     rc.client = rt->client;
+    rc.pull.registry.auth_store = rt->pull_secret; /* made by the watch just started */
     rc.informer = c->inf;
     if (!(c->rec = clustercatalog_reconciler_new(&rc, err)))
         return -1;

@@ -24,7 +24,7 @@ typedef struct clustercatalog_controller {
 } clustercatalog_controller;
 
 typedef struct clustercatalog_controller_config {
-    clustercatalog_reconciler_config reconciler; /* .client and .informer are filled in here */
+    clustercatalog_reconciler_config reconciler; /* .client, .informer, .pull.registry.auth_store: filled in here */
     unsigned concurrency;                        /* reconciles at once */
     uint64_t gc_interval_ms;
     const char *global_pull_secret;              /* NS/NAME, or NULL */

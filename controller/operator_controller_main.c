@@ -82,7 +82,7 @@ static int start_controllers(void *data, olm_error *err)
             .system_namespace = a->system_ns,
             .cache_dir = a->f.cache_path,
             .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
-                                  .auth_store = a->rt.pull_secret, .registries_follow = a->rt.registries,
+                                  .registries_follow = a->rt.registries, /* auth_store: the controller's */
                                   .timeout_seconds = 900,
                                   .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
             .repair_interval_ms = a->f.repair_interval_ms,

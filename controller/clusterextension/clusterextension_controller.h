@@ -30,7 +30,7 @@ typedef struct clusterextension_controller {
 } clusterextension_controller;
 
 typedef struct clusterextension_controller_config {
-    /* .admin, .catalogs, .catalog_client, .tokens and .drift are filled in here */
+    /* .admin, .catalogs, .catalog_client, .tokens, .drift and .pull.registry.auth_store: filled in here */
     clusterextension_reconciler_config reconciler;
     catalog_client_options catalog_client;
     unsigned concurrency;           /* reconciles at once */

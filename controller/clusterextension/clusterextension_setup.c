@@ -169,6 +169,7 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
     daemon_runtime_own(rt, DAEMON_STAGE_WATCH, c->drift, &c->drift, stop_drift);
     clusterextension_reconciler_config rc = cfg->reconciler;
     rc.admin = rt->client;
+    rc.pull.registry.auth_store = rt->pull_secret; /* made by the watch just started */
     rc.catalogs = c->catalogs;
     rc.catalog_client = c->cc;
     rc.tokens = c->tokens;
