@@ -217,17 +217,15 @@ static void test_terminate_is_unready_first(void **state)
     daemon_runtime_own(&rt, DAEMON_STAGE_SERVE, &server, &slot, fake_stop);
     strbuf why = STRBUF_INIT;
     assert_true(daemon_runtime_ready(&rt, &why));
-    uint64_t t0 = uv_hrtime();
     daemon_runtime_terminate(&rt);
     assert_false(daemon_runtime_ready(&rt, &why));
     assert_string_equal(strbuf_str(&why), "shutting down");
     assert_false(rt.stopping);
     assert_non_null(slot); /* still serving */
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(&loop, UV_RUN_DEFAULT); /* the delay's timer, then the shutdown (no timing asserted) */
     assert_true(rt.stopping);
     assert_int_equal(rt.exit_code, 0);
     assert_null(slot);
-    assert_true(uv_hrtime() - t0 >= 150u * 1000000u);
     assert_int_equal(uv_loop_close(&loop), 0);
 
     /* a second signal: now */
