@@ -50,6 +50,7 @@
 #include <ftw.h>
 
 #include "daemon_runtime.h"
+#include "test_kubeconfig.h"
 #include "olm_fs.h"
 #include "stderr_capture.h"
 
@@ -211,24 +212,12 @@ static int start_servers(void *data, char *msg, size_t msgsz)
 
 /* ------------------------------------------------------------ setup */
 
-static void write_kubeconfig(app *a)
-{
-    snprintf(a->kubeconfig, sizeof a->kubeconfig, "/tmp/daemon-run-kubeconfig-XXXXXX");
-    int fd = mkstemp(a->kubeconfig);
-    assert_true(fd >= 0);
-    const char *kc = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                     "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:1\n"
-                     "users:\n- name: u\n  user:\n    token: t\n"
-                     "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n";
-    assert_int_equal(write(fd, kc, strlen(kc)), (ssize_t)strlen(kc));
-    close(fd);
-}
-
 static app *new_app(void)
 {
     app *a = calloc(1, sizeof *a);
     assert_non_null(a);
-    write_kubeconfig(a);
+    snprintf(a->kubeconfig, sizeof a->kubeconfig, "/tmp/daemon-run-kubeconfig-XXXXXX");
+    test_kubeconfig_write(a->kubeconfig, "http://127.0.0.1:1");
     snprintf(a->dir, sizeof a->dir, "/tmp/daemon-run-XXXXXX");
     assert_non_null(mkdtemp(a->dir));
     snprintf(a->cache, sizeof a->cache, "%s/cache", a->dir); /* created by the run */

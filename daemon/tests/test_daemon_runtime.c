@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "daemon_runtime.h"
+#include "test_kubeconfig.h"
 
 static void test_identity_is_host_pid_random(void **state)
 {
@@ -79,25 +80,11 @@ static void test_connect_fails_on_a_missing_kubeconfig(void **state)
     assert_null(rt.rest_metrics);
 }
 
-/* A token kubeconfig for a server nobody listens on (nothing here connects), at a fresh
- * path made from the template `path`. */
-static void write_kubeconfig(char *path)
-{
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *kc = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                     "clusters:\n- name: k\n  cluster:\n    server: http://127.0.0.1:1\n"
-                     "users:\n- name: u\n  user:\n    token: t\n"
-                     "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n";
-    assert_int_equal(write(fd, kc, strlen(kc)), (ssize_t)strlen(kc));
-    close(fd);
-}
-
 static void test_connect_makes_a_client_with_metrics(void **state)
 {
     (void)state;
     char path[] = "/tmp/daemon-runtime-kubeconfig-XXXXXX";
-    write_kubeconfig(path);
+    test_kubeconfig_write(path, "http://127.0.0.1:1");
     daemon_runtime rt = {.prog = "test", .log_key = "test"};
     assert_int_equal(daemon_runtime_connect(&rt, path), 0);
     assert_non_null(rt.client);
@@ -112,7 +99,7 @@ static void test_transport_without_metrics_listener_has_no_filter(void **state)
 {
     (void)state;
     char path[] = "/tmp/daemon-runtime-kubeconfig-XXXXXX";
-    write_kubeconfig(path);
+    test_kubeconfig_write(path, "http://127.0.0.1:1");
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     daemon_runtime rt = {.prog = "test", .log_key = "test", .loop = &loop};

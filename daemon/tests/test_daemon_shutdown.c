@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "daemon_runtime.h"
+#include "test_kubeconfig.h"
 
 typedef struct fake_part fake_part;
 
@@ -298,17 +299,6 @@ static void test_health_answers(void **state)
     strbuf_free(&b);
 }
 
-static void write_kubeconfig(char *path)
-{
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *kc = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'http://127.0.0.1:1'}\n"
-                     "users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
-                     "current-context: x\n";
-    assert_int_equal(write(fd, kc, strlen(kc)), (ssize_t)strlen(kc));
-    close(fd);
-}
-
 static kube_wq_result no_reconcile(const char *key, void *data)
 {
     (void)key, (void)data;
@@ -321,7 +311,7 @@ static void test_informer_readiness_and_metrics(void **state)
 {
     (void)state;
     char path[] = "/tmp/daemon-shutdown-kubeconfig-XXXXXX";
-    write_kubeconfig(path);
+    test_kubeconfig_write(path, "http://127.0.0.1:1");
     uv_loop_t loop;
     uv_loop_init(&loop);
     daemon_runtime rt = {.prog = "t", .log_key = "t", .loop = &loop};

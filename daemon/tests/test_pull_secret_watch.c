@@ -31,6 +31,7 @@
 #include <curl/curl.h>
 
 #include "daemon_runtime.h"
+#include "test_kubeconfig.h"
 #include "fake_http_server.h"
 #include "olm_base64.h"
 #include "stderr_capture.h"
@@ -142,21 +143,6 @@ static void on_guard(uv_timer_t *t)
     fail_msg("the Secret's life did not play out within 30 s");
 }
 
-static void write_kubeconfig(char *path, const char *server)
-{
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    char kc[512];
-    int n = snprintf(kc, sizeof kc,
-                     "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-                     "clusters:\n- name: k\n  cluster:\n    server: %s\n"
-                     "users:\n- name: u\n  user:\n    token: t\n"
-                     "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n",
-                     server);
-    assert_int_equal(write(fd, kc, (size_t)n), n);
-    close(fd);
-}
-
 /* The loop run with stderr captured (the caller frees it). */
 static char *run_capturing_stderr(uv_loop_t *loop)
 {
@@ -187,7 +173,7 @@ static void test_secret_life(void **state)
     fake_http_server srv;
     assert_int_equal(fake_http_start_streaming(&srv, apiserver, NULL), 0);
     char kubeconfig[] = "/tmp/pull-secret-kubeconfig-XXXXXX";
-    write_kubeconfig(kubeconfig, srv.url);
+    test_kubeconfig_write(kubeconfig, srv.url);
 
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
@@ -244,7 +230,7 @@ static void test_no_ref_and_bad_ref(void **state)
 {
     (void)state;
     char kubeconfig[] = "/tmp/pull-secret-kubeconfig-XXXXXX";
-    write_kubeconfig(kubeconfig, "http://127.0.0.1:1");
+    test_kubeconfig_write(kubeconfig, "http://127.0.0.1:1");
     daemon_runtime rt = {.prog = "t", .log_key = "t"};
     assert_int_equal(daemon_runtime_connect(&rt, kubeconfig), 0);
     olm_error err;
