@@ -129,8 +129,11 @@ static void on_trim(uv_timer_t *t)
     app *a = t->data;
     /* Idle after a burst: the pooled keep-alive connections (up to 8 per pool, ~100 KiB of
      * TLS state and buffers each) go too; the next reconcile connects again. */
-    if (clusterextension_controller_idle(&a->ce) && a->rt.client)
-        kube_client_close_idle(a->rt.client);
+    if (clusterextension_controller_idle(&a->ce)) {
+        if (a->rt.client)
+            kube_client_close_idle(a->rt.client);
+        catalog_client_close_idle(a->ce.cc); /* the keep-alive connections to catalogd too */
+    }
     malloc_trim(0);
 }
 

@@ -180,9 +180,11 @@ int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec
     free(probe);
     if (too_long)
         return 0;
-    json_t *list = list_indexes(ctx, err);
+    /* A read in this reconcile found no release at all: nothing to list. */
+    bool none = ctx->no_helm_release && *ctx->no_helm_release;
+    json_t *list = none ? json_pack("{s:[]}", "items") : list_indexes(ctx, err);
     if (!list)
-        return -1;
+        return none ? olm_error_set(err, "out of memory") : -1;
     int max_version = 0, rc = -1;
     const json_t *cur = deployed_index(list, &max_version);
     helm_release old = {0};
@@ -213,6 +215,8 @@ int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec
             goto done;
     }
     rc = create_chunks(ctx, written, chunks, err);
+    if (ctx->no_helm_release)
+        *ctx->no_helm_release = false; /* there is one now */
 done:
     if (rc < 0)
         olm_error_wrap(err, "writing the Helm release of '%s' (what upstream OLM v1 reads)", ctx->extension);
@@ -230,6 +234,8 @@ int applier_read_helm_release(const applier_ctx *ctx, install_record *out, olm_e
     json_t *list = list_indexes(ctx, err);
     if (!list)
         return -1;
+    if (ctx->no_helm_release)
+        *ctx->no_helm_release = json_array_size(json_object_get(list, "items")) == 0;
     int max_version = 0;
     const json_t *idx = deployed_index(list, &max_version);
     if (!idx) {

@@ -63,6 +63,7 @@ typedef struct clusterextension_run {
     clusterextension_progress progress;
     char *message;          /* owned; NULL for success */
     bool installed_changed; /* a new bundle was applied: installed = target */
+    bool no_helm_release;   /* actx.no_helm_release points here */
     bool deprecation_known; /* compute deprecation conditions at the end */
     uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
     /* The probes (clusterextension_available.c): what the apply or repair saw of each object,

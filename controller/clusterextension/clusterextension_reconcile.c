@@ -412,7 +412,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
                                  .extension = key, .owner_uid = clusterextension_str(run.ce, "metadata.uid"),
                                  .release_namespace = clusterextension_str(run.ce, "spec.namespace"),
                                  .observe = r->cfg.no_available_condition ? NULL : clusterextension_observe,
-                                 .observe_data = &run};
+                                 .observe_data = &run,
+                                 .no_helm_release = &run.no_helm_release};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);
         else

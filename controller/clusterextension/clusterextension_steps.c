@@ -112,32 +112,46 @@ static int step_resolve(clusterextension_run *run)
  * with a token from the cache: least privilege, as the product documentation describes),
  * else operator-controller's own, as upstream OLM v1 does.  The namespace and the
  * ServiceAccount are checked separately so the message says which one is missing. */
+static int namespace_get(kube_client *admin, const char *ns, olm_error *err)
+{
+    json_t *obj = NULL;
+    int rc = kube_get(admin, "v1", "Namespace", NULL, ns, &obj, err);
+    json_decref(obj);
+    return rc;
+}
+
 static int sa_client(clusterextension_run *run, olm_error *err)
 {
     const char *ns = clusterextension_str(run->ce, "spec.namespace");
     const char *sa = clusterextension_service_account(run);
     kube_client *admin = run->r->cfg.admin;
-    json_t *obj = NULL;
-    int rc = kube_get(admin, "v1", "Namespace", NULL, ns, &obj, err);
-    json_decref(obj);
-    if (rc == KUBE_NOT_FOUND && !*sa)
-        return olm_error_set(err, "namespace \"%s\" not found: create it", ns);
-    if (rc == KUBE_NOT_FOUND)
-        return olm_error_set(err, "namespace \"%s\" not found: create it and the ServiceAccount \"%s\" in it", ns, sa);
-    if (rc < 0)
-        return -1;
     kube_client_free(run->as_sa);
     run->as_sa = NULL;
     run->actx.as_sa = NULL;
     clusterextension_token_free(&run->token);
+    int rc;
     if (!*sa) {
+        rc = namespace_get(admin, ns, err);
+        if (rc == KUBE_NOT_FOUND)
+            return olm_error_set(err, "namespace \"%s\" not found: create it", ns);
+        if (rc < 0)
+            return -1;
         run->actx.as_sa = admin;
         return 0;
     }
+    /* The namespace is read only to say which of the two is missing: a TokenRequest of a
+     * ServiceAccount in a missing namespace is a NotFound too.  Reading it on every
+     * reconcile was one request per extension of each restart, for nothing (a cached token
+     * of a ServiceAccount deleted since is rejected with 401, and the retry comes here). */
     rc = clusterextension_token_cache_get(run->r->cfg.tokens, ns, sa, &run->token, err);
-    if (rc == KUBE_NOT_FOUND)
+    if (rc == KUBE_NOT_FOUND) {
+        olm_error nerr;
+        if (namespace_get(admin, ns, &nerr) == KUBE_NOT_FOUND)
+            return olm_error_set(err, "namespace \"%s\" not found: create it and the ServiceAccount \"%s\" in it", ns,
+                                 sa);
         return olm_error_set(err, "service account \"%s\" not found in namespace \"%s\": create it with the RBAC "
                                   "the bundle needs", sa, ns);
+    }
     if (rc < 0)
         return olm_error_wrap(err, "requesting a token for service account \"%s\" in namespace \"%s\"", sa, ns);
     kube_client_options co = {.user_agent = "operator-controller"};

@@ -97,6 +97,9 @@ void catalog_client_forget(catalog_client *cc, const char *name);
  * uninstalled: the cache would otherwise only ever grow with the packages ever
  * installed; another extension of the package fetches it again once). */
 void catalog_client_forget_package(catalog_client *cc, const char *package);
+/* Closes the idle keep-alive connections to catalogd (operator-controller calls it when its
+ * work queue is idle; the next request connects again).  Any thread. */
+void catalog_client_close_idle(catalog_client *cc);
 /* Cached (catalog, ref, package) entries, for metrics and tests. */
 size_t catalog_client_cached(catalog_client *cc);
 

@@ -292,6 +292,42 @@ static void test_record_write_create_first(void **state)
     json_decref(objs);
 }
 
+/* A read that found no Helm release at all lets the first install's mirror write create
+ * version 1 without listing the releases again; one found makes it list (and update). */
+static void test_first_install_lists_releases_once(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    bool none = false;
+    f->ctx.no_helm_release = &none;
+    install_record got;
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 0);
+    assert_true(none);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/sys/secrets?", "admin"), 1);
+    fake_apiserver_log_clear(f->api);
+    json_t *objs = J("[]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/sys/secrets?", "admin"), 0);
+    assert_non_null(fake_apiserver_object(f->api, "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1"));
+    assert_false(none); /* written: a later write lists */
+    install_record_free(&rec);
+
+    /* The next reconcile reads our record (no release listing); its upgrade lists and
+     * updates the release in place. */
+    fake_apiserver_log_clear(f->api);
+    applier_bundle b2 = bundle;
+    b2.version = "2.0.0";
+    assert_int_equal(applier_read_record(&f->ctx, &got, &err), 1);
+    assert_int_equal(applier_apply(&f->ctx, &b2, objs, &got, &rec, &err), 0);
+    /* the releases, and the chunks of the one updated */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/sys/secrets?", "admin"), 2);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", "/api/v1/namespaces/sys/secrets/sh.helm.release.v1.ext.v1", NULL), 1);
+    install_record_free(&got);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
 /* A cluster that upstream OLM v1 ran: no record of ours, upstream's deployed Helm release.
  * Reading adopts it (our record is written, nothing else), and the uninstall removes the
  * objects it lists and both records. */
@@ -779,6 +815,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_uninstall_without_identity, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_first_install_lists_releases_once, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,11 +214,18 @@ bool ce_fixture_has_finalizer(ce_fixture *f, const char *finalizer)
 
 /* ------------------------------------------------------------ the reconciler */
 
-/* The TokenRequest stand-in: "sa-token-<n>" for the n-th mint, lifetime as requested. */
+/* The TokenRequest stand-in: "sa-token-<n>" for the n-th mint, lifetime as requested; a
+ * NotFound, as the apiserver's, when the fake holds no such ServiceAccount. */
 static int fake_mint(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
                      olm_error *err)
 {
     ce_fixture *f = data;
+    char path[512];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/serviceaccounts/%s", ns, sa);
+    if (!fake_apiserver_object(f->api, path)) {
+        olm_error_set(err, "serviceaccounts \"%s\" not found", sa);
+        return KUBE_NOT_FOUND;
+    }
     if (asprintf(token, "sa-token-%d", ++f->mints) < 0)
         return olm_error_set(err, "out of memory");
     *expires = 0;

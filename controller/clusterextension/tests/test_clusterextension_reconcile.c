@@ -656,6 +656,32 @@ static void test_probe_digests_reach_the_drift_watcher(void **state)
     assert_int_equal(fd.enqueued, 2);
 }
 
+/* The namespace is read only to explain a missing ServiceAccount: an install (token minted)
+ * and the reconciles after it (token cached) never GET it; a missing ServiceAccount, or its
+ * namespace, is named in the message. */
+static void test_namespace_read_only_to_explain(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    /* (a substring: the admin token tells the namespace from the objects in it, read as the SA) */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_NS, "admin"), 0);
+    assert_int_equal(f->mints, 1);
+
+    clusterextension_token_cache_forget(f->tokens, CE_NS, CE_SA);
+    fake_apiserver_remove(f->api, "/api/v1/namespaces/" CE_NS "/serviceaccounts/" CE_SA);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_non_null(strstr(ce_fixture_condition_field(f, "Progressing", "message"),
+                           "service account \"" CE_SA "\" not found in namespace \"" CE_NS "\": create it"));
+    fake_apiserver_remove(f->api, "/api/v1/namespaces/" CE_NS);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_non_null(strstr(ce_fixture_condition_field(f, "Progressing", "message"),
+                           "namespace \"" CE_NS "\" not found: create it and the ServiceAccount \"" CE_SA "\" in it"));
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, ce_fixture_setup, ce_fixture_teardown)
 
 int main(void)
@@ -688,6 +714,7 @@ int main(void)
         T(test_available_in_maintain_mode),
         T(test_available_condition_turned_off),
         T(test_probe_digests_reach_the_drift_watcher),
+        T(test_namespace_read_only_to_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

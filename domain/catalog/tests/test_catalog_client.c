@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <openssl/ssl.h>
@@ -296,6 +301,114 @@ static void test_tls_profile(void **state)
     fake_http_stop(&old);
 }
 
+/* ------------------------------------------------------------ keep-alive */
+
+/* A catalogd that keeps connections open (HTTP/1.1 keep-alive, as catalogd's h2o does) and
+ * counts the connections it accepted: testsupport's fake closes each one. */
+typedef struct keepalive_server {
+    int lfd, port;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    int accepted;
+} keepalive_server;
+
+static void *keepalive_main(void *arg)
+{
+    keepalive_server *k = arg;
+    struct pollfd fds[9];
+    char buf[8192];
+    int n = 1;
+    fds[0] = (struct pollfd){.fd = k->lfd, .events = POLLIN};
+    for (;;) {
+        if (poll(fds, (nfds_t)n, -1) < 0)
+            return NULL;
+        if (fds[0].revents) {
+            int c = accept(k->lfd, NULL, NULL);
+            if (c < 0) { /* the test shut the listener down */
+                for (int i = 1; i < n; i++)
+                    close(fds[i].fd);
+                return NULL;
+            }
+            pthread_mutex_lock(&k->lock);
+            k->accepted++;
+            pthread_mutex_unlock(&k->lock);
+            if (n < 9) {
+                fds[n++] = (struct pollfd){.fd = c, .events = POLLIN};
+            } else {
+                close(c);
+            }
+        }
+        for (int i = 1; i < n; i++) {
+            if (!fds[i].revents)
+                continue;
+            /* one request at a time per connection: headers only (GETs) */
+            ssize_t r = read(fds[i].fd, buf, sizeof buf - 1);
+            if (r <= 0) {
+                close(fds[i].fd);
+                fds[i--] = fds[--n];
+                continue;
+            }
+            buf[r] = 0;
+            const char *body = strstr(buf, "name=foo") ? PKG_BLOB : strstr(buf, "package=foo") ? PKG_REST : "";
+            char resp[1024];
+            int len = snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Type: application/jsonl\r\n"
+                               "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+            assert_int_equal(write(fds[i].fd, resp, (size_t)len), len);
+        }
+    }
+}
+
+static int keepalive_accepted(keepalive_server *k)
+{
+    pthread_mutex_lock(&k->lock);
+    int n = k->accepted;
+    pthread_mutex_unlock(&k->lock);
+    return n;
+}
+
+/* Consecutive fetches reuse one connection to catalogd (over https a new connection is a
+ * handshake and a CA store load: tens of ms of CPU per resolution); close_idle closes it. */
+static void test_connection_reuse(void **state)
+{
+    (void)state;
+    keepalive_server k = {0};
+    pthread_mutex_init(&k.lock, NULL);
+    k.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(k.lfd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t al = sizeof a;
+    assert_int_equal(getsockname(k.lfd, (struct sockaddr *)&a, &al), 0);
+    assert_int_equal(listen(k.lfd, 8), 0);
+    assert_int_equal(pthread_create(&k.thread, NULL, keepalive_main, &k), 0);
+    char base[96];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/catalogs/c", ntohs(a.sin_port));
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    olm_error err;
+    for (int i = 0; i < 3; i++) { /* three refs: three fetches of two requests each */
+        char ref[64];
+        snprintf(ref, sizeof ref, "reg/c@sha256:%d", i);
+        json_t *c = catalog("c", base, ref, true, NULL);
+        catalog_package *p = NULL;
+        assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
+        assert_string_equal(catalog_package_fbc(p)->packages[0].name, "foo");
+        catalog_package_release(p);
+        json_decref(c);
+    }
+    assert_int_equal(keepalive_accepted(&k), 1);
+    catalog_client_close_idle(cc);
+    json_t *c = catalog("c", base, "reg/c@sha256:new", true, NULL);
+    catalog_package *p = NULL;
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
+    catalog_package_release(p);
+    json_decref(c);
+    assert_int_equal(keepalive_accepted(&k), 2);
+    catalog_client_free(cc);
+    shutdown(k.lfd, SHUT_RDWR);
+    pthread_join(k.thread, NULL);
+    close(k.lfd);
+    pthread_mutex_destroy(&k.lock);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -305,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_fetch_without_metas),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_tls_profile),
+        cmocka_unit_test(test_connection_reuse),
     };
     int rc = cmocka_run_group_tests(tests, fake_start, fake_stop);
     curl_global_cleanup();

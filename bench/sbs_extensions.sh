@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The C side of the shared side-by-side bench's install batches (../shared/upstream/bench,
+# phase.sh part B), alone, with figures of where the time goes.  Not part of the test suite.
+#
+# Same flow as phase.sh for IMPL=C: catalogd over HTTPS (the bench's own CA), the packages of
+# gen_packages.py (one bundle per package: a Deployment with the pod's ServiceAccount "default"
+# and a ConfigMap, install mode AllNamespaces) in one ClusterCatalog "sbs-ops", ClusterExtensions
+# with no catalog selector, each with its own namespace and ServiceAccount "installer" bound to
+# the ClusterRole "bench-installer"; batches of SIZES run one after the other in the same
+# operator-controller, each uninstalled (delete --wait=true) and its namespaces deleted without
+# waiting before the next one (phase.sh's --wait=true delete is replaced by a count: see below); Installed polled as phase.sh does (a LIST of the batch's
+# ClusterExtensions + jq every 0.2 s).  It reads lib.sh and gen_packages.py from the shared
+# bench, changes nothing there.
+#
+# Printed per batch: apply -> all Installed (s) with the load average; CPU seconds of
+# operator-controller, kube-apiserver, etcd, catalogd and of the poller; the apiserver's
+# requests by verb and resource during the batch; the bytes of one poll's LIST and of one
+# ClusterExtension's status.
+#
+# Usage: bench/sbs_extensions.sh            (SIZES="1 100 1000" by default)
+# Environment: SIZES, WORK (default /tmp/sbs-c; with KEEP_CLUSTER=1 the cluster, registry and
+# pushed packages stay, and the next run on the same WORK reuses them), OPCTL_ARGS (extra
+# operator-controller flags, split on spaces, e.g. "--log-level debug"), POLL=0 (no LIST
+# polling: wait on operator-controller's installed gauge instead, to see what polling costs),
+# MAX_INSTALL_WAIT (default 300 s).
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+SHARED_BENCH=${SHARED_BENCH:-$REPO/../shared/upstream/bench}
+[ -f "$SHARED_BENCH/lib.sh" ] || { echo "bench: no $SHARED_BENCH/lib.sh (../shared/upstream)" >&2; exit 1; }
+export REPO WORK=${WORK:-/tmp/sbs-c}
+SIZES=${SIZES:-1 100 1000}
+MAX_INSTALL_WAIT=${MAX_INSTALL_WAIT:-300}
+export RES=$WORK/results.jsonl
+read -r -a OPCTL_EXTRA <<<"${OPCTL_ARGS:-}"
+mkdir -p "$WORK"
+cd "$REPO"
+bash e2e/cluster/up.sh --state-dir "$WORK/cluster" >&2 || exit 1
+source "$WORK/cluster/env"
+source "$SHARED_BENCH/lib.sh"
+OC_PID="" CD_PID=""
+cleanup() {
+  kubectl delete clusterextensions -l sbs-bench --wait=true --timeout=300s >/dev/null 2>&1
+  kubectl delete clustercatalogs --all --wait=true --timeout=120s >/dev/null 2>&1
+  stop_pid "$OC_PID"; stop_pid "$CD_PID"
+  [ "${KEEP_CLUSTER:-0}" = 1 ] || { bash "$REPO/e2e/cluster/down.sh" --state-dir "$WORK/cluster" >/dev/null 2>&1; rm -f "$WORK/ops.ref"; }
+}
+trap cleanup EXIT
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+self_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($16 + $17) / hz}' "/proc/$$/stat"; } # waited-for children: the poller's curl and jq
+cpus() { echo "operator-controller $(cpu_s "$OC_PID") s, kube-apiserver $(cpu_s "$OLMV1_APISERVER_PID") s, etcd $(cpu_s "$OLMV1_ETCD_PID") s, catalogd $(cpu_s "$CD_PID") s, poller $(self_cpu) s"; }
+request_counts() { kubectl get --raw /metrics | python3 -c '
+import re, sys, json
+counts = {}
+for line in sys.stdin:
+    if not line.startswith("apiserver_request_total{"):
+        continue
+    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
+    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
+    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
+print(json.dumps(counts))'; }
+request_diff() { python3 - "$1" "$2" <<'PY'
+import json, sys
+b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
+d = {k: v for k, v in d.items() if v > 0}
+print(f"  apiserver requests: {sum(d.values())} in all")
+for k in sorted(d, key=lambda k: -d[k])[:14]:
+    print(f"    {d[k]:6d}  {k}")
+PY
+}
+
+# ---- one-time setup (kept with KEEP_CLUSTER=1)
+setup_tls
+if [ ! -s "$WORK/ops.ref" ]; then
+  kubectl apply -f config/manager/00-namespace.yaml -f config/rbac >/dev/null
+  mkdir -p "$WORK/id"
+  for d in catalogd operator-controller; do
+    bash e2e/cluster/identity.sh --service-account "olmv1-system/$d-controller-manager" --out "$WORK/id/$d.kubeconfig"
+  done
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: bench-installer
+rules:
+- apiGroups: [""]
+  resources: [configmaps, serviceaccounts, services]
+  verbs: ["*"]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: ["*"]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [clusterroles, clusterrolebindings, roles, rolebindings]
+  verbs: ["*"]
+YAML
+  max=0; for n in $SIZES; do [ "$n" -gt $max ] && max=$n; done
+  t0=$(now)
+  python3 "$SHARED_BENCH/gen_packages.py" --repo "$REPO" --registry "$OLMV1_REGISTRY" --out "$WORK/pkgs" --count "$max" >"$WORK/ops.ref.tmp" &&
+    mv "$WORK/ops.ref.tmp" "$WORK/ops.ref" || exit 1
+  log "setup: $max packages pushed in $(since "$t0") s"
+fi
+# Namespaces of an earlier run still being deleted would load the apiserver (the namespace
+# controller's LIST + DELETE of every kind in each): run.sh starts on a fresh cluster and
+# waits for them at the end of a phase, so wait here.
+t0=$(now)
+while [ "$(kubectl get ns -o name | grep -c '^namespace/sbs-')" -gt 0 ]; do
+  awk -v a="$t0" -v b="$(now)" 'BEGIN{exit !(b-a>900)}' && { log "namespaces sbs-* still there after 900 s"; break; }
+  sleep 2
+done
+log "no sbs-* namespace left (waited $(since "$t0") s)"
+P=$WORK/run-$(date +%H%M%S); mkdir -p "$P"
+apply_crds C
+start_catalogd C "$P/catalogd-cache" "$P/catalogd.log"
+wait_http_200 "$CD_HEALTH" 60 "$CD_PID" || { log "catalogd did not become ready"; exit 1; }
+apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
+for _ in $(seq 1200); do [ "$(cc_cond sbs-ops Serving)" = True ] && break; sleep 0.1; done
+OC_HPORT=$(free_port)
+"$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
+  --system-namespace olmv1-system --cache-path "$P/opcon-cache" --health-addr "127.0.0.1:$OC_HPORT" \
+  --catalogd-ca-file "$WORK/tls/ca.crt" --insecure-registries "$OLMV1_REGISTRY" "${OPCTL_EXTRA[@]}" \
+  >>"$P/operator-controller.log" 2>&1 </dev/null &
+OC_PID=$!
+wait_http_200 "http://127.0.0.1:$OC_HPORT/readyz" 60 "$OC_PID" || { log "operator-controller did not become ready"; exit 1; }
+installed_gauge() { curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_installed_extensions" {print $2}'; }
+echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --short HEAD); logs in $P"
+
+batch() { # as phase.sh's batch, with the figures above
+  local n=$1 tag=c$1-$RANDOM
+  python3 - "$tag" "$n" >"$P/objs-$n.json" <<'PY'
+import json, sys
+tag, n = sys.argv[1], int(sys.argv[2])
+items = []
+for i in range(n):
+    ns = f"sbs-{tag}-{i}"
+    items += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"sbs-bench": tag}}},
+              {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}}]
+items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+              "metadata": {"name": f"sbs-installer-{tag}", "labels": {"sbs-bench": tag}},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-installer"},
+              "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": f"sbs-{tag}-{i}"} for i in range(n)]})
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+PY
+  python3 - "$tag" "$n" >"$P/ces-$n.json" <<'PY'
+import json, sys
+tag, n = sys.argv[1], int(sys.argv[2])
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+     "metadata": {"name": f"sbs-{tag}-{i}", "labels": {"sbs-bench": tag}},
+     "spec": {"namespace": f"sbs-{tag}-{i}", "serviceAccount": {"name": "installer"},
+              "source": {"sourceType": "Catalog", "catalog": {"packageName": f"sbs-op-{i:03d}"}}}}
+    for i in range(n)]}))
+PY
+  kubectl apply -f "$P/objs-$n.json" >/dev/null
+  local before after t0 done_n=0 polls=0 c0
+  before=$(request_counts)
+  echo "N=$n: before, CPU so far: $(cpus); load $(loadavg)"
+  t0=$(now)
+  kubectl apply -f "$P/ces-$n.json" >/dev/null
+  while :; do
+    if [ "${POLL:-1}" = 1 ]; then
+      done_n=$(ce_installed_count "sbs-bench%3D$tag"); polls=$((polls + 1))
+    else
+      done_n=$(installed_gauge); done_n=${done_n%.*}
+    fi
+    [ "${done_n:-0}" -ge "$n" ] && break
+    awk -v a="$t0" -v b="$(now)" -v m="$MAX_INSTALL_WAIT" 'BEGIN{exit !(b-a>m)}' && { echo "  timeout: $done_n/$n"; break; }
+    sleep 0.2
+  done
+  echo "N=$n: apply -> $done_n/$n Installed in $(since "$t0") s ($polls LIST polls), load $(loadavg)"
+  after=$(request_counts)
+  echo "  CPU by then: $(cpus)"
+  request_diff "$before" "$after"
+  c0=$(self_cpu)
+  local bytes t1; t1=$(now)
+  bytes=$(api "/apis/olm.operatorframework.io/v1/clusterextensions?labelSelector=sbs-bench%3D$tag" | wc -c)
+  echo "  one poll's LIST: $bytes bytes in $(since "$t1") s; one ClusterExtension: $(api "/apis/olm.operatorframework.io/v1/clusterextensions/sbs-$tag-0" | wc -c) bytes, its status $(api "/apis/olm.operatorframework.io/v1/clusterextensions/sbs-$tag-0" | jq -c .status | wc -c) bytes"
+  # phase.sh deletes with --wait=true, which waits for the objects one by one (minutes for
+  # 1,000 after they are gone): here, delete without waiting and count what is left.
+  t0=$(now)
+  kubectl delete clusterextensions -l "sbs-bench=$tag" --wait=false >/dev/null
+  while [ "$(kubectl get clusterextensions -l "sbs-bench=$tag" -o name | wc -l)" -gt 0 ]; do
+    awk -v a="$t0" -v b="$(now)" 'BEGIN{exit !(b-a>300)}' && { echo "  uninstall not done after 300 s"; break; }
+    sleep 0.5
+  done
+  echo "N=$n: uninstall (delete, then all gone) $(since "$t0") s, load $(loadavg)"
+  kubectl delete clusterrolebinding -l "sbs-bench=$tag" >/dev/null
+  kubectl delete ns -l "sbs-bench=$tag" --wait=false >/dev/null
+}
+for n in $SIZES; do batch "$n"; done
+echo "end: CPU $(cpus); load $(loadavg)"
