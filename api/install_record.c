@@ -6,7 +6,9 @@
 #include "install_record.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,14 @@ static json_t *objects_json(const install_record *r)
         json_t *e = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", o->api_version ? o->api_version : "", "kind",
                               o->kind ? o->kind : "", "namespace", o->namespace_ ? o->namespace_ : "", "name",
                               o->name ? o->name : "");
+        char hex[17];
+        if (e && o->content_hash) {
+            snprintf(hex, sizeof hex, "%016" PRIx64, o->content_hash);
+            if (json_object_set_new(e, "contentHash", json_string(hex)) < 0) {
+                json_decref(e);
+                e = NULL;
+            }
+        }
         if (!e || json_array_append_new(arr, e) < 0) {
             json_decref(arr);
             return NULL;
@@ -141,6 +151,14 @@ static int parse_objects(const json_t *arr, install_record *r, olm_error *err)
             take_str(e, "namespace", where, 1, "", &o->namespace_, err) < 0 ||
             take_nonempty(e, "name", where, &o->name, err) < 0)
             return -1;
+        const json_t *h = json_object_get(e, "contentHash");
+        if (h) {
+            const char *hs = json_string_value(h);
+            size_t hl = hs ? strlen(hs) : 0;
+            if (hl == 0 || hl > 16 || strspn(hs, "0123456789abcdefABCDEF") != hl)
+                return olm_error_set(err, "install record: %scontentHash is not 1 to 16 hex digits", where);
+            o->content_hash = (uint64_t)strtoull(hs, NULL, 16);
+        }
     }
     return 0;
 }

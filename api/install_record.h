@@ -13,9 +13,12 @@
  *   {"extension":"<name>",
  *    "bundle":{"name":..,"version":..,"image":..,"package":..},
  *    "properties":"<the bundle's olm.properties JSON array, as TEXT, verbatim>",
- *    "objects":[{"apiVersion":..,"kind":..,"namespace":..,"name":..}, ...],
+ *    "objects":[{"apiVersion":..,"kind":..,"namespace":..,"name":..,
+ *                "contentHash":"<16 hex digits>"}, ...],   (contentHash optional)
  *    "installedAt":"<RFC 3339>",
  *    "pending":true}           (only in a pending record, see below)
+ * `contentHash` (install_object_ref.content_hash) is left out when unknown; a reader that does
+ * not know it ignores it.
  * `properties` is kept as text because olm.maxOpenShiftVersion values must keep their
  * exact number text (4.10 is not 4.1), which a JSON DOM would lose.
  *
@@ -32,6 +35,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "olm_error.h"
 
@@ -42,6 +46,10 @@
 
 typedef struct install_object_ref {
     char *api_version, *kind, *namespace_, *name; /* owned; namespace_ "" when cluster-scoped */
+    /* kube_object_content_hash of the object as the apply that wrote this record left it; 0:
+     * unknown (records written before it was kept, or adopted from Helm).  Lets a restart see
+     * from the drift watches' caches, without a GET, that an object is still as applied. */
+    uint64_t content_hash;
 } install_object_ref;
 
 typedef struct install_record {

@@ -4,6 +4,7 @@
 
 #include "kube_object.h"
 #include "kube_verbs.h"
+#include "olm_hash.h"
 
 json_t *kube_object_path(const json_t *obj, const char *dotted)
 {
@@ -150,4 +151,45 @@ int kube_object_set_finalizer(kube_client *c, const char *api_version, const cha
                         kube_object_string(obj, "metadata.name"), NULL, KUBE_PATCH_MERGE, body, out, err);
     free(body);
     return rc;
+}
+
+/* ------------------------------------------------------------ content hash */
+
+#define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
+
+uint64_t kube_object_content_hash(const json_t *obj)
+{
+    /* Shallow copies: only the two top levels are edited, the rest is shared. */
+    json_t *top = json_copy((json_t *)obj);
+    json_t *md = top ? json_copy(json_object_get(top, "metadata")) : NULL;
+    uint64_t h = OLM_FNV1A_OFFSET;
+    if (!top)
+        return h;
+    json_object_del(top, "status");
+    if (md) {
+        json_object_del(md, "resourceVersion");
+        json_object_del(md, "managedFields");
+        json_object_del(md, "generation");
+        /* The Deployment controller's revision counter: written once to every new Deployment
+         * (and on each rollout), never by our apply; as change it would cost every install
+         * a second, no-op reconcile. */
+        json_t *ann = json_object_get(md, "annotations");
+        if (json_object_get(ann, DEPLOYMENT_REVISION_ANNOTATION)) {
+            ann = json_copy(ann);
+            json_object_del(ann, DEPLOYMENT_REVISION_ANNOTATION);
+            if (json_object_size(ann) == 0)
+                json_object_del(md, "annotations");
+            else
+                json_object_set(md, "annotations", ann);
+            json_decref(ann);
+        }
+        json_object_set_new(top, "metadata", md);
+    }
+    char *text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(top);
+    if (!text)
+        return h;
+    h = olm_fnv1a_str(h, text);
+    free(text);
+    return h;
 }

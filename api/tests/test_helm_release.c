@@ -16,9 +16,9 @@
 #include "olm_base64.h"
 
 static install_object_ref REFS[] = {
-    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com"},
-    {"apps/v1", "Deployment", "ns1", "widget-manager"},
-    {"v1", "ConfigMap", "ns1", "widget-config"},
+    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com", 0},
+    {"apps/v1", "Deployment", "ns1", "widget-manager", 0},
+    {"v1", "ConfigMap", "ns1", "widget-config", 0},
 };
 
 static install_record record(void)

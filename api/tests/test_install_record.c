@@ -13,9 +13,9 @@ static const char *props = "[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":4.1
                            "{\"type\":\"olm.package\",\"value\":{\"packageName\":\"argocd\",\"version\":\"0.6.0\"}}]";
 
 static install_object_ref refs[] = {
-    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "argocds.argoproj.io"},
-    {"v1", "ServiceAccount", "argocd", "argocd-operator-controller-manager"},
-    {"apps/v1", "Deployment", "argocd", "argocd-operator-controller-manager"},
+    {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "argocds.argoproj.io", 0},
+    {"v1", "ServiceAccount", "argocd", "argocd-operator-controller-manager", 0},
+    {"apps/v1", "Deployment", "argocd", "argocd-operator-controller-manager", 0},
 };
 
 static install_record sample(void)
@@ -182,7 +182,7 @@ static void test_minimal_record_defaults(void **state)
 static void test_pending_round_trip(void **state)
 {
     (void)state;
-    install_object_ref obj = {"v1", "ConfigMap", "ns", "cm"};
+    install_object_ref obj = {"v1", "ConfigMap", "ns", "cm", 0};
     install_record in = {.extension = "e", .bundle_name = "b.v1", .bundle_version = "1.0.0", .bundle_image = "img",
                          .package = "p", .properties = "[]", .objects = &obj, .nobjects = 1, .installed_at = "",
                          .pending = true};

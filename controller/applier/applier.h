@@ -48,6 +48,14 @@ typedef struct applier_ctx {
      * Available condition costs no request of its own. */
     void (*observe)(void *data, const json_t *live);
     void *observe_data;
+    /* Optional: applier_repair's shortcut.  True when the live object `ref` is known, without
+     * a request, to have `content_hash` (kube_object_content_hash; the record's, as the apply
+     * that wrote the record left the object) -- and so to hold everything we apply -- and to
+     * pass its probes; the callback then counts it as observed.  Then nothing of it is read
+     * or written.  False (or no callback): it is read (and repaired) as usual.  The drift
+     * watches' caches answer it, so a restart reads no installed object once they synced. */
+    bool (*unchanged)(void *data, const install_object_ref *ref, uint64_t content_hash);
+    void *unchanged_data;
     /* Optional (NULL: unused), owned by the caller: set true by a read of the Helm releases
      * (applier_read_record with no record of ours) that found none at all, so that the first
      * mirror write creates version 1 without listing them again; false once written.  One

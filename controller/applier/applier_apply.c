@@ -145,7 +145,7 @@ int applier_wait_crds(const applier_ctx *ctx, const applier_set *set, olm_error 
 /* *touched: how many objects of `set`, in order, may be on the cluster now.  The one that
  * failed counts only without a definite refusal from the apiserver (a transport error, a
  * timeout, a 5xx): then its apply may have landed. */
-static int apply_all(const applier_ctx *ctx, const applier_set *set, size_t *touched, olm_error *err)
+static int apply_all(const applier_ctx *ctx, const applier_set *set, uint64_t *hashes, size_t *touched, olm_error *err)
 {
     bool crds = false, waited = false;
     *touched = 0;
@@ -157,9 +157,12 @@ static int apply_all(const applier_ctx *ctx, const applier_set *set, size_t *tou
             waited = true;
         }
         json_t *live = NULL;
-        int rc = applier_apply_one(ctx, o, ctx->observe ? &live : NULL, err);
-        if (live)
+        int rc = applier_apply_one(ctx, o, &live, err);
+        if (live && ctx->observe)
             ctx->observe(ctx->observe_data, live);
+        /* The record keeps it: a restart finds the object unchanged in the drift watches'
+         * caches without reading it (applier_repair, applier_ctx.unchanged). */
+        hashes[i] = live ? kube_object_content_hash(live) : 0;
         json_decref(live);
         *touched = i + (rc == KUBE_OK || rc == KUBE_ERROR || rc == KUBE_UNAVAILABLE);
         if (rc < 0)
@@ -298,10 +301,15 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     int rc = -1, prune_rc = 0;
     olm_error prune_err = {""};
     size_t touched = 0;
+    uint64_t *hashes = calloc(set.n ? set.n : 1, sizeof *hashes);
+    if (!hashes) {
+        olm_error_set(err, "out of memory");
+        goto done;
+    }
 
     if (check_conflicts(ctx, &set, prev, err) < 0)
         goto done;
-    if (apply_all(ctx, &set, &touched, err) < 0) {
+    if (apply_all(ctx, &set, hashes, &touched, err) < 0) {
         record_touched(ctx, bundle, &set, touched, prev);
         goto done;
     }
@@ -315,7 +323,7 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     for (size_t i = 0; i < set.n; i++) {
         if (applier_ref_of(ctx->admin, &set.v[i], &rec.objects[rec.nobjects], err) < 0)
             goto done;
-        rec.nobjects++;
+        rec.objects[rec.nobjects++].content_hash = hashes[i];
     }
     if (prev)
         prune_rc = applier_prune(ctx, prev, rec.objects, rec.nobjects, &left, &nleft, &prune_err);
@@ -351,6 +359,7 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     }
     rc = 0;
 done:
+    free(hashes);
     applier_refs_free(left, nleft);
     install_record_free(&rec);
     applier_set_free(&set);

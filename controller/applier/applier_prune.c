@@ -22,6 +22,7 @@ int applier_ref_copy(const install_object_ref *src, install_object_ref *dst)
     dst->kind = strdup(src->kind);
     dst->namespace_ = strdup(src->namespace_ ? src->namespace_ : "");
     dst->name = strdup(src->name);
+    dst->content_hash = 0; /* what an apply left: not known of a copy kept for another reason */
     if (!dst->api_version || !dst->kind || !dst->namespace_ || !dst->name) {
         applier_ref_free(dst);
         return -1;

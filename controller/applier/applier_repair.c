@@ -99,6 +99,18 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
     return changed;
 }
 
+/* The entry of `rec` for `ref`, or NULL. */
+static const install_object_ref *recorded_ref(const install_record *rec, const install_object_ref *ref)
+{
+    for (size_t i = 0; i < rec->nobjects; i++) {
+        const install_object_ref *r = &rec->objects[i];
+        if (applier_same_object(r->api_version, r->kind, r->namespace_, r->name, ref->api_version, ref->kind,
+                                ref->namespace_, ref->name))
+            return r;
+    }
+    return NULL;
+}
+
 int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *objects, olm_error *err)
 {
     if (!ctx || !ctx->admin || !ctx->extension || !rec)
@@ -121,10 +133,14 @@ int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *ob
         install_object_ref ref;
         if (applier_ref_of(ctx->admin, o, &ref, err) < 0)
             goto fail;
-        bool recorded = applier_record_has(rec->objects, rec->nobjects, &ref);
+        const install_object_ref *recorded = recorded_ref(rec, &ref);
+        bool skip = recorded && recorded->content_hash && ctx->unchanged &&
+                    ctx->unchanged(ctx->unchanged_data, &ref, recorded->content_hash);
         applier_ref_free(&ref);
         if (!recorded)
             continue; /* not installed yet: that is applier_apply's job, not drift */
+        if (skip)
+            continue; /* as the apply left it (applier_ctx.unchanged) */
         int r = repair_one(ctx, o, err);
         if (r < 0)
             goto fail;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clusterextension_internal.h"
+#include "kube_object.h"
 #include "olm_log.h"
 #include "probe.h"
 #include "strbuf.h"
@@ -33,13 +34,18 @@ static char *key_of_object(const json_t *obj)
                   json_string_value(json_object_get(md, "namespace")), json_string_value(json_object_get(md, "name")));
 }
 
-/* Keeps `digest` and `line` (NULL: passes) for `key`; false when memory ran out. */
-static bool keep(clusterextension_run *run, const char *key, uint64_t digest, const char *line)
+/* Keeps `digest`, `line` (NULL: passes) and the content hash `content` (0: unknown) for `key`;
+ * false when memory ran out. */
+static bool keep(clusterextension_run *run, const char *key, uint64_t digest, const char *line, uint64_t content)
 {
     if (!run->observed && !(run->observed = json_object()))
         return false;
     json_t *v = line ? json_pack("{s:I, s:s}", "d", (json_int_t)digest, "l", line)
                      : json_pack("{s:I}", "d", (json_int_t)digest);
+    if (v && content && json_object_set_new(v, "h", json_integer((json_int_t)content)) != 0) {
+        json_decref(v);
+        return false;
+    }
     return v && json_object_set_new(run->observed, key, v) == 0;
 }
 
@@ -52,7 +58,8 @@ void clusterextension_observe(void *data, const json_t *live)
     if (ok) {
         strbuf line = STRBUF_INIT;
         ok = r.status == PROBE_TRUE || probe_describe(&line, live, r.messages) == 0;
-        ok = ok && keep(run, key, probe_result_digest(&r), r.status == PROBE_TRUE ? NULL : strbuf_str(&line));
+        ok = ok && keep(run, key, probe_result_digest(&r), r.status == PROBE_TRUE ? NULL : strbuf_str(&line),
+                        kube_object_content_hash(live));
         strbuf_free(&line);
         probe_result_free(&r);
     }
@@ -75,7 +82,7 @@ int clusterextension_probe_recorded(clusterextension_run *run)
             if (!key || asprintf(&line, "Object %s.%s %s/%s: not found", o->kind, o->api_version, ns ? ns : "",
                                  o->name) < 0)
                 line = NULL;
-            bool ok = key && line && keep(run, key, 0, line);
+            bool ok = key && line && keep(run, key, 0, line, 0);
             free(key);
             free(line);
             if (!ok)
@@ -91,6 +98,50 @@ int clusterextension_probe_recorded(clusterextension_run *run)
     }
     run->probed = true;
     return 0;
+}
+
+bool clusterextension_known_unchanged(void *data, const install_object_ref *ref, uint64_t content_hash)
+{
+    clusterextension_run *run = data;
+    drift_watcher *d = run->r->cfg.drift;
+    if (!d)
+        return false;
+    kube_resource_info ri;
+    olm_error err;
+    if (kube_resolve_kind(run->r->cfg.admin, ref->api_version, ref->kind, &ri, &err) < 0)
+        return false;
+    char *resource = kube_resource_path(&ri, NULL, NULL, NULL, &err), *wkey = NULL;
+    if (!resource)
+        return false;
+    bool ns = ri.namespaced && ref->namespace_ && *ref->namespace_;
+    if (ns ? asprintf(&wkey, "%s/%s", ref->namespace_, ref->name) < 0 : !(wkey = strdup(ref->name)))
+        wkey = NULL;
+    uint64_t content = 0, probe = 0;
+    bool same = wkey && drift_watcher_lookup(d, resource, wkey, &content, &probe) == 1 && content == content_hash;
+    free(resource);
+    free(wkey);
+    /* A failing object is read after all: its line in the Available condition needs it. */
+    bool probes = !run->r->cfg.no_available_condition;
+    if (!same || (probes && probe != PROBE_DIGEST_PASS))
+        return false;
+    char *key = key_of(ref->api_version, ref->kind, ns ? ref->namespace_ : NULL, ref->name);
+    bool ok = key && keep(run, key, PROBE_DIGEST_PASS, NULL, content);
+    free(key);
+    return ok;
+}
+
+uint64_t *clusterextension_content_hashes(const clusterextension_run *run)
+{
+    if (!run->observed || !run->rec.nobjects)
+        return NULL;
+    uint64_t *h = calloc(run->rec.nobjects, sizeof *h);
+    for (size_t i = 0; h && i < run->rec.nobjects; i++) {
+        const install_object_ref *o = &run->rec.objects[i];
+        char *key = key_of(o->api_version, o->kind, o->namespace_, o->name);
+        h[i] = key ? (uint64_t)json_integer_value(json_object_get(json_object_get(run->observed, key), "h")) : 0;
+        free(key);
+    }
+    return h;
 }
 
 int clusterextension_available(const clusterextension_run *run, bool *available, char **failures)

@@ -32,9 +32,13 @@ void clusterextension_drift_post(clusterextension_run *run)
     /* What the status says of each object's probes: a watch event that says otherwise asks
      * for a reconcile (drift.h).  NULL (nothing probed, or out of memory): unknown. */
     uint64_t *probes = clusterextension_probe_digests(run);
+    /* What the reconcile relied on of each object's content: the watcher checks it against
+     * what its watch holds when the post arrives (drift.h). */
+    uint64_t *contents = clusterextension_content_hashes(run);
     if (rc == 0)
-        rc = drift_spec_paths(&spec, &run->rec, probes, resolve_kind, r->cfg.admin, &err);
+        rc = drift_spec_paths(&spec, &run->rec, probes, contents, resolve_kind, r->cfg.admin, &err);
     free(probes);
+    free(contents);
     if (rc == 0)
         rc = drift_watcher_post(r->cfg.drift, &spec, &err);
     else

@@ -115,6 +115,15 @@ int clusterextension_available(const clusterextension_run *run, bool *available,
  * for the drift watcher; NULL when nothing was probed or memory ran out.  Caller frees. */
 uint64_t *clusterextension_probe_digests(const clusterextension_run *run);
 
+/* applier_ctx.unchanged (`data` is the run): true when the drift watcher's shared watch of the
+ * object's type holds it with `content_hash` and passing its probes (drift_watcher_lookup); the
+ * object then counts as observed (passing, with that hash) without a request. */
+bool clusterextension_known_unchanged(void *data, const install_object_ref *ref, uint64_t content_hash);
+/* The content hash of each record object as observed (0: not observed, or unknown), in the
+ * record's order, for the drift watcher; NULL when nothing was observed or memory ran out.
+ * Caller frees. */
+uint64_t *clusterextension_content_hashes(const clusterextension_run *run);
+
 /* Tells the drift watcher what this extension installed (the record's kinds, the
  * token); no-op without a drift watcher or a token.  Failures are logged. */
 void clusterextension_drift_post(clusterextension_run *run);

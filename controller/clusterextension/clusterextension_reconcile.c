@@ -413,6 +413,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
                                  .release_namespace = clusterextension_str(run.ce, "spec.namespace"),
                                  .observe = r->cfg.no_available_condition ? NULL : clusterextension_observe,
                                  .observe_data = &run,
+                                 .unchanged = r->cfg.drift ? clusterextension_known_unchanged : NULL,
+                                 .unchanged_data = &run,
                                  .no_helm_release = &run.no_helm_release};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);

@@ -54,6 +54,13 @@
  * passing object costs no memory).  A post without digests (0) compares each event with the
  * object's previous digest instead.
  *
+ * Content the reconcile relied on: each post also carries, per recorded object, the content
+ * hash of the object as the reconcile saw it (0: unknown).  At a sync, when an extension joins
+ * a shared watch already synced, and at each post, an object the watch holds with another hash
+ * enqueues the extension (once: the hash then counts as told).  This closes the window between
+ * a reconcile's read (or drift_watcher_lookup) and its post, when the extension's watch was not
+ * there yet to judge an event.
+ *
  * Watches are re-created when the set of kinds changes (an upgrade) or when the token
  * changes; the watcher asks for a reconcile at the token's refresh time so that a fresh
  * token arrives before the old one expires.  A 401 drops the token (token_rejected) and
@@ -92,6 +99,8 @@ typedef struct drift_path {
     char **keys; /* keys ("ns/name" or "name") of the recorded objects in it; owned */
     uint64_t *probes; /* per key: the probe digest the extension's status was computed from
                        * (probe_digest), 0: unknown; owned */
+    uint64_t *contents; /* per key: the content hash (drift_content_hash) the reconcile saw the
+                         * object with, 0: unknown; owned */
     size_t nkeys;
 } drift_path;
 
@@ -110,10 +119,11 @@ void drift_spec_free(drift_spec *s);
 typedef int (*drift_resolve_fn)(void *data, const char *api_version, const char *kind, kube_resource_info *out,
                                    olm_error *err);
 
-/* Fills spec->paths (replacing what was there) from the objects of `rec`; `probes` (NULL: all
- * unknown) holds rec->nobjects probe digests, in the record's order. */
-int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, drift_resolve_fn resolve,
-                     void *rdata, olm_error *err);
+/* Fills spec->paths (replacing what was there) from the objects of `rec`; `probes` and
+ * `contents` (each NULL: all unknown) hold rec->nobjects probe digests and content hashes, in
+ * the record's order. */
+int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, const uint64_t *contents,
+                     drift_resolve_fn resolve, void *rdata, olm_error *err);
 
 /* The owner-label selector of `extension`'s objects; caller frees. */
 char *drift_selector(const char *extension);
@@ -179,6 +189,17 @@ int drift_watcher_post(drift_watcher *d, drift_spec *spec, olm_error *err);
 int drift_watcher_forget(drift_watcher *d, const char *extension, olm_error *err);
 /* Loop thread.  Applies what was posted now (otherwise the uv_async does it). */
 void drift_watcher_flush(drift_watcher *d);
+
+/* Any thread.  What the shared watch of `resource` (a type's cluster-wide collection path, as
+ * drift_path.resource) has of the object `key` ("ns/name", or "name" when cluster-scoped): 1
+ * when that watch runs, has synced and holds the object, with *content its content hash
+ * (drift_content_hash) and *probe its probe digest (PROBE_DIGEST_PASS when it passes); 0 when
+ * it cannot say (no such watch, not synced, not seen).  A reconcile asks this instead of
+ * reading the object; what it then posts carries the content hash it relied on, and the
+ * watcher asks for another reconcile when the watch sees otherwise by the time the post
+ * arrives (so an edit between the answer and the post is not lost). */
+int drift_watcher_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
+                         uint64_t *probe);
 
 /* Loop thread.  Watches running (started, not stopped or given up after a 403/401),
  * shared ones included. */

@@ -34,6 +34,7 @@ struct drift_watch {
     char *ns;          /* namespace of a namespaced path; NULL: cluster-wide */
     char **keys;       /* expected objects (owned) */
     uint64_t *probes;  /* beside keys: the probe digest the extension's status says (drift.h); 0: unknown; owned */
+    uint64_t *contents; /* beside keys: the content hash the reconcile saw (drift.h); 0: unknown; owned */
     size_t nkeys;
     drift_cfg *cfg;    /* one reference */
     void *handle;      /* the backend's; NULL once stopped */
@@ -84,6 +85,10 @@ struct drift_watcher {
     uv_async_t async;
     pthread_mutex_t lock;
     drift_post *posts; /* guarded by lock */
+    /* Guards what drift_watcher_lookup reads from other threads: the list of shared watches,
+     * each one's `seen`, `probed` and `synced`.  Taken by the loop thread only around changes
+     * of those (never around a callback). */
+    pthread_mutex_t cache_lock;
     bool stopping;
     unsigned pending_closes;
     void (*closed)(void *data);
@@ -118,6 +123,9 @@ bool drift_watch_probe_changed(drift_watch *w, const char *key, uint64_t prev, u
 /* At a sync or a post: true when an object of w's that `seen` holds has another digest in
  * `probed` than w expects (each then counts as told). */
 bool drift_watch_probes_differ(drift_watch *w, const json_t *seen, const json_t *probed);
+/* At a sync or a post: true when an object of w's that `seen` holds has another content hash
+ * than the one w's post relied on (each then counts as told). */
+bool drift_watch_contents_differ(drift_watch *w, const json_t *seen);
 /* After a post gave w new keys and digests: asks for a reconcile when what its watch (own or
  * shared) has seen differs. */
 void drift_watch_recheck(drift_watch *w);
@@ -147,7 +155,9 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
 void drift_shared_synced(drift_shared *sh);
 void drift_shared_error(drift_shared *sh, long http_status, const char *msg);
 /* A covered `w`: true when its shared watch has synced and saw one of w's objects with another
- * probe digest than w expects (drift_watch_probes_differ). */
+ * probe digest or content hash than w expects (drift_watch_probes_differ, _contents_differ). */
 bool drift_shared_probes_differ(drift_watch *w);
+/* drift_watcher_lookup, under d->cache_lock. */
+int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe);
 
 #endif

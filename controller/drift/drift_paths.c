@@ -7,10 +7,8 @@
 #include <string.h>
 
 #include "drift.h"
+#include "kube_object.h"
 #include "olm_array.h"
-#include "olm_hash.h"
-
-#define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"
 
 static void wipe(char *s)
 {
@@ -29,6 +27,7 @@ static void path_free(drift_path *p)
         free(p->keys[i]);
     free(p->keys);
     free(p->probes);
+    free(p->contents);
     memset(p, 0, sizeof *p);
 }
 
@@ -69,21 +68,23 @@ typedef struct group {
     const char *only_ns; /* the one namespace so far (borrowed from rec); NULL: none yet */
     bool many_ns;
     char **keys;
-    uint64_t *probes; /* beside keys */
-    size_t nkeys, keys_cap, probes_cap;
+    uint64_t *probes, *contents; /* beside keys */
+    size_t nkeys, keys_cap, probes_cap, contents_cap;
 } group;
 
-static int add_key(group *g, const install_object_ref *o, uint64_t probe)
+static int add_key(group *g, const install_object_ref *o, uint64_t probe, uint64_t content)
 {
     char *key = NULL;
     if (g->ri.namespaced ? asprintf(&key, "%s/%s", o->namespace_, o->name) < 0 : !(key = strdup(o->name)))
         return -1;
     if (OLM_ARRAY_RESERVE(g->keys, g->keys_cap, g->nkeys + 1) < 0 ||
-        OLM_ARRAY_RESERVE(g->probes, g->probes_cap, g->nkeys + 1) < 0) {
+        OLM_ARRAY_RESERVE(g->probes, g->probes_cap, g->nkeys + 1) < 0 ||
+        OLM_ARRAY_RESERVE(g->contents, g->contents_cap, g->nkeys + 1) < 0) {
         free(key);
         return -1;
     }
     g->probes[g->nkeys] = probe;
+    g->contents[g->nkeys] = content;
     g->keys[g->nkeys++] = key;
     return 0;
 }
@@ -93,8 +94,8 @@ static int cmp_path(const void *a, const void *b)
     return strcmp(((const drift_path *)a)->path, ((const drift_path *)b)->path);
 }
 
-int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, drift_resolve_fn resolve,
-                     void *rdata, olm_error *err)
+int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t *probes, const uint64_t *contents,
+                     drift_resolve_fn resolve, void *rdata, olm_error *err)
 {
     group *groups = calloc(rec->nobjects ? rec->nobjects : 1, sizeof *groups);
     drift_path *paths = NULL;
@@ -130,7 +131,7 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t
             else if (strcmp(g->only_ns, ns) != 0)
                 g->many_ns = true;
         }
-        if (add_key(g, o, probes ? probes[i] : 0) != 0)
+        if (add_key(g, o, probes ? probes[i] : 0, contents ? contents[i] : 0) != 0)
             rc = olm_error_set(err, "out of memory");
     }
     if (rc == 0 && !(paths = calloc(ngroups ? ngroups : 1, sizeof *paths)))
@@ -151,10 +152,12 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t
             rc = olm_error_set(err, "out of memory");
         p->keys = g->keys;
         p->probes = g->probes;
+        p->contents = g->contents;
         p->nkeys = g->nkeys;
         g->keys = NULL;
         g->probes = NULL;
-        g->nkeys = g->keys_cap = g->probes_cap = 0;
+        g->contents = NULL;
+        g->nkeys = g->keys_cap = g->probes_cap = g->contents_cap = 0;
     }
     for (size_t j = 0; j < ngroups; j++) {
         free(groups[j].cluster_path);
@@ -162,6 +165,7 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t
             free(groups[j].keys[k]);
         free(groups[j].keys);
         free(groups[j].probes);
+        free(groups[j].contents);
     }
     free(groups);
     if (rc != 0) {
@@ -179,37 +183,5 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t
 
 uint64_t drift_content_hash(const json_t *obj)
 {
-    /* Shallow copies: only the two top levels are edited, the rest is shared. */
-    json_t *top = json_copy((json_t *)obj);
-    json_t *md = top ? json_copy(json_object_get(top, "metadata")) : NULL;
-    uint64_t h = OLM_FNV1A_OFFSET;
-    if (!top)
-        return h;
-    json_object_del(top, "status");
-    if (md) {
-        json_object_del(md, "resourceVersion");
-        json_object_del(md, "managedFields");
-        json_object_del(md, "generation");
-        /* The Deployment controller's revision counter: written once to every new Deployment
-         * (and on each rollout), never by our apply; as change it would cost every install
-         * a second, no-op reconcile. */
-        json_t *ann = json_object_get(md, "annotations");
-        if (json_object_get(ann, DEPLOYMENT_REVISION_ANNOTATION)) {
-            ann = json_copy(ann);
-            json_object_del(ann, DEPLOYMENT_REVISION_ANNOTATION);
-            if (json_object_size(ann) == 0)
-                json_object_del(md, "annotations");
-            else
-                json_object_set(md, "annotations", ann);
-            json_decref(ann);
-        }
-        json_object_set_new(top, "metadata", md);
-    }
-    char *text = json_dumps(top, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(top);
-    if (!text)
-        return h;
-    h = olm_fnv1a_str(h, text);
-    free(text);
-    return h;
+    return kube_object_content_hash(obj);
 }

@@ -75,13 +75,18 @@ static drift_shared *find(drift_watcher *d, const char *resource)
         for (drift_watch *w = e->watches, *w##_next; w && ((w##_next = w->next), 1); w = w##_next)                     \
             if (w->sub == (sh))
 
+#define CACHE_LOCK(d) pthread_mutex_lock(&(d)->cache_lock)
+#define CACHE_UNLOCK(d) pthread_mutex_unlock(&(d)->cache_lock)
+
 static void halt(drift_shared *sh)
 {
     if (!sh->bw)
         return;
     drift_watch *bw = sh->bw;
+    CACHE_LOCK(sh->d);
     sh->bw = NULL;
     sh->synced = false;
+    CACHE_UNLOCK(sh->d);
     bw->sh = NULL; /* nothing more is delivered */
     drift_watch_release(bw);
     sh->d->nshared--;
@@ -111,8 +116,10 @@ static bool start(drift_shared *sh, drift_ext *e)
     free(sh->identity);
     sh->identity = id;
     sh->runner = e;
+    CACHE_LOCK(d);
     json_object_clear(sh->seen);
     json_object_clear(sh->probed);
+    CACHE_UNLOCK(d);
     json_object_clear(sh->gone);
     bw->d = d;
     bw->sh = sh;
@@ -131,7 +138,9 @@ static bool start(drift_shared *sh, drift_ext *e)
         sh->runner = NULL;
         return false;
     }
+    CACHE_LOCK(d);
     sh->bw = bw;
+    CACHE_UNLOCK(d);
     d->active++;
     d->nshared++;
     return true;
@@ -141,11 +150,13 @@ static void shared_free(drift_shared *sh)
 {
     drift_watcher *d = sh->d;
     halt(sh);
+    CACHE_LOCK(d);
     for (drift_shared **pp = &d->shares; *pp; pp = &(*pp)->next)
         if (*pp == sh) {
             *pp = sh->next;
             break;
         }
+    CACHE_UNLOCK(d);
     free(sh->resource);
     free(sh->identity);
     json_decref(sh->seen);
@@ -170,8 +181,10 @@ static drift_shared *shared_new(drift_watcher *d, const char *resource)
         return NULL;
     }
     sh->d = d;
+    CACHE_LOCK(d);
     sh->next = d->shares;
     d->shares = sh;
+    CACHE_UNLOCK(d);
     return sh;
 }
 
@@ -188,7 +201,7 @@ static bool refused(const drift_shared *sh, const drift_ext *e)
 static void check_expected(drift_shared *sh, drift_watch *w)
 {
     w->synced = true;
-    bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed);
+    bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed) | drift_watch_contents_differ(w, sh->seen);
     for (size_t i = 0; i < w->nkeys && !ask; i++)
         ask = !json_object_get(sh->seen, w->keys[i]);
     if (ask)
@@ -198,7 +211,19 @@ static void check_expected(drift_shared *sh, drift_watch *w)
 bool drift_shared_probes_differ(drift_watch *w)
 {
     drift_shared *sh = w->sub;
-    return sh && sh->synced && w->synced && drift_watch_probes_differ(w, sh->seen, sh->probed);
+    return sh && sh->synced && w->synced &&
+           (drift_watch_probes_differ(w, sh->seen, sh->probed) | drift_watch_contents_differ(w, sh->seen));
+}
+
+int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe)
+{
+    drift_shared *sh = find(d, resource);
+    const json_t *h = sh && sh->bw && sh->synced ? json_object_get(sh->seen, key) : NULL;
+    if (!h)
+        return 0;
+    *content = (uint64_t)json_integer_value(h);
+    *probe = drift_probed_get(sh->probed, key);
+    return 1;
 }
 
 bool drift_shared_attach(drift_watch *w)
@@ -217,9 +242,9 @@ bool drift_shared_attach(drift_watch *w)
     w->synced = false;
     if (sh->synced) {
         /* Joining a running watch: deletions it saw count, absences do not (see top); nor
-         * do the probes of objects it has not seen yet. */
+         * do the probes or contents of objects it has not seen yet. */
         w->synced = true;
-        bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed);
+        bool ask = drift_watch_probes_differ(w, sh->seen, sh->probed) | drift_watch_contents_differ(w, sh->seen);
         for (size_t i = 0; i < w->nkeys && !ask; i++)
             ask = json_object_get(sh->gone, w->keys[i]) != NULL;
         if (ask)
@@ -300,8 +325,10 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
         return;
     uint64_t now = uv_now(sh->d->loop);
     if (type == KUBE_WATCH_DELETED) {
+        CACHE_LOCK(sh->d);
         json_object_del(sh->seen, key);
         json_object_del(sh->probed, key);
+        CACHE_UNLOCK(sh->d);
         if (json_object_size(sh->gone) >= 256) { /* forget old deletions now and then */
             const char *k;
             json_t *v, *tmp;
@@ -317,11 +344,13 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
     }
     json_object_del(sh->gone, key);
     json_int_t h = (json_int_t)drift_content_hash(obj);
+    uint64_t digest = sh->d->ignore_probes ? 0 : probe_digest(obj);
+    CACHE_LOCK(sh->d);
     json_t *old = json_object_get(sh->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(sh->seen, key, json_integer(h));
-    uint64_t digest = sh->d->ignore_probes ? 0 : probe_digest(obj);
     uint64_t prev = drift_probed_set(sh->probed, key, digest);
+    CACHE_UNLOCK(sh->d);
     drift_watch *w = sh->synced ? target(sh, obj) : NULL;
     /* ADDED after the sync is an object coming (back) with our labels: our own apply; its
      * probes count all the same (drift_watch.c). */
@@ -336,7 +365,9 @@ void drift_shared_synced(drift_shared *sh)
     drift_watcher *d = sh->d;
     if (sh->synced)
         return; /* a relist: its differences came as events */
+    CACHE_LOCK(d);
     sh->synced = true;
+    CACHE_UNLOCK(d);
     FOREACH_SUB(d, sh, e, w)
     {
         if (!w->covered) {

@@ -74,6 +74,7 @@ static void watch_free(drift_watch *w)
     free(w->ns);
     drift_keys_free(w->keys, w->nkeys);
     free(w->probes);
+    free(w->contents);
     json_decref(w->seen);
     json_decref(w->probed);
     free(w->last_error);
@@ -135,12 +136,14 @@ drift_watch *drift_watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
     w->ns = p->ns;
     w->keys = p->keys;
     w->probes = p->probes;
+    w->contents = p->contents;
     w->nkeys = p->nkeys;
     p->path = NULL;
     p->resource = NULL;
     p->ns = NULL;
     p->keys = NULL;
     p->probes = NULL;
+    p->contents = NULL;
     p->nkeys = 0;
     w->cfg = e->cfg;
     e->cfg->refs++;
@@ -228,12 +231,30 @@ bool drift_watch_probes_differ(drift_watch *w, const json_t *seen, const json_t 
     return differ;
 }
 
+bool drift_watch_contents_differ(drift_watch *w, const json_t *seen)
+{
+    bool differ = false;
+    for (size_t i = 0; w->contents && i < w->nkeys; i++) {
+        const json_t *h = w->contents[i] ? json_object_get(seen, w->keys[i]) : NULL;
+        if (!h)
+            continue; /* unknown, or not seen (a missing object is the missing check's) */
+        uint64_t now = (uint64_t)json_integer_value(h);
+        if (now != w->contents[i]) {
+            w->contents[i] = now;
+            differ = true;
+        }
+    }
+    return differ;
+}
+
 void drift_watch_recheck(drift_watch *w)
 {
     if (!w->ext)
         return;
+    /* Both are checked (each counts what it found as told). */
     bool differ = w->covered ? drift_shared_probes_differ(w)
-                             : w->synced && drift_watch_probes_differ(w, w->seen, w->probed);
+                             : w->synced && drift_watch_probes_differ(w, w->seen, w->probed) |
+                                                drift_watch_contents_differ(w, w->seen);
     if (differ)
         drift_request_reconcile(w);
 }
@@ -279,7 +300,7 @@ void drift_watch_own_synced(drift_watch *w)
     w->synced = true;
     /* An object deleted between the apply and this LIST raised no event; one whose status
      * changed what its probes say (a Deployment turned available) raised none either. */
-    bool ask = drift_watch_probes_differ(w, w->seen, w->probed);
+    bool ask = drift_watch_probes_differ(w, w->seen, w->probed) | drift_watch_contents_differ(w, w->seen);
     for (size_t i = 0; i < w->nkeys && !ask; i++)
         ask = !json_object_get(w->seen, w->keys[i]);
     if (ask)
@@ -352,10 +373,12 @@ drift_watch *drift_watch_replace(drift_watch *w)
     n->ns = w->ns;
     n->keys = w->keys;
     n->probes = w->probes;
+    n->contents = w->contents;
     n->nkeys = w->nkeys;
     w->path = w->resource = w->ns = NULL;
     w->keys = NULL;
     w->probes = NULL;
+    w->contents = NULL;
     w->nkeys = 0;
     n->sub = w->sub; /* the subscription moves over, its count unchanged */
     w->sub = NULL;
@@ -378,6 +401,7 @@ void drift_close_done(drift_watcher *d)
         return;
     drift_posts_free(drift_posts_take(d));
     pthread_mutex_destroy(&d->lock);
+    pthread_mutex_destroy(&d->cache_lock);
     json_decref(d->by_name);
     void (*cb)(void *) = d->closed;
     void *data = d->closed_data;

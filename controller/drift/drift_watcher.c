@@ -172,11 +172,14 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
         }
         drift_keys_free(w->keys, w->nkeys);
         free(w->probes);
+        free(w->contents);
         w->keys = p->keys;
         w->probes = p->probes;
+        w->contents = p->contents;
         w->nkeys = p->nkeys;
         p->keys = NULL;
         p->probes = NULL;
+        p->contents = NULL;
         p->nkeys = 0;
         free(p->path);
         p->path = NULL; /* handled */
@@ -289,8 +292,16 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
     }
+    if (pthread_mutex_init(&d->cache_lock, NULL) != 0) {
+        pthread_mutex_destroy(&d->lock);
+        json_decref(d->by_name);
+        free(d);
+        olm_error_set(err, "pthread_mutex_init failed");
+        return NULL;
+    }
     int rc = uv_async_init(loop, &d->async, on_async);
     if (rc != 0) {
+        pthread_mutex_destroy(&d->cache_lock);
         pthread_mutex_destroy(&d->lock);
         json_decref(d->by_name);
         free(d);
@@ -299,6 +310,17 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     }
     d->async.data = d;
     return d;
+}
+
+int drift_watcher_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
+                         uint64_t *probe)
+{
+    if (!d || !resource || !key)
+        return 0;
+    pthread_mutex_lock(&d->cache_lock);
+    int found = drift_shared_lookup(d, resource, key, content, probe);
+    pthread_mutex_unlock(&d->cache_lock);
+    return found;
 }
 
 size_t drift_watcher_active(const drift_watcher *d)

@@ -335,7 +335,7 @@ static void test_adopt_upstream_helm_release(void **state)
 {
     struct fx *f = *state;
     olm_error err = {""};
-    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm"}, {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr"}};
+    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm", 0}, {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr", 0}};
     install_record up = {.extension = "ext", .bundle_name = "b.v1", .bundle_version = "1.0.0", .bundle_image = "img@sha256:1",
                          .package = "pkg", .properties = "[]", .objects = refs, .nobjects = 2,
                          .installed_at = "2026-01-01T00:00:00Z"};
@@ -411,7 +411,7 @@ static void test_conflict_before_any_write(void **state)
     assert_int_equal(fake_apiserver_nwrites(f->api), 0); /* nothing written */
 
     /* Listed in our previous record and merely unlabelled: ours, the apply relabels it. */
-    install_object_ref ref = {"v1", "ConfigMap", "ns", "cm"};
+    install_object_ref ref = {"v1", "ConfigMap", "ns", "cm", 0};
     install_record prev = {.extension = "ext", .objects = &ref, .nobjects = 1};
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, &prev, &rec, &err), 0);
     install_record_free(&rec);
@@ -640,8 +640,8 @@ static void test_uninstall_without_identity(void **state)
     fake_apiserver_put(f->api, "/api/v1/namespaces/ns/configmaps/cm",
         J("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}}}"));
     fake_apiserver_put(f->api, "/api/v1/namespaces/ns", J("{\"metadata\":{\"name\":\"ns\"},\"status\":{\"phase\":\"Terminating\"}}"));
-    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm"},
-                                 {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr"}};
+    install_object_ref refs[] = {{"v1", "ConfigMap", "ns", "cm", 0},
+                                 {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "cr", 0}};
     install_record rec = {.extension = "ext", .objects = refs, .nobjects = 2};
     applier_ctx ctx = f->ctx;
     ctx.as_sa = ctx.admin; /* what the reconciler passes when no token can be had */

@@ -132,11 +132,11 @@ static void run(server_state *st, outcome *o)
     o->d = drift_watcher_new(&loop, &base, &backend, &cb, &opts, &err);
     assert_non_null(o->d);
 
-    install_object_ref refs[] = {{"v1", "ConfigMap", "ops", "cm"}};
+    install_object_ref refs[] = {{"v1", "ConfigMap", "ops", "cm", 0}};
     install_record rec = {.objects = refs, .nobjects = 1};
     drift_spec spec = {.extension = strdup("ext"), .ns = strdup("ops"), .sa = strdup("installer"),
                        .token = strdup("t")};
-    assert_int_equal(drift_spec_paths(&spec, &rec, NULL, builtin, NULL, &err), 0);
+    assert_int_equal(drift_spec_paths(&spec, &rec, NULL, NULL, builtin, NULL, &err), 0);
     assert_int_equal(drift_watcher_post(o->d, &spec, &err), 0);
     drift_watcher_flush(o->d);
     o->give_up_seen = st->forbid;

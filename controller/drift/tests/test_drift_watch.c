@@ -200,12 +200,12 @@ static int builtin(void *data, const char *av, const char *kind, kube_resource_i
 }
 
 static install_object_ref one_ns_refs[] = {
-    {"apps/v1", "Deployment", "ops", "mgr"},
-    {"v1", "ConfigMap", "ops", "cfg"},
-    {"v1", "ServiceAccount", "ops", "mgr"},
-    {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "mgr-role"},
-    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "mgr-role"},
-    {"v1", "ConfigMap", "ops", "cfg2"},
+    {"apps/v1", "Deployment", "ops", "mgr", 0},
+    {"v1", "ConfigMap", "ops", "cfg", 0},
+    {"v1", "ServiceAccount", "ops", "mgr", 0},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", "", "mgr-role", 0},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "mgr-role", 0},
+    {"v1", "ConfigMap", "ops", "cfg2", 0},
 };
 
 /* A spec with the probe digests `probes` (NULL: unknown) of the reconcile that posts it. */
@@ -216,7 +216,7 @@ static drift_spec make_spec_probed(const char *ext, const char *token, install_o
     drift_spec s = {.extension = strdup(ext), .ns = strdup("ops"), .sa = strdup("installer"),
                        .token = token ? strdup(token) : NULL};
     olm_error err;
-    assert_int_equal(drift_spec_paths(&s, &rec, probes, builtin, NULL, &err), 0);
+    assert_int_equal(drift_spec_paths(&s, &rec, probes, NULL, builtin, NULL, &err), 0);
     return s;
 }
 
@@ -246,9 +246,9 @@ static void test_paths_one_namespace_and_cluster_scoped(void **state)
 static void test_paths_many_namespaces_watch_cluster_wide(void **state)
 {
     install_object_ref refs[] = {
-        {"rbac.authorization.k8s.io/v1", "Role", "ops", "r"},
-        {"rbac.authorization.k8s.io/v1", "Role", "watched", "r"},
-        {"v1", "ConfigMap", "ops", "c"},
+        {"rbac.authorization.k8s.io/v1", "Role", "ops", "r", 0},
+        {"rbac.authorization.k8s.io/v1", "Role", "watched", "r", 0},
+        {"v1", "ConfigMap", "ops", "c", 0},
     };
     drift_spec s = make_spec("ext", "t", refs, 3);
     assert_int_equal(s.npaths, 2);
@@ -261,11 +261,11 @@ static void test_paths_many_namespaces_watch_cluster_wide(void **state)
 
 static void test_paths_unknown_kind_fails(void **state)
 {
-    install_object_ref refs[] = {{"example.com/v1", "Widget", "ops", "w"}};
+    install_object_ref refs[] = {{"example.com/v1", "Widget", "ops", "w", 0}};
     install_record rec = {.objects = refs, .nobjects = 1};
     drift_spec s = {0};
     olm_error err;
-    assert_int_equal(drift_spec_paths(&s, &rec, NULL, builtin, NULL, &err), -1);
+    assert_int_equal(drift_spec_paths(&s, &rec, NULL, NULL, builtin, NULL, &err), -1);
     assert_non_null(strstr(err.msg, "drift watch: resolving example.com/v1 Widget"));
     assert_int_equal(s.npaths, 0);
 }
@@ -585,12 +585,12 @@ static void test_stop_with_pending_posts_and_closes(void **state)
 /* ------------------------------------------------------------ shared watches */
 
 static install_object_ref refs_a[] = {
-    {"apps/v1", "Deployment", "ns-a", "mgr"},
-    {"v1", "ConfigMap", "ns-a", "cfg"},
+    {"apps/v1", "Deployment", "ns-a", "mgr", 0},
+    {"v1", "ConfigMap", "ns-a", "cfg", 0},
 };
 static install_object_ref refs_b[] = {
-    {"apps/v1", "Deployment", "ns-b", "mgr"},
-    {"v1", "ConfigMap", "ns-b", "cfg"},
+    {"apps/v1", "Deployment", "ns-b", "mgr", 0},
+    {"v1", "ConfigMap", "ns-b", "cfg", 0},
 };
 static const char *CM_ALL = "/api/v1/configmaps", *DEP_ALL = "/apis/apps/v1/deployments";
 
@@ -688,10 +688,10 @@ static void test_shared_one_watch_per_type_for_many_extensions(void **state)
     drift_watch_event(cmw->w, KUBE_WATCH_ADDED, c1);
     drift_watch_event(cmw->w, KUBE_WATCH_DELETED, c1);
     json_decref(c1);
-    install_object_ref refs_c[] = {{"v1", "ConfigMap", "ns-c", "cfg"}};
+    install_object_ref refs_c[] = {{"v1", "ConfigMap", "ns-c", "cfg", 0}};
     s = spec_in("c", "ns-c", "token-c", refs_c, 1);
     post(wd, &s);
-    install_object_ref refs_d[] = {{"v1", "ConfigMap", "ns-d", "cfg"}};
+    install_object_ref refs_d[] = {{"v1", "ConfigMap", "ns-d", "cfg", 0}};
     s = spec_in("d", "ns-d", "token-d", refs_d, 1);
     post(wd, &s);
     assert_int_equal(nrunning(wd), 2);
@@ -801,7 +801,7 @@ static void test_shared_403_for_one_identity_does_not_affect_another(void **stat
     json_decref(b1);
     run_deferred_closes(wd);
     /* A new extension of a refused identity does not try again: it watches on its own. */
-    install_object_ref refs_a2[] = {{"v1", "ConfigMap", "ns-a", "cfg2"}};
+    install_object_ref refs_a2[] = {{"v1", "ConfigMap", "ns-a", "cfg2", 0}};
     s = spec_in("a2", "ns-a", "token-a", refs_a2, 1);
     post(wd, &s);
     assert_null(running(wd, CM_ALL));
@@ -1095,7 +1095,7 @@ static void test_shared_joining_compares_probes(void **state)
     assert_int_equal(wd->nenq, 1);
     assert_string_equal(wd->enq[0], "b");
     /* c joins just after its apply, its Deployment not reported yet; it comes available. */
-    install_object_ref refs_c[] = {{"apps/v1", "Deployment", "ns-c", "mgr"}};
+    install_object_ref refs_c[] = {{"apps/v1", "Deployment", "ns-c", "mgr", 0}};
     s = make_spec_probed("c", "token-c", refs_c, 1, unavailable);
     post(wd, &s);
     assert_int_equal(wd->nenq, 1);
