@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +16,7 @@ static const char *props = "[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":4.1
 static install_object_ref refs[] = {
     {"apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "argocds.argoproj.io", 0},
     {"v1", "ServiceAccount", "argocd", "argocd-operator-controller-manager", 0},
-    {"apps/v1", "Deployment", "argocd", "argocd-operator-controller-manager", 0},
+    {"apps/v1", "Deployment", "argocd", "argocd-operator-controller-manager", 0xfedcba9876543210u},
 };
 
 static install_record sample(void)
@@ -49,6 +50,7 @@ static void assert_same(const install_record *a, const install_record *b)
         assert_string_equal(a->objects[i].kind, b->objects[i].kind);
         assert_string_equal(a->objects[i].namespace_, b->objects[i].namespace_);
         assert_string_equal(a->objects[i].name, b->objects[i].name);
+        assert_true(a->objects[i].content_hash == b->objects[i].content_hash);
     }
 }
 
@@ -261,6 +263,38 @@ static void test_malformed_secrets(void **state)
     json_decref(s);
 }
 
+/* The content hash survives a round trip as 16 hex digits, is left out when unknown, and
+ * anything but 1 to 16 hex digits is refused (the record decides what is skipped). */
+static void test_content_hash(void **state)
+{
+    (void)state;
+    install_record r = sample();
+    char *text = install_record_to_json(&r);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"contentHash\":\"fedcba9876543210\""));
+    assert_null(strstr(strstr(text, "contentHash") + 1, "contentHash")); /* only the one known */
+    free(text);
+    const char *ok = "{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"},"
+                     "\"objects\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"c\",\"contentHash\":\"0A\"},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"d\"}]}";
+    install_record got;
+    olm_error err = {""};
+    assert_int_equal(install_record_from_json(ok, strlen(ok), &got, &err), 0);
+    assert_true(got.objects[0].content_hash == 10);
+    assert_true(got.objects[1].content_hash == 0);
+    install_record_free(&got);
+    static const char *const bad[] = {"\"\"", "\"-1\"", "\"0x1\"", "\"12345678901234567\"", "\"zz\"", "7"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char doc[512];
+        snprintf(doc, sizeof doc,
+                 "{\"extension\":\"e\",\"bundle\":{\"name\":\"b\",\"version\":\"1\"},"
+                 "\"objects\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"c\",\"contentHash\":%s}]}",
+                 bad[i]);
+        assert_int_equal(install_record_from_json(doc, strlen(doc), &got, &err), -1);
+        assert_non_null(strstr(err.msg, "objects[0].contentHash is not 1 to 16 hex digits"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_pending_round_trip),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_malformed_secrets),
+        cmocka_unit_test(test_content_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -797,6 +797,70 @@ static void test_repair_ignores_defaults(void **state)
     json_decref(objs);
 }
 
+/* applier_ctx.unchanged: the record keeps each object's content hash as the apply left it
+ * (the hash of the apply's answer); a repair asks the callback with it, and an object it vouches
+ * for is neither read nor written.  One it does not vouch for is read, and repaired when it
+ * drifted.  Mutation checks: the hash not recorded (applier_apply.c), or the callback's answer
+ * ignored (applier_repair.c): each seen failing this test. */
+typedef struct vouch {
+    json_t *hashes; /* name -> the hash the callback saw */
+    const char *only; /* the name it vouches for */
+} vouch;
+
+static bool vouch_for(void *data, const install_object_ref *ref, uint64_t content_hash)
+{
+    vouch *v = data;
+    json_object_set_new(v->hashes, ref->name, json_integer((json_int_t)content_hash));
+    return strcmp(ref->name, v->only) == 0;
+}
+
+static void test_repair_skips_what_is_known_unchanged(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"},"
+                     "\"data\":{\"k\":\"v\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"}}]");
+    install_record rec;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    assert_int_equal(rec.nobjects, 2);
+    for (size_t k = 0; k < 2; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/api/v1/namespaces/ns/configmaps/%s", rec.objects[k].name);
+        assert_true(rec.objects[k].content_hash != 0);
+        assert_true(rec.objects[k].content_hash == kube_object_content_hash(fake_apiserver_object(f->api, path)));
+    }
+    vouch v = {.hashes = json_object(), .only = "a"};
+    f->ctx.unchanged = vouch_for;
+    f->ctx.unchanged_data = &v;
+    /* "a" drifted, but the callback vouches for it: not read, not repaired; "b" is read. */
+    json_t *a = fake_apiserver_object(f->api, "/api/v1/namespaces/ns/configmaps/a");
+    json_object_set_new(json_object_get(a, "data"), "k", json_string("edited"));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/a", NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/b", NULL), 1);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_int_equal(json_object_size(v.hashes), 2);
+    assert_true((uint64_t)json_integer_value(json_object_get(v.hashes, "a")) == rec.objects[0].content_hash ||
+                (uint64_t)json_integer_value(json_object_get(v.hashes, "a")) == rec.objects[1].content_hash);
+    /* Not vouched for any more: read and repaired. */
+    v.only = "none";
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 1);
+    /* A record without hashes (older, or adopted from Helm): the callback is not asked. */
+    json_object_clear(v.hashes);
+    v.only = "a";
+    for (size_t k = 0; k < rec.nobjects; k++)
+        rec.objects[k].content_hash = 0;
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(applier_repair(&f->ctx, &rec, objs, &err), 0);
+    assert_int_equal(json_object_size(v.hashes), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/a", NULL), 1);
+    json_decref(v.hashes);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -811,6 +875,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_upgrade_records_what_it_created, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_refused_prune_hands_out_the_written_record, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_repair_skips_what_is_known_unchanged, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_observe_hands_over_what_apply_and_repair_hold, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),

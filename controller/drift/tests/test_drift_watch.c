@@ -1104,6 +1104,108 @@ static void test_shared_joining_compares_probes(void **state)
     assert_string_equal(wd->enq[1], "c");
 }
 
+/* ------------------------------------------------------------ the caches and content hashes */
+
+/* Extension `ext` in ns, with the content hash a reconcile saw of each object. */
+static drift_spec spec_contents(const char *ext, const char *ns, const char *token, install_object_ref *refs, size_t n,
+                                const uint64_t *contents)
+{
+    install_record rec = {.objects = refs, .nobjects = n};
+    drift_spec s = {.extension = strdup(ext), .ns = strdup(ns), .sa = strdup("installer"), .token = strdup(token)};
+    olm_error err;
+    assert_int_equal(drift_spec_paths(&s, &rec, NULL, contents, builtin, NULL, &err), 0);
+    return s;
+}
+
+static uint64_t hash_of(const char *kind, const char *ns, const char *name, const char *owner, const char *value)
+{
+    json_t *o = owned(kind, ns, name, owner, value);
+    uint64_t h = drift_content_hash(o);
+    json_decref(o);
+    return h;
+}
+
+/* drift_watcher_lookup answers from a shared watch once it has synced: the content hash and
+ * the probe digest of what it holds; nothing before the sync, for an object it does not hold,
+ * or once it stopped.  Mutation checks: drift_shared_lookup not checking `synced`, or
+ * answering the probe digest for the content: each seen failing this test. */
+static void test_lookup_answers_from_a_synced_shared_watch(void **state)
+{
+    world *wd = *state;
+    uint64_t c, p;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    fake_watch *cmw = running(wd, CM_ALL);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
+    drift_watch_synced(cmw->w);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_true(c == drift_content_hash(a1));
+    assert_true(p == PROBE_DIGEST_PASS);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+    /* An edit shows at once; a deletion too. */
+    json_t *a2 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
+    drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a2);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_true(c == drift_content_hash(a2));
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a2);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    json_decref(a1);
+    json_decref(a2);
+    /* The extension forgotten: the watch stops, and says nothing more. */
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+}
+
+/* A post carries the content hash its reconcile relied on: when the watch holds another one
+ * (an edit between the reconcile's read and its post, which no watch of the extension was
+ * there to judge), the extension is enqueued, at the sync or when it joins a synced watch; the
+ * same hash enqueues nothing.  Mutation checks: drift_watch_contents_differ not called at the
+ * sync (check_expected) or at the join (drift_shared_attach): each seen failing this test. */
+static void test_shared_compares_the_contents_a_post_relied_on(void **state)
+{
+    world *wd = *state;
+    install_object_ref cm_a[] = {{"v1", "ConfigMap", "ns-a", "cfg", 0}};
+    install_object_ref cm_b[] = {{"v1", "ConfigMap", "ns-b", "cfg", 0}};
+    /* At the sync: a relied on an older content, b on the current one. */
+    uint64_t ha = hash_of("ConfigMap", "ns-a", "cfg", "a", "old"), hb = hash_of("ConfigMap", "ns-b", "cfg", "b", "v");
+    drift_spec s = spec_contents("a", "ns-a", "token-a", cm_a, 1, &ha);
+    post(wd, &s);
+    s = spec_contents("b", "ns-b", "token-b", cm_b, 1, &hb);
+    post(wd, &s);
+    fake_watch *cmw = running(wd, CM_ALL);
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(cmw, "ConfigMap", cms, 2);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "a");
+    /* Joining the synced watch: c's object was edited after c's reconcile saw it; d's was not. */
+    json_t *c1 = owned("ConfigMap", "ns-c", "cfg", "c", "edited");
+    json_t *d1 = owned("ConfigMap", "ns-d", "cfg", "d", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, c1);
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, d1);
+    json_decref(c1);
+    json_decref(d1);
+    install_object_ref cm_c[] = {{"v1", "ConfigMap", "ns-c", "cfg", 0}};
+    install_object_ref cm_d[] = {{"v1", "ConfigMap", "ns-d", "cfg", 0}};
+    uint64_t hc = hash_of("ConfigMap", "ns-c", "cfg", "c", "v"), hd = hash_of("ConfigMap", "ns-d", "cfg", "d", "v");
+    s = spec_contents("c", "ns-c", "token-c", cm_c, 1, &hc);
+    post(wd, &s);
+    s = spec_contents("d", "ns-d", "token-d", cm_d, 1, &hd);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 2);
+    assert_string_equal(wd->enq[1], "c");
+    /* Told once: c's next post with the hash it now saw enqueues nothing. */
+    hc = hash_of("ConfigMap", "ns-c", "cfg", "c", "edited");
+    s = spec_contents("c", "ns-c", "token-c", cm_c, 1, &hc);
+    post(wd, &s);
+    assert_int_equal(wd->nenq, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1141,6 +1243,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_probe_change_after_sync_enqueues, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_probe_change_goes_to_the_owner, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_joining_compares_probes, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_answers_from_a_synced_shared_watch, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_compares_the_contents_a_post_relied_on, setup_shared, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
