@@ -166,6 +166,10 @@ uint64_t kube_object_content_hash(const json_t *obj)
     if (!top)
         return h;
     json_object_del(top, "status");
+    /* The items of a LIST carry no kind and apiVersion (a GET, a watch event and an apply's
+     * answer do): the same object must hash the same whichever way it was read. */
+    json_object_del(top, "kind");
+    json_object_del(top, "apiVersion");
     if (md) {
         json_object_del(md, "resourceVersion");
         json_object_del(md, "managedFields");

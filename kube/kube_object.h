@@ -58,8 +58,8 @@ int kube_object_set_finalizer(kube_client *c, const char *api_version, const cha
                               const char *name, bool present, const char *const *also_remove, json_t **out,
                               olm_error *err);
 
-/* A hash of what an object's owner may have changed: the object without status,
- * metadata.resourceVersion, metadata.managedFields, metadata.generation and the Deployment
+/* A hash of what an object's owner may have changed: the object without kind and apiVersion
+ * (a LIST's items have none), status, metadata.resourceVersion, metadata.managedFields, metadata.generation and the Deployment
  * controller's deployment.kubernetes.io/revision annotation (FNV-1a of its compact JSON with
  * sorted keys: the same in every process, so it may be stored).  Two states of an object with
  * the same hash hold the same labels, annotations, spec and data. */

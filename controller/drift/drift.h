@@ -128,7 +128,8 @@ int drift_spec_paths(drift_spec *spec, const install_record *rec, const uint64_t
 /* The owner-label selector of `extension`'s objects; caller frees. */
 char *drift_selector(const char *extension);
 
-/* A hash of what an object's owner may have changed: the object without status,
+/* kube_object_content_hash: a hash of what an object's owner may have changed: the object
+ * without kind, apiVersion, status,
  * metadata.resourceVersion, metadata.managedFields, metadata.generation and the
  * Deployment controller's deployment.kubernetes.io/revision annotation. */
 uint64_t drift_content_hash(const json_t *obj);
