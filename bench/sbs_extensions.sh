@@ -22,13 +22,22 @@
 # pushed packages stay, and the next run on the same WORK reuses them), OPCTL_ARGS (extra
 # operator-controller flags, split on spaces, e.g. "--log-level debug"), POLL=0 (no LIST
 # polling: wait on operator-controller's installed gauge instead, to see what polling costs),
-# MAX_INSTALL_WAIT (default 300 s).
+# MAX_INSTALL_WAIT (default 300 s), IMPL=Go (upstream's catalogd and operator-controller from
+# ../shared/upstream/bin, run as lib.sh runs them, with its cluster-admin installer binding; the
+# default is C), RESTART=1 (the last batch stays installed and operator-controller is restarted:
+# the time until it is steady again, and the apiserver's requests by verb meanwhile, among
+# them writes to installed objects and status writes).  Steady: for C, every extension
+# reconciled by the new process (its reconcile counter) and its queue empty; for Go, which
+# exports no counter without its authenticated metrics endpoint, every extension's "reconcile
+# ending" in its log and then none for 3 s, timed at the last one's log timestamp.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SHARED_BENCH=${SHARED_BENCH:-$REPO/../shared/upstream/bench}
 [ -f "$SHARED_BENCH/lib.sh" ] || { echo "bench: no $SHARED_BENCH/lib.sh (../shared/upstream)" >&2; exit 1; }
 export REPO WORK=${WORK:-/tmp/sbs-c}
 SIZES=${SIZES:-1 100 1000}
+IMPL=${IMPL:-C}
+case $IMPL in C | Go) ;; *) echo "bench: IMPL is C or Go" >&2; exit 1 ;; esac
 MAX_INSTALL_WAIT=${MAX_INSTALL_WAIT:-300}
 export RES=$WORK/results.jsonl
 read -r -a OPCTL_EXTRA <<<"${OPCTL_ARGS:-}"
@@ -71,6 +80,15 @@ PY
 
 # ---- one-time setup (kept with KEEP_CLUSTER=1)
 setup_tls
+if [ "$IMPL" = Go ]; then # as run.sh: the binaries unpacked once, the token mount, registries.conf
+  export UPSTREAM=${UPSTREAM:-$HOME/.cache/olmv1-upstream}
+  mkdir -p "$UPSTREAM/bin"
+  for b in catalogd operator-controller; do
+    [ -x "$UPSTREAM/bin/$b" ] || { xz -dc "$SHARED_BENCH/../bin/$b.xz" >"$UPSTREAM/bin/$b" && chmod +x "$UPSTREAM/bin/$b"; }
+  done
+  setup_registries_conf
+  setup_identities
+fi
 if [ ! -s "$WORK/ops.ref" ]; then
   kubectl apply -f config/manager/00-namespace.yaml -f config/rbac >/dev/null
   mkdir -p "$WORK/id"
@@ -109,24 +127,34 @@ while [ "$(kubectl get ns -o name | grep -c '^namespace/sbs-')" -gt 0 ]; do
 done
 log "no sbs-* namespace left (waited $(since "$t0") s)"
 P=$WORK/run-$(date +%H%M%S); mkdir -p "$P"
-apply_crds C
-start_catalogd C "$P/catalogd-cache" "$P/catalogd.log"
+apply_crds "$IMPL"
+start_catalogd "$IMPL" "$P/catalogd-cache" "$P/catalogd.log"
 wait_http_200 "$CD_HEALTH" 60 "$CD_PID" || { log "catalogd did not become ready"; exit 1; }
 apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
 for _ in $(seq 1200); do [ "$(cc_cond sbs-ops Serving)" = True ] && break; sleep 0.1; done
 OC_HPORT=$(free_port)
-"$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
-  --system-namespace olmv1-system --cache-path "$P/opcon-cache" --health-addr "127.0.0.1:$OC_HPORT" \
-  --catalogd-ca-file "$WORK/tls/ca.crt" --insecure-registries "$OLMV1_REGISTRY" "${OPCTL_EXTRA[@]}" \
-  >>"$P/operator-controller.log" 2>&1 </dev/null &
-OC_PID=$!
-wait_http_200 "http://127.0.0.1:$OC_HPORT/readyz" 60 "$OC_PID" || { log "operator-controller did not become ready"; exit 1; }
+start_oc() { # (re)starts operator-controller, waits until ready
+  if [ "$IMPL" = C ]; then
+    "$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
+      --system-namespace olmv1-system --cache-path "$P/opcon-cache" --health-addr "127.0.0.1:$OC_HPORT" \
+      --catalogd-ca-file "$WORK/tls/ca.crt" --insecure-registries "$OLMV1_REGISTRY" "${OPCTL_EXTRA[@]}" \
+      >>"$1" 2>&1 </dev/null &
+    OC_PID=$!
+    wait_http_200 "http://127.0.0.1:$OC_HPORT/readyz" 60 "$OC_PID"
+  else
+    start_opcon Go "$P/opcon-cache" "$1"
+    wait_http_200 "$OC_HEALTH" 60 "$OC_PID"
+  fi
+}
+start_oc "$P/operator-controller.log" || { log "operator-controller did not become ready"; exit 1; }
+[ "$IMPL" = C ] || POLL=1 # the installed gauge is ours
 installed_gauge() { curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_installed_extensions" {print $2}'; }
 echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --short HEAD); logs in $P"
 
 batch() { # as phase.sh's batch, with the figures above
   local n=$1 tag=c$1-$RANDOM
-  python3 - "$tag" "$n" >"$P/objs-$n.json" <<'PY'
+  local role=bench-installer; [ "$IMPL" = C ] || role=cluster-admin # as phase.sh
+  python3 - "$tag" "$n" "$role" >"$P/objs-$n.json" <<'PY'
 import json, sys
 tag, n = sys.argv[1], int(sys.argv[2])
 items = []
@@ -136,7 +164,7 @@ for i in range(n):
               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}}]
 items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
               "metadata": {"name": f"sbs-installer-{tag}", "labels": {"sbs-bench": tag}},
-              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-installer"},
+              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": sys.argv[3]},
               "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": f"sbs-{tag}-{i}"} for i in range(n)]})
 print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 PY
@@ -174,6 +202,7 @@ PY
   local bytes t1; t1=$(now)
   bytes=$(api "/apis/olm.operatorframework.io/v1/clusterextensions?labelSelector=sbs-bench%3D$tag" | wc -c)
   echo "  one poll's LIST: $bytes bytes in $(since "$t1") s; one ClusterExtension: $(api "/apis/olm.operatorframework.io/v1/clusterextensions/sbs-$tag-0" | wc -c) bytes, its status $(api "/apis/olm.operatorframework.io/v1/clusterextensions/sbs-$tag-0" | jq -c .status | wc -c) bytes"
+  [ "${RESTART:-0}" = 1 ] && [ "$n" = "$LAST" ] && { restart "$n"; return; }
   # phase.sh deletes with --wait=true, which waits for the objects one by one (minutes for
   # 1,000 after they are gone): here, delete without waiting and count what is left.
   t0=$(now)
@@ -186,5 +215,75 @@ PY
   kubectl delete clusterrolebinding -l "sbs-bench=$tag" >/dev/null
   kubectl delete ns -l "sbs-bench=$tag" --wait=false >/dev/null
 }
+# RESTART=1: operator-controller restarted with the last batch installed.
+restart() {
+  local n=$1 before after t0 t0_clock logf=$P/operator-controller-restart.log
+  # Settled first: after "all Installed" the Deployments' rollouts still change Available,
+  # which reconciles write; a restart in the middle of that would count those as its own.
+  # Settled: no reconcile for 10 s (C: its counter; Go: "reconcile ending" in its log).
+  local s_last="" s_since s0 s_now; s0=$(now); s_since=$(now)
+  while :; do
+    if [ "$IMPL" = C ]; then
+      s_now=$(curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_reconcile_total" {print $2}')
+    else
+      s_now=$(grep -c '"reconcile ending"' "$P/operator-controller.log" || true)
+    fi
+    [ "$s_now" != "$s_last" ] && { s_last=$s_now; s_since=$(now); }
+    awk -v a="$s_since" -v b="$(now)" 'BEGIN{exit !(b-a>=10)}' && break
+    awk -v a="$s0" -v b="$(now)" -v m="$MAX_INSTALL_WAIT" 'BEGIN{exit !(b-a>m)}' && break
+    sleep 0.5
+  done
+  echo "N=$n: settled (no reconcile for 10 s) $(since "$s0") s after all were Installed, load $(loadavg)"
+  kubectl get --raw /metrics >/dev/null
+  before=$(request_counts)
+  t0=$(now); t0_clock=$(date +%H:%M:%S.%N)
+  stop_pid "$OC_PID"
+  start_oc "$logf" || { echo "  restart: not ready"; return; }
+  local steady="" rec depth last=0 seen=0 quiet_since c t_last
+  quiet_since=$(now)
+  while :; do
+    if [ "$IMPL" = C ]; then
+      rec=$(curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_reconcile_total" {print $2}')
+      depth=$(curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_workqueue_depth" {print $2}')
+      [ "${rec%.*}" -ge "$n" ] 2>/dev/null && [ "${depth:-1}" = 0 ] && { steady=$(since "$t0"); break; }
+    else
+      c=$(grep -c 'clusterextension_controller.go.*"reconcile ending"' "$logf" || true)
+      [ "$c" != "$last" ] && { last=$c; quiet_since=$(now); }
+      seen=$(grep 'clusterextension_controller.go.*"reconcile ending"' "$logf" | grep -o 'ClusterExtension="[^"]*"' | sort -u | wc -l)
+      if [ "$seen" -ge "$n" ] && awk -v a="$quiet_since" -v b="$(now)" 'BEGIN{exit !(b-a>3)}'; then
+        # the last reconcile's own timestamp (klog: Immdd hh:mm:ss.uuuuuu), from the stop
+        t_last=$(grep 'clusterextension_controller.go.*"reconcile ending"' "$logf" | tail -1 | awk '{print $2}')
+        steady=$(python3 -c 'import sys
+def s(t): h, m, x = t.split(":"); return int(h) * 3600 + int(m) * 60 + float(x)
+print("%.2f" % (s(sys.argv[2]) - s(sys.argv[1][:15])))' "$t0_clock" "$t_last")
+        break
+      fi
+    fi
+    awk -v a="$t0" -v b="$(now)" -v m="$MAX_INSTALL_WAIT" 'BEGIN{exit !(b-a>m)}' && { echo "  restart: not steady after ${MAX_INSTALL_WAIT}s"; break; }
+    sleep 0.1
+  done
+  after=$(request_counts)
+  echo "N=$n restart ($IMPL): steady ${steady:-?} s after the stop began, load $(loadavg); operator-controller RSS $(rss_kib "$OC_PID") KiB"
+  python3 - "$before" "$after" <<'PY'
+import json, sys
+b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
+d = {k: v for k, v in d.items() if v > 0}
+installed = ("deployments", "configmaps", "serviceaccounts", "roles", "rolebindings", "services",
+             "clusterroles", "clusterrolebindings")
+writes = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
+w_inst = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] in [[r] for r in installed])
+w_status = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] == ["clusterextensions", "status"])
+by_verb = {}
+for k, v in d.items():
+    by_verb[k.split()[0]] = by_verb.get(k.split()[0], 0) + v
+print(f"  apiserver requests during the restart: {sum(d.values())} in all ("
+      + ", ".join(f"{k} {v}" for k, v in sorted(by_verb.items(), key=lambda x: -x[1]))
+      + f"); writes to installed objects {w_inst}; ClusterExtension status writes {w_status}")
+for k in sorted(d, key=lambda k: -d[k])[:16]:
+    print(f"    {d[k]:6d}  {k}")
+PY
+}
+LAST=${SIZES##* }
 for n in $SIZES; do batch "$n"; done
 echo "end: CPU $(cpus); load $(loadavg)"

@@ -172,7 +172,8 @@ echo "  operator-controller drift watches $(metric operator_controller_drift_wat
 # every extension reconciled once by the new process (its reconcile counter reaches N) and its
 # queue empty.  Printed: the time to that, and the apiserver's requests during it by verb and
 # resource (apiserver_request_total before and after; nothing else runs meanwhile), among
-# them the writes to installed objects (expected 0) and the status writes.
+# them the writes to installed objects (expected 0) and the status writes.  It starts once the
+# install has settled (settle, below).
 request_counts() { kubectl get --raw /metrics | python3 -c '
 import re, sys, json
 counts = {}
@@ -183,7 +184,22 @@ for line in sys.stdin:
     key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
     counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
 print(json.dumps(counts))'; }
+# Settled first: after "all Installed" the Deployments' rollouts still change what the probes
+# say (Available), which reconciles write; a restart in the middle of that would count those
+# status writes as its own.  Settled: no reconcile for 10 s (at most MAX_WAIT).
+settle() {
+  local last="" since_t t0; t0=$(now); since_t=$(now)
+  while :; do
+    local rec; rec=$(metric operator_controller_reconcile_total)
+    [ "$rec" != "$last" ] && { last=$rec; since_t=$(now); }
+    awk -v a="$since_t" -v b="$(now)" 'BEGIN{exit !(b-a>=10)}' && break
+    awk -v a="$t0" -v b="$(now)" -v m="$max_wait" 'BEGIN{exit !(b-a>m)}' && break
+    sleep 0.5
+  done
+  awk -v a="$(now)" -v b="$t0" -v l="$(load)" 'BEGIN{printf "settled (no reconcile for 10 s) %.1f s after the idle figures (load average %s)\n", a-b, l}'
+}
 if [ "${RESTART:-0}" = 1 ]; then
+  settle
   kubectl get --raw /metrics >/dev/null # warm
   before=$(request_counts)
   t0=$(now)

@@ -91,6 +91,16 @@ int applier_refresh_record(const applier_ctx *ctx, const char *status_bundle, in
 int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, const char *properties,
                                   olm_error *err);
 
+/* Keeps in the record the content hashes a repair saw (`hashes`: one per record object, in its
+ * order, 0 unknown), so that the next restart finds them in the drift watches' caches
+ * (applier_ctx.unchanged): those the record does not know yet (written before it kept them, or
+ * adopted from a Helm release), and with `repaired` (the repair re-applied something) every one
+ * that changed.  A hash that merely moved (someone else's label) is not written for: that
+ * object is read again by the next repair instead.  Writes only when something changed.  0,
+ * or -1 with err (rec unchanged). */
+int applier_record_set_hashes(const applier_ctx *ctx, install_record *rec, const uint64_t *hashes, bool repaired,
+                              olm_error *err);
+
 /* Deletes every object of `rec` (as_sa, falling back to admin for objects the SA may no
  * longer delete) and then the record itself.  Objects already gone are fine. */
 int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_error *err);

@@ -178,3 +178,28 @@ int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *
     free(name);
     return rc < 0 ? -1 : 1;
 }
+
+int applier_record_set_hashes(const applier_ctx *ctx, install_record *rec, const uint64_t *hashes, bool repaired,
+                              olm_error *err)
+{
+    if (!hashes)
+        return 0;
+    uint64_t *old = calloc(rec->nobjects ? rec->nobjects : 1, sizeof *old);
+    if (!old)
+        return olm_error_set(err, "out of memory");
+    bool changed = false;
+    for (size_t i = 0; i < rec->nobjects; i++) {
+        uint64_t *h = &rec->objects[i].content_hash;
+        old[i] = *h;
+        if (hashes[i] && hashes[i] != *h && (!*h || repaired)) {
+            *h = hashes[i];
+            changed = true;
+        }
+    }
+    int rc = changed ? applier_write_record_mirrored(ctx, rec, NULL, false, false, err) : 0;
+    if (rc < 0)
+        for (size_t i = 0; i < rec->nobjects; i++)
+            rec->objects[i].content_hash = old[i];
+    free(old);
+    return rc < 0 ? -1 : 0;
+}

@@ -333,6 +333,13 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
         atomic_fetch_add(&run->r->repaired, (uint64_t)n);
         if (n > 0)
             olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "drift repaired (%d objects)", n);
+        /* Best effort: without it the next restart reads those objects, nothing worse. */
+        uint64_t *hashes = clusterextension_content_hashes(run);
+        olm_error herr;
+        if (applier_record_set_hashes(&run->actx, &run->rec, hashes, n > 0, &herr) < 0)
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "keeping the content hashes in the install record: %s",
+                    herr.msg);
+        free(hashes);
         return 0;
     }
     applier_bundle ab = {

@@ -861,6 +861,40 @@ static void test_repair_skips_what_is_known_unchanged(void **state)
     json_decref(objs);
 }
 
+/* applier_record_set_hashes: a record that does not know an object's hash (written before
+ * hashes were kept, or adopted) learns it, with one write; nothing known and unchanged writes
+ * nothing; a hash that merely moved is written only after a repair.  Mutation check: the
+ * `!*h || repaired` condition dropped (every moved hash written): seen failing this test. */
+static void test_record_learns_the_hashes_a_repair_saw(void **state)
+{
+    struct fx *f = *state;
+    olm_error err = {""};
+    json_t *objs = J("[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\"}},"
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\"}}]");
+    install_record rec, back;
+    assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), 0);
+    uint64_t h0 = rec.objects[0].content_hash, h1 = rec.objects[1].content_hash;
+    rec.objects[0].content_hash = 0; /* as an older record */
+    assert_int_equal(applier_write_record(&f->ctx, &rec, false, &err), 0);
+    uint64_t seen[2] = {h0, h1 + 1};
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(applier_record_set_hashes(&f->ctx, &rec, seen, false, &err), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 1);
+    assert_true(rec.objects[0].content_hash == h0);
+    assert_true(rec.objects[1].content_hash == h1); /* moved, no repair: kept */
+    assert_int_equal(applier_read_record(&f->ctx, &back, &err), 1);
+    assert_true(back.objects[0].content_hash == h0);
+    install_record_free(&back);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(applier_record_set_hashes(&f->ctx, &rec, seen, false, &err), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_int_equal(applier_record_set_hashes(&f->ctx, &rec, seen, true, &err), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 1);
+    assert_true(rec.objects[1].content_hash == h1 + 1);
+    install_record_free(&rec);
+    json_decref(objs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -876,6 +910,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_prune_hands_out_the_written_record, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_counts, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_repair_skips_what_is_known_unchanged, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_record_learns_the_hashes_a_repair_saw, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_observe_hands_over_what_apply_and_repair_hold, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_reads_as_service_account, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_read_of_a_kind_removed_since_discovery, fx_setup, fx_teardown),
