@@ -26,7 +26,9 @@
 # operator-controller's /proc/PID/smaps when idle before, and when idle after the uninstall:
 # which mappings hold the resident memory), SKIP_UNINSTALL=1 (stop after the installed
 # figures: no delete-all, for quick iterations), RESTART=1 (then operator-controller is
-# restarted with the N extensions installed: time to steady state, apiserver requests by verb).
+# restarted with the N extensions installed, once the install settled: time to steady state,
+# apiserver requests by verb), RESTARTS=K (K restarts, each printed) and RESTART_ARGS="A|B"
+# (extra flags of the restarts in turn: A, B, A, B ..., a paired comparison on one cluster).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -198,8 +200,16 @@ settle() {
   done
   awk -v a="$(now)" -v b="$t0" -v l="$(load)" 'BEGIN{printf "settled (no reconcile for 10 s) %.1f s after the idle figures (load average %s)\n", a-b, l}'
 }
+# RESTARTS=K restarts K times (each printed), RESTART_ARGS="A|B" gives the restarts extra
+# flags in turn (A, B, A, B ...: a paired comparison on the same cluster).
+IFS='|' read -r -a restart_args <<<"${RESTART_ARGS:-}"
+[ "${#restart_args[@]}" -gt 0 ] || restart_args=("")
+[ -n "${RESTARTS:-}" ] && [ "${RESTART:-0}" = 0 ] && RESTART=1
+for ((ri = 0; ri < ${RESTARTS:-1}; ri++)); do
 if [ "${RESTART:-0}" = 1 ]; then
   settle
+  read -r -a OPCTL_EXTRA_ARGS <<<"${OPCTL_ARGS:-} ${restart_args[ri % ${#restart_args[@]}]}"
+  [ -z "${restart_args[ri % ${#restart_args[@]}]}" ] || echo "restart $((ri + 1)): operator-controller ${OPCTL_EXTRA_ARGS[*]}"
   kubectl get --raw /metrics >/dev/null # warm
   before=$(request_counts)
   t0=$(now)
@@ -229,10 +239,11 @@ w_inst = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:]
 w_status = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] == ["clusterextensions", "status"])
 print(f"  apiserver requests during the restart: {sum(d.values())} in all; writes to installed objects {w_inst}; "
       f"ClusterExtension status writes {w_status}")
-for k in sorted(d, key=lambda k: -d[k]):
+for k in sorted(d, key=lambda k: -d[k])[:12]:
     print(f"    {d[k]:6d}  {k}")
 PY
 fi
+done
 # MALLOC_STATS and KEEP_LOGS, at the end of either form of the run.
 finish() {
   [ "${MALLOC_STATS:-0}" = 0 ] || gdb -p "$opctl_pid" -batch -ex 'call (void) malloc_stats()' >/dev/null 2>&1 || true

@@ -253,11 +253,15 @@ int main(int argc, char **argv)
         free_cas(&a);
         return prc;
     }
-    /* Reconciles block on HTTP and pulls; give them room before the pool first starts. */
-    setenv("UV_THREADPOOL_SIZE", "8", 0);
+    /* Reconciles block on HTTP and pulls; give them room before the pool first starts: a
+     * thread for each concurrent reconcile (they wait on the apiserver far more than they use
+     * a CPU) and two for the rest of the pool's work (the OpenShift upgradeable check). */
+    char pool[16];
+    snprintf(pool, sizeof pool, "%u", a.f.concurrency + 2 > 8 ? a.f.concurrency + 2 : 8);
+    setenv("UV_THREADPOOL_SIZE", pool, 0);
     /* glibc gives each thread that allocates its own arena (up to 8 per core): the
      * pool's reconciles would spread a burst's garbage over eight heaps that each keep
-     * their high-water mark.  Two arenas serve four concurrent reconciles and the loop
+     * their high-water mark.  Two arenas serve the concurrent reconciles and the loop
      * (MALLOC_ARENA_MAX in the environment still wins: glibc reads it at start-up). */
     if (!getenv("MALLOC_ARENA_MAX"))
         mallopt(M_ARENA_MAX, 2);

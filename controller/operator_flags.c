@@ -84,7 +84,7 @@ void operator_usage(FILE *out)
           "  --insecure-registries LIST     insecure registries: TLS unverified, else HTTP (default $OLMV1_INSECURE_REGISTRIES)\n"
           "  --authfile PATH                registry credentials (default $REGISTRY_AUTH_FILE)\n"
           OLM_DAEMON_REGISTRY_USAGE
-          "  --max-concurrent-reconciles N  (default 4)\n"
+          "  --max-concurrent-reconciles N  (default 8)\n"
           "  --drift-repair-interval DUR    also re-check installed objects this often, a backstop to the\n"
           "                                 drift watches (default 5m; 0 disables)\n"
           "  --pull-timeout DUR             deadline of a whole bundle image pull (default 10m)\n"
@@ -137,7 +137,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         OLM_FLAG_STRING("--authfile", &f->authfile, NULL),
         OLM_DAEMON_REGISTRY_FLAGS(c),
         OLM_FLAG_APPEND("--feature-gates", c->feature_gates),
-        OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "4", 1, 64,
+        OLM_FLAG_UINT("--max-concurrent-reconciles", &f->concurrency, "8", 1, 64,
                       "--max-concurrent-reconciles must be 1..64, not %s"),
         OLM_FLAG_DURATION("--drift-repair-interval", &f->repair_interval_ms, "5m", 0,
                           "--drift-repair-interval: bad duration %s"),

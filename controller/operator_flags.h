@@ -21,7 +21,7 @@ typedef struct operator_flags {
     bool leader_elect;
     const char *insecure_registries; /* NULL: $OLMV1_INSECURE_REGISTRIES */
     const char *authfile;            /* NULL: $REGISTRY_AUTH_FILE */
-    unsigned concurrency;            /* --max-concurrent-reconciles, default 4 */
+    unsigned concurrency;            /* --max-concurrent-reconciles, default 8 */
     uint64_t repair_interval_ms;     /* --drift-repair-interval, default 5m; 0 disables */
     uint64_t pull_timeout_ms;        /* --pull-timeout: a whole bundle image pull, default 10m */
     unsigned deadline_minute_s;      /* test-only --progress-deadline-minute-seconds, default 60 */

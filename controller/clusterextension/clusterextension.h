@@ -204,7 +204,12 @@ char *clusterextension_message_clean(const char *message);
  *   8. CRD upgrade-safety preflight unless enforcement is None.
  *   9. applier_apply (or applier_repair when the installed bundle and its object set
  *      are unchanged: the periodic drift repair); each live object they hold is probed
- *      (clusterextension_available.c, probe.h) for Available.
+ *      (clusterextension_available.c, probe.h) for Available.  A repair reads no object
+ *      that the drift watcher's shared watch holds with the content hash the install record
+ *      kept and passing its probes (clusterextension_known_unchanged): a restart with 1,000
+ *      extensions reads the objects of the few reconciled before the watches listed, not
+ *      5,000.  The record learns the hashes it lacks (older or adopted records) from what a
+ *      repair read.
  *  10. Status (clusterextension.h), written only when it changed; a 409 retries.
  *  11. On success, the install record's kinds, the token and what the probes saw of each
  *      object go to the drift watcher (drift.h), which watches the installed objects and

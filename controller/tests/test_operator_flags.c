@@ -38,7 +38,7 @@ static void test_defaults(void **state)
     assert_null(f.catalogd_cas_dir);
     assert_false(f.leader_elect);
     assert_false(f.common.check_flags);
-    assert_int_equal(f.concurrency, 4);
+    assert_int_equal(f.concurrency, 8);
     assert_int_equal(f.repair_interval_ms, 300000);
     assert_int_equal(f.cert_mode, CE_CERT_AUTO);
     assert_int_equal(f.deadline_minute_s, 60);

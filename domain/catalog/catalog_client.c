@@ -13,7 +13,7 @@
 
 #define MAX_RESPONSE ((size_t)512 * 1024 * 1024)
 /* Idle easy handles kept, each with its keep-alive connection to catalogd: one per reconcile
- * worker is enough (--max-concurrent-reconciles defaults to 4). */
+ * worker is enough (--max-concurrent-reconciles defaults to 8). */
 #define CATALOG_CLIENT_POOL 8
 
 struct catalog_package {
