@@ -24,7 +24,10 @@
  * with ITS OWN ServiceAccount (the apply of applier_repair).  An extension whose
  * installer may not watch a type therefore gets its drift noticed sooner, but can still
  * only change what its installer may change.  Nothing of the objects reaches an
- * extension's status except what its own reconcile reads with its own token.
+ * extension's status except what its own reconcile reads with its own token, and, through
+ * drift_watcher_lookup, that an object its own apply wrote still has the content that apply
+ * left (the record's hash, which covers its owner labels) and passes its probes: nothing the
+ * apply's own answer did not already show it.
  *
  * Per-extension watches (fallback, or drift_watcher_options.per_extension_only): one
  * watch per (extension, resource type) with that extension's token, filtered by
