@@ -92,6 +92,7 @@ static int start_controllers(void *data, olm_error *err)
             .no_deployment_config = !a->f.gate_deployment_config,
             .ignore_service_account = a->f.ignore_service_account,
             .no_available_condition = !a->f.available_condition,
+            .boxcutter = a->f.gate_boxcutter,
             .crd_check = crdsafety_check,
         },
         .catalog_client = {.cas = a->catalogd_cas, .tls = &a->f.common.tls},
