@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <zlib.h>
 
+#include "gocompat.h"
 #include "olm_array.h"
 #include "olm_base64.h"
 #include "revision.h"
@@ -16,29 +17,9 @@
 
 char *revision_object_bytes(const json_t *object, size_t *len)
 {
-    char *raw = json_dumps(object, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    if (!raw)
-        return NULL;
-    /* Go escapes <, > and & (HTML-safe) and U+2028/U+2029; outside strings none of them can
-     * occur in JSON, so a plain substitution over the whole text is exact. */
+    /* unstructured's map[string]interface{} through json.Marshal: keys sorted, HTML escaped. */
     strbuf sb = STRBUF_INIT;
-    int rc = 0;
-    for (const char *p = raw; *p && rc == 0; p++) {
-        if (*p == '<')
-            rc = strbuf_puts(&sb, "\\u003c");
-        else if (*p == '>')
-            rc = strbuf_puts(&sb, "\\u003e");
-        else if (*p == '&')
-            rc = strbuf_puts(&sb, "\\u0026");
-        else if ((unsigned char)p[0] == 0xE2 && (unsigned char)p[1] == 0x80 &&
-                 ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9)) {
-            rc = strbuf_puts(&sb, (unsigned char)p[2] == 0xA8 ? "\\u2028" : "\\u2029");
-            p += 2;
-        } else
-            rc = strbuf_putc(&sb, *p);
-    }
-    free(raw);
-    if (rc != 0) {
+    if (gocompat_json_encode(&sb, object, GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML) != 0) {
         strbuf_free(&sb);
         return NULL;
     }
