@@ -1,0 +1,169 @@
+"""--feature-gates=BoxcutterRuntime=true, the ClusterExtension side (issue 26).
+
+Every install and upgrade is recorded as a ClusterObjectSet revision "<name>-<n>" with upstream's
+labels, annotations and owner reference, its objects in immutable Secrets of type
+olm.operatorframework.io/object-data in the system namespace (owned by the revision), and nothing is
+applied by the ClusterExtension controller itself: rolling revisions out is the ClusterObjectSet
+controller's job, which this module does not run (so every revision here stays "rolling out", and
+the extension reports it so: Installed False/Absent, status.activeRevisions).  Also: a changed
+spec.config makes a new revision of the same bundle, deletion takes the revisions and their Secrets,
+and switching the gate on over an install made with it off makes revision 1 of that install
+without reinstalling anything (upstream's Helm-release migration).
+"""
+
+import base64
+import json
+
+import pytest
+
+import olmv1_e2e
+from conftest import kubectl, kubectl_json, unique  # noqa: F401
+from olmv1_e2e import ns, wait_for  # noqa: F401
+from test_operator_controller import LABEL, VERSIONS
+
+GATE = "--feature-gates=BoxcutterRuntime=true"
+OWNER_NAME = "olm.operatorframework.io/owner-name"
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    kubectl("wait", "--for=condition=Established", "--timeout=60s",
+            "crd/clusterobjectsets.olm.operatorframework.io")
+    kubectl("get", "clusterobjectsets")
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("boxcutter"), LABEL, ctl_extra=[GATE]) as env:
+        pkg = unique("bxc")
+        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS[:2])
+        ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS[:2], "latest")
+        olmv1_e2e.create_catalog(env, pkg, ref)
+        env.update(pkg=pkg, images=images)
+        yield env
+
+
+def revision(name, n):
+    out = kubectl("get", "clusterobjectset", f"{name}-{n}", "--ignore-not-found", "-o", "json").stdout
+    return json.loads(out) if out.strip() else None
+
+
+def revisions(name):
+    items = kubectl_json("get", "clusterobjectsets", "-l", f"{OWNER_NAME}={name}")["items"]
+    return sorted(i["metadata"]["name"] for i in items)
+
+
+def ref_secrets(cos, system_ns):
+    names = {o["ref"]["name"] for p in cos["spec"]["phases"] for o in p["objects"]}
+    return [kubectl_json("get", "secret", n, "-n", system_ns) for n in sorted(names)]
+
+
+def test_install_is_a_revision(world, ns, name):
+    env = world
+    pkg = env["pkg"]
+    olmv1_e2e.apply_ce(env, pkg, name, ns, version=VERSIONS[0])
+    cos = wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1", env["ctl"])
+    ce = kubectl_json("get", "clusterextension", name)
+    md = cos["metadata"]
+    assert md["labels"]["olm.operatorframework.io/owner-kind"] == "ClusterExtension"
+    assert md["labels"][OWNER_NAME] == name
+    ann = md["annotations"]
+    assert ann["olm.operatorframework.io/bundle-name"] == f"{pkg}.v{VERSIONS[0]}"
+    assert ann["olm.operatorframework.io/bundle-version"] == VERSIONS[0]
+    assert ann["olm.operatorframework.io/package-name"] == pkg
+    assert ann["olm.operatorframework.io/bundle-reference"] == env["images"][VERSIONS[0]]
+    assert "olm.properties" in ann
+    owner = md["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == \
+        ("ClusterExtension", name, ce["metadata"]["uid"], True)
+    spec = cos["spec"]
+    assert (spec["revision"], spec["lifecycleState"], spec["collisionProtection"]) == (1, "Active", "Prevent")
+    phases = [p["name"] for p in spec["phases"]]
+    assert phases == sorted(phases, key=["namespaces", "policies", "identity", "configuration", "storage", "crds",
+                                         "roles", "bindings", "infrastructure", "deploy", "scaling", "publish",
+                                         "admission"].index), phases
+    assert "deploy" in phases and "identity" in phases
+    # Every object is a reference to an immutable Secret the revision owns.
+    assert all("ref" in o and "object" not in o for p in spec["phases"] for o in p["objects"])
+    secrets = ref_secrets(cos, env["system_ns"])
+    assert secrets
+    for s in secrets:
+        assert s["type"] == "olm.operatorframework.io/object-data"
+        assert s["immutable"] is True
+        assert s["metadata"]["labels"] == {"olm.operatorframework.io/revision-name": f"{name}-1",
+                                           OWNER_NAME: name}
+        so = s["metadata"]["ownerReferences"][0]
+        assert (so["kind"], so["name"], so["uid"], so["controller"]) == \
+            ("ClusterObjectSet", f"{name}-1", md["uid"], True)
+    # The Deployment is in one of them, with the owner labels and the bundle annotations.
+    objs = [json.loads(base64.b64decode(v)) for s in secrets for v in s["data"].values()]
+    dep = next(o for o in objs if o["kind"] == "Deployment")
+    assert dep["metadata"]["labels"][OWNER_NAME] == name
+    assert dep["metadata"]["annotations"]["olm.operatorframework.io/bundle-version"] == VERSIONS[0]
+    assert "status" not in dep
+    # Immutable indeed.
+    r = kubectl("patch", "secret", secrets[0]["metadata"]["name"], "-n", env["system_ns"], "--type=merge",
+                "-p", '{"data":{"x":"eA=="}}', check=False)
+    assert r.returncode != 0
+    # Nothing applied by the ClusterExtension controller; the extension reports the rollout.
+    out = kubectl("get", "deployment", f"{pkg}-manager", "-n", ns, "--ignore-not-found", "-o", "name").stdout
+    assert out.strip() == ""
+
+    def rolling():
+        obj, c = olmv1_e2e.conditions(name)
+        active = [a["name"] for a in obj.get("status", {}).get("activeRevisions", [])]
+        return active == [f"{name}-1"] and c.get("Installed", {}).get("reason") == "Absent" and c
+    c = wait_for(rolling, f"{name} to report {name}-1 rolling out", env["ctl"])
+    assert c["Installed"]["status"] == "False"
+    assert revisions(name) == [f"{name}-1"]
+    olmv1_e2e.delete_ce(name)
+
+
+def test_config_change_is_a_new_revision_and_deletion_takes_them(world, ns, name):
+    env = world
+    olmv1_e2e.apply_ce(env, env["pkg"], name, ns, version=VERSIONS[0])
+    wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1", env["ctl"])
+    secrets1 = [s["metadata"]["name"] for s in ref_secrets(revision(name, 1), env["system_ns"])]
+    # A new spec.config renders other objects: revision 2, of the same bundle, beside 1.
+    olmv1_e2e.apply_ce(env, env["pkg"], name, ns, version=VERSIONS[0],
+                       config={"configType": "Inline",
+                               "inline": {"deploymentConfig": {"env": [{"name": "MY_VAR", "value": "v"}]}}})
+    cos2 = wait_for(lambda: revision(name, 2), f"ClusterObjectSet {name}-2", env["ctl"])
+    assert cos2["metadata"]["annotations"]["olm.operatorframework.io/bundle-version"] == VERSIONS[0]
+    wait_for(lambda: [a["name"] for a in olmv1_e2e.conditions(name)[0].get("status", {}).get("activeRevisions", [])]
+             == [f"{name}-1", f"{name}-2"], "both revisions active", env["ctl"])
+    secrets2 = [s["metadata"]["name"] for s in ref_secrets(cos2, env["system_ns"])]
+    # Deleting the extension deletes its revisions, then their Secrets.
+    olmv1_e2e.delete_ce(name)
+    assert revisions(name) == []
+    for s in secrets1 + secrets2:
+        out = kubectl("get", "secret", s, "-n", env["system_ns"], "--ignore-not-found", "-o", "name").stdout
+        assert out.strip() == "", f"{s} left behind"
+
+
+def test_switching_the_gate_on_migrates_without_reinstalling(world, ns, name):
+    env = world
+    pkg = env["pkg"]
+    ctl = env["ctl"]
+    ctl.stop()
+    ctl.extra.remove(GATE)
+    ctl.start()
+    try:
+        olmv1_e2e.apply_ce(env, pkg, name, ns, version=VERSIONS[0])
+        olmv1_e2e.wait_installed(env, name, f"{pkg}.v{VERSIONS[0]}", VERSIONS[0])
+        assert revisions(name) == []
+        dep = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+    finally:
+        ctl.stop()
+        ctl.extra.append(GATE)
+        ctl.start()
+    cos = wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1 from the install", ctl)
+    assert cos["metadata"]["labels"]["olm.operatorframework.io/migrated-from-helm"] == "true"
+    assert cos["spec"]["collisionProtection"] == "None"
+    succ = {c["type"]: c for c in cos.get("status", {}).get("conditions", [])}["Succeeded"]
+    assert (succ["status"], succ["message"]) == ("True", "Revision succeeded - migrated from Helm release")
+    # Still installed, from the revision now; the objects are the same ones.
+    _, c = olmv1_e2e.conditions(name)
+    assert c["Installed"]["status"] == "True", c["Installed"]
+    now = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+    assert now["metadata"]["uid"] == dep["metadata"]["uid"]
+    # As upstream: the next revision (collisionProtection Prevent) takes over from it.
+    cos2 = wait_for(lambda: revision(name, 2), f"ClusterObjectSet {name}-2", ctl)
+    assert cos2["spec"]["collisionProtection"] == "Prevent"
+    olmv1_e2e.delete_ce(name)
