@@ -122,7 +122,7 @@ static int update_current(clusterextension_run *run, const revision_info *cur, c
             json_object_set(anns, k, v);
     }
     if (json_object_size(anns))
-        json_object_set(patch, "metadata", json_pack("{s:O}", "annotations", anns));
+        json_object_set_new(patch, "metadata", json_pack("{s:O}", "annotations", anns));
     json_decref(anns);
     const json_t *want_pd = json_object_get(json_object_get(desired, "spec"), "progressDeadlineMinutes");
     const json_t *have_pd = json_object_get(json_object_get(cur->object, "spec"), "progressDeadlineMinutes");

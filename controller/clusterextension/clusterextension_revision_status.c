@@ -33,7 +33,7 @@ static int restore_progressing(json_t *conds, const json_t *old_status)
             continue;
         if (!old)
             return json_array_remove(conds, i);
-        return json_array_set(conds, i, json_deep_copy(old));
+        return json_array_set_new(conds, i, json_deep_copy(old));
     }
     return 0;
 }

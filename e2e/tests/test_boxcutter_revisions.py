@@ -13,10 +13,14 @@ without reinstalling anything (upstream's Helm-release migration).
 
 import base64
 import json
+import random
+import string
+import time
 
 import pytest
 
 import olmv1_e2e
+import olmv1_bundles
 from conftest import kubectl, kubectl_json, unique  # noqa: F401
 from olmv1_e2e import ns, wait_for  # noqa: F401
 from test_operator_controller import LABEL, VERSIONS
@@ -35,8 +39,32 @@ def world(crds, tmp_path_factory):
         images = olmv1_e2e.push_bundles(env, pkg, VERSIONS[:2])
         ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS[:2], "latest")
         olmv1_e2e.create_catalog(env, pkg, ref)
-        env.update(pkg=pkg, images=images)
+        # A second package whose bundle holds a CRD of about 1 MB.
+        big = unique("bxcbig")
+        d = olmv1_bundles.write_bundle(env["work"] / big, big, "1.0.0")
+        (d / "manifests" / "crd.yaml").write_text(json.dumps(large_crd(big)))
+        env["packages"].append(big)
+        big_image = olmv1_e2e.olmv1("bundle", "push", "-q", str(d), f"{env['registry']}/e2e/{big}-bundle:v1.0.0")
+        big_ref = olmv1_e2e.push_catalog(env, big, {"1.0.0": big_image}, ["1.0.0"], "latest")
+        olmv1_e2e.create_catalog(env, big, big_ref)
+        env.update(pkg=pkg, images=images, big=big)
         yield env
+
+
+def large_crd(pkg, nprops=250, desc=4000):
+    """A CRD of about nprops * desc bytes: one version whose schema has `nprops` string
+    properties, each with a description of `desc` random letters (upstream's LargeCRD(250))."""
+    rnd = random.Random(7)
+    props = {f"field{i:04d}": {"type": "string",
+                               "description": "".join(rnd.choice(string.ascii_letters + " ") for _ in range(desc))}
+             for i in range(nprops)}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"larges.{pkg}.example.com"},
+            "spec": {"group": f"{pkg}.example.com", "scope": "Namespaced",
+                     "names": {"plural": "larges", "singular": "large", "kind": "Large", "listKind": "LargeList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                       "spec": {"type": "object", "properties": props}}}}}]}}
 
 
 def revision(name, n):
@@ -166,4 +194,24 @@ def test_switching_the_gate_on_migrates_without_reinstalling(world, ns, name):
     # As upstream: the next revision (collisionProtection Prevent) takes over from it.
     cos2 = wait_for(lambda: revision(name, 2), f"ClusterObjectSet {name}-2", ctl)
     assert cos2["spec"]["collisionProtection"] == "Prevent"
+    olmv1_e2e.delete_ce(name)
+
+
+def test_a_1mb_crd_is_stored_compressed(world, ns, name):
+    """Larger than the 900 KiB gzip threshold as encoding/json writes it: stored gzip'd, and no
+    Secret holds more than upstream's 900 KiB of data."""
+    env = world
+    t0 = time.monotonic()
+    olmv1_e2e.apply_ce(env, env["big"], name, ns)
+    cos = wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1", env["ctl"])
+    took = time.monotonic() - t0
+    crds = next(p for p in cos["spec"]["phases"] if p["name"] == "crds")
+    ref = crds["objects"][0]["ref"]
+    secret = kubectl_json("get", "secret", ref["name"], "-n", env["system_ns"])
+    raw = base64.b64decode(secret["data"][ref["key"]])
+    assert raw[:2] == b"\x1f\x8b", "not gzip"
+    assert len(raw) <= 900 * 1024
+    for s in ref_secrets(cos, env["system_ns"]):
+        assert sum(len(base64.b64decode(v)) for v in s["data"].values()) <= 900 * 1024
+    print(f"\n1 MB CRD bundle: revision {name}-1 and its Secrets {took:.1f} s after the apply")
     olmv1_e2e.delete_ce(name)
