@@ -361,15 +361,21 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
 }
 
 /* BoxcutterRuntime: the objects become a ClusterObjectSet revision, which its controller rolls
- * out; nothing is applied here.  The CRD preflight runs as the controller (upstream has no
- * ServiceAccount in this mode), and not for revision 1 made from an existing install.  Takes
- * `objects` and `properties`. */
+ * out; nothing is applied here.  The CRD preflight reads the installed CRDs with the identity
+ * the default mode applies with (spec.serviceAccount when named: least privilege), and is not
+ * run for revision 1 made from an existing install.  Takes `objects` and `properties`. */
 static int install_revision(clusterextension_run *run, json_t *objects, char *properties)
 {
     olm_error err;
     double t0 = olm_time_mono_ms();
-    run->actx.as_sa = run->r->cfg.admin;
-    int rc = run->migrating ? 0 : crd_preflight(run, objects, &err);
+    int rc = 0;
+    if (!run->migrating) {
+        rc = sa_client(run, &err);
+        if (rc == 0)
+            rc = crd_preflight(run, objects, &err);
+        if (rc != 0)
+            explain_own_identity_refused(run, &err);
+    }
     if (rc == 0)
         rc = clusterextension_revision_put(run, objects, properties, &err);
     clusterextension_debug_step(run, "revision", t0, rc != 0 ? "failed" : NULL);

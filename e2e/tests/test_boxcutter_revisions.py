@@ -22,7 +22,7 @@ import pytest
 import olmv1_e2e
 import olmv1_bundles
 from conftest import kubectl, kubectl_json, unique  # noqa: F401
-from olmv1_e2e import ns, wait_for  # noqa: F401
+from olmv1_e2e import SA_RULES_FULL, ns, wait_for  # noqa: F401
 from test_operator_controller import LABEL, VERSIONS
 
 GATE = "--feature-gates=BoxcutterRuntime=true"
@@ -201,6 +201,9 @@ def test_a_1mb_crd_is_stored_compressed(world, ns, name):
     """Larger than the 900 KiB gzip threshold as encoding/json writes it: stored gzip'd, and no
     Secret holds more than upstream's 900 KiB of data."""
     env = world
+    # The CRD upgrade-safety preflight reads the installed CRD as the extension's ServiceAccount.
+    olmv1_e2e.set_rules(ns, SA_RULES_FULL + [{"apiGroups": ["apiextensions.k8s.io"],
+                                              "resources": ["customresourcedefinitions"], "verbs": ["get"]}])
     t0 = time.monotonic()
     olmv1_e2e.apply_ce(env, env["big"], name, ns)
     cos = wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1", env["ctl"])

@@ -21,7 +21,8 @@
  *   revision_status.c  old Progressing not restored -> test_install_is_revision_1
  *   reconcile.c  migrate_record not called -> test_install_record_migrates_to_revision_1
  *   reconcile.c  gate ignored in run_pipeline -> 6 tests; steps.c  install_revision skipped -> 8 tests
- *   reconcile.c  revision status never applied on success -> 3 tests */
+ *   reconcile.c  revision status never applied on success -> 3 tests
+ *   steps.c  install_revision: sa_client not called -> test_missing_service_account_creates_nothing */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -336,6 +337,20 @@ static void test_install_record_migrates_to_revision_1(void **state)
     assert_string_equal(str(cos2, "spec", "collisionProtection", NULL), "Prevent");
 }
 
+/* The CRD preflight reads with the extension's ServiceAccount: without one, no revision. */
+static void test_missing_service_account_creates_nothing(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, "{\"serviceAccount\": {\"name\": \"nobody\"}}");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_null(fake_apiserver_object(f->api, COS1));
+    assert_condition(f, "Progressing", "True", "Retrying");
+    const char *m = ce_fixture_condition_field(f, "Progressing", "message");
+    assert_non_null(strstr(m, "service account \"nobody\" not found"));
+}
+
 /* Archived revisions beyond the newest five go when a new one is made. */
 static void test_old_archived_revisions_collected(void **state)
 {
@@ -373,6 +388,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deletion_takes_the_revisions, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_install_record_migrates_to_revision_1, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_old_archived_revisions_collected, setup_gate, ce_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_missing_service_account_creates_nothing, setup_gate, ce_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
