@@ -84,6 +84,7 @@ typedef struct clusterextension_run {
     size_t *rev_rolling;
     size_t nrev_rolling;
     bool migrating;
+    bool no_properties; /* the rendered bundle has no olm.properties annotation (none on the revision) */
 } clusterextension_run;
 
 /* A bundle is installed: there is a record, and it is not a pending one (the objects a

@@ -291,6 +291,7 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
         json_string_value(json_object_get(json_object_get(json_object_get(b.csv, "metadata"), "annotations"),
                                           "olm.properties"));
     *properties = rc == 0 ? strdup(props ? props : "[]") : NULL;
+    run->no_properties = props == NULL;
     bundle_config_free(&cfg);
     bundle_free(&b);
     if (rc != 0)
@@ -377,7 +378,7 @@ static int install_revision(clusterextension_run *run, json_t *objects, char *pr
             explain_own_identity_refused(run, &err);
     }
     if (rc == 0)
-        rc = clusterextension_revision_put(run, objects, properties, &err);
+        rc = clusterextension_revision_put(run, objects, run->no_properties ? NULL : properties, &err);
     clusterextension_debug_step(run, "revision", t0, rc != 0 ? "failed" : NULL);
     json_decref(objects);
     free(properties);

@@ -27,6 +27,7 @@ from test_operator_controller import LABEL, VERSIONS
 
 GATE = "--feature-gates=BoxcutterRuntime=true"
 OWNER_NAME = "olm.operatorframework.io/owner-name"
+PROPERTY = {"type": "olm.test-property", "value": "some-value"}
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,12 @@ def world(crds, tmp_path_factory):
     kubectl("get", "clusterobjectsets")
     with olmv1_e2e.olm_env(tmp_path_factory.mktemp("boxcutter"), LABEL, ctl_extra=[GATE]) as env:
         pkg = unique("bxc")
-        images = olmv1_e2e.push_bundles(env, pkg, VERSIONS[:2])
+        env["packages"].append(pkg)
+        images = {}
+        for v in VERSIONS[:2]:
+            d = olmv1_bundles.write_bundle(env["work"] / pkg, pkg, v)
+            (d / "metadata" / "properties.yaml").write_text(json.dumps({"properties": [PROPERTY]}))
+            images[v] = olmv1_e2e.olmv1("bundle", "push", "-q", str(d), f"{env['registry']}/e2e/{pkg}-bundle:v{v}")
         ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS[:2], "latest")
         olmv1_e2e.create_catalog(env, pkg, ref)
         # A second package whose bundle holds a CRD of about 1 MB.
@@ -96,7 +102,9 @@ def test_install_is_a_revision(world, ns, name):
     assert ann["olm.operatorframework.io/bundle-version"] == VERSIONS[0]
     assert ann["olm.operatorframework.io/package-name"] == pkg
     assert ann["olm.operatorframework.io/bundle-reference"] == env["images"][VERSIONS[0]]
-    assert "olm.properties" in ann
+    # upstream's install.feature "ClusterObjectSet is annotated with bundle properties"
+    assert ann["olm.properties"] == '[{"type":"olm.test-property","value":"some-value"}]'
+
     owner = md["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == \
         ("ClusterExtension", name, ce["metadata"]["uid"], True)
