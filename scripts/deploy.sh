@@ -8,6 +8,9 @@
 #           OLMV1_UPSTREAM_MODE=1 runs operator-controller as upstream does (make upstream-e2e sets
 #           it): config/rbac-upstream-rights (cluster-admin) and config/upstream-mode (the warning
 #           on spec.serviceAccount) applied, --ignore-service-account added to its arguments.
+#           OLMV1_OPCTL_ARGS="ARG ..." appends those arguments to operator-controller's (split on
+#           spaces), e.g. "--feature-gates=BoxcutterRuntime=true" (upstream's e2e kit reads the
+#           gates from the Deployment's arguments).
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -50,6 +53,15 @@ if [ "${OLMV1_UPSTREAM_MODE:-0}" = 1 ]; then
     -f "$repo/config/upstream-mode"
   "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json \
     -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--ignore-service-account"}]'
+  patched=1
+fi
+if [ -n "${OLMV1_OPCTL_ARGS:-}" ]; then
+  read -r -a opctl_args <<<"$OLMV1_OPCTL_ARGS"
+  ops=""
+  for a in "${opctl_args[@]}"; do
+    ops="$ops${ops:+,}{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/args/-\",\"value\":\"$a\"}"
+  done
+  "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json -p "[$ops]"
   patched=1
 fi
 # The local cluster's real node (OLMV1_NODE=real) reaches its registry as $OLMV1_NODE_REGISTRY,
