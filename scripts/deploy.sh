@@ -10,7 +10,8 @@
 #           on spec.serviceAccount) applied, --ignore-service-account added to its arguments.
 #           OLMV1_OPCTL_ARGS="ARG ..." appends those arguments to operator-controller's (split on
 #           spaces), e.g. "--feature-gates=BoxcutterRuntime=true" (upstream's e2e kit reads the
-#           gates from the Deployment's arguments).
+#           gates from the Deployment's arguments; with BoxcutterRuntime=true the ClusterObjectSet
+#           CRD is applied too).
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -56,6 +57,13 @@ if [ "${OLMV1_UPSTREAM_MODE:-0}" = 1 ]; then
   patched=1
 fi
 if [ -n "${OLMV1_OPCTL_ARGS:-}" ]; then
+  # BoxcutterRuntime needs upstream's experimental ClusterObjectSet CRD, which the install file
+  # (upstream's standard set) leaves out.
+  if [[ " $OLMV1_OPCTL_ARGS" == *"BoxcutterRuntime=true"* ]]; then
+    "$KUBECTL" apply --server-side --field-manager=olmv1-install \
+      -f "$repo/config/crd/olm.operatorframework.io_clusterobjectsets.yaml"
+    "$KUBECTL" wait --for=condition=Established --timeout="$timeout" crd/clusterobjectsets.olm.operatorframework.io
+  fi
   read -r -a opctl_args <<<"$OLMV1_OPCTL_ARGS"
   ops=""
   for a in "${opctl_args[@]}"; do
