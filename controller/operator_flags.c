@@ -33,8 +33,9 @@ static void operator_gates(operator_flags *f, olm_feature_gate g[OPERATOR_NGATES
 void operator_flags_unbuilt_gates(const operator_flags *f, void (*say)(const char *line, void *data), void *data)
 {
     if (f->gate_boxcutter)
-        say("--feature-gates BoxcutterRuntime=true: the ClusterObjectSet controller runs; ClusterExtension installs "
-            "and upgrades are still recorded and applied as with the gate off",
+        say("--feature-gates BoxcutterRuntime=true: the ClusterObjectSet controller runs, but ClusterExtension installs "
+            "through ClusterObjectSets are not built here; installs and upgrades are recorded and applied as with the "
+            "gate off",
             data);
     if (f->gate_bundle_release)
         say("--feature-gates BundleReleaseSupport=true: the olm.package release field is not built here; bundles "
