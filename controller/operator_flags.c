@@ -22,7 +22,7 @@ static void operator_gates(operator_flags *f, olm_feature_gate g[OPERATOR_NGATES
     g[3] = (olm_feature_gate){"WebhookProviderOpenshiftServiceCA", f ? &f->gate_service_ca : &scratch[3], true,
                               "bundles' webhooks may get OpenShift service-ca certificates (when cert-manager's is off)"};
     g[4] = (olm_feature_gate){"BoxcutterRuntime", f ? &f->gate_boxcutter : &scratch[4], false,
-                              "installs and upgrades are ClusterObjectSet revisions (needs the ClusterObjectSet CRD)"};
+                              "installs and upgrades are ClusterObjectSet revisions, rolled out in phases with probes"};
     g[5] = (olm_feature_gate){"BundleReleaseSupport", f ? &f->gate_bundle_release : &scratch[5], false,
                               "not built: accepted, and bundles are ordered by version alone"};
 }

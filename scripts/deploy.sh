@@ -8,10 +8,9 @@
 #           OLMV1_UPSTREAM_MODE=1 runs operator-controller as upstream does (make upstream-e2e sets
 #           it): config/rbac-upstream-rights (cluster-admin) and config/upstream-mode (the warning
 #           on spec.serviceAccount) applied, --ignore-service-account added to its arguments.
-#           OLMV1_OPCTL_ARGS="ARG ..." appends those arguments to operator-controller's (split on
-#           spaces), e.g. "--feature-gates=BoxcutterRuntime=true" (upstream's e2e kit reads the
-#           gates from the Deployment's arguments; with BoxcutterRuntime=true the ClusterObjectSet
-#           CRD is applied too).
+#           OLMV1_FEATURE_GATES="BoxcutterRuntime=true,..." adds one --feature-gates=<Name>=<value>
+#           argument per gate to operator-controller (one per arg: upstream's e2e suite reads them
+#           that way to decide which tagged scenarios run).
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -56,18 +55,15 @@ if [ "${OLMV1_UPSTREAM_MODE:-0}" = 1 ]; then
     -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--ignore-service-account"}]'
   patched=1
 fi
-if [ -n "${OLMV1_OPCTL_ARGS:-}" ]; then
-  # BoxcutterRuntime needs upstream's experimental ClusterObjectSet CRD, which the install file
-  # (upstream's standard set) leaves out.
-  if [[ " $OLMV1_OPCTL_ARGS" == *"BoxcutterRuntime=true"* ]]; then
-    "$KUBECTL" apply --server-side --field-manager=olmv1-install \
-      -f "$repo/config/crd/olm.operatorframework.io_clusterobjectsets.yaml"
-    "$KUBECTL" wait --for=condition=Established --timeout="$timeout" crd/clusterobjectsets.olm.operatorframework.io
-  fi
-  read -r -a opctl_args <<<"$OLMV1_OPCTL_ARGS"
+if [ -n "${OLMV1_FEATURE_GATES:-}" ]; then
   ops=""
-  for a in "${opctl_args[@]}"; do
-    ops="$ops${ops:+,}{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/args/-\",\"value\":\"$a\"}"
+  IFS=, read -r -a gates <<<"$OLMV1_FEATURE_GATES"
+  for g in "${gates[@]}"; do
+    case $g in
+      *=true | *=false) ;;
+      *) echo "deploy.sh: OLMV1_FEATURE_GATES: \"$g\" is not <Name>=true or <Name>=false" >&2; exit 2 ;;
+    esac
+    ops="$ops${ops:+,}{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/args/-\",\"value\":\"--feature-gates=$g\"}"
   done
   "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json -p "[$ops]"
   patched=1
