@@ -99,6 +99,10 @@ static int build(clusterextension_run *run, int64_t number, const json_t *object
         .system_namespace = run->r->system_namespace,
         .progress_deadline_minutes = deadline_minutes(run),
         .migrated = run->migrating,
+        /* Least privilege (ARCHITECTURE.md decision 1): the objects are applied as the
+         * extension's ServiceAccount, as in the default mode. */
+        .service_account = clusterextension_service_account(run),
+        .service_account_namespace = clusterextension_str(run->ce, "spec.namespace"),
     };
     revision_bundle b = {.name = run->target.name, .version = run->target.version, .image = run->target.image,
                          .package = run->target.package, .properties = properties};

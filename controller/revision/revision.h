@@ -30,6 +30,10 @@
 #define REVISION_ANN_BUNDLE_REFERENCE "olm.operatorframework.io/bundle-reference"
 #define REVISION_ANN_PROPERTIES "olm.properties"
 #define REVISION_SECRET_TYPE "olm.operatorframework.io/object-data"
+/* This project's: the ServiceAccount the ClusterObjectSet controller applies the revision's
+ * objects with (controller/objectset; without them, its own identity, as upstream). */
+#define REVISION_ANN_SA_NAME "olm.operatorframework.io/service-account-name"
+#define REVISION_ANN_SA_NAMESPACE "olm.operatorframework.io/service-account-namespace"
 
 /* secretpacker.go: a Secret holds up to this many bytes of data; an object larger than the
  * gzip threshold is stored gzip-compressed, and one still larger after that is refused. */
@@ -60,6 +64,9 @@ typedef struct revision_input {
      * collisionProtection None (the objects are ours to adopt) and the migrated-from-helm
      * label.  Otherwise collisionProtection Prevent. */
     bool migrated;
+    /* The extension's spec.serviceAccount.name and spec.namespace, or NULL/"": the revision's
+     * objects are then applied with the ClusterObjectSet controller's own identity. */
+    const char *service_account, *service_account_namespace;
 } revision_input;
 
 typedef struct revision_built {

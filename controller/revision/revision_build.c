@@ -215,6 +215,13 @@ int revision_build(const revision_input *in, const revision_bundle *b, const jso
     json_decref(objs);
     json_t *probes = json_loads(DEFAULT_PROBES, 0, NULL);
     json_t *anns = revision_annotations(b);
+    if (anns && in->service_account && *in->service_account &&
+        (json_object_set_new(anns, REVISION_ANN_SA_NAME, json_string(in->service_account)) != 0 ||
+         json_object_set_new(anns, REVISION_ANN_SA_NAMESPACE,
+                             json_string(in->service_account_namespace ? in->service_account_namespace : "")) != 0)) {
+        json_decref(anns);
+        anns = NULL;
+    }
     json_t *labels = json_pack("{s:s, s:s}", REVISION_LABEL_OWNER_KIND, "ClusterExtension", REVISION_LABEL_OWNER_NAME,
                                in->extension);
     if (labels && in->migrated && json_object_set_new(labels, REVISION_LABEL_MIGRATED, json_string("true")) != 0) {

@@ -1,14 +1,16 @@
-"""--feature-gates=BoxcutterRuntime=true, the ClusterExtension side (issue 26).
+"""--feature-gates=BoxcutterRuntime=true, the ClusterExtension side (issue 26), with the
+ClusterObjectSet controller (controller/objectset) rolling the revisions out.
 
 Every install and upgrade is recorded as a ClusterObjectSet revision "<name>-<n>" with upstream's
 labels, annotations and owner reference, its objects in immutable Secrets of type
-olm.operatorframework.io/object-data in the system namespace (owned by the revision), and nothing is
-applied by the ClusterExtension controller itself: rolling revisions out is the ClusterObjectSet
-controller's job, which this module does not run (so every revision here stays "rolling out", and
-the extension reports it so: Installed False/Absent, status.activeRevisions).  Also: a changed
-spec.config makes a new revision of the same bundle, deletion takes the revisions and their Secrets,
-and switching the gate on over an install made with it off makes revision 1 of that install
-without reinstalling anything (upstream's Helm-release migration).
+olm.operatorframework.io/object-data in the system namespace (owned by the revision); the
+ClusterExtension controller applies nothing itself: the revision's controller does, as the
+extension's ServiceAccount (named on the revision), and the extension's status follows the
+revisions (Installed, Progressing, Available mirrored, status.activeRevisions).  A changed
+spec.config makes a new revision of the same bundle, which replaces the first (archived);
+deletion takes the revisions and their Secrets; switching the gate on over an install made with
+it off makes revision 1 of that install without reinstalling anything (upstream's Helm-release
+migration), which the next revision then takes over; a 1 MB CRD is stored gzip'd.
 """
 
 import base64
@@ -137,16 +139,29 @@ def test_install_is_a_revision(world, ns, name):
     r = kubectl("patch", "secret", secrets[0]["metadata"]["name"], "-n", env["system_ns"], "--type=merge",
                 "-p", '{"data":{"x":"eA=="}}', check=False)
     assert r.returncode != 0
-    # Nothing applied by the ClusterExtension controller; the extension reports the rollout.
-    out = kubectl("get", "deployment", f"{pkg}-manager", "-n", ns, "--ignore-not-found", "-o", "name").stdout
-    assert out.strip() == ""
+    # The revision rolls out (its controller applies the objects, as the ServiceAccount it names);
+    # the extension reports it installed, available, with one active revision.
+    assert ann["olm.operatorframework.io/service-account-name"] == "installer"
+    assert ann["olm.operatorframework.io/service-account-namespace"] == ns
 
-    def rolling():
+    def installed():
         obj, c = olmv1_e2e.conditions(name)
         active = [a["name"] for a in obj.get("status", {}).get("activeRevisions", [])]
-        return active == [f"{name}-1"] and c.get("Installed", {}).get("reason") == "Absent" and c
-    c = wait_for(rolling, f"{name} to report {name}-1 rolling out", env["ctl"])
-    assert c["Installed"]["status"] == "False"
+        return (active == [f"{name}-1"] and c.get("Installed", {}).get("status") == "True"
+                and c.get("Available", {}).get("status") == "True" and (obj, c))
+    obj, c = wait_for(installed, f"{name} installed and available from {name}-1", env["ctl"])
+    assert obj["status"]["install"]["bundle"] == {"name": f"{pkg}.v{VERSIONS[0]}", "version": VERSIONS[0]}
+    assert (c["Progressing"]["status"], c["Progressing"]["reason"]) == ("True", "Succeeded")
+    assert c["Progressing"]["message"] == f"Revision {VERSIONS[0]} has rolled out."
+    assert c["Available"]["reason"] == "ProbesSucceeded"
+    assert c["Installed"]["message"] == f"Installed bundle {env['images'][VERSIONS[0]]} successfully"
+    deployment = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+    ctrl = [o for o in deployment["metadata"].get("ownerReferences", []) if o.get("controller")]
+    assert [(o["kind"], o["name"]) for o in ctrl] == [("ClusterObjectSet", f"{name}-1")]
+    # No install record in this mode.
+    out = kubectl("get", "secret", f"olmv1-install-{name}", "-n", env["system_ns"], "--ignore-not-found",
+                  "-o", "name").stdout
+    assert out.strip() == ""
     assert revisions(name) == [f"{name}-1"]
     olmv1_e2e.delete_ce(name)
 
@@ -162,8 +177,16 @@ def test_config_change_is_a_new_revision_and_deletion_takes_them(world, ns, name
                                "inline": {"deploymentConfig": {"env": [{"name": "MY_VAR", "value": "v"}]}}})
     cos2 = wait_for(lambda: revision(name, 2), f"ClusterObjectSet {name}-2", env["ctl"])
     assert cos2["metadata"]["annotations"]["olm.operatorframework.io/bundle-version"] == VERSIONS[0]
-    wait_for(lambda: [a["name"] for a in olmv1_e2e.conditions(name)[0].get("status", {}).get("activeRevisions", [])]
-             == [f"{name}-1", f"{name}-2"], "both revisions active", env["ctl"])
+    # 2 rolls out and succeeds, 1 is archived: only 2 is active, and the workload has the variable.
+    def replaced():
+        obj, c = olmv1_e2e.conditions(name)
+        active = [a["name"] for a in obj.get("status", {}).get("activeRevisions", [])]
+        return active == [f"{name}-2"] and c.get("Installed", {}).get("status") == "True" and c
+    wait_for(replaced, f"{name}-2 to replace {name}-1", env["ctl"])
+    assert revision(name, 1)["spec"]["lifecycleState"] == "Archived"
+    env_vars = kubectl_json("get", "deployment", f"{env['pkg']}-manager", "-n", ns)[
+        "spec"]["template"]["spec"]["containers"][0].get("env", [])
+    assert {"name": "MY_VAR", "value": "v"} in env_vars
     secrets2 = [s["metadata"]["name"] for s in ref_secrets(cos2, env["system_ns"])]
     # Deleting the extension deletes its revisions, then their Secrets.
     olmv1_e2e.delete_ce(name)
@@ -194,14 +217,22 @@ def test_switching_the_gate_on_migrates_without_reinstalling(world, ns, name):
     assert cos["spec"]["collisionProtection"] == "None"
     succ = {c["type"]: c for c in cos.get("status", {}).get("conditions", [])}["Succeeded"]
     assert (succ["status"], succ["message"]) == ("True", "Revision succeeded - migrated from Helm release")
-    # Still installed, from the revision now; the objects are the same ones.
+    # Still installed, from the revision now; as upstream, the next revision (collisionProtection
+    # Prevent) takes over from it; the objects stay the same ones throughout.
     _, c = olmv1_e2e.conditions(name)
     assert c["Installed"]["status"] == "True", c["Installed"]
-    now = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
-    assert now["metadata"]["uid"] == dep["metadata"]["uid"]
-    # As upstream: the next revision (collisionProtection Prevent) takes over from it.
     cos2 = wait_for(lambda: revision(name, 2), f"ClusterObjectSet {name}-2", ctl)
     assert cos2["spec"]["collisionProtection"] == "Prevent"
+
+    def taken_over():
+        obj, c = olmv1_e2e.conditions(name)
+        active = [a["name"] for a in obj.get("status", {}).get("activeRevisions", [])]
+        return active == [f"{name}-2"] and c.get("Available", {}).get("status") == "True" and c
+    wait_for(taken_over, f"{name}-2 to take over", ctl)
+    now = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+    assert now["metadata"]["uid"] == dep["metadata"]["uid"]
+    ctrl = [o for o in now["metadata"].get("ownerReferences", []) if o.get("controller")]
+    assert [(o["kind"], o["name"]) for o in ctrl] == [("ClusterObjectSet", f"{name}-2")]
     olmv1_e2e.delete_ce(name)
 
 
@@ -209,9 +240,10 @@ def test_a_1mb_crd_is_stored_compressed(world, ns, name):
     """Larger than the 900 KiB gzip threshold as encoding/json writes it: stored gzip'd, and no
     Secret holds more than upstream's 900 KiB of data."""
     env = world
-    # The CRD upgrade-safety preflight reads the installed CRD as the extension's ServiceAccount.
+    # The CRD upgrade-safety preflight reads the installed CRD as the extension's ServiceAccount,
+    # which the revision's controller also applies it with.
     olmv1_e2e.set_rules(ns, SA_RULES_FULL + [{"apiGroups": ["apiextensions.k8s.io"],
-                                              "resources": ["customresourcedefinitions"], "verbs": ["get"]}])
+                                              "resources": ["customresourcedefinitions"], "verbs": ["*"]}])
     t0 = time.monotonic()
     olmv1_e2e.apply_ce(env, env["big"], name, ns)
     cos = wait_for(lambda: revision(name, 1), f"ClusterObjectSet {name}-1", env["ctl"])

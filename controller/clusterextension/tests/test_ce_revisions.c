@@ -117,6 +117,9 @@ static void test_install_is_revision_1(void **state)
     assert_string_equal(str(cos, "metadata", "annotations", "olm.operatorframework.io/bundle-version"), "1.0.0");
     assert_string_equal(str(cos, "metadata", "annotations", "olm.operatorframework.io/bundle-reference"), f->image_v1);
     assert_string_equal(str(cos, "metadata", "annotations", "olm.operatorframework.io/package-name"), "pkg");
+    /* The objects are applied as the extension's ServiceAccount (the ClusterObjectSet controller reads these). */
+    assert_string_equal(str(cos, "metadata", "annotations", "olm.operatorframework.io/service-account-name"), CE_SA);
+    assert_string_equal(str(cos, "metadata", "annotations", "olm.operatorframework.io/service-account-namespace"), CE_NS);
     /* The bundle has no olm.properties: neither has the revision (upstream copies it when present). */
     assert_null(json_object_get(json_object_get(json_object_get(cos, "metadata"), "annotations"), "olm.properties"));
     const json_t *owner = json_array_get(json_object_get(json_object_get(cos, "metadata"), "ownerReferences"), 0);

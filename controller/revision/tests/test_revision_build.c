@@ -125,6 +125,18 @@ static void test_metadata_and_spec(void **state)
     assert_int_equal(json_array_size(json_object_get(dep, "assertions")), 2);
     revision_built_free(&b);
 
+    /* A ServiceAccount: named on the revision for the ClusterObjectSet controller. */
+    in.service_account = "installer";
+    in.service_account_namespace = "ns";
+    assert_int_equal(revision_build(&in, &BUNDLE, objs, &b, &err), 0);
+    m = json_object_get(b.cos, "metadata");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m, "annotations"),
+                                                          "olm.operatorframework.io/service-account-name")), "installer");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m, "annotations"),
+                                                          "olm.operatorframework.io/service-account-namespace")), "ns");
+    revision_built_free(&b);
+    in.service_account = NULL;
+
     /* No deadline on the extension: none on the revision. */
     in.progress_deadline_minutes = 0;
     assert_int_equal(revision_build(&in, &BUNDLE, objs, &b, &err), 0);
