@@ -26,7 +26,10 @@
 # operator-controller's /proc/PID/smaps when idle before, and when idle after the uninstall:
 # which mappings hold the resident memory), SKIP_UNINSTALL=1 (stop after the installed
 # figures: no delete-all, for quick iterations), RESTART=1 (then operator-controller is
-# restarted with the N extensions installed: time to steady state, apiserver requests by verb).
+# restarted with the N extensions installed: time to steady state, apiserver requests by verb),
+# WAIT_FOR=revisions (with OPCTL_ARGS=--feature-gates=BoxcutterRuntime=true where no
+# ClusterObjectSet controller rolls revisions out: wait until each extension has its revision
+# <name>-1 instead of Installed=True).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
@@ -149,8 +152,14 @@ while :; do
   # operator-controller's gauge counts Installed=True in its informer's copy of the objects:
   # cheap to poll (a `kubectl get` of 1,000 objects every turn would load the machine);
   # the apiserver's view confirms it.
-  done_n=$(metric operator_controller_installed_extensions)
-  [ "${done_n:-0}" -ge "$n" ] && { done_n=$(installed); [ "$done_n" -ge "$n" ] && break; }
+  if [ "${WAIT_FOR:-installed}" = revisions ]; then
+    done_n=$(kubectl get clusterobjectsets -l olm.operatorframework.io/owner-kind=ClusterExtension -o name | wc -l)
+    [ "$done_n" -ge "$n" ] && break
+    sleep 0.8
+  else
+    done_n=$(metric operator_controller_installed_extensions)
+    [ "${done_n:-0}" -ge "$n" ] && { done_n=$(installed); [ "$done_n" -ge "$n" ] && break; }
+  fi
   if awk -v a="$(now)" -v b="$t0" -v m="$max_wait" 'BEGIN{exit !(a-b>m)}'; then
     echo "bench: only $done_n/$n Installed after ${max_wait}s" >&2
     break
@@ -159,7 +168,7 @@ while :; do
 done
 t1=$(now)
 awk -v a="$t1" -v b="$t0" -v n="$n" -v d="$done_n" -v l="$(load)" \
-  'BEGIN{printf "apply -> Installed=True: %d/%d in %.2f s (load average %s)\n", d, n, a-b, l}'
+  -v w="${WAIT_FOR:-installed}" 'BEGIN{printf "apply -> %s: %d/%d in %.2f s (load average %s)\n", w == "revisions" ? "revision <name>-1" : "Installed=True", d, n, a-b, l}'
 echo "CPU used by then: $(cpus)"
 echo "operator-controller peak RSS while installing: sampled ${peak} KiB, VmHWM $(hwm_kib) KiB"
 sleep 15 # idle: past operator-controller's periodic heap trim

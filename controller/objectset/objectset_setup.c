@@ -1,0 +1,68 @@
+/* objectset_setup: the ClusterObjectSet controller's wiring: an informer on ClusterObjectSets
+ * whose changes (a new resourceVersion, as upstream's ResourceVersionChangedPredicate) queue the
+ * name, and the work queue that runs objectset_reconcile.  Upstream also watches the applied
+ * objects (its tracking cache); here a revision waiting for its probes is re-probed every
+ * poll_ms and a rolled-out one re-applied and re-probed every resync_ms (objectset.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_object.h"
+#include "objectset.h"
+#include "olm_log.h"
+
+static void enqueue(objectset_controller *c, const json_t *obj)
+{
+    const char *name = kube_object_string(obj, "metadata.name");
+    olm_error err;
+    if (name && c->wq && !c->rt->stopping && kube_workqueue_add(c->wq, name, &err) != 0)
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", name, "could not queue: %s", err.msg);
+}
+
+static void on_add(json_t *obj, void *data)
+{
+    enqueue(data, obj);
+}
+
+static void on_update(json_t *old_obj, json_t *new_obj, void *data)
+{
+    const char *a = kube_object_string(old_obj, "metadata.resourceVersion");
+    const char *b = kube_object_string(new_obj, "metadata.resourceVersion");
+    if (!a || !b || strcmp(a, b) != 0)
+        enqueue(data, new_obj);
+}
+
+static void on_delete(json_t *obj, void *data)
+{
+    enqueue(data, obj);
+}
+
+static void on_error(const char *msg, void *data)
+{
+    (void)data;
+    olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch: %s", msg);
+}
+
+int objectset_controller_start(objectset_controller *c, daemon_runtime *rt, const objectset_controller_config *cfg,
+                               olm_error *err)
+{
+    *c = (objectset_controller){.rt = rt};
+    kube_watch_options wo = {.path = OBJECTSET_PATH, .drop_managed_fields = true};
+    kube_informer_handlers h = {on_add, on_update, on_delete, NULL, on_error};
+    if (!(c->sets = kube_informer_new(rt->uc, kube_client_config(rt->client), &wo, &h, c, err)))
+        return -1;
+    daemon_runtime_own_informer(rt, &c->sets);
+    objectset_reconciler_config rc = {.admin = rt->client, .sets = c->sets, .minute_ms = cfg->minute_ms};
+    if (!(c->rec = objectset_reconciler_new(&rc, err)))
+        return -1;
+    kube_workqueue_options qo = {.concurrency = cfg->concurrency ? cfg->concurrency : 1};
+    if (!(c->wq = kube_workqueue_new(rt->loop, &qo, objectset_reconcile, c->rec, err)))
+        return -1;
+    daemon_runtime_own_workqueue(rt, &c->wq, "clusterobjectset");
+    return kube_informer_start(c->sets, err);
+}
+
+void objectset_controller_after_drain(objectset_controller *c)
+{
+    objectset_reconciler_free(c->rec);
+    c->rec = NULL;
+}
