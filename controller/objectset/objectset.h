@@ -53,6 +53,7 @@ typedef struct objectset_reconciler_config {
     uint64_t poll_ms;            /* re-probe while a rollout waits; 0: 2000 */
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
     time_t (*now)(void);         /* NULL: time() */
+    struct objectset_watches *watches; /* the applied objects' watches (objectset_watch.h); NULL: none */
 } objectset_reconciler_config;
 
 typedef struct objectset_reconciler objectset_reconciler;
@@ -67,6 +68,7 @@ kube_wq_result objectset_reconcile(const char *key, void *data);
 typedef struct objectset_controller {
     daemon_runtime *rt;
     kube_informer *sets;
+    struct objectset_watches *watches;
     kube_workqueue *wq;
     objectset_reconciler *rec;
 } objectset_controller;

@@ -12,6 +12,7 @@
 #include "olm_log.h"
 #include "olm_time.h"
 #include "objectset_internal.h"
+#include "objectset_watch.h"
 
 #define SA_NAME_ANNOTATION "olm.operatorframework.io/service-account-name"
 #define SA_NS_ANNOTATION "olm.operatorframework.io/service-account-namespace"
@@ -322,6 +323,26 @@ out:
     return res;
 }
 
+/* Every type the phases hold is watched (upstream's establishWatch, before the rollout). */
+static void watch_kinds(pass *p, const objectset_phases *ph)
+{
+    if (!p->r->cfg.watches)
+        return;
+    for (size_t i = 0; i < ph->n; i++) {
+        size_t j;
+        const json_t *o;
+        json_array_foreach(ph->items[i].objects, j, o) {
+            kube_resource_info ri;
+            olm_error rerr;
+            if (kube_resolve_kind(p->r->cfg.admin, str(o, "apiVersion"), str(o, "kind"), &ri, &rerr) != 0)
+                continue; /* the rollout reports it */
+            char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
+            objectset_watches_want(p->r->cfg.watches, path);
+            free(path);
+        }
+    }
+}
+
 static kube_wq_result reconcile(pass *p)
 {
     if (kube_object_string(p->cos, "metadata.deletionTimestamp")) {
@@ -372,6 +393,7 @@ static kube_wq_result reconcile(pass *p)
             return ok();
         }
     }
+    watch_kinds(p, &ph);
     bool owned = false;
     kube_client *client = identity(p, &owned, &err);
     if (!client) {

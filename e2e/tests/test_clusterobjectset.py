@@ -266,3 +266,16 @@ def test_service_account_annotations_are_the_identity(ctl, ns, cos_names):
     kubectl("create", "rolebinding", "cm", "-n", ns, "--role=cm", f"--serviceaccount={ns}:installer")
     wait_cond(ctl, name, "Progressing", "True", "Succeeded")
     assert exists("configmap", "by-sa", ns)
+
+
+def test_deleted_object_is_restored(ctl, ns, cos_names):
+    """A rolled-out set keeps its objects: one deleted by hand comes back (the watch of its type
+    queues the set; the periodic re-apply would too)."""
+    name = unique("cos-drift")
+    apply_cos(cos_names, name, [{"name": "resources", "objects": [{"object": configmap(ns, "kept", {"k": "v"})}]}])
+    wait_cond(ctl, name, "Progressing", "True", "Succeeded")
+    uid = kubectl_json("get", "configmap", "kept", "-n", ns)["metadata"]["uid"]
+    kubectl("delete", "configmap", "kept", "-n", ns)
+    wait_for(lambda: (lambda o: o["metadata"]["uid"] != uid and o)(kubectl_json("get", "configmap", "kept", "-n", ns)),
+             "the ConfigMap to be re-created", ctl)
+    assert "may not list+watch" not in ctl.log_text()
