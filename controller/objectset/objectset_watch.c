@@ -125,6 +125,8 @@ static void start_one(struct objectset_watches *ws, const char *path)
             ow->w = NULL;
         }
     }
+    if (ow->w)
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
     ow->next = ws->watches;
     ws->watches = ow;
 }

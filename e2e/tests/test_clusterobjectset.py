@@ -279,3 +279,5 @@ def test_deleted_object_is_restored(ctl, ns, cos_names):
     wait_for(lambda: (lambda o: o["metadata"]["uid"] != uid and o)(kubectl_json("get", "configmap", "kept", "-n", ns)),
              "the ConfigMap to be re-created", ctl)
     assert "may not list+watch" not in ctl.log_text()
+    assert "watching /api/v1/configmaps?labelSelector=app.kubernetes.io/managed-by=olm.operatorframework.io" \
+        in ctl.log_text()
