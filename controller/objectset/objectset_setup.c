@@ -76,11 +76,38 @@ static void stop_watches(void *obj, void (*stopped)(void *part), void *part)
     objectset_watches_stop(obj, watches_closed, st);
 }
 
+/* What the cache keeps of a ClusterObjectSet: what finding a revision's siblings reads (its
+ * identity, labels, deletion, spec.revision and spec.lifecycleState), not its phases, which
+ * the reconcile reads fresh from the API. */
+static void cache_form(json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+    json_t *m = json_object(), *s = json_object();
+    const char *mk[] = {"name", "uid", "labels", "resourceVersion", "deletionTimestamp", "generation"};
+    for (size_t i = 0; m && i < sizeof mk / sizeof *mk; i++)
+        if (json_object_get(md, mk[i]))
+            json_object_set(m, mk[i], json_object_get(md, mk[i]));
+    const char *sk[] = {"revision", "lifecycleState"};
+    for (size_t i = 0; s && i < sizeof sk / sizeof *sk; i++)
+        if (json_object_get(spec, sk[i]))
+            json_object_set(s, sk[i], json_object_get(spec, sk[i]));
+    json_t *av = json_incref(json_object_get(obj, "apiVersion")), *kind = json_incref(json_object_get(obj, "kind"));
+    json_object_clear(obj);
+    if (av)
+        json_object_set_new(obj, "apiVersion", av);
+    if (kind)
+        json_object_set_new(obj, "kind", kind);
+    if (m)
+        json_object_set_new(obj, "metadata", m);
+    if (s)
+        json_object_set_new(obj, "spec", s);
+}
+
 int objectset_controller_start(objectset_controller *c, daemon_runtime *rt, const objectset_controller_config *cfg,
                                olm_error *err)
 {
     *c = (objectset_controller){.rt = rt};
-    kube_watch_options wo = {.path = OBJECTSET_PATH, .drop_managed_fields = true};
+    kube_watch_options wo = {.path = OBJECTSET_PATH, .drop_managed_fields = true, .transform = cache_form};
     kube_informer_handlers h = {on_add, on_update, on_delete, NULL, on_error};
     if (!(c->sets = kube_informer_new(rt->uc, kube_client_config(rt->client), &wo, &h, c, err)))
         return -1;
