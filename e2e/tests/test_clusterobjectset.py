@@ -281,3 +281,28 @@ def test_deleted_object_is_restored(ctl, ns, cos_names):
     assert "may not list+watch" not in ctl.log_text()
     assert "watching /api/v1/configmaps?labelSelector=app.kubernetes.io/managed-by=olm.operatorframework.io" \
         in ctl.log_text()
+
+
+def test_revision_handover_archives_the_previous(ctl, ns, cos_names):
+    """Revision 2 of the same owner (label olm.operatorframework.io/owner-name) takes over the
+    objects of revision 1, which it archives once rolled out; revision 1's teardown then leaves
+    the objects revision 2 controls and deletes the one revision 2 dropped."""
+    owner = unique("ext")
+    labels = {"olm.operatorframework.io/owner-name": owner}
+    rev1, rev2 = f"{owner}-1", f"{owner}-2"
+    apply_cos(cos_names, rev1, [{"name": "resources", "objects": [
+        {"object": configmap(ns, "kept", {"rev": "1"})}, {"object": configmap(ns, "dropped")}]}], labels=labels)
+    wait_cond(ctl, rev1, "Succeeded", "True", "Succeeded")
+    apply_cos(cos_names, rev2, [{"name": "resources", "objects": [{"object": configmap(ns, "kept", {"rev": "2"})}]}],
+              labels=labels, extra_spec={"revision": 2})
+    wait_cond(ctl, rev2, "Succeeded", "True", "Succeeded")
+    wait_cond(ctl, rev1, "Progressing", "False", "Archived", "revision is archived")
+    assert kubectl_json("get", "clusterobjectset", rev1)["spec"]["lifecycleState"] == "Archived"
+    wait_for(lambda: not exists("configmap", "dropped", ns), "the dropped ConfigMap to be deleted", ctl)
+    live = kubectl_json("get", "configmap", "kept", "-n", ns)
+    assert live["data"] == {"rev": "2"}
+    wait_for(lambda: [(r["name"], r.get("controller")) for r in
+                      kubectl_json("get", "configmap", "kept", "-n", ns)["metadata"]["ownerReferences"]]
+             == [(rev2, True)], "only revision 2 to own the kept ConfigMap", ctl)
+    assert kubectl_json("get", "configmap", "kept", "-n", ns)["metadata"]["annotations"][
+        "olm.operatorframework.io/revision"] == "2"
