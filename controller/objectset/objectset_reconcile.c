@@ -25,6 +25,16 @@ static const char *str(const json_t *o, const char *k)
     return s ? s : "";
 }
 
+/* boxcutter's ObjectRef.String(): "<group>/<version>, Kind=<Kind> <namespace>/<name>" (the
+ * group empty for the core group; the namespace empty for a cluster-scoped object). */
+static void object_ref(strbuf *sb, const json_t *o)
+{
+    const char *av = str(o, "apiVersion");
+    const char *ns = kube_object_string(o, "metadata.namespace");
+    strbuf_printf(sb, "%s%s, Kind=%s %s/%s", strchr(av, '/') ? "" : "/", av, str(o, "kind"), ns ? ns : "",
+                  kube_object_string(o, "metadata.name") ?: "");
+}
+
 objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config *cfg, olm_error *err)
 {
     objectset_reconciler *r = calloc(1, sizeof *r);
@@ -164,8 +174,9 @@ static kube_wq_result archive(pass *p, const objectset_target *t, const objectse
             bool gone = false;
             olm_error oerr;
             if (objectset_object_teardown(t, o, &gone, &oerr) != 0) {
-                strbuf_printf(&errs, "%steardown %s %s: %s", errs.len ? "\n" : "", str(o, "kind"),
-                              kube_object_string(o, "metadata.name") ?: "", oerr.msg);
+                strbuf_printf(&errs, "%steardown ", errs.len ? "\n" : "");
+                object_ref(&errs, o);
+                strbuf_printf(&errs, ": %s", oerr.msg);
                 continue;
             }
             complete = complete && gone;
@@ -233,9 +244,9 @@ static kube_wq_result roll_out(pass *p, objectset_target *t, const objectset_pha
             const json_t *o = json_array_get(phase->objects, j);
             olm_error oerr;
             if (objectset_object_reconcile(t, o, phase->cp[j], &rs[j], &oerr) != 0) {
-                const char *ns = kube_object_string(o, "metadata.namespace");
-                strbuf_printf(&errs, "%sreconciling %s %s%s%s: %s", errs.len ? "\n" : "", str(o, "kind"),
-                              ns ? ns : "", ns ? "/" : "", kube_object_string(o, "metadata.name") ?: "", oerr.msg);
+                strbuf_printf(&errs, "%sreconciling ", errs.len ? "\n" : "");
+                object_ref(&errs, o);
+                strbuf_printf(&errs, ": %s", oerr.msg);
                 complete = false;
                 continue;
             }

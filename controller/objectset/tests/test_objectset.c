@@ -294,6 +294,27 @@ static void test_progress_deadline(void **state)
     assert_cond(f, "p", "Progressing", "True", "Succeeded", NULL);
 }
 
+/* An object the apiserver refuses: Progressing Retrying with boxcutter's wording, Available
+ * Unknown once it was set, and a retry with back-off. */
+static void test_apply_error_retries(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "e", "", "Prevent", "", CM_INLINE);
+    run(f, "e"); /* Available False: the PVC has no status yet */
+    bind_pvc(f);
+    fake_apiserver_fail(f->api, "PATCH", "configmaps/test-configmap", NULL, 403, "nope", -1);
+    kube_wq_result r = run(f, "e");
+    assert_int_equal(r.kind, KUBE_WQ_ERROR);
+    const json_t *c = cond(f, "e", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Retrying");
+    assert_memory_equal(kube_object_string(c, "message"),
+                        "reconciling object: reconciling /v1, Kind=ConfigMap ns/test-configmap: creating resource: ", 87);
+    assert_cond(f, "e", "Available", "Unknown", "Reconciling", kube_object_string(c, "message"));
+    fake_apiserver_fail_clear(f->api);
+    run(f, "e");
+    assert_cond(f, "e", "Succeeded", "True", "Succeeded", NULL);
+}
+
 /* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
  * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
  * ownerReference from the objects revision 2 now controls. */
@@ -387,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_archive_teardown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
