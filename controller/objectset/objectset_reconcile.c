@@ -80,6 +80,7 @@ typedef struct pass {
     const char *name;
     int64_t remaining_ms;
     bool has_deadline;
+    bool watched;         /* every type of its objects is watched: no need to poll */
 } pass;
 
 static bool is_archived(const json_t *cos)
@@ -323,7 +324,8 @@ static kube_wq_result roll_out(pass *p, objectset_target *t, const objectset_pha
         else
             objectset_mark_available(&p->s, "False", "RollingOut", strbuf_str(&rolling));
         objectset_mark_progressing(&p->s, "RollingOut", strbuf_str(&rolling));
-        uint64_t wait = p->r->cfg.poll_ms;
+        /* Watched objects queue the set when they change; otherwise poll. */
+        uint64_t wait = p->watched ? p->r->cfg.resync_ms : p->r->cfg.poll_ms;
         if (p->has_deadline && p->remaining_ms > 0 && (uint64_t)p->remaining_ms < wait)
             wait = (uint64_t)p->remaining_ms;
         res = after(wait);
@@ -334,9 +336,11 @@ out:
     return res;
 }
 
-/* Every type the phases hold is watched (upstream's establishWatch, before the rollout). */
+/* Every type the phases hold is watched (upstream's establishWatch, before the rollout).
+ * p->watched tells whether all of them already were. */
 static void watch_kinds(pass *p, const objectset_phases *ph)
 {
+    p->watched = p->r->cfg.watches != NULL;
     if (!p->r->cfg.watches)
         return;
     for (size_t i = 0; i < ph->n; i++) {
@@ -345,10 +349,13 @@ static void watch_kinds(pass *p, const objectset_phases *ph)
         json_array_foreach(ph->items[i].objects, j, o) {
             kube_resource_info ri;
             olm_error rerr;
-            if (kube_resolve_kind(p->r->cfg.admin, str(o, "apiVersion"), str(o, "kind"), &ri, &rerr) != 0)
+            if (kube_resolve_kind(p->r->cfg.admin, str(o, "apiVersion"), str(o, "kind"), &ri, &rerr) != 0) {
+                p->watched = false;
                 continue; /* the rollout reports it */
+            }
             char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
-            objectset_watches_want(p->r->cfg.watches, path);
+            if (!objectset_watches_want(p->r->cfg.watches, path))
+                p->watched = false;
             free(path);
         }
     }

@@ -2,9 +2,9 @@
  * whose changes (a new resourceVersion, as upstream's ResourceVersionChangedPredicate) queue the
  * name, the watches of the applied objects (objectset_watch.c: a change of one queues the set
  * that controls it, as upstream's tracking cache does), and the work queue that runs
- * objectset_reconcile.  Besides, a revision waiting for its probes is re-probed every poll_ms
- * and a rolled-out one re-applied and re-probed every resync_ms (objectset.h): what a watch
- * refused (403) is still seen. */
+ * objectset_reconcile.  Besides, a revision waiting for probes on objects of a type that is
+ * not watched (its watch starting, or refused: 403) is re-probed every poll_ms, and every
+ * revision is re-applied and re-probed every resync_ms (objectset.h). */
 #include <stdlib.h>
 #include <string.h>
 

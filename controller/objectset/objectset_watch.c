@@ -37,6 +37,7 @@ struct objectset_watches {
     void *data;
     pthread_mutex_t mu;
     char **known;         /* every path asked for (under mu) */
+    bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
     size_t nknown, nstarted;
     uv_async_t async;
     one_watch *watches;   /* loop thread */
@@ -98,6 +99,11 @@ static void on_error(const char *msg, void *data)
     olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
             "operator-controller may not list+watch %s (%s); ClusterObjectSets re-probe its objects by polling", ow->path,
             msg);
+    pthread_mutex_lock(&ow->owner->mu);
+    for (size_t i = 0; i < ow->owner->nknown; i++)
+        if (strcmp(ow->owner->known[i], ow->path) == 0)
+            ow->owner->refused[i] = true;
+    pthread_mutex_unlock(&ow->owner->mu);
     /* Stopped, never retried: leave it in the list (freed at the end) without its watch. */
     if (ow->w) {
         ow->owner->pending++;
@@ -169,31 +175,39 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
     return ws;
 }
 
-void objectset_watches_want(objectset_watches *ws, const char *path)
+bool objectset_watches_want(objectset_watches *ws, const char *path)
 {
     if (!ws || !path)
-        return;
-    bool added = false;
+        return false;
+    bool added = false, watched = false;
     pthread_mutex_lock(&ws->mu);
     bool known = false;
-    for (size_t i = 0; i < ws->nknown && !known; i++)
-        known = strcmp(ws->known[i], path) == 0;
+    for (size_t i = 0; i < ws->nknown && !known; i++) {
+        if (strcmp(ws->known[i], path) == 0) {
+            known = true;
+            watched = !ws->refused[i];
+        }
+    }
     if (!known) {
         char **n = realloc(ws->known, (ws->nknown + 1) * sizeof *n);
-        char *p = strdup(path);
-        if (n && p) {
+        if (n)
             ws->known = n;
+        bool *r = realloc(ws->refused, (ws->nknown + 1) * sizeof *r);
+        if (r)
+            ws->refused = r;
+        char *p = strdup(path);
+        if (n && r && p) {
+            ws->refused[ws->nknown] = false;
             ws->known[ws->nknown++] = p;
             added = true;
         } else {
-            if (n)
-                ws->known = n;
             free(p);
         }
     }
     pthread_mutex_unlock(&ws->mu);
     if (added)
         uv_async_send(&ws->async);
+    return watched;
 }
 
 size_t objectset_watches_active(const objectset_watches *ws)
@@ -238,6 +252,7 @@ void objectset_watches_free(objectset_watches *ws)
     for (size_t i = 0; i < ws->nknown; i++)
         free(ws->known[i]);
     free(ws->known);
+    free(ws->refused);
     pthread_mutex_destroy(&ws->mu);
     free(ws);
 }
