@@ -38,7 +38,7 @@ phases = [{"name": f"p{k}", "objects": [{"object": {"apiVersion": "v1", "kind": 
            "metadata": {"name": f"small-{i}-{k}", "namespace": "cos-bench"}, "data": {"k": "v"}}}]} for k in range(3)]
 print(json.dumps({"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet",
                   "metadata": {"name": f"small-{i}"},
-                  "spec": {"lifecycleState": "Active", "revision": 1, "phases": phases}}))
+                  "spec": {"lifecycleState": "Active", "collisionProtection": "Prevent", "revision": 1, "phases": phases}}))
 PY
   kubectl apply -f "$state/small.json" >/dev/null
   small+=("$(wait_succeeded "small-$i")")
@@ -65,7 +65,7 @@ secret = {"apiVersion": "v1", "kind": "Secret", "type": "olm.operatorframework.i
 probes = [{"selector": {"type": "GroupKind", "groupKind": {"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}},
            "assertions": [{"type": "ConditionEqual", "conditionEqual": {"type": "Established", "status": "True"}}]}]
 cos = {"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet", "metadata": {"name": f"crd1m-{i}"},
-       "spec": {"lifecycleState": "Active", "revision": 1, "progressionProbes": probes,
+       "spec": {"lifecycleState": "Active", "collisionProtection": "Prevent", "revision": 1, "progressionProbes": probes,
                 "phases": [{"name": "crds", "objects": [{"ref": {"name": f"crd-{i}", "namespace": "cos-bench", "key": "crd"}}]}]}}
 print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [secret]}))
 open(out, "w").write(json.dumps(cos))

@@ -315,6 +315,26 @@ static void test_apply_error_retries(void **state)
     assert_cond(f, "e", "Succeeded", "True", "Succeeded", NULL);
 }
 
+/* A rolled-out revision re-applies nothing that is already there, and repairs what changed. */
+static void test_idle_and_repair(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "i", "", "Prevent", "", CM_INLINE);
+    run(f, "i");
+    bind_pvc(f);
+    run(f, "i");
+    assert_cond(f, "i", "Succeeded", "True", "Succeeded", NULL);
+    size_t patches = fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL);
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches);
+    /* someone changes a field the set holds, and adds one of their own: ours is put back */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    json_object_set_new(json_object_get(cm, "data"), "version", json_string("changed"));
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches + 1);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
+}
+
 /* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
  * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
  * ownerReference from the objects revision 2 now controls. */
@@ -409,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_and_repair, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
