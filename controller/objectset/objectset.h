@@ -50,9 +50,10 @@ typedef struct objectset_reconciler_config {
     kube_client *admin;          /* operator-controller's own identity; borrowed */
     kube_informer *sets;         /* the ClusterObjectSet cache (siblings); borrowed; NULL: list from the API */
     uint64_t minute_ms;          /* a progressDeadlineMinutes minute; 0: 60000 (tests shorten it) */
-    uint64_t poll_ms;            /* re-probe while a rollout waits; 0: 2000 */
+    uint64_t poll_ms;            /* re-probe while a rollout waits on objects not watched; 0: 2000 */
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
     time_t (*now)(void);         /* NULL: time() */
+    struct objectset_watches *watches; /* the applied objects' watches (objectset_watch.h); NULL: none */
 } objectset_reconciler_config;
 
 typedef struct objectset_reconciler objectset_reconciler;
@@ -67,6 +68,7 @@ kube_wq_result objectset_reconcile(const char *key, void *data);
 typedef struct objectset_controller {
     daemon_runtime *rt;
     kube_informer *sets;
+    struct objectset_watches *watches;
     kube_workqueue *wq;
     objectset_reconciler *rec;
 } objectset_controller;

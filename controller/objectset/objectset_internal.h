@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "kube_workqueue.h"
 #include "objectset.h"
 #include "probe.h"
 #include "strbuf.h"
@@ -97,5 +98,45 @@ bool objectset_mark_archived(objectset_status *s);
 /* durationUntilDeadline: *has false when there is none (no deadline, Succeeded, Archived,
  * deleting); else the milliseconds left (<= 0: exceeded). */
 int64_t objectset_deadline_remaining_ms(const json_t *cos, uint64_t minute_ms, time_t now, bool *has);
+
+/* --------------------------------------------------- one pass (objectset_reconcile.c) */
+
+/* One pass's state. */
+typedef struct objectset_pass {
+    objectset_reconciler *r;
+    json_t *cos;          /* the latest version we know (after our own patches); owned */
+    objectset_status s;
+    const char *name;
+    int64_t remaining_ms;
+    bool has_deadline;
+    bool watched;         /* every type of its objects is watched: no need to poll */
+} objectset_pass;
+
+static inline kube_wq_result objectset_ok(void)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_OK};
+}
+
+static inline kube_wq_result objectset_after(uint64_t ms)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = ms ? ms : 1};
+}
+
+static inline kube_wq_result objectset_failed(void)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_ERROR};
+}
+
+bool objectset_is_archived(const json_t *cos);
+/* The teardown finalizer on or off; p->cos becomes the patched object.  0, or -1 with err. */
+int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err);
+/* boxcutter's ObjectRef.String(): "<group>/<version>, Kind=<Kind> <namespace>/<name>". */
+void objectset_object_ref(strbuf *sb, const json_t *o);
+/* The rollout of an Active revision (objectset_rollout.c); `others`: the other active revisions
+ * of its owner. */
+kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const objectset_phases *ph,
+                                  const json_t *others);
+/* Archive: teardown, then Archived, then the finalizer off (objectset_archive.c). */
+kube_wq_result objectset_archive(objectset_pass *p, const objectset_target *t, const objectset_phases *ph);
 
 #endif

@@ -11,8 +11,9 @@
  *                              annotation (another revision's leftover); else adopted
  * Adopting keeps the other ownerReferences, none of them a controller any more, and adds ours.
  *
- * Where we differ: an existing object we control is always applied (the apiserver makes an
- * unchanged apply a no-op) instead of being compared first; a new object is created by a
+ * Where we differ: an object we control is applied (forced) unless everything we would send
+ * is already there (subset() below), instead of boxcutter's comparison of field ownership;
+ * a new object is created by a
  * server-side apply instead of a create followed by a managed-fields migration (the result
  * is the same: one Apply entry of our field manager); and teardown deletes an object only when
  * this COS controls it (upstream deletes one whose revision annotation equals ours whoever
@@ -150,6 +151,37 @@ static json_t *prepare(const objectset_target *t, const json_t *desired, const j
     return o;
 }
 
+/* Whether everything `want` says is already in `have`: objects key by key (`have` may hold
+ * more: defaults, status, other managers' fields), arrays element by element with the same
+ * length, numbers by value, the rest equal.  The comparison that spares an apply (boxcutter's
+ * comparator answers "Idle" then): a ~1 MB CRD re-applied on every pass costs the apiserver
+ * seconds. */
+static bool subset(const json_t *want, const json_t *have)
+{
+    if (json_is_object(want)) {
+        if (!json_is_object(have))
+            return false;
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)want, k, v) {
+            if (!subset(v, json_object_get(have, k)))
+                return false;
+        }
+        return true;
+    }
+    if (json_is_array(want)) {
+        if (!json_is_array(have) || json_array_size(want) != json_array_size(have))
+            return false;
+        for (size_t i = 0; i < json_array_size(want); i++)
+            if (!subset(json_array_get(want, i), json_array_get(have, i)))
+                return false;
+        return true;
+    }
+    if (json_is_number(want) && json_is_number(have))
+        return json_number_value(want) == json_number_value(have);
+    return have && json_equal(want, have);
+}
+
 static int apply(const objectset_target *t, json_t *obj, bool force, const char *what, json_t **out, olm_error *err)
 {
     olm_error aerr;
@@ -232,9 +264,17 @@ int objectset_object_reconcile(const objectset_target *t, const json_t *desired,
         return run_probe(t, out, err);
     }
     json_t *o = prepare(t, desired, adopt ? actual : NULL);
-    json_decref(actual);
-    if (!o)
+    if (!o) {
+        json_decref(actual);
         return olm_error_set(err, "out of memory");
+    }
+    if (!adopt && subset(o, actual)) {
+        json_decref(o);
+        out->action = OBJECTSET_UPDATED; /* boxcutter's Idle: nothing to change */
+        out->obj = actual;
+        return run_probe(t, out, err);
+    }
+    json_decref(actual);
     int rc = apply(t, o, true, adopt ? "patching (owner change)" : "patching", &out->obj, err);
     json_decref(o);
     if (rc != 0)

@@ -12,16 +12,26 @@
 #include "olm_log.h"
 #include "olm_time.h"
 #include "objectset_internal.h"
+#include "objectset_watch.h"
 
 #define SA_NAME_ANNOTATION "olm.operatorframework.io/service-account-name"
 #define SA_NS_ANNOTATION "olm.operatorframework.io/service-account-namespace"
-#define VERSION_ANNOTATION "olm.operatorframework.io/bundle-version"
 #define OWNER_NAME_LABEL "olm.operatorframework.io/owner-name"
 
 static const char *str(const json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
+}
+
+/* boxcutter's ObjectRef.String(): "<group>/<version>, Kind=<Kind> <namespace>/<name>" (the
+ * group empty for the core group; the namespace empty for a cluster-scoped object). */
+void objectset_object_ref(strbuf *sb, const json_t *o)
+{
+    const char *av = str(o, "apiVersion");
+    const char *ns = kube_object_string(o, "metadata.namespace");
+    strbuf_printf(sb, "%s%s, Kind=%s %s/%s", strchr(av, '/') ? "" : "/", av, str(o, "kind"), ns ? ns : "",
+                  kube_object_string(o, "metadata.name") ?: "");
 }
 
 objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config *cfg, olm_error *err)
@@ -46,39 +56,14 @@ void objectset_reconciler_free(objectset_reconciler *r)
     free(r);
 }
 
-static kube_wq_result ok(void)
-{
-    return (kube_wq_result){.kind = KUBE_WQ_OK};
-}
-
-static kube_wq_result after(uint64_t ms)
-{
-    return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = ms ? ms : 1};
-}
-
-static kube_wq_result failed(void)
-{
-    return (kube_wq_result){.kind = KUBE_WQ_ERROR};
-}
-
-/* One pass's state. */
-typedef struct pass {
-    objectset_reconciler *r;
-    json_t *cos;          /* the latest version we know (after our own patches); owned */
-    objectset_status s;
-    const char *name;
-    int64_t remaining_ms;
-    bool has_deadline;
-} pass;
-
-static bool is_archived(const json_t *cos)
+bool objectset_is_archived(const json_t *cos)
 {
     const char *ls = kube_object_string(cos, "spec.lifecycleState");
     return ls && strcmp(ls, "Archived") == 0;
 }
 
 /* The other Active, not deleted revisions with the same owner-name label (none without it). */
-static json_t *other_active(pass *p)
+static json_t *other_active(objectset_pass *p)
 {
     json_t *out = json_array();
     const json_t *labels = kube_object_path(p->cos, "metadata.labels");
@@ -104,7 +89,7 @@ static json_t *other_active(pass *p)
         const char *on = json_string_value(json_object_get(kube_object_path(o, "metadata.labels"), OWNER_NAME_LABEL));
         if (!on || strcmp(on, owner) != 0 || strcmp(kube_object_string(o, "metadata.name") ?: "", p->name) == 0)
             continue;
-        if (is_archived(o) || kube_object_string(o, "metadata.deletionTimestamp"))
+        if (objectset_is_archived(o) || kube_object_string(o, "metadata.deletionTimestamp"))
             continue;
         json_array_append(out, o);
     }
@@ -114,7 +99,7 @@ static json_t *other_active(pass *p)
 
 /* The client the objects are handled with (objectset.h, Identity).  *owned tells whether the
  * caller frees it.  NULL with err. */
-static kube_client *identity(pass *p, bool *owned, olm_error *err)
+static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
 {
     *owned = false;
     const json_t *ann = kube_object_path(p->cos, "metadata.annotations");
@@ -135,7 +120,7 @@ static kube_client *identity(pass *p, bool *owned, olm_error *err)
     return c;
 }
 
-static int set_finalizer(pass *p, bool present, olm_error *err)
+int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err)
 {
     json_t *latest = NULL;
     olm_error ferr;
@@ -150,187 +135,40 @@ static int set_finalizer(pass *p, bool present, olm_error *err)
     return 0;
 }
 
-/* Archive: tear the phases down, last first; then Archived, then the finalizer off. */
-static kube_wq_result archive(pass *p, const objectset_target *t, const objectset_phases *ph)
+/* Every type the phases hold is watched (upstream's establishWatch, before the rollout).
+ * p->watched tells whether all of them already were. */
+static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
 {
-    p->s.deadline_exceeded = false;
-    for (size_t i = ph->n; i-- > 0;) {
-        bool complete = true;
-        strbuf errs = STRBUF_INIT;
+    p->watched = p->r->cfg.watches != NULL;
+    if (!p->r->cfg.watches)
+        return;
+    for (size_t i = 0; i < ph->n; i++) {
         size_t j;
         const json_t *o;
         json_array_foreach(ph->items[i].objects, j, o) {
-            bool gone = false;
-            olm_error oerr;
-            if (objectset_object_teardown(t, o, &gone, &oerr) != 0) {
-                strbuf_printf(&errs, "%steardown %s %s: %s", errs.len ? "\n" : "", str(o, "kind"),
-                              kube_object_string(o, "metadata.name") ?: "", oerr.msg);
-                continue;
+            kube_resource_info ri;
+            olm_error rerr;
+            if (kube_resolve_kind(p->r->cfg.admin, str(o, "apiVersion"), str(o, "kind"), &ri, &rerr) != 0) {
+                p->watched = false;
+                continue; /* the rollout reports it */
             }
-            complete = complete && gone;
+            char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
+            if (!objectset_watches_want(p->r->cfg.watches, path))
+                p->watched = false;
+            free(path);
         }
-        if (errs.len) {
-            strbuf m = STRBUF_INIT;
-            strbuf_printf(&m, "error archiving revision: teardown phase: %s", strbuf_str(&errs));
-            objectset_set_retrying(&p->s, strbuf_str(&m));
-            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "%s", strbuf_str(&m));
-            strbuf_free(&m);
-            strbuf_free(&errs);
-            return failed();
-        }
-        strbuf_free(&errs);
-        if (!complete) {
-            objectset_set_retrying(&p->s, "removing revision resources that are not owned by another revision");
-            return after(5000);
-        }
-    }
-    if (objectset_mark_archived(&p->s))
-        return ok(); /* the status first; the update brings us back for the finalizer */
-    olm_error ferr;
-    if (set_finalizer(p, false, &ferr) != 0) {
-        olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "%s", ferr.msg);
-        return failed();
-    }
-    return ok();
-}
-
-static void archive_previous(pass *p, const json_t *others, json_int_t revision)
-{
-    size_t i;
-    const json_t *o;
-    json_array_foreach(others, i, o) {
-        if (json_integer_value(kube_object_path(o, "spec") ? json_object_get(kube_object_path(o, "spec"), "revision")
-                                                           : NULL) >= revision)
-            continue;
-        olm_error perr;
-        if (kube_patch(p->r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL,
-                       kube_object_string(o, "metadata.name"), NULL, KUBE_PATCH_MERGE,
-                       "{\"spec\":{\"lifecycleState\":\"Archived\"}}", NULL, &perr) != 0)
-            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "archive previous Revision: %s", perr.msg);
     }
 }
 
-/* The rollout of an Active revision. */
-static kube_wq_result roll_out(pass *p, objectset_target *t, const objectset_phases *ph, const json_t *others)
-{
-    const char *version = json_string_value(json_object_get(kube_object_path(p->cos, "metadata.annotations"),
-                                                            VERSION_ANNOTATION));
-    version = version ? version : "";
-    strbuf rolling = STRBUF_INIT;
-    strbuf_printf(&rolling, "Revision %s is rolling out.", version);
-    strbuf probe_msgs = STRBUF_INIT;
-    size_t done = 0;
-    bool in_transition = false;
-    kube_wq_result res = ok();
-    for (size_t i = 0; i < ph->n; i++) {
-        const objectset_phase *phase = &ph->items[i];
-        size_t n = json_array_size(phase->objects);
-        objectset_object_result *rs = calloc(n + 1, sizeof *rs);
-        strbuf errs = STRBUF_INIT, coll = STRBUF_INIT;
-        bool complete = true, progressed_all = n > 0, any_progress_or_coll = false, failed_line = false;
-        for (size_t j = 0; rs && j < n; j++) {
-            const json_t *o = json_array_get(phase->objects, j);
-            olm_error oerr;
-            if (objectset_object_reconcile(t, o, phase->cp[j], &rs[j], &oerr) != 0) {
-                const char *ns = kube_object_string(o, "metadata.namespace");
-                strbuf_printf(&errs, "%sreconciling %s %s%s%s: %s", errs.len ? "\n" : "", str(o, "kind"),
-                              ns ? ns : "", ns ? "/" : "", kube_object_string(o, "metadata.name") ?: "", oerr.msg);
-                complete = false;
-                continue;
-            }
-            if (rs[j].action == OBJECTSET_COLLISION) {
-                strbuf_printf(&coll, "%s%s", coll.len ? "\n\n" : "", rs[j].collision);
-                any_progress_or_coll = true;
-            }
-            if (rs[j].action == OBJECTSET_PROGRESSED)
-                any_progress_or_coll = true;
-            else
-                progressed_all = false;
-            bool ok_obj = rs[j].action != OBJECTSET_COLLISION && rs[j].probe.status == PROBE_TRUE;
-            complete = complete && ok_obj;
-            if (!failed_line && rs[j].probe.status != PROBE_TRUE) {
-                /* upstream: the first object of an incomplete phase whose probe did not pass */
-                if (probe_msgs.len)
-                    strbuf_putc(&probe_msgs, '\n');
-                probe_describe(&probe_msgs, rs[j].obj, rs[j].probe.messages);
-                failed_line = true;
-            }
-        }
-        if (!rs)
-            strbuf_puts(&errs, "out of memory");
-        for (size_t j = 0; rs && j < n; j++)
-            objectset_object_result_free(&rs[j]);
-        free(rs);
-        if (errs.len) {
-            strbuf m = STRBUF_INIT;
-            strbuf_printf(&m, "revision reconcile: reconciling object: %s", strbuf_str(&errs));
-            objectset_set_retrying(&p->s, strbuf_str(&m) + strlen("revision reconcile: "));
-            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "%s", strbuf_str(&m));
-            strbuf_free(&m);
-            strbuf_free(&errs);
-            strbuf_free(&coll);
-            res = failed();
-            goto out;
-        }
-        strbuf_free(&errs);
-        if (coll.len) {
-            strbuf m = STRBUF_INIT;
-            strbuf_printf(&m, "revision object collisions in phase %zu\n%s", i, strbuf_str(&coll));
-            objectset_set_retrying(&p->s, strbuf_str(&m));
-            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "object collision, retrying after 10s");
-            strbuf_free(&m);
-            strbuf_free(&coll);
-            res = after(10000);
-            goto out;
-        }
-        strbuf_free(&coll);
-        if (!progressed_all && any_progress_or_coll)
-            in_transition = true;
-        if (!complete)
-            break;
-        if (!failed_line)
-            strbuf_reset(&probe_msgs); /* a complete phase contributes no line */
-        done++;
-    }
-    if (done < ph->n)
-        in_transition = true;
-    if (in_transition)
-        objectset_mark_progressing(&p->s, "RollingOut", strbuf_str(&rolling));
-    if (done == ph->n) {
-        archive_previous(p, others, t->revision);
-        strbuf m = STRBUF_INIT;
-        strbuf_printf(&m, "Revision %s has rolled out.", version);
-        objectset_mark_progressing(&p->s, "Succeeded", strbuf_str(&m));
-        strbuf_free(&m);
-        objectset_mark_available(&p->s, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
-        objectset_mark_succeeded(&p->s);
-        res = after(p->r->cfg.resync_ms); /* drift repair and re-probing, in place of upstream's watches */
-    } else {
-        if (probe_msgs.len)
-            objectset_mark_available(&p->s, "False", "ProbeFailure", strbuf_str(&probe_msgs));
-        else
-            objectset_mark_available(&p->s, "False", "RollingOut", strbuf_str(&rolling));
-        objectset_mark_progressing(&p->s, "RollingOut", strbuf_str(&rolling));
-        uint64_t wait = p->r->cfg.poll_ms;
-        if (p->has_deadline && p->remaining_ms > 0 && (uint64_t)p->remaining_ms < wait)
-            wait = (uint64_t)p->remaining_ms;
-        res = after(wait);
-    }
-out:
-    strbuf_free(&rolling);
-    strbuf_free(&probe_msgs);
-    return res;
-}
-
-static kube_wq_result reconcile(pass *p)
+static kube_wq_result reconcile(objectset_pass *p)
 {
     if (kube_object_string(p->cos, "metadata.deletionTimestamp")) {
         olm_error ferr;
-        if (set_finalizer(p, false, &ferr) != 0) {
+        if (objectset_set_finalizer(p, false, &ferr) != 0) {
             olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "%s", ferr.msg);
-            return failed();
+            return objectset_failed();
         }
-        return ok();
+        return objectset_ok();
     }
     time_t now = p->r->cfg.now ? p->r->cfg.now() : time(NULL);
     p->remaining_ms = objectset_deadline_remaining_ms(p->cos, p->r->cfg.minute_ms, now, &p->has_deadline);
@@ -344,14 +182,14 @@ static kube_wq_result reconcile(pass *p)
     if (im != 0) {
         objectset_mark_not_progressing(&p->s, "Blocked", im > 0 ? blocked : err.msg);
         free(blocked);
-        return ok();
+        return objectset_ok();
     }
     const json_t *probes = json_object_get(json_object_get(p->cos, "spec"), "progressionProbes");
     objectset_phases ph = {0};
     if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, p->cos, &ph, &err) != 0) {
         objectset_set_retrying(&p->s, err.msg);
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "converting to boxcutter revision: %s", err.msg);
-        kube_wq_result res = failed();
+        kube_wq_result res = objectset_failed();
         if (p->has_deadline && p->remaining_ms > 0)
             res.requeue_after_ms = (uint64_t)p->remaining_ms; /* the deadline-aware rate limiter */
         return res;
@@ -369,15 +207,16 @@ static kube_wq_result reconcile(pass *p)
             objectset_mark_not_progressing(&p->s, "Blocked", msg);
             free(msg);
             objectset_phases_free(&ph);
-            return ok();
+            return objectset_ok();
         }
     }
+    watch_kinds(p, &ph);
     bool owned = false;
     kube_client *client = identity(p, &owned, &err);
     if (!client) {
         objectset_set_retrying(&p->s, err.msg);
         objectset_phases_free(&ph);
-        return failed();
+        return objectset_failed();
     }
     json_t *others = other_active(p);
     size_t nsib = json_array_size(others);
@@ -391,14 +230,14 @@ static kube_wq_result reconcile(pass *p)
         .revision = json_integer_value(json_object_get(json_object_get(p->cos, "spec"), "revision")),
         .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes};
     kube_wq_result res;
-    if (is_archived(p->cos)) {
-        res = archive(p, &t, &ph);
-    } else if (set_finalizer(p, true, &err) != 0) {
+    if (objectset_is_archived(p->cos)) {
+        res = objectset_archive(p, &t, &ph);
+    } else if (objectset_set_finalizer(p, true, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "error ensuring teardown finalizer: %s", err.msg);
-        res = failed();
+        res = objectset_failed();
     } else {
         t.cos = p->cos; /* the patched version (its uid is the same) */
-        res = roll_out(p, &t, &ph, others);
+        res = objectset_roll_out(p, &t, &ph, others);
     }
     free(uids);
     json_decref(others);
@@ -418,12 +257,12 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
         return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
     if (g != 0) {
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "%s", err.msg);
-        return failed();
+        return objectset_failed();
     }
     char now[OLM_TIME_RFC3339_SIZE];
     olm_time_rfc3339(r->cfg.now ? r->cfg.now() : time(NULL), now);
     json_t *before = json_object_get(cos, "status");
-    pass p = {.r = r, .cos = cos, .name = key,
+    objectset_pass p = {.r = r, .cos = cos, .name = key,
               .s = {.status = before ? json_deep_copy(before) : json_object(),
                     .generation = json_integer_value(json_object_get(json_object_get(cos, "metadata"), "generation")),
                     .now = now}};
@@ -435,7 +274,7 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
             json_object_set(body, "status", p.s.status);
             if (kube_update_status(r->cfg.admin, body, NULL, &err) != 0) {
                 olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "error updating status: %s", err.msg);
-                res = failed();
+                res = objectset_failed();
             }
         }
         json_decref(body);

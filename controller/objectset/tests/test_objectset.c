@@ -294,6 +294,88 @@ static void test_progress_deadline(void **state)
     assert_cond(f, "p", "Progressing", "True", "Succeeded", NULL);
 }
 
+/* An object the apiserver refuses: Progressing Retrying with boxcutter's wording, Available
+ * Unknown once it was set, and a retry with back-off. */
+static void test_apply_error_retries(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "e", "", "Prevent", "", CM_INLINE);
+    run(f, "e"); /* Available False: the PVC has no status yet */
+    bind_pvc(f);
+    fake_apiserver_fail(f->api, "PATCH", "configmaps/test-configmap", NULL, 403, "nope", -1);
+    kube_wq_result r = run(f, "e");
+    assert_int_equal(r.kind, KUBE_WQ_ERROR);
+    const json_t *c = cond(f, "e", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Retrying");
+    assert_memory_equal(kube_object_string(c, "message"),
+                        "reconciling object: reconciling /v1, Kind=ConfigMap ns/test-configmap: creating resource: ", 87);
+    assert_cond(f, "e", "Available", "Unknown", "Reconciling", kube_object_string(c, "message"));
+    fake_apiserver_fail_clear(f->api);
+    run(f, "e");
+    assert_cond(f, "e", "Succeeded", "True", "Succeeded", NULL);
+}
+
+/* A rolled-out revision re-applies nothing that is already there, and repairs what changed. */
+static void test_idle_and_repair(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "i", "", "Prevent", "", CM_INLINE);
+    run(f, "i");
+    bind_pvc(f);
+    run(f, "i");
+    assert_cond(f, "i", "Succeeded", "True", "Succeeded", NULL);
+    size_t patches = fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL);
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches);
+    /* someone changes a field the set holds, and adds one of their own: ours is put back */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    json_object_set_new(json_object_get(cm, "data"), "version", json_string("changed"));
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches + 1);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
+}
+
+/* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
+ * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
+ * ownerReference from the objects revision 2 now controls. */
+static void test_revision_handover(void **state)
+{
+    fx *f = *state;
+    const char *owner = ",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}";
+    put_cos(f, "ext-1", owner, "Prevent", "", CM_INLINE);
+    run(f, "ext-1");
+    bind_pvc(f);
+    run(f, "ext-1");
+    assert_cond(f, "ext-1", "Succeeded", "True", "Succeeded", NULL);
+    char buf[8192];
+    snprintf(buf, sizeof buf, PVC_COS, "ext-2", owner, "Prevent", "", CM_INLINE);
+    json_t *rev2 = json_loads(buf, 0, NULL);
+    json_object_set_new(json_object_get(rev2, "spec"), "revision", json_integer(2));
+    fake_apiserver_put(f->api, COS "ext-2", rev2);
+    run(f, "ext-2");
+    const json_t *refs = json_object_get(json_object_get(fake_apiserver_object(f->api, CM), "metadata"),
+                                         "ownerReferences");
+    assert_int_equal(json_array_size(refs), 2);
+    /* ext-1's reference stays, released; ext-2 is the controller now */
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *r = json_array_get(refs, i);
+        bool is2 = strcmp(kube_object_string(r, "name"), "ext-2") == 0;
+        assert_int_equal(json_is_true(json_object_get(r, "controller")), is2);
+    }
+    assert_cond(f, "ext-2", "Succeeded", "True", "Succeeded", NULL);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
+                        "Archived");
+    run(f, "ext-1");
+    run(f, "ext-1");
+    assert_cond(f, "ext-1", "Progressing", "False", "Archived", NULL);
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    assert_non_null(cm); /* kept: ext-2's */
+    refs = json_object_get(json_object_get(cm, "metadata"), "ownerReferences");
+    assert_int_equal(json_array_size(refs), 1);
+    assert_string_equal(kube_object_string(json_array_get(refs, 0), "name"), "ext-2");
+    assert_non_null(fake_apiserver_object(f->api, PVC));
+}
+
 /* User progression probes: ConditionEqual, FieldsEqual, and a Label selector with matchExpressions. */
 static void test_user_probes(void **state)
 {
@@ -345,6 +427,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_collision_prevent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive_teardown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_and_repair, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
