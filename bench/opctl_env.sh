@@ -45,7 +45,8 @@ bash e2e/cluster/up.sh --state-dir "$state" >/dev/null
 source "$state/env"
 kubectl apply -f config/crd -f config/openshift >/dev/null
 kubectl wait --for condition=established --timeout=60s \
-  crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io >/dev/null
+  crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io \
+  crd/clusterobjectsets.olm.operatorframework.io >/dev/null
 kubectl apply -f config/manager/00-namespace.yaml -f config/rbac >/dev/null
 for d in catalogd operator-controller; do
   bash e2e/cluster/identity.sh --service-account "olmv1-system/$d-controller-manager" --out "$state/$d.kubeconfig"

@@ -28,6 +28,7 @@
 
 #include "clusterextension_controller.h"
 #include "crdsafety.h"
+#include "objectset.h"
 #include "daemon_runtime.h"
 #include "oci_pull.h"
 #include "operator_flags.h"
@@ -42,6 +43,7 @@ typedef struct app {
     operator_flags f;
     daemon_runtime rt; /* client, loop, transport, listeners, signals, Lease */
     clusterextension_controller ce; /* informers, work queue, reconciler, drift, tokens */
+    objectset_controller cos;       /* ClusterObjectSets: only with --feature-gates=BoxcutterRuntime=true */
     olm_ca_set *catalogd_cas, *pull_cas; /* --catalogd-cas-dir (+ --catalogd-ca-file), --pull-cas-dir */
     const char *system_ns;               /* --system-namespace, or the pod's, or olmv1-system */
     upgradeable_reconciler *upg; /* NULL when not OpenShift */
@@ -92,6 +94,7 @@ static int start_controllers(void *data, olm_error *err)
             .no_deployment_config = !a->f.gate_deployment_config,
             .ignore_service_account = a->f.ignore_service_account,
             .no_available_condition = !a->f.available_condition,
+            .boxcutter = a->f.gate_boxcutter,
             .crd_check = crdsafety_check,
         },
         .catalog_client = {.cas = a->catalogd_cas, .tls = &a->f.common.tls},
@@ -100,6 +103,13 @@ static int start_controllers(void *data, olm_error *err)
     };
     if (clusterextension_controller_start(&a->ce, &a->rt, &cfg, err) != 0)
         return -1;
+    /* BoxcutterRuntime: the ClusterObjectSet controller (objectset.h). */
+    if (a->f.gate_boxcutter) {
+        objectset_controller_config oc = {.concurrency = a->f.concurrency,
+                                          .minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u};
+        if (objectset_controller_start(&a->cos, &a->rt, &oc, err) != 0)
+            return -1;
+    }
     /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure
      * to start it is logged, it must not take the ClusterExtension controller down. */
     upgradeable_reconcile_opts uo = {.system_namespace = a->system_ns};
@@ -117,6 +127,7 @@ static int start_controllers(void *data, olm_error *err)
 static void after_drain(void *data)
 {
     clusterextension_controller_after_drain(&((app *)data)->ce);
+    objectset_controller_after_drain(&((app *)data)->cos);
 }
 
 /* Reconciles run on up to 8 pool threads, each with its own malloc arena; after a burst

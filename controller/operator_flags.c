@@ -6,9 +6,6 @@
 #include "olm_parse.h"
 #include "operator_flags.h"
 
-/* Feature gates that change what operator-controller does: none.  Upstream's
- * SingleOwnNamespaceInstallSupport and DeploymentConfig are always on here, and
- * BoxcutterRuntime and BundleReleaseSupport are not implemented, so none is accepted. */
 /* Every gate of upstream's operator-controller at df2c201, with this project's defaults:
  * Single/OwnNamespace and deploymentConfig are on here (upstream: off).  `f` NULL: the
  * table for --help only. */
@@ -25,17 +22,13 @@ static void operator_gates(operator_flags *f, olm_feature_gate g[OPERATOR_NGATES
     g[3] = (olm_feature_gate){"WebhookProviderOpenshiftServiceCA", f ? &f->gate_service_ca : &scratch[3], true,
                               "bundles' webhooks may get OpenShift service-ca certificates (when cert-manager's is off)"};
     g[4] = (olm_feature_gate){"BoxcutterRuntime", f ? &f->gate_boxcutter : &scratch[4], false,
-                              "not built: accepted, and installs keep this project's records"};
+                              "installs and upgrades are ClusterObjectSet revisions, rolled out in phases with probes"};
     g[5] = (olm_feature_gate){"BundleReleaseSupport", f ? &f->gate_bundle_release : &scratch[5], false,
                               "not built: accepted, and bundles are ordered by version alone"};
 }
 
 void operator_flags_unbuilt_gates(const operator_flags *f, void (*say)(const char *line, void *data), void *data)
 {
-    if (f->gate_boxcutter)
-        say("--feature-gates BoxcutterRuntime=true: ClusterObjectSets are not built here; installs and upgrades "
-            "are recorded and applied as with the gate off",
-            data);
     if (f->gate_bundle_release)
         say("--feature-gates BundleReleaseSupport=true: the olm.package release field is not built here; bundles "
             "are ordered by version alone and status.install.bundle.release is not written",

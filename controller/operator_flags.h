@@ -34,7 +34,7 @@ typedef struct operator_flags {
     bool gate_deployment_config;    /* DeploymentConfig: spec.config.inline.deploymentConfig */
     bool gate_cert_manager;         /* WebhookProviderCertManager */
     bool gate_service_ca;           /* WebhookProviderOpenshiftServiceCA */
-    bool gate_boxcutter;            /* BoxcutterRuntime: not built (a WARN line when asked for) */
+    bool gate_boxcutter;            /* BoxcutterRuntime: installs and upgrades as ClusterObjectSet revisions, rolled out by controller/objectset */
     bool gate_bundle_release;       /* BundleReleaseSupport: not built (likewise) */
 } operator_flags;
 

@@ -51,6 +51,7 @@ static const struct builtin builtins[] = {
     {"authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", false},
     {"events.k8s.io", "v1", "Event", "events", true},
     {"olm.operatorframework.io", "v1", "ClusterExtension", "clusterextensions", false},
+    {"olm.operatorframework.io", "v1", "ClusterObjectSet", "clusterobjectsets", false},
     {"olm.operatorframework.io", "v1", "ClusterCatalog", "clustercatalogs", false},
     {"config.openshift.io", "v1", "ClusterVersion", "clusterversions", false},
     {"config.openshift.io", "v1", "ClusterOperator", "clusteroperators", false},

@@ -8,6 +8,9 @@
 #           OLMV1_UPSTREAM_MODE=1 runs operator-controller as upstream does (make upstream-e2e sets
 #           it): config/rbac-upstream-rights (cluster-admin) and config/upstream-mode (the warning
 #           on spec.serviceAccount) applied, --ignore-service-account added to its arguments.
+#           OLMV1_FEATURE_GATES="BoxcutterRuntime=true,..." adds one --feature-gates=<Name>=<value>
+#           argument per gate to operator-controller (one per arg: upstream's e2e suite reads them
+#           that way to decide which tagged scenarios run).
 # undeploy: deletes every ClusterExtension first (operator-controller uninstalls what it
 #           installed while it still runs), then every ClusterCatalog, then the install file.
 set -euo pipefail
@@ -50,6 +53,19 @@ if [ "${OLMV1_UPSTREAM_MODE:-0}" = 1 ]; then
     -f "$repo/config/upstream-mode"
   "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json \
     -p '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--ignore-service-account"}]'
+  patched=1
+fi
+if [ -n "${OLMV1_FEATURE_GATES:-}" ]; then
+  ops=""
+  IFS=, read -r -a gates <<<"$OLMV1_FEATURE_GATES"
+  for g in "${gates[@]}"; do
+    case $g in
+      *=true | *=false) ;;
+      *) echo "deploy.sh: OLMV1_FEATURE_GATES: \"$g\" is not <Name>=true or <Name>=false" >&2; exit 2 ;;
+    esac
+    ops="$ops${ops:+,}{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/args/-\",\"value\":\"--feature-gates=$g\"}"
+  done
+  "$KUBECTL" -n "$NS" patch deployment operator-controller-controller-manager --type=json -p "[$ops]"
   patched=1
 fi
 # The local cluster's real node (OLMV1_NODE=real) reaches its registry as $OLMV1_NODE_REGISTRY,

@@ -25,6 +25,7 @@ files=(
   config/manager/00-namespace.yaml
   config/crd/olm.operatorframework.io_clustercatalogs.yaml
   config/crd/olm.operatorframework.io_clusterextensions.yaml
+  config/crd/olm.operatorframework.io_clusterobjectsets.yaml
   config/rbac/serviceaccounts.yaml
   config/rbac/clusterroles.yaml
   config/rbac/roles.yaml

@@ -25,7 +25,8 @@ bash e2e/cluster/up.sh --state-dir "$state"
 source "$state/env"
 kubectl apply -f config/crd -f config/openshift >/dev/null
 kubectl wait --for condition=established --timeout=60s \
-  crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io >/dev/null
+  crd/clustercatalogs.olm.operatorframework.io crd/clusterextensions.olm.operatorframework.io \
+  crd/clusterobjectsets.olm.operatorframework.io >/dev/null
 
 # The daemons run with the least privilege their in-cluster ServiceAccounts get (config/rbac),
 # through kubeconfigs holding those ServiceAccounts' tokens, not with the admin kubeconfig.

@@ -39,8 +39,8 @@ struct fake_apiserver {
 };
 
 /* Resources whose status only /status writes: a main-resource write keeps it. */
-static const char *const STATUS_SUBRESOURCE[] = {"clusterextensions", "clustercatalogs", "clusteroperators",
-                                                 "deployments", "customresourcedefinitions"};
+static const char *const STATUS_SUBRESOURCE[] = {"clusterextensions", "clusterobjectsets", "clustercatalogs", "clusteroperators",
+                                                 "deployments", "customresourcedefinitions", "persistentvolumeclaims"};
 
 static void *xmalloc_fail(void)
 {

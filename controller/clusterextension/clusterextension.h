@@ -272,6 +272,10 @@ typedef struct clusterextension_reconciler_config {
     /* --available-condition=false: no Available condition (it is removed where it was written),
      * no probes, and the drift watches do not look at status.  Zero: on, our default. */
     bool no_available_condition;
+    /* --feature-gates=BoxcutterRuntime=true: every install and upgrade is a ClusterObjectSet
+     * revision "<name>-<n>" (revision.h) rolled out by the ClusterObjectSet controller; nothing
+     * is applied here, and the status follows the revisions (upstream's boxcutter mode). */
+    bool boxcutter;
     clusterextension_token_cache *tokens;         /* borrowed; NULL: the reconciler keeps its own */
     drift_watcher *drift;        /* borrowed; NULL: no watch-based drift repair */
     /* The CRD upgrade-safety check (crdsafety_check); NULL skips the

@@ -7,7 +7,8 @@
  * deletionTimestamp or finalizers (our own status writes do not retrigger); ClusterCatalog
  * create/delete and resolvedSource changes requeue every ClusterExtension; so do the
  * ClusterCatalog cache's first sync (resolutions before it saw no catalogs) and new
- * --global-pull-secret credentials.  Drift: after a successful reconcile the drift watcher
+ * --global-pull-secret credentials; with BoxcutterRuntime, any event of a ClusterObjectSet labeled
+ * as an extension's requeues that extension.  Drift: after a successful reconcile the drift watcher
  * (drift.h) watches the installed objects' kinds with the extension's ServiceAccount token;
  * a deletion or change enqueues the key and the reconcile re-applies the recorded objects.
  *
@@ -22,6 +23,7 @@
 typedef struct clusterextension_controller {
     daemon_runtime *rt;
     kube_informer *extensions, *catalogs;
+    kube_informer *revisions; /* BoxcutterRuntime only: ClusterObjectSets owned by extensions */
     kube_workqueue *wq;
     catalog_client *cc;
     clusterextension_reconciler *rec;

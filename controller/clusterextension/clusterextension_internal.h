@@ -12,6 +12,7 @@
 #include "clusterextension.h"
 #include "resolve.h"
 #include "install_record.h"
+#include "revision.h"
 
 /* clusterextension_info.c: extension -> the catalog its installed bundle was resolved from. */
 typedef struct clusterextension_infos clusterextension_infos;
@@ -72,6 +73,18 @@ typedef struct clusterextension_run {
      * maintain), so it sets Available. */
     json_t *observed;
     bool probed;
+    /* BoxcutterRuntime (clusterextension_revision.c): the extension's ClusterObjectSets as
+     * listed (owned) and read (revs borrows from revs_list), upstream's RevisionStates over
+     * them; `migrating`: this install builds revision 1 from the install record. */
+    bool revs_read;
+    json_t *revs_list;
+    revision_info *revs;
+    size_t nrevs;
+    ssize_t rev_installed;
+    size_t *rev_rolling;
+    size_t nrev_rolling;
+    bool migrating;
+    bool no_properties; /* the rendered bundle has no olm.properties annotation (none on the revision) */
 } clusterextension_run;
 
 /* A bundle is installed: there is a record, and it is not a pending one (the objects a
@@ -141,5 +154,42 @@ static inline const char *clusterextension_service_account(const clusterextensio
 }
 
 void clusterextension_target_free(clusterextension_target *t);
+/* Sets run->target (copies); 0, or -1 with the outcome set (out of memory). */
+int clusterextension_set_target(clusterextension_run *run, const char *name, const char *version, const char *image,
+                                const char *package);
+
+/* ------------------------------------------------------------ BoxcutterRuntime */
+
+/* clusterextension_revision.c.  Lists the extension's ClusterObjectSets into run->revs and
+ * upstream's RevisionStates; the installed revision's bundle becomes run->rec (a record with
+ * no objects), so resolution and the status read what is installed as in the default mode.
+ * 0, or -1 with err. */
+int clusterextension_revisions_read(clusterextension_run *run, olm_error *err);
+/* A revision still rolls out: the target is the oldest such (upstream resolves nothing then).
+ * 1 when it set the target, 0 when none rolls out, -1 with the outcome set. */
+int clusterextension_revision_rolling_target(clusterextension_run *run);
+/* The rendered objects as the next revision, unless the latest revision holds them already
+ * (then only its mutable fields are brought up to date); its Secrets first, their owner
+ * references after.  0, or -1 with err. */
+int clusterextension_revision_put(clusterextension_run *run, const json_t *objects, const char *properties,
+                                  olm_error *err);
+/* Deletion: deletes the extension's revisions; 1 while some are still there (their own
+ * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
+int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);
+void clusterextension_revisions_free(clusterextension_run *run);
+
+/* clusterextension_revision_status.c (pure): on a successful gate-mode reconcile, upstream's
+ * ApplyBundleWithBoxcutter status: Available and Progressing mirrored from the installed
+ * revision, Progressing from the newest rolling one (the old Progressing kept when neither has
+ * one), status.activeRevisions (installed first, then the rolling ones with their Available and
+ * Progressing).  `status` is the computed new status (changed in place), `old_status` the one
+ * read.  -1 on out of memory. */
+/* Installed False when nothing is installed: reason Absent while the newest rolling revision
+ * is not Retrying (determineFailureReason), else it stays Failed.  -1 on out of memory. */
+int clusterextension_revision_installed_reason(json_t *status, const revision_info *revs, const size_t *rolling,
+                                               size_t nrolling, int64_t generation, const char *now);
+int clusterextension_revision_status(json_t *status, const json_t *old_status, const revision_info *revs,
+                                     ssize_t installed, const size_t *rolling, size_t nrolling, int64_t generation,
+                                     const char *now);
 
 #endif

@@ -194,6 +194,16 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         deprecation_conditions_free(dep);
     if (!status)
         return -1;
+    /* BoxcutterRuntime: the revisions say what rolls out and how available it is. */
+    if (run->r->cfg.boxcutter && run->revs_read && !installed_read_failed &&
+        (clusterextension_revision_installed_reason(status, run->revs, run->rev_rolling, run->nrev_rolling,
+                                                    run->generation, now) != 0 ||
+         (run->progress == CE_PROGRESS_SUCCEEDED &&
+          clusterextension_revision_status(status, old, run->revs, run->rev_installed, run->rev_rolling,
+                                           run->nrev_rolling, run->generation, now) != 0))) {
+        json_decref(status);
+        return olm_error_set(err, "out of memory building the ClusterExtension status");
+    }
     if (old && json_equal((json_t *)old, status)) {
         json_decref(status);
         return 0;
@@ -229,6 +239,22 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     if (!has_finalizer_of(run->ce, true))
         return KUBE_WQ_OK;
     olm_error err;
+    /* BoxcutterRuntime: the revisions go first (each one's controller tears its objects down);
+     * the finalizer stays until they are gone. */
+    if (run->r->cfg.boxcutter) {
+        int left = clusterextension_revisions_delete(run, &err);
+        if (left < 0) {
+            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "uninstall: %s", err.msg);
+            clusterextension_fail(run, CE_PROGRESS_RETRYING, "error uninstalling: %s", err.msg);
+            olm_error serr;
+            write_status(run, false, NULL, &serr);
+            return KUBE_WQ_ERROR;
+        }
+        if (left > 0) {
+            run->retry_within_ms = 2000;
+            return KUBE_WQ_REQUEUE_AFTER;
+        }
+    }
     int found = applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
         /* A finalizer error is Progressing Retrying (§2.2 step 1): without it, an extension
@@ -317,6 +343,85 @@ static void check_deadline(clusterextension_run *run)
     run->progress = CE_PROGRESS_DEADLINE_EXCEEDED;
 }
 
+/* The installed state could not be read: Installed Unknown with why, Progressing Retrying. */
+static kube_wq_result_kind installed_unreadable(clusterextension_run *run, const olm_error *why)
+{
+    clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
+    char recerr[OLM_ERROR_MAX];
+    snprintf(recerr, sizeof recerr, "%s", why->msg);
+    olm_error err;
+    if (write_status(run, true, recerr, &err) != 0)
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+    return KUBE_WQ_ERROR;
+}
+
+/* BoxcutterRuntime: revision 1 from the install the default mode (or upstream's Helm) left,
+ * without reinstalling: its bundle is rendered again and recorded as a revision that
+ * adopts the objects (collisionProtection None) and is Succeeded at once.  0 (also when there
+ * is nothing to migrate), or -1 with the outcome set. */
+static int migrate_record(clusterextension_run *run)
+{
+    olm_error err;
+    install_record rec = {0};
+    int found = applier_read_record(&run->actx, &rec, &err);
+    if (found < 0)
+        return clusterextension_fail(run, CE_PROGRESS_RETRYING, "migrating storage: %s", err.msg);
+    if (found == 0)
+        return 0;
+    if (rec.pending) {
+        install_record_free(&rec);
+        return 0; /* a failed first install: nothing deployed to migrate */
+    }
+    run->rec = rec;
+    run->have_rec = true;
+    if (clusterextension_set_target(run, rec.bundle_name, rec.bundle_version, rec.bundle_image, rec.package) != 0)
+        return -1;
+    run->migrating = true;
+    int rc = clusterextension_step_install(run);
+    run->migrating = false;
+    if (rc != 0)
+        return -1;
+    olm_log(OLM_LOG_INFO, "clusterExtension", run->name, "migrated the install of bundle %s to revision %s-1",
+            rec.bundle_name, run->name);
+    clusterextension_target_free(&run->target);
+    run->have_target = false;
+    return 0;
+}
+
+static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
+{
+    olm_error err;
+    if (clusterextension_revisions_read(run, &err) != 0)
+        return installed_unreadable(run, &err);
+    int rc = 0;
+    if (run->nrevs == 0) {
+        rc = migrate_record(run);
+        if (rc == 0 && clusterextension_revisions_read(run, &err) != 0)
+            return installed_unreadable(run, &err);
+    }
+    if (rc == 0) {
+        rc = clusterextension_revision_rolling_target(run);
+        if (rc == 0)
+            rc = clusterextension_step_resolve(run);
+        else if (rc == 1)
+            rc = 0;
+    }
+    if (rc == 0)
+        rc = clusterextension_step_install(run);
+    kube_wq_result_kind kind = KUBE_WQ_OK;
+    if (rc != 0) {
+        kind = run->progress == CE_PROGRESS_RETRYING ? KUBE_WQ_ERROR : KUBE_WQ_TERMINAL;
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", run->message ? run->message : "");
+    }
+    if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
+        clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
+    if (write_status(run, false, NULL, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        return KUBE_WQ_ERROR;
+    }
+    return kind;
+}
+
 static kube_wq_result_kind run_pipeline(clusterextension_run *run)
 {
     olm_error err;
@@ -324,6 +429,8 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
+    if (run->r->cfg.boxcutter)
+        return run_pipeline_revisions(run);
     int found = applier_read_record(&run->actx, &run->rec, &err);
     /* Upstream may have installed another bundle since we wrote our record. */
     if (found == 1 && applier_refresh_record(&run->actx, clusterextension_str(run->ce, "status.install.bundle.name"),
@@ -331,14 +438,8 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         install_record_free(&run->rec);
         found = -1;
     }
-    if (found < 0) {
-        clusterextension_fail(run, CE_PROGRESS_RETRYING, "retrying to get installed bundle");
-        char recerr[OLM_ERROR_MAX];
-        snprintf(recerr, sizeof recerr, "%s", err.msg);
-        if (write_status(run, true, recerr, &err) != 0)
-            olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
-        return KUBE_WQ_ERROR;
-    }
+    if (found < 0)
+        return installed_unreadable(run, &err);
     run->have_rec = found == 1;
     int rc = clusterextension_step_resolve(run);
     if (rc == 0)
@@ -379,6 +480,7 @@ static void run_free(clusterextension_run *run)
     clusterextension_token_free(&run->token);
     free(run->message);
     json_decref(run->observed);
+    clusterextension_revisions_free(run);
     json_decref(run->ce);
 }
 
@@ -393,7 +495,7 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
 {
     clusterextension_reconciler *r = data;
     uint64_t t0 = now_us();
-    clusterextension_run run = {.r = r};
+    clusterextension_run run = {.r = r, .rev_installed = -1};
     olm_error err;
     kube_wq_result_kind kind;
     int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
@@ -446,6 +548,6 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     if (kind == KUBE_WQ_OK && rc == 0 && r->cfg.repair_interval_ms)
         return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = r->cfg.repair_interval_ms};
     /* Gone: the repair requeue its last reconcile scheduled has nothing left to repair. */
-    return (kube_wq_result){.kind = kind, .requeue_after_ms = kind == KUBE_WQ_ERROR ? retry_within_ms : 0,
+    return (kube_wq_result){.kind = kind, .requeue_after_ms = kind == KUBE_WQ_ERROR || kind == KUBE_WQ_REQUEUE_AFTER ? retry_within_ms : 0,
                             .gone = rc == KUBE_NOT_FOUND};
 }

@@ -11,6 +11,9 @@
 
 #define CE_PATH "/apis/olm.operatorframework.io/v1/clusterextensions"
 #define CC_PATH "/apis/olm.operatorframework.io/v1/clustercatalogs"
+#define COS_PATH "/apis/olm.operatorframework.io/v1/clusterobjectsets"
+/* The revisions an extension owns (revision.h labels them so). */
+#define COS_SELECTOR "olm.operatorframework.io/owner-kind=ClusterExtension"
 
 /* ------------------------------------------------------------ events → queue */
 
@@ -77,6 +80,52 @@ static void catalog_deleted(json_t *obj, void *data)
     enqueue_all(c);
 }
 
+/* BoxcutterRuntime: a revision changed (created, rolled out, became available or not,
+ * archived, deleted): its extension's status follows it (upstream's Owns(ClusterObjectSet)). */
+static void revision_event(const json_t *obj, void *data)
+{
+    const char *owner = json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), "olm.operatorframework.io/owner-name"));
+    if (owner && *owner)
+        enqueue_key(data, owner);
+}
+
+/* The revision cache keeps name, resourceVersion and the owner label: a revision's spec and
+ * status (a few KB each) are read by the reconcile from the apiserver. */
+static void revision_cache_form(json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *kept = json_object();
+    if (!kept)
+        return;
+    static const char *const KEEP[] = {"name", "resourceVersion", "uid"};
+    for (size_t i = 0; i < 3; i++)
+        if (json_object_get(meta, KEEP[i]))
+            json_object_set(kept, KEEP[i], json_object_get(meta, KEEP[i]));
+    json_t *owner = json_object_get(json_object_get(meta, "labels"), "olm.operatorframework.io/owner-name");
+    if (owner)
+        json_object_set_new(kept, "labels", json_pack("{s:O}", "olm.operatorframework.io/owner-name", owner));
+    json_object_set_new(obj, "metadata", kept);
+    json_object_del(obj, "spec");
+    json_object_del(obj, "status");
+}
+
+static void revision_added(json_t *obj, void *data)
+{
+    revision_event(obj, data);
+}
+
+static void revision_updated(json_t *old_obj, json_t *new_obj, void *data)
+{
+    (void)old_obj;
+    revision_event(new_obj, data);
+}
+
+static void revision_deleted(json_t *obj, void *data)
+{
+    revision_event(obj, data);
+}
+
 static void on_watch_error(const char *msg, void *data)
 {
     (void)data;
@@ -130,7 +179,7 @@ static void stop_drift(void *obj, void (*stopped)(void *part), void *part)
 
 /* ------------------------------------------------------------ start and stop */
 
-static int start_informers(clusterextension_controller *c, const kube_config *cfg, olm_error *err)
+static int start_informers(clusterextension_controller *c, const kube_config *cfg, bool boxcutter, olm_error *err)
 {
     /* Nothing reads managedFields from these caches. */
     kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
@@ -144,6 +193,15 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
     if (!(c->extensions = kube_informer_new(c->rt->uc, cfg, &ceo, &ceh, c, err)))
         return -1;
     daemon_runtime_own_informer(c->rt, &c->extensions);
+    if (!boxcutter)
+        return 0;
+    /* Only what the event handlers read: the owner label (and the watch's bookkeeping). */
+    kube_watch_options coso = {.path = COS_PATH, .label_selector = COS_SELECTOR, .drop_managed_fields = true,
+                               .transform = revision_cache_form};
+    kube_informer_handlers cosh = {revision_added, revision_updated, revision_deleted, NULL, on_watch_error};
+    if (!(c->revisions = kube_informer_new(c->rt->uc, cfg, &coso, &cosh, c, err)))
+        return -1;
+    daemon_runtime_own_informer(c->rt, &c->revisions);
     return 0;
 }
 
@@ -152,7 +210,7 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
 {
     *c = (clusterextension_controller){.rt = rt};
     const kube_config *kcfg = kube_client_config(rt->client);
-    if (start_informers(c, kcfg, err) != 0)
+    if (start_informers(c, kcfg, cfg->reconciler.boxcutter, err) != 0)
         return -1;
     if (!(c->cc = catalog_client_new(&cfg->catalog_client, err)))
         return -1;
@@ -180,7 +238,8 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
     if (!(c->wq = kube_workqueue_new(rt->loop, &qo, clusterextension_reconcile, c->rec, err)))
         return -1;
     daemon_runtime_own_workqueue(rt, &c->wq, "clusterextension");
-    if (kube_informer_start(c->catalogs, err) != 0 || kube_informer_start(c->extensions, err) != 0)
+    if (kube_informer_start(c->catalogs, err) != 0 || kube_informer_start(c->extensions, err) != 0 ||
+        (c->revisions && kube_informer_start(c->revisions, err) != 0))
         return -1;
     return 0;
 }

@@ -12,7 +12,8 @@
 #include "strbuf.h"
 #include "olm_log.h"
 
-static int set_target(clusterextension_run *run, const char *name, const char *version, const char *image, const char *package)
+int clusterextension_set_target(clusterextension_run *run, const char *name, const char *version, const char *image,
+                                const char *package)
 {
     clusterextension_target_free(&run->target);
     run->target.name = strdup(name ? name : "");
@@ -91,7 +92,7 @@ static int step_resolve(clusterextension_run *run)
             free(ver);
             return clusterextension_fail(run, CE_PROGRESS_RETRYING, "bundle \"%s\" has no image", b->name);
         }
-        rc = set_target(run, b->name, ver, b->image, pkg);
+        rc = clusterextension_set_target(run, b->name, ver, b->image, pkg);
         free(ver);
         return rc;
     }
@@ -103,7 +104,7 @@ static int step_resolve(clusterextension_run *run)
     if (!selector_ok || run->cats.matched > 0)
         return clusterextension_fail(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     /* Every matching catalog is gone: keep what is installed. */
-    return set_target(run, run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image, run->rec.package);
+    return clusterextension_set_target(run, run->rec.bundle_name, run->rec.bundle_version, run->rec.bundle_image, run->rec.package);
 }
 
 /* ------------------------------------------------------------ identity */
@@ -290,6 +291,7 @@ static int render(clusterextension_run *run, const char *dir, json_t **objects, 
         json_string_value(json_object_get(json_object_get(json_object_get(b.csv, "metadata"), "annotations"),
                                           "olm.properties"));
     *properties = rc == 0 ? strdup(props ? props : "[]") : NULL;
+    run->no_properties = props == NULL;
     bundle_config_free(&cfg);
     bundle_free(&b);
     if (rc != 0)
@@ -312,6 +314,9 @@ static int maintain(clusterextension_run *run)
     free(run->message);
     run->message = NULL;
     run->progress = CE_PROGRESS_SUCCEEDED;
+    /* BoxcutterRuntime: the installed revision's controller keeps its objects as they are. */
+    if (run->r->cfg.boxcutter)
+        return 0;
     olm_error err;
     if ((!run->r->cfg.no_available_condition || run->r->cfg.drift) && sa_client(run, &err) != 0)
         return 0;
@@ -363,6 +368,33 @@ static int put_on_cluster(clusterextension_run *run, json_t *objects, const char
     return rc != 0 ? -1 : 0;
 }
 
+/* BoxcutterRuntime: the objects become a ClusterObjectSet revision, which its controller rolls
+ * out; nothing is applied here.  The CRD preflight reads the installed CRDs with the identity
+ * the default mode applies with (spec.serviceAccount when named: least privilege), and is not
+ * run for revision 1 made from an existing install.  Takes `objects` and `properties`. */
+static int install_revision(clusterextension_run *run, json_t *objects, char *properties)
+{
+    olm_error err;
+    double t0 = olm_time_mono_ms();
+    int rc = 0;
+    if (!run->migrating) {
+        rc = sa_client(run, &err);
+        if (rc == 0)
+            rc = crd_preflight(run, objects, &err);
+        if (rc != 0)
+            explain_own_identity_refused(run, &err);
+    }
+    if (rc == 0)
+        rc = clusterextension_revision_put(run, objects, run->no_properties ? NULL : properties, &err);
+    clusterextension_debug_step(run, "revision", t0, rc != 0 ? "failed" : NULL);
+    json_decref(objects);
+    free(properties);
+    if (rc != 0)
+        return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
+    run->progress = CE_PROGRESS_SUCCEEDED;
+    return 0;
+}
+
 int clusterextension_step_install(clusterextension_run *run)
 {
     clusterextension_reconciler *r = run->r;
@@ -376,7 +408,7 @@ int clusterextension_step_install(clusterextension_run *run)
     double t0 = olm_time_mono_ms();
     if (oci_pull_cached(r->bundle_cache, run->name, run->target.image, &r->cfg.pull, &pr, &err) != 0) {
         clusterextension_debug_step(run, "pull", t0, "%s failed", run->target.image);
-        if (target_is_installed(run))
+        if (target_is_installed(run) && !run->migrating)
             return maintain(run);
         return clusterextension_fail_bundle(run, CE_PROGRESS_RETRYING, "%s", err.msg);
     }
@@ -389,6 +421,8 @@ int clusterextension_step_install(clusterextension_run *run)
     clusterextension_debug_step(run, "render", t0, rc == 0 ? "%zu objects" : "failed", json_array_size(objects));
     if (rc != 0)
         return -1;
+    if (r->cfg.boxcutter)
+        return install_revision(run, objects, properties);
     t0 = olm_time_mono_ms();
     if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
         explain_own_identity_refused(run, &err);

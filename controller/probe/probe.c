@@ -14,17 +14,9 @@
 #include "gocompat.h"
 #include "olm_hash.h"
 #include "probe.h"
+#include "probe_internal.h"
 
-/* What the assertions of one object said so far. */
-typedef struct verdict {
-    strbuf false_msgs, unknown_msgs; /* each joined by " and " */
-    bool any_false, any_unknown;
-    bool oom;
-} verdict;
-
-static void add(verdict *v, probe_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void add(verdict *v, probe_status st, const char *fmt, ...)
+void probe_add(verdict *v, probe_status st, const char *fmt, ...)
 {
     if (st == PROBE_TRUE)
         return; /* upstream keeps the True messages too, but nothing ever shows them */
@@ -45,7 +37,7 @@ static void add(verdict *v, probe_status st, const char *fmt, ...)
 }
 
 /* A dotted path ("status.phase") in obj; NULL when a step is missing or not an object. */
-static const json_t *field(const json_t *obj, const char *path)
+const json_t *probe_field(const json_t *obj, const char *path)
 {
     const json_t *cur = obj;
     const char *p = path;
@@ -60,14 +52,14 @@ static const json_t *field(const json_t *obj, const char *path)
     return cur;
 }
 
-static json_int_t generation(const json_t *obj)
+json_int_t probe_generation(const json_t *obj)
 {
-    const json_t *g = field(obj, "metadata.generation");
+    const json_t *g = probe_field(obj, "metadata.generation");
     return json_is_integer(g) ? json_integer_value(g) : 0;
 }
 
 /* A value as Go's json.Marshal writes it ("<value marshal failed>" when memory runs out). */
-static char *go_json(const json_t *v)
+char *probe_go_json(const json_t *v)
 {
     strbuf sb = STRBUF_INIT;
     if (gocompat_json_encode(&sb, v, GOCOMPAT_JSON_SORT_KEYS | GOCOMPAT_JSON_ESCAPE_HTML) != 0) {
@@ -78,30 +70,30 @@ static char *go_json(const json_t *v)
 }
 
 /* ConditionProbe{Type: type, Status: want}. */
-static void condition_equal(verdict *v, const json_t *obj, const char *type, const char *want)
+void probe_condition_equal(verdict *v, const json_t *obj, const char *type, const char *want)
 {
-    const json_t *conds = field(obj, "status.conditions");
+    const json_t *conds = probe_field(obj, "status.conditions");
     if (!conds || json_is_null(conds)) {
-        add(v, PROBE_UNKNOWN, "missing .status.conditions");
+        probe_add(v, PROBE_UNKNOWN, "missing .status.conditions");
         return;
     }
     if (!json_is_array(conds)) {
-        add(v, PROBE_UNKNOWN, "malformed .status.conditions");
+        probe_add(v, PROBE_UNKNOWN, "malformed .status.conditions");
         return;
     }
     size_t i;
     const json_t *c;
     json_array_foreach(conds, i, c) {
         if (!json_is_object(c)) {
-            add(v, PROBE_UNKNOWN, "malformed .status.conditions");
+            probe_add(v, PROBE_UNKNOWN, "malformed .status.conditions");
             return;
         }
         const char *t = json_string_value(json_object_get(c, "type"));
         if (!t || strcmp(t, type) != 0)
             continue;
         const json_t *og = json_object_get(c, "observedGeneration");
-        if (json_is_integer(og) && json_integer_value(og) != generation(obj)) {
-            add(v, PROBE_UNKNOWN, ".status.condition[\"%s\"] outdated", type);
+        if (json_is_integer(og) && json_integer_value(og) != probe_generation(obj)) {
+            probe_add(v, PROBE_UNKNOWN, ".status.condition[\"%s\"] outdated", type);
             return;
         }
         const json_t *st = json_object_get(c, "status");
@@ -109,21 +101,21 @@ static void condition_equal(verdict *v, const json_t *obj, const char *type, con
             return;
         if (json_is_string(st) || !st) {
             /* Go's %s of a missing value is "%!s(<nil>)". */
-            add(v, PROBE_FALSE, ".status.condition[\"%s\"] is %s", type, st ? json_string_value(st) : "%!s(<nil>)");
+            probe_add(v, PROBE_FALSE, ".status.condition[\"%s\"] is %s", type, st ? json_string_value(st) : "%!s(<nil>)");
         } else {
-            char *j = go_json(st);
-            add(v, PROBE_FALSE, ".status.condition[\"%s\"] is %s", type, j ? j : "?");
+            char *j = probe_go_json(st);
+            probe_add(v, PROBE_FALSE, ".status.condition[\"%s\"] is %s", type, j ? j : "?");
             free(j);
         }
         return;
     }
-    add(v, PROBE_UNKNOWN, "missing .status.condition[\"%s\"]", type);
+    probe_add(v, PROBE_UNKNOWN, "missing .status.condition[\"%s\"]", type);
 }
 
 /* A replica count: the apiserver leaves zero counts out (omitempty), so missing is `dflt`. */
 static const json_t *count_or(const json_t *obj, const char *path, json_t *dflt)
 {
-    const json_t *f = field(obj, path);
+    const json_t *f = probe_field(obj, path);
     return f && !json_is_null(f) ? f : dflt;
 }
 
@@ -140,8 +132,8 @@ static void fields_equal(verdict *v, const json_t *obj, const char *a, json_int_
         bool equal = (json_is_number(va) && json_is_number(vb)) ? json_number_value(va) == json_number_value(vb)
                                                                  : json_equal(va, vb);
         if (!equal) {
-            char *ja = go_json(va), *jb = go_json(vb);
-            add(v, PROBE_FALSE, "\"%s\" != \"%s\" expected: %s got: %s", a, b, ja ? ja : "?", jb ? jb : "?");
+            char *ja = probe_go_json(va), *jb = probe_go_json(vb);
+            probe_add(v, PROBE_FALSE, "\"%s\" != \"%s\" expected: %s got: %s", a, b, ja ? ja : "?", jb ? jb : "?");
             free(ja);
             free(jb);
         }
@@ -151,17 +143,17 @@ static void fields_equal(verdict *v, const json_t *obj, const char *a, json_int_
 }
 
 /* FieldValueProbe{FieldPath: path, Value: want}. */
-static void field_value(verdict *v, const json_t *obj, const char *path, const char *want)
+void probe_field_value(verdict *v, const json_t *obj, const char *path, const char *want)
 {
-    const json_t *f = field(obj, path);
+    const json_t *f = probe_field(obj, path);
     if (!f) {
-        add(v, PROBE_FALSE, "missing key: \"%s\"", path);
+        probe_add(v, PROBE_FALSE, "missing key: \"%s\"", path);
         return;
     }
     if (json_is_string(f) && strcmp(json_string_value(f), want) == 0)
         return;
-    char *got = go_json(f);
-    add(v, PROBE_FALSE, "value at key \"%s\" != \"%s\"; expected: \"%s\" got: %s", path, want, want,
+    char *got = probe_go_json(f);
+    probe_add(v, PROBE_FALSE, "value at key \"%s\" != \"%s\"; expected: \"%s\" got: %s", path, want, want,
         got ? got : "<value marshal failed>");
     free(got);
 }
@@ -182,17 +174,17 @@ static void probe_kind(verdict *v, const json_t *obj)
     const char *group = slash ? av : "";
     size_t glen = slash ? (size_t)(slash - av) : 0;
     if (is(group, glen, kind, "apiextensions.k8s.io", "CustomResourceDefinition")) {
-        condition_equal(v, obj, "Established", "True");
+        probe_condition_equal(v, obj, "Established", "True");
     } else if (is(group, glen, kind, "cert-manager.io", "Certificate") ||
                is(group, glen, kind, "cert-manager.io", "Issuer")) {
-        condition_equal(v, obj, "Ready", "True");
+        probe_condition_equal(v, obj, "Ready", "True");
     } else if (is(group, glen, kind, "", "Namespace")) {
-        field_value(v, obj, "status.phase", "Active");
+        probe_field_value(v, obj, "status.phase", "Active");
     } else if (is(group, glen, kind, "", "PersistentVolumeClaim")) {
-        field_value(v, obj, "status.phase", "Bound");
+        probe_field_value(v, obj, "status.phase", "Bound");
     } else if (is(group, glen, kind, "apps", "Deployment")) {
         fields_equal(v, obj, "status.updatedReplicas", 0, "status.replicas", 0);
-        condition_equal(v, obj, "Available", "True");
+        probe_condition_equal(v, obj, "Available", "True");
     } else if (is(group, glen, kind, "apps", "StatefulSet")) {
         fields_equal(v, obj, "status.updatedReplicas", 0, "status.replicas", 0);
         fields_equal(v, obj, "status.readyReplicas", 0, "spec.replicas", 1);
@@ -204,9 +196,9 @@ int probe_object(const json_t *obj, probe_result *out)
     memset(out, 0, sizeof *out);
     verdict v = {STRBUF_INIT, STRBUF_INIT, false, false, false};
     /* ObservedGenerationProbe: an outdated status says nothing about the current spec. */
-    const json_t *og = field(obj, "status.observedGeneration");
-    if (json_is_integer(og) && json_integer_value(og) != generation(obj))
-        add(&v, PROBE_UNKNOWN, ".status outdated");
+    const json_t *og = probe_field(obj, "status.observedGeneration");
+    if (json_is_integer(og) && json_integer_value(og) != probe_generation(obj))
+        probe_add(&v, PROBE_UNKNOWN, ".status outdated");
     else
         probe_kind(&v, obj);
     int rc = 0;

@@ -76,4 +76,12 @@ uint64_t probe_digest(const json_t *obj);
 /* The same of a result already in hand. */
 uint64_t probe_result_digest(const probe_result *r);
 
+/* A ClusterObjectSet's spec.progressionProbes (`probes`, an array, borrowed; NULL: none) on
+ * `obj` (probe_user.c says how they combine).  0, or -1 with err on an unknown assertion or
+ * selector type or a bad label selector (in upstream's words), or out of memory. */
+#include "olm_error.h"
+int probe_user(const json_t *probes, const json_t *obj, probe_result *out, olm_error *err);
+/* The same checks of `probes` alone, before any object is probed.  0, or -1 with err. */
+int probe_user_check(const json_t *probes, olm_error *err);
+
 #endif

@@ -11,6 +11,7 @@
 #   NODE_DIR/certs.d/*/hosts.toml  127.0.0.1:REGISTRY_PORT, HOST_IP:REGISTRY_PORT and
 #                                REGISTRY_HOST_IP:REGISTRY_PORT -> plain HTTP on HOST_IP (127.0.0.1
 #                                inside the node is the node's own loopback)
+#   NODE_DIR/certs.d/docker.io/hosts.toml  docker.io -> the same registry (an offline mirror)
 #   NODE_DIR/cni/net.d/10-olmv1.conflist  bridge + host-local (POD_CIDR) + portmap, no masquerade
 #   NODE_DIR/kubelet.yaml, kube-proxy.yaml, Corefile
 set -euo pipefail
@@ -54,6 +55,16 @@ server = "http://$HOST_IP:$REGISTRY_PORT"
   capabilities = ["pull", "resolve"]
 EOF
 done
+
+# docker.io is mirrored by the local registry: nothing leaves this machine, and upstream's e2e
+# test operators (busybox:1.36, i.e. docker.io/library/busybox:1.36) run from the stand-in node.sh
+# pushes there. Any other docker.io image is simply not found, as it would be offline anyway.
+mkdir -p "$NODE_DIR/certs.d/docker.io"
+cat > "$NODE_DIR/certs.d/docker.io/hosts.toml" <<EOF
+server = "http://$HOST_IP:$REGISTRY_PORT"
+[host."http://$HOST_IP:$REGISTRY_PORT"]
+  capabilities = ["pull", "resolve"]
+EOF
 
 # containerd 1.6 (config version 2). /run/containerd (shim sockets, runc state) is a tmpfs of
 # the node's own mount namespace; everything else lives under NODE_DIR.

@@ -266,6 +266,21 @@ done
 "$OLMV1_BIN" image push -q "$STATE_DIR/node/pause-image" "$PAUSE_IMAGE" --entrypoint /pause >/dev/null ||
   fail registry "real node: could not push the pause image"
 
+# A stand-in for docker.io/library/busybox:1.36, the image of upstream's e2e test operators
+# (test/internal/catalog/bundle.go: an httpd whose probes read /tmp/www), built from Debian's
+# busybox-static (1.35) since no image can be pulled here. The node reads docker.io from this
+# registry (node-config.sh). Without busybox-static, those Pods stay in ImagePullBackOff.
+if BUSYBOX=$(command -v busybox); then
+  BUSYBOX_ROOT="$STATE_DIR/node/busybox-image"
+  rm -rf "$BUSYBOX_ROOT" && mkdir -p "$BUSYBOX_ROOT/bin" "$BUSYBOX_ROOT/tmp"
+  cp "$BUSYBOX" "$BUSYBOX_ROOT/bin/busybox"
+  for applet in $("$BUSYBOX" --list); do
+    [ "$applet" = busybox ] || ln -s busybox "$BUSYBOX_ROOT/bin/$applet"
+  done
+  "$OLMV1_BIN" image push -q "$BUSYBOX_ROOT" "127.0.0.1:$REGISTRY_PORT/library/busybox:1.36" --entrypoint /bin/sh >/dev/null ||
+    fail registry "real node: could not push the busybox stand-in image"
+fi
+
 for i in "${!NODE_INDEXES[@]}"; do
   node_select "$i"
   start "containerd$SFX" "$CLUSTER_DIR/node-exec.sh" "$NODE_DIR" containerd --config "$NODE_DIR/containerd.toml" --log-level warn

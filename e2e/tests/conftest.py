@@ -28,6 +28,7 @@ KUBECTL = os.environ.get("KUBECTL", "kubectl")
 OLM_CRDS = (
     "clusterextensions.olm.operatorframework.io",
     "clustercatalogs.olm.operatorframework.io",
+    "clusterobjectsets.olm.operatorframework.io",
 )
 OPENSHIFT_CRDS = (
     "clusterversions.config.openshift.io",
@@ -85,7 +86,7 @@ def crds():
             *[f"crd/{n}" for n in OLM_CRDS + OPENSHIFT_CRDS])
     # Established is set before discovery and the CEL compiler have caught up everywhere; an
     # empty list through each resource shows the apiserver serves it.
-    for res in ("clusterextensions", "clustercatalogs", "clusterversions", "clusteroperators"):
+    for res in ("clusterextensions", "clustercatalogs", "clusterobjectsets", "clusterversions", "clusteroperators"):
         kubectl("get", res)
     return OLM_CRDS + OPENSHIFT_CRDS
 

@@ -104,7 +104,7 @@ def test_crd_established_cluster_scoped_v1(crds, crd):
     assert versions[0]["served"] and versions[0]["storage"]
     assert "status" in versions[0]["subresources"]
     assert obj["status"]["acceptedNames"]["kind"] in (
-        "ClusterExtension", "ClusterCatalog", "ClusterVersion", "ClusterOperator")
+        "ClusterExtension", "ClusterCatalog", "ClusterObjectSet", "ClusterVersion", "ClusterOperator")
 
 
 def test_olm_crds_have_no_short_names(crds):
@@ -199,6 +199,10 @@ def system_rbac(crds):
     (OC_SA, ("update", "clusterextensions.olm.operatorframework.io", "--subresource=status"), True),
     (OC_SA, ("update", "clusterextensions.olm.operatorframework.io", "--subresource=finalizers"), True),
     (OC_SA, ("list", "clustercatalogs.olm.operatorframework.io"), True),
+    (OC_SA, ("watch", "clusterobjectsets.olm.operatorframework.io"), True),
+    (OC_SA, ("patch", "clusterobjectsets.olm.operatorframework.io"), True),
+    (OC_SA, ("update", "clusterobjectsets.olm.operatorframework.io", "--subresource=status"), True),
+    (OC_SA, ("update", "clusterobjectsets.olm.operatorframework.io", "--subresource=finalizers"), True),
     (OC_SA, ("create", "serviceaccounts", "--subresource=token", "-n", "some-extension-ns"), True),
     (OC_SA, ("create", "secrets", "-n", "olmv1-system"), True),
     (OC_SA, ("update", "leases.coordination.k8s.io", "-n", "olmv1-system"), True),

@@ -293,6 +293,22 @@ def test_pods_resolve_the_catalogd_service_by_name(cluster, deployed, tmp_path):
     cluster.kubectl("delete", "pod", "toolbox", "--wait=false")
 
 
+def test_docker_io_busybox_runs_from_the_local_mirror(cluster, deployed):
+    """Upstream's e2e test operators run `busybox:1.36` (docker.io). The node reads docker.io from
+    the local registry, where the cluster pushed a stand-in built from busybox-static: a Pod
+    naming the short name runs, and its httpd answers the way those operators' probes ask."""
+    if not shutil.which("busybox"):
+        pytest.skip("busybox (busybox-static) not installed: no stand-in image")
+    cluster.kubectl("run", "dockerhub-busybox", "--image", "busybox:1.36", "--restart=Never", "--command", "--",
+                    "sh", "-c", "mkdir -p /tmp/www && echo true > /tmp/www/ready && exec httpd -f -h /tmp/www -p 8080")
+    cluster.kubectl("wait", "--for=condition=Ready", "--timeout=120s", "pod/dockerhub-busybox")
+    pod = cluster.json("get", "pod", "dockerhub-busybox")
+    assert pod["status"]["containerStatuses"][0]["image"] == "docker.io/library/busybox:1.36"
+    out = cluster.kubectl("exec", "dockerhub-busybox", "--", "wget", "-q", "-O", "-", "http://127.0.0.1:8080/ready")
+    assert out.stdout.strip() == "true", out
+    cluster.kubectl("delete", "pod", "dockerhub-busybox", "--wait=false")
+
+
 # ---------------------------------------------------------------- catalog, install, upgrade
 
 

@@ -246,6 +246,7 @@ clusterextension_reconciler *ce_fixture_reconciler(ce_fixture *f)
         .deadline_minute_ms = f->deadline_minute_ms,
         .drift = f->drift,
         .no_available_condition = f->no_available_condition,
+        .boxcutter = f->boxcutter,
     };
     olm_error err;
     f->r = clusterextension_reconciler_new(&cfg, &err);

@@ -51,6 +51,7 @@ typedef struct ce_fixture {
     uint64_t deadline_minute_ms;   /* reconciler config; set before ce_fixture_reconciler */
     drift_watcher *drift;          /* reconciler config (borrowed, the test's); set before ce_fixture_reconciler */
     bool no_available_condition;   /* reconciler config; set before ce_fixture_reconciler */
+    bool boxcutter;                /* reconciler config (BoxcutterRuntime); set before ce_fixture_reconciler */
     clusterextension_reconciler *r;
 } ce_fixture;
 

@@ -1,0 +1,142 @@
+/* objectset_internal: the parts of the ClusterObjectSet reconciler (objectset.h). */
+#ifndef OLM_OBJECTSET_INTERNAL_H
+#define OLM_OBJECTSET_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "kube_workqueue.h"
+#include "objectset.h"
+#include "probe.h"
+#include "strbuf.h"
+
+struct objectset_reconciler {
+    objectset_reconciler_config cfg;
+};
+
+/* --------------------------------------------------- resolve (objectset_resolve.c) */
+
+typedef enum objectset_cp { OBJECTSET_CP_PREVENT, OBJECTSET_CP_IF_NO_CONTROLLER, OBJECTSET_CP_NONE } objectset_cp;
+
+typedef struct objectset_phase {
+    const char *name;  /* borrowed from the COS */
+    json_t *objects;   /* array of resolved objects, owned (before the controller's additions) */
+    objectset_cp *cp;  /* per object, owned */
+    char *digest;      /* "sha256:<hex>", owned */
+} objectset_phase;
+
+typedef struct objectset_phases {
+    objectset_phase *items;
+    size_t n;
+} objectset_phases;
+
+void objectset_phases_free(objectset_phases *p);
+
+/* The Secrets the COS references that are not immutable, as upstream's message:
+ * "the following secrets are not immutable (referenced secrets must have immutable set to
+ * true): ns/a, ns/b".  0: all immutable (or missing: resolving reports those), 1: *msg set
+ * (caller frees), -1: err (the API failed). */
+int objectset_check_immutable(kube_client *admin, const json_t *cos, char **msg, olm_error *err);
+/* Resolves every phase's objects (inline, or the Secret key, gunzipped when it starts with the
+ * gzip magic) and digests them.  0, or -1 with err in upstream's words. */
+int objectset_resolve(kube_client *admin, const json_t *cos, objectset_phases *out, olm_error *err);
+/* sha256 of {"name":..,"objects":[..]} as Go's json.Marshal writes it. */
+char *objectset_phase_digest(const char *name, const json_t *objects);
+/* Compares status.observedPhases with the phases' digests: NULL when they agree, else
+ * upstream's message (caller frees). */
+char *objectset_verify_phases(const json_t *observed, const objectset_phases *p);
+
+/* --------------------------------------------------- objects (objectset_object.c) */
+
+typedef enum objectset_action {
+    OBJECTSET_CREATED, OBJECTSET_UPDATED, OBJECTSET_PROGRESSED, OBJECTSET_COLLISION
+} objectset_action;
+
+typedef struct objectset_target {
+    kube_client *client;       /* the identity the objects are handled with */
+    const json_t *cos;         /* borrowed */
+    json_int_t revision;
+    const char *owner_name;    /* the COS's olm.operatorframework.io/owner-name label, "" when none */
+    const char *const *sibling_uids; /* other active revisions of the same owner */
+    size_t nsiblings;
+    const json_t *probes;      /* spec.progressionProbes, may be NULL */
+} objectset_target;
+
+typedef struct objectset_object_result {
+    objectset_action action;
+    json_t *obj;               /* as last seen; owned */
+    probe_result probe;
+    char *collision;           /* a collision's description; owned */
+} objectset_object_result;
+
+void objectset_object_result_free(objectset_object_result *r);
+/* Reconciles one object (boxcutter's ObjectEngine.Reconcile).  0, or -1 with err. */
+int objectset_object_reconcile(const objectset_target *t, const json_t *desired, objectset_cp cp,
+                               objectset_object_result *out, olm_error *err);
+/* Tears one object down (ObjectEngine.Teardown): *gone true when it is gone or no longer ours.
+ * 0, or -1 with err. */
+int objectset_object_teardown(const objectset_target *t, const json_t *desired, bool *gone, olm_error *err);
+
+/* --------------------------------------------------- status (objectset_status.c) */
+
+typedef struct objectset_status {
+    json_t *status;        /* the status being built (a copy), owned */
+    json_int_t generation;
+    const char *now;       /* RFC 3339 */
+    bool deadline_exceeded;
+    json_int_t deadline_minutes;
+} objectset_status;
+
+void objectset_mark_progressing(objectset_status *s, const char *reason, const char *msg);
+bool objectset_mark_not_progressing(objectset_status *s, const char *reason, const char *msg);
+bool objectset_mark_available(objectset_status *s, const char *status, const char *reason, const char *msg);
+void objectset_mark_succeeded(objectset_status *s);
+void objectset_set_retrying(objectset_status *s, const char *msg);
+/* Both conditions to Archived; true when that changed anything. */
+bool objectset_mark_archived(objectset_status *s);
+/* durationUntilDeadline: *has false when there is none (no deadline, Succeeded, Archived,
+ * deleting); else the milliseconds left (<= 0: exceeded). */
+int64_t objectset_deadline_remaining_ms(const json_t *cos, uint64_t minute_ms, time_t now, bool *has);
+
+/* --------------------------------------------------- one pass (objectset_reconcile.c) */
+
+/* One pass's state. */
+typedef struct objectset_pass {
+    objectset_reconciler *r;
+    json_t *cos;          /* the latest version we know (after our own patches); owned */
+    objectset_status s;
+    const char *name;
+    int64_t remaining_ms;
+    bool has_deadline;
+    bool watched;         /* every type of its objects is watched: no need to poll */
+} objectset_pass;
+
+static inline kube_wq_result objectset_ok(void)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_OK};
+}
+
+static inline kube_wq_result objectset_after(uint64_t ms)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_REQUEUE_AFTER, .requeue_after_ms = ms ? ms : 1};
+}
+
+static inline kube_wq_result objectset_failed(void)
+{
+    return (kube_wq_result){.kind = KUBE_WQ_ERROR};
+}
+
+bool objectset_is_archived(const json_t *cos);
+/* The teardown finalizer on or off; p->cos becomes the patched object.  0, or -1 with err. */
+int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err);
+/* boxcutter's ObjectRef.String(): "<group>/<version>, Kind=<Kind> <namespace>/<name>". */
+void objectset_object_ref(strbuf *sb, const json_t *o);
+/* The rollout of an Active revision (objectset_rollout.c); `others`: the other active revisions
+ * of its owner. */
+kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const objectset_phases *ph,
+                                  const json_t *others);
+/* Archive: teardown, then Archived, then the finalizer off (objectset_archive.c). */
+kube_wq_result objectset_archive(objectset_pass *p, const objectset_target *t, const objectset_phases *ph);
+
+#endif

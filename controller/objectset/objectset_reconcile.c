@@ -1,0 +1,286 @@
+/* objectset_reconcile: one pass over a ClusterObjectSet, as upstream's
+ * ClusterObjectSetReconciler.Reconcile (clusterobjectset_controller.go) over boxcutter's
+ * RevisionEngine: deleted -> finalizer off; referenced Secrets mutable -> Blocked; phases
+ * resolved and digested (a changed digest -> Blocked); Archived -> teardown; else the phases in
+ * order until one is not complete, then the conditions.  The status is written once at the end
+ * when it changed. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube_object.h"
+#include "olm_log.h"
+#include "olm_time.h"
+#include "objectset_internal.h"
+#include "objectset_watch.h"
+
+#define SA_NAME_ANNOTATION "olm.operatorframework.io/service-account-name"
+#define SA_NS_ANNOTATION "olm.operatorframework.io/service-account-namespace"
+#define OWNER_NAME_LABEL "olm.operatorframework.io/owner-name"
+
+static const char *str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+/* boxcutter's ObjectRef.String(): "<group>/<version>, Kind=<Kind> <namespace>/<name>" (the
+ * group empty for the core group; the namespace empty for a cluster-scoped object). */
+void objectset_object_ref(strbuf *sb, const json_t *o)
+{
+    const char *av = str(o, "apiVersion");
+    const char *ns = kube_object_string(o, "metadata.namespace");
+    strbuf_printf(sb, "%s%s, Kind=%s %s/%s", strchr(av, '/') ? "" : "/", av, str(o, "kind"), ns ? ns : "",
+                  kube_object_string(o, "metadata.name") ?: "");
+}
+
+objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config *cfg, olm_error *err)
+{
+    objectset_reconciler *r = calloc(1, sizeof *r);
+    if (!r) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    r->cfg = *cfg;
+    if (!r->cfg.minute_ms)
+        r->cfg.minute_ms = 60000;
+    if (!r->cfg.poll_ms)
+        r->cfg.poll_ms = 2000;
+    if (!r->cfg.resync_ms)
+        r->cfg.resync_ms = 30000;
+    return r;
+}
+
+void objectset_reconciler_free(objectset_reconciler *r)
+{
+    free(r);
+}
+
+bool objectset_is_archived(const json_t *cos)
+{
+    const char *ls = kube_object_string(cos, "spec.lifecycleState");
+    return ls && strcmp(ls, "Archived") == 0;
+}
+
+/* The other Active, not deleted revisions with the same owner-name label (none without it). */
+static json_t *other_active(objectset_pass *p)
+{
+    json_t *out = json_array();
+    const json_t *labels = kube_object_path(p->cos, "metadata.labels");
+    const char *owner = json_string_value(json_object_get(labels, OWNER_NAME_LABEL));
+    if (!owner || !out)
+        return out;
+    json_t *all = NULL;
+    if (p->r->cfg.sets) {
+        all = kube_informer_list(p->r->cfg.sets);
+    } else {
+        char sel[400];
+        snprintf(sel, sizeof sel, "%s=%s", OWNER_NAME_LABEL, owner);
+        kube_list_options lo = {.label_selector = sel};
+        json_t *list = NULL;
+        olm_error lerr;
+        if (kube_list(p->r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, &lo, &list, &lerr) == 0)
+            all = json_incref(json_object_get(list, "items"));
+        json_decref(list);
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(all, i, o) {
+        const char *on = json_string_value(json_object_get(kube_object_path(o, "metadata.labels"), OWNER_NAME_LABEL));
+        if (!on || strcmp(on, owner) != 0 || strcmp(kube_object_string(o, "metadata.name") ?: "", p->name) == 0)
+            continue;
+        if (objectset_is_archived(o) || kube_object_string(o, "metadata.deletionTimestamp"))
+            continue;
+        json_array_append(out, o);
+    }
+    json_decref(all);
+    return out;
+}
+
+/* The client the objects are handled with (objectset.h, Identity).  *owned tells whether the
+ * caller frees it.  NULL with err. */
+static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
+{
+    *owned = false;
+    const json_t *ann = kube_object_path(p->cos, "metadata.annotations");
+    const char *sa = json_string_value(json_object_get(ann, SA_NAME_ANNOTATION));
+    const char *ns = json_string_value(json_object_get(ann, SA_NS_ANNOTATION));
+    if (!sa || !ns || !*sa || !*ns)
+        return p->r->cfg.admin;
+    char *token = NULL;
+    time_t exp = 0;
+    olm_error terr;
+    if (kube_token_request(p->r->cfg.admin, ns, sa, 3600, NULL, &token, &exp, &terr) != 0) {
+        olm_error_set(err, "failed to get a token for ServiceAccount %s/%s: %s", ns, sa, terr.msg);
+        return NULL;
+    }
+    kube_client *c = kube_client_new_for_token(p->r->cfg.admin, token, NULL, err);
+    free(token);
+    *owned = c != NULL;
+    return c;
+}
+
+int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err)
+{
+    json_t *latest = NULL;
+    olm_error ferr;
+    int rc = kube_object_set_finalizer(p->r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, p->cos,
+                                       OBJECTSET_FINALIZER, present, NULL, &latest, &ferr);
+    if (rc != 0)
+        return olm_error_set(err, "%s teardown finalizer: %s", present ? "adding" : "removing", ferr.msg);
+    if (latest) {
+        json_decref(p->cos);
+        p->cos = latest;
+    }
+    return 0;
+}
+
+/* Every type the phases hold is watched (upstream's establishWatch, before the rollout).
+ * p->watched tells whether all of them already were. */
+static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
+{
+    p->watched = p->r->cfg.watches != NULL;
+    if (!p->r->cfg.watches)
+        return;
+    for (size_t i = 0; i < ph->n; i++) {
+        size_t j;
+        const json_t *o;
+        json_array_foreach(ph->items[i].objects, j, o) {
+            kube_resource_info ri;
+            olm_error rerr;
+            if (kube_resolve_kind(p->r->cfg.admin, str(o, "apiVersion"), str(o, "kind"), &ri, &rerr) != 0) {
+                p->watched = false;
+                continue; /* the rollout reports it */
+            }
+            char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
+            if (!objectset_watches_want(p->r->cfg.watches, path))
+                p->watched = false;
+            free(path);
+        }
+    }
+}
+
+static kube_wq_result reconcile(objectset_pass *p)
+{
+    if (kube_object_string(p->cos, "metadata.deletionTimestamp")) {
+        olm_error ferr;
+        if (objectset_set_finalizer(p, false, &ferr) != 0) {
+            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "%s", ferr.msg);
+            return objectset_failed();
+        }
+        return objectset_ok();
+    }
+    time_t now = p->r->cfg.now ? p->r->cfg.now() : time(NULL);
+    p->remaining_ms = objectset_deadline_remaining_ms(p->cos, p->r->cfg.minute_ms, now, &p->has_deadline);
+    p->s.deadline_exceeded = p->has_deadline && p->remaining_ms <= 0;
+    p->s.deadline_minutes = json_integer_value(json_object_get(json_object_get(p->cos, "spec"),
+                                                               "progressDeadlineMinutes"));
+    /* Blocked takes precedence over ProgressDeadlineExceeded: it is more actionable. */
+    char *blocked = NULL;
+    olm_error err;
+    int im = objectset_check_immutable(p->r->cfg.admin, p->cos, &blocked, &err);
+    if (im != 0) {
+        objectset_mark_not_progressing(&p->s, "Blocked", im > 0 ? blocked : err.msg);
+        free(blocked);
+        return objectset_ok();
+    }
+    const json_t *probes = json_object_get(json_object_get(p->cos, "spec"), "progressionProbes");
+    objectset_phases ph = {0};
+    if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, p->cos, &ph, &err) != 0) {
+        objectset_set_retrying(&p->s, err.msg);
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "converting to boxcutter revision: %s", err.msg);
+        kube_wq_result res = objectset_failed();
+        if (p->has_deadline && p->remaining_ms > 0)
+            res.requeue_after_ms = (uint64_t)p->remaining_ms; /* the deadline-aware rate limiter */
+        return res;
+    }
+    json_t *observed = json_object_get(p->s.status, "observedPhases");
+    if (json_array_size(observed) == 0) {
+        json_t *arr = json_array();
+        for (size_t i = 0; i < ph.n; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:s}", "name", ph.items[i].name, "digest", ph.items[i].digest));
+        json_object_set_new(p->s.status, "observedPhases", arr);
+    } else {
+        char *msg = objectset_verify_phases(observed, &ph);
+        if (msg) {
+            olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "resolved phases content changed, blocking: %s", msg);
+            objectset_mark_not_progressing(&p->s, "Blocked", msg);
+            free(msg);
+            objectset_phases_free(&ph);
+            return objectset_ok();
+        }
+    }
+    watch_kinds(p, &ph);
+    bool owned = false;
+    kube_client *client = identity(p, &owned, &err);
+    if (!client) {
+        objectset_set_retrying(&p->s, err.msg);
+        objectset_phases_free(&ph);
+        return objectset_failed();
+    }
+    json_t *others = other_active(p);
+    size_t nsib = json_array_size(others);
+    const char **uids = calloc(nsib + 1, sizeof *uids);
+    for (size_t i = 0; uids && i < nsib; i++)
+        uids[i] = kube_object_string(json_array_get(others, i), "metadata.uid") ?: "";
+    const char *owner = json_string_value(json_object_get(kube_object_path(p->cos, "metadata.labels"),
+                                                          OWNER_NAME_LABEL));
+    objectset_target t = {
+        .client = client, .cos = p->cos,
+        .revision = json_integer_value(json_object_get(json_object_get(p->cos, "spec"), "revision")),
+        .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes};
+    kube_wq_result res;
+    if (objectset_is_archived(p->cos)) {
+        res = objectset_archive(p, &t, &ph);
+    } else if (objectset_set_finalizer(p, true, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "error ensuring teardown finalizer: %s", err.msg);
+        res = objectset_failed();
+    } else {
+        t.cos = p->cos; /* the patched version (its uid is the same) */
+        res = objectset_roll_out(p, &t, &ph, others);
+    }
+    free(uids);
+    json_decref(others);
+    if (owned)
+        kube_client_free(client);
+    objectset_phases_free(&ph);
+    return res;
+}
+
+kube_wq_result objectset_reconcile(const char *key, void *data)
+{
+    objectset_reconciler *r = data;
+    json_t *cos = NULL;
+    olm_error err;
+    int g = kube_get(r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, key, &cos, &err);
+    if (g == KUBE_NOT_FOUND)
+        return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
+    if (g != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "%s", err.msg);
+        return objectset_failed();
+    }
+    char now[OLM_TIME_RFC3339_SIZE];
+    olm_time_rfc3339(r->cfg.now ? r->cfg.now() : time(NULL), now);
+    json_t *before = json_object_get(cos, "status");
+    objectset_pass p = {.r = r, .cos = cos, .name = key,
+              .s = {.status = before ? json_deep_copy(before) : json_object(),
+                    .generation = json_integer_value(json_object_get(json_object_get(cos, "metadata"), "generation")),
+                    .now = now}};
+    json_incref(cos);
+    kube_wq_result res = reconcile(&p);
+    if (p.s.status && (before ? !json_equal(before, p.s.status) : json_object_size(p.s.status) > 0)) {
+        json_t *body = json_deep_copy(p.cos);
+        if (body) {
+            json_object_set(body, "status", p.s.status);
+            if (kube_update_status(r->cfg.admin, body, NULL, &err) != 0) {
+                olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "error updating status: %s", err.msg);
+                res = objectset_failed();
+            }
+        }
+        json_decref(body);
+    }
+    json_decref(p.s.status);
+    json_decref(p.cos);
+    json_decref(cos);
+    return res;
+}

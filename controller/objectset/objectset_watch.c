@@ -1,0 +1,258 @@
+/* objectset_watch: the applied objects' watches (upstream's tracking cache): one cluster-wide
+ * list+watch per resource type a ClusterObjectSet has objects of, selected by the label
+ * app.kubernetes.io/managed-by=olm.operatorframework.io that every applied object carries.
+ * Any change of such an object (a new resourceVersion: its status too, as upstream's
+ * ResourceVersionChangedPredicate) queues the ClusterObjectSet its controller ownerReference
+ * names, so probes are evaluated again when a PVC binds or a Deployment loses readiness.
+ *
+ * The watches run with operator-controller's own identity.  Where it may not list+watch a
+ * type (the least-privilege RBAC without config/rbac-upstream-rights: 403), that type is left
+ * to the reconciler's polling (objectset.h), and one line says so.
+ *
+ * Threading: objectset_watch_want runs on the threadpool (reconciles) and hands the path to
+ * the loop through a mutex and a uv_async_t; everything else is loop thread. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube_object.h"
+#include "kube_watch.h"
+#include "objectset_watch.h"
+#include "olm_log.h"
+
+#define SELECTOR "app.kubernetes.io/managed-by=olm.operatorframework.io"
+
+typedef struct one_watch {
+    struct objectset_watches *owner;
+    char *path;
+    kube_watch *w;
+    struct one_watch *next;
+} one_watch;
+
+struct objectset_watches {
+    uv_loop_t *loop;
+    kube_uvcurl *uc;
+    const kube_config *cfg;
+    void (*enqueue)(const char *name, void *data);
+    void *data;
+    pthread_mutex_t mu;
+    char **known;         /* every path asked for (under mu) */
+    bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
+    size_t nknown, nstarted;
+    uv_async_t async;
+    one_watch *watches;   /* loop thread */
+    bool stopping;
+    int pending;          /* closes still to come */
+    void (*closed)(void *data);
+    void *closed_data;
+};
+
+/* Keep what the relist comparison and the event handler read: identity, resourceVersion and
+ * the ownerReferences. */
+static void reduce(json_t *obj)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    const char *keep[] = {"name", "namespace", "resourceVersion", "ownerReferences", "uid"};
+    json_t *small = json_object();
+    for (size_t i = 0; small && i < sizeof keep / sizeof *keep; i++) {
+        json_t *v = json_object_get(md, keep[i]);
+        if (v)
+            json_object_set(small, keep[i], v);
+    }
+    json_t *av = json_incref(json_object_get(obj, "apiVersion")), *kind = json_incref(json_object_get(obj, "kind"));
+    json_object_clear(obj);
+    if (av)
+        json_object_set_new(obj, "apiVersion", av);
+    if (kind)
+        json_object_set_new(obj, "kind", kind);
+    if (small)
+        json_object_set_new(obj, "metadata", small);
+}
+
+static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+{
+    (void)type;
+    one_watch *ow = data;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
+        const char *kind = json_string_value(json_object_get(r, "kind"));
+        const char *name = json_string_value(json_object_get(r, "name"));
+        if (json_is_true(json_object_get(r, "controller")) && kind && name && strcmp(kind, "ClusterObjectSet") == 0)
+            ow->owner->enqueue(name, ow->owner->data);
+    }
+}
+
+static void watch_closed(void *data)
+{
+    struct objectset_watches *ws = data;
+    if (--ws->pending == 0 && ws->closed)
+        ws->closed(ws->closed_data);
+}
+
+static void on_error(const char *msg, void *data)
+{
+    one_watch *ow = data;
+    long st = kube_watch_last_status(ow->w);
+    if (st != 401 && st != 403)
+        return; /* retried by the watch */
+    olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+            "operator-controller may not list+watch %s (%s); ClusterObjectSets re-probe its objects by polling", ow->path,
+            msg);
+    pthread_mutex_lock(&ow->owner->mu);
+    for (size_t i = 0; i < ow->owner->nknown; i++)
+        if (strcmp(ow->owner->known[i], ow->path) == 0)
+            ow->owner->refused[i] = true;
+    pthread_mutex_unlock(&ow->owner->mu);
+    /* Stopped, never retried: leave it in the list (freed at the end) without its watch. */
+    if (ow->w) {
+        ow->owner->pending++;
+        kube_watch_stop(ow->w, watch_closed, ow->owner);
+        ow->w = NULL;
+    }
+}
+
+static void start_one(struct objectset_watches *ws, const char *path)
+{
+    one_watch *ow = calloc(1, sizeof *ow);
+    if (!ow || !(ow->path = strdup(path))) {
+        free(ow);
+        return;
+    }
+    ow->owner = ws;
+    kube_watch_options wo = {.path = path, .label_selector = SELECTOR, .drop_managed_fields = true, .transform = reduce};
+    kube_watch_handlers h = {on_event, NULL, on_error};
+    olm_error err;
+    if (!(ow->w = kube_watch_new(ws->uc, ws->cfg, &wo, &h, ow, &err)) || kube_watch_start(ow->w, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch %s: %s", path, err.msg);
+        if (ow->w) {
+            ws->pending++;
+            kube_watch_stop(ow->w, watch_closed, ws);
+            ow->w = NULL;
+        }
+    }
+    if (ow->w)
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
+    ow->next = ws->watches;
+    ws->watches = ow;
+}
+
+static void on_async(uv_async_t *a)
+{
+    struct objectset_watches *ws = a->data;
+    if (ws->stopping)
+        return;
+    for (;;) {
+        char *path = NULL;
+        pthread_mutex_lock(&ws->mu);
+        if (ws->nstarted < ws->nknown)
+            path = strdup(ws->known[ws->nstarted++]);
+        pthread_mutex_unlock(&ws->mu);
+        if (!path)
+            break;
+        start_one(ws, path);
+        free(path);
+    }
+}
+
+objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const kube_config *cfg,
+                                         void (*enqueue)(const char *name, void *data), void *data, olm_error *err)
+{
+    objectset_watches *ws = calloc(1, sizeof *ws);
+    if (!ws) {
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
+    *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data};
+    pthread_mutex_init(&ws->mu, NULL);
+    if (uv_async_init(loop, &ws->async, on_async) != 0) {
+        pthread_mutex_destroy(&ws->mu);
+        free(ws);
+        olm_error_set(err, "uv_async_init failed");
+        return NULL;
+    }
+    ws->async.data = ws;
+    return ws;
+}
+
+bool objectset_watches_want(objectset_watches *ws, const char *path)
+{
+    if (!ws || !path)
+        return false;
+    bool added = false, watched = false;
+    pthread_mutex_lock(&ws->mu);
+    bool known = false;
+    for (size_t i = 0; i < ws->nknown && !known; i++) {
+        if (strcmp(ws->known[i], path) == 0) {
+            known = true;
+            watched = !ws->refused[i];
+        }
+    }
+    if (!known) {
+        char **n = realloc(ws->known, (ws->nknown + 1) * sizeof *n);
+        if (n)
+            ws->known = n;
+        bool *r = realloc(ws->refused, (ws->nknown + 1) * sizeof *r);
+        if (r)
+            ws->refused = r;
+        char *p = strdup(path);
+        if (n && r && p) {
+            ws->refused[ws->nknown] = false;
+            ws->known[ws->nknown++] = p;
+            added = true;
+        } else {
+            free(p);
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+    if (added)
+        uv_async_send(&ws->async);
+    return watched;
+}
+
+size_t objectset_watches_active(const objectset_watches *ws)
+{
+    size_t n = 0;
+    for (const one_watch *ow = ws ? ws->watches : NULL; ow; ow = ow->next)
+        n += ow->w != NULL;
+    return n;
+}
+
+static void async_closed(uv_handle_t *h)
+{
+    watch_closed(h->data);
+}
+
+void objectset_watches_stop(objectset_watches *ws, void (*closed)(void *data), void *data)
+{
+    ws->stopping = true;
+    ws->closed = closed;
+    ws->closed_data = data;
+    ws->pending++; /* the async handle */
+    for (one_watch *ow = ws->watches; ow; ow = ow->next) {
+        if (ow->w) {
+            ws->pending++;
+            kube_watch_stop(ow->w, watch_closed, ws);
+            ow->w = NULL;
+        }
+    }
+    uv_close((uv_handle_t *)&ws->async, async_closed);
+}
+
+void objectset_watches_free(objectset_watches *ws)
+{
+    if (!ws)
+        return;
+    while (ws->watches) {
+        one_watch *ow = ws->watches;
+        ws->watches = ow->next;
+        free(ow->path);
+        free(ow);
+    }
+    for (size_t i = 0; i < ws->nknown; i++)
+        free(ws->known[i]);
+    free(ws->known);
+    free(ws->refused);
+    pthread_mutex_destroy(&ws->mu);
+    free(ws);
+}

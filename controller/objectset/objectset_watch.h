@@ -1,0 +1,31 @@
+/* objectset_watch: watches of the objects ClusterObjectSets applied (objectset_watch.c). */
+#ifndef OLM_OBJECTSET_WATCH_H
+#define OLM_OBJECTSET_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "kube_config.h"
+#include "kube_uvcurl.h"
+#include "olm_error.h"
+
+typedef struct objectset_watches objectset_watches;
+
+/* Loop thread.  enqueue(name, data) runs on the loop for each change of an object a
+ * ClusterObjectSet controls.  uc and cfg borrowed for the watches' life. */
+objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const kube_config *cfg,
+                                         void (*enqueue)(const char *name, void *data), void *data, olm_error *err);
+/* Any thread: make sure the cluster-wide collection `path` is watched.  True when it was
+ * asked for before and the apiserver has not refused its watch (changes of its objects will
+ * queue their sets); false for a new path (its watch is starting) or a refused one.  ws may
+ * be NULL (false). */
+bool objectset_watches_want(objectset_watches *ws, const char *path);
+/* Loop thread: watches running (not refused). */
+size_t objectset_watches_active(const objectset_watches *ws);
+/* Loop thread: stops every watch; closed(data) once all are closed. */
+void objectset_watches_stop(objectset_watches *ws, void (*closed)(void *data), void *data);
+/* After the stop has closed: frees. */
+void objectset_watches_free(objectset_watches *ws);
+
+#endif

@@ -1,0 +1,436 @@
+/* The ClusterObjectSet reconciler against the fake apiserver: phases gated by progression
+ * probes, upstream's conditions and messages, Secret references (immutability, digests),
+ * collision protection, archive teardown and the progress deadline. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_apiserver.h"
+#include "kube_object.h"
+#include "objectset.h"
+#include "objectset_internal.h"
+#include "olm_base64.h"
+#include "probe.h"
+
+#define COS "/apis/olm.operatorframework.io/v1/clusterobjectsets/"
+#define PVC "/api/v1/namespaces/ns/persistentvolumeclaims/test-pvc"
+#define CM "/api/v1/namespaces/ns/configmaps/test-configmap"
+
+typedef struct fx {
+    fake_apiserver *api;
+    kube_client *admin;
+    objectset_reconciler *rec;
+} fx;
+
+static time_t fake_now_value;
+static time_t fake_now(void)
+{
+    return fake_now_value;
+}
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->api = fake_apiserver_start();
+    kube_config kc = {0};
+    kc.server = strdup(fake_apiserver_url(f->api));
+    kc.token = strdup("admin");
+    olm_error err;
+    f->admin = kube_client_new(&kc, NULL, &err);
+    assert_non_null(f->admin);
+    fake_now_value = 1700000000; /* 2023-11-14T22:13:20Z */
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    objectset_reconciler_free(f->rec);
+    kube_client_free(f->admin);
+    fake_apiserver_stop(f->api);
+    free(f);
+    return 0;
+}
+
+/* A COS: phase "pvc" (a PVC) then phase "configmap", PVCs probed for status.phase Bound. */
+#define PVC_COS \
+    "{\"apiVersion\":\"olm.operatorframework.io/v1\",\"kind\":\"ClusterObjectSet\"," \
+    "\"metadata\":{\"name\":\"%s\",\"generation\":1,\"creationTimestamp\":\"2023-11-14T22:00:00Z\"%s}," \
+    "\"spec\":{\"lifecycleState\":\"Active\",\"revision\":1,\"collisionProtection\":\"%s\"%s," \
+    "\"progressionProbes\":[{\"selector\":{\"type\":\"GroupKind\",\"groupKind\":{\"group\":\"\",\"kind\":" \
+    "\"PersistentVolumeClaim\"}},\"assertions\":[{\"type\":\"FieldValue\",\"fieldValue\":{\"fieldPath\":" \
+    "\"status.phase\",\"value\":\"Bound\"}}]}]," \
+    "\"phases\":[{\"name\":\"pvc\",\"objects\":[{\"object\":{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\"," \
+    "\"metadata\":{\"name\":\"test-pvc\",\"namespace\":\"ns\"},\"spec\":{\"volumeName\":\"test-pv\"}}}]}," \
+    "{\"name\":\"configmap\",\"objects\":[%s]}]}}"
+
+static const char *CM_INLINE = "{\"object\":{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                               "\"test-configmap\",\"namespace\":\"ns\"},\"data\":{\"version\":\"v1.2.0\"}}}";
+
+static void put_cos(fx *f, const char *name, const char *md_extra, const char *cp, const char *spec_extra,
+                    const char *cm)
+{
+    char buf[8192], path[256];
+    snprintf(buf, sizeof buf, PVC_COS, name, md_extra, cp, spec_extra, cm);
+    snprintf(path, sizeof path, COS "%s", name);
+    fake_apiserver_put_json(f->api, path, buf);
+}
+
+static kube_wq_result run(fx *f, const char *name)
+{
+    return objectset_reconcile(name, f->rec);
+}
+
+static const json_t *cond(fx *f, const char *name, const char *type)
+{
+    char path[256];
+    snprintf(path, sizeof path, COS "%s", name);
+    json_t *o = fake_apiserver_object(f->api, path);
+    return o ? kube_object_condition(o, type) : NULL;
+}
+
+static void assert_cond(fx *f, const char *name, const char *type, const char *status, const char *reason,
+                        const char *msg)
+{
+    const json_t *c = cond(f, name, type);
+    assert_non_null(c);
+    assert_string_equal(kube_object_string(c, "status"), status);
+    assert_string_equal(kube_object_string(c, "reason"), reason);
+    if (msg)
+        assert_string_equal(kube_object_string(c, "message"), msg);
+}
+
+static void bind_pvc(fx *f)
+{
+    json_t *pvc = fake_apiserver_object(f->api, PVC);
+    assert_non_null(pvc);
+    json_object_set_new(pvc, "status", json_pack("{s:s}", "phase", "Bound"));
+}
+
+static void test_probe_gates_phases(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "a", "", "Prevent", "", CM_INLINE);
+    fake_apiserver_put_json(f->api, "/api/v1/namespaces/ns", "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\"}");
+    kube_wq_result r = run(f, "a");
+    assert_int_equal(r.kind, KUBE_WQ_REQUEUE_AFTER);
+    /* The PVC is applied with the COS's ownership marks; the next phase is not. */
+    json_t *pvc = fake_apiserver_object(f->api, PVC);
+    assert_non_null(pvc);
+    assert_string_equal(kube_object_string(pvc, "metadata.annotations.olm\\.operatorframework\\.io/revision") ?: "1", "1");
+    const json_t *refs = kube_object_path(pvc, "metadata") ? json_object_get(kube_object_path(pvc, "metadata"),
+                                                                             "ownerReferences") : NULL;
+    assert_int_equal(json_array_size(refs), 1);
+    assert_string_equal(kube_object_string(json_array_get(refs, 0), "kind"), "ClusterObjectSet");
+    assert_true(json_is_true(json_object_get(json_array_get(refs, 0), "controller")));
+    assert_string_equal(json_string_value(json_object_get(kube_object_path(pvc, "metadata.labels"),
+                                                          "app.kubernetes.io/managed-by")),
+                        "olm.operatorframework.io");
+    assert_null(fake_apiserver_object(f->api, CM));
+    assert_cond(f, "a", "Available", "False", "ProbeFailure",
+                "Object PersistentVolumeClaim.v1 ns/test-pvc: missing key: \"status.phase\"");
+    assert_cond(f, "a", "Progressing", "True", "RollingOut", "Revision  is rolling out.");
+    json_t *pvcs = fake_apiserver_object(f->api, PVC);
+    json_object_set_new(pvcs, "status", json_pack("{s:s}", "phase", "Pending"));
+    run(f, "a");
+    assert_cond(f, "a", "Available", "False", "ProbeFailure",
+                "Object PersistentVolumeClaim.v1 ns/test-pvc: value at key \"status.phase\" != \"Bound\"; expected: "
+                "\"Bound\" got: \"Pending\"");
+    assert_null(fake_apiserver_object(f->api, CM));
+    /* Bound: the next phase rolls out and the revision succeeds. */
+    bind_pvc(f);
+    r = run(f, "a");
+    assert_non_null(fake_apiserver_object(f->api, CM));
+    assert_cond(f, "a", "Progressing", "True", "Succeeded", "Revision  has rolled out.");
+    assert_cond(f, "a", "Available", "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    assert_cond(f, "a", "Succeeded", "True", "Succeeded", "Revision succeeded rolling out.");
+    json_t *cos = fake_apiserver_object(f->api, COS "a");
+    assert_true(kube_object_has_finalizer(cos, OBJECTSET_FINALIZER));
+    const json_t *obs = json_object_get(json_object_get(cos, "status"), "observedPhases");
+    assert_int_equal(json_array_size(obs), 2);
+    assert_string_equal(kube_object_string(json_array_get(obs, 1), "name"), "configmap");
+    assert_memory_equal(kube_object_string(json_array_get(obs, 1), "digest"), "sha256:", 7);
+}
+
+/* A Secret holding the ConfigMap under key "cm". */
+static void put_secret(fx *f, bool immutable, const char *version)
+{
+    char obj[512], b64buf[1024], buf[2048];
+    snprintf(obj, sizeof obj,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"test-configmap\",\"namespace\":"
+             "\"ns\"},\"data\":{\"version\":\"%s\"}}",
+             version);
+    olm_error err;
+    size_t n = 0;
+    char *b64 = olm_base64_encode(obj, strlen(obj), &n, &err);
+    snprintf(b64buf, sizeof b64buf, "%s", b64);
+    free(b64);
+    snprintf(buf, sizeof buf,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"objs\",\"namespace\":\"ns\"},"
+             "\"type\":\"olm.operatorframework.io/object-data\",\"immutable\":%s,\"data\":{\"cm\":\"%s\"}}",
+             immutable ? "true" : "false", b64buf);
+    fake_apiserver_put_json(f->api, "/api/v1/namespaces/ns/secrets/objs", buf);
+}
+
+static const char *CM_REF = "{\"ref\":{\"name\":\"objs\",\"namespace\":\"ns\",\"key\":\"cm\"}}";
+
+static void test_secret_refs(void **state)
+{
+    fx *f = *state;
+    put_secret(f, false, "v1");
+    put_cos(f, "s", "", "Prevent", "", CM_REF);
+    run(f, "s");
+    assert_cond(f, "s", "Progressing", "False", "Blocked",
+                "the following secrets are not immutable (referenced secrets must have immutable set to true): "
+                "ns/objs");
+    assert_null(fake_apiserver_object(f->api, PVC)); /* blocked before anything is applied */
+    put_secret(f, true, "v1");
+    run(f, "s");
+    bind_pvc(f);
+    run(f, "s");
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    assert_non_null(cm);
+    assert_string_equal(kube_object_string(cm, "data.version"), "v1");
+    assert_cond(f, "s", "Succeeded", "True", "Succeeded", NULL);
+    /* The Secret recreated with other content: the phase's digest changed. */
+    put_secret(f, true, "v2");
+    run(f, "s");
+    const json_t *c = cond(f, "s", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Blocked");
+    assert_non_null(strstr(kube_object_string(c, "message"),
+                           "resolved content of 1 phase(s) has changed: phase \"configmap\" (expected digest sha256:"));
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1");
+    /* Back to the content it had: unblocked. */
+    put_secret(f, true, "v1");
+    run(f, "s");
+    assert_cond(f, "s", "Progressing", "True", "Succeeded", NULL);
+}
+
+static void test_collision_prevent(void **state)
+{
+    fx *f = *state;
+    fake_apiserver_put_json(f->api, CM,
+                            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"test-configmap\","
+                            "\"namespace\":\"ns\"},\"data\":{\"mine\":\"yes\"}}");
+    put_cos(f, "c", "", "Prevent", "", CM_INLINE);
+    run(f, "c");
+    bind_pvc(f);
+    kube_wq_result r = run(f, "c");
+    assert_int_equal(r.kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_int_equal(r.requeue_after_ms, 10000);
+    const json_t *c = cond(f, "c", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Retrying");
+    assert_memory_equal(kube_object_string(c, "message"), "revision object collisions in phase 1\nObject ConfigMap.v1 ns/test-configmap", 70);
+    /* The existing object is untouched. */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    assert_string_equal(kube_object_string(cm, "data.mine"), "yes");
+    assert_null(json_object_get(json_object_get(cm, "metadata"), "ownerReferences"));
+    /* IfNoController adopts it. */
+    fake_apiserver_remove(f->api, COS "c");
+    fake_apiserver_remove(f->api, PVC); /* controlled by the removed COS: would collide too */
+    put_cos(f, "c", "", "IfNoController", "", CM_INLINE);
+    run(f, "c");
+    bind_pvc(f);
+    run(f, "c");
+    cm = fake_apiserver_object(f->api, CM);
+    assert_int_equal(json_array_size(json_object_get(json_object_get(cm, "metadata"), "ownerReferences")), 1);
+    assert_cond(f, "c", "Succeeded", "True", "Succeeded", NULL);
+    /* A second revision of another owner claims the same objects under Prevent: collision. */
+    put_cos(f, "d", "", "Prevent", "", CM_INLINE);
+    run(f, "d");
+    c = cond(f, "d", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Retrying");
+    assert_non_null(strstr(kube_object_string(c, "message"), "revision object collisions in phase 0"));
+}
+
+static void test_archive_teardown(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "t", "", "Prevent", "", CM_INLINE);
+    run(f, "t");
+    bind_pvc(f);
+    run(f, "t");
+    assert_non_null(fake_apiserver_object(f->api, CM));
+    json_t *cos = fake_apiserver_object(f->api, COS "t");
+    json_object_set_new(json_object_get(cos, "spec"), "lifecycleState", json_string("Archived"));
+    run(f, "t");
+    /* Last phase first: the ConfigMap goes, the PVC waits for the next pass. */
+    assert_null(fake_apiserver_object(f->api, CM));
+    assert_non_null(fake_apiserver_object(f->api, PVC));
+    assert_cond(f, "t", "Progressing", "True", "Retrying",
+                "removing revision resources that are not owned by another revision");
+    run(f, "t"); /* deleted now; the next pass sees it gone */
+    assert_null(fake_apiserver_object(f->api, PVC));
+    assert_cond(f, "t", "Progressing", "True", "Retrying", NULL);
+    run(f, "t");
+    assert_cond(f, "t", "Progressing", "False", "Archived", "revision is archived");
+    assert_cond(f, "t", "Available", "Unknown", "Archived", "revision is archived");
+    assert_true(kube_object_has_finalizer(fake_apiserver_object(f->api, COS "t"), OBJECTSET_FINALIZER));
+    run(f, "t");
+    assert_false(kube_object_has_finalizer(fake_apiserver_object(f->api, COS "t"), OBJECTSET_FINALIZER));
+}
+
+static void test_progress_deadline(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "p", "", "Prevent", ",\"progressDeadlineMinutes\":10", CM_INLINE);
+    fake_now_value = 1700000000 - 13 * 60 + 5 * 60; /* created 22:00, now 22:05: 5 minutes left */
+    kube_wq_result r = run(f, "p");
+    assert_int_equal(r.kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_cond(f, "p", "Progressing", "True", "RollingOut", NULL);
+    fake_now_value = 1700000000; /* 22:13:20, past 22:10 */
+    run(f, "p");
+    assert_cond(f, "p", "Progressing", "False", "ProgressDeadlineExceeded",
+                "Revision has not rolled out for 10 minute(s). Last status: Revision  is rolling out.");
+    bind_pvc(f);
+    run(f, "p");
+    assert_cond(f, "p", "Progressing", "True", "Succeeded", NULL);
+}
+
+/* An object the apiserver refuses: Progressing Retrying with boxcutter's wording, Available
+ * Unknown once it was set, and a retry with back-off. */
+static void test_apply_error_retries(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "e", "", "Prevent", "", CM_INLINE);
+    run(f, "e"); /* Available False: the PVC has no status yet */
+    bind_pvc(f);
+    fake_apiserver_fail(f->api, "PATCH", "configmaps/test-configmap", NULL, 403, "nope", -1);
+    kube_wq_result r = run(f, "e");
+    assert_int_equal(r.kind, KUBE_WQ_ERROR);
+    const json_t *c = cond(f, "e", "Progressing");
+    assert_string_equal(kube_object_string(c, "reason"), "Retrying");
+    assert_memory_equal(kube_object_string(c, "message"),
+                        "reconciling object: reconciling /v1, Kind=ConfigMap ns/test-configmap: creating resource: ", 87);
+    assert_cond(f, "e", "Available", "Unknown", "Reconciling", kube_object_string(c, "message"));
+    fake_apiserver_fail_clear(f->api);
+    run(f, "e");
+    assert_cond(f, "e", "Succeeded", "True", "Succeeded", NULL);
+}
+
+/* A rolled-out revision re-applies nothing that is already there, and repairs what changed. */
+static void test_idle_and_repair(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "i", "", "Prevent", "", CM_INLINE);
+    run(f, "i");
+    bind_pvc(f);
+    run(f, "i");
+    assert_cond(f, "i", "Succeeded", "True", "Succeeded", NULL);
+    size_t patches = fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL);
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches);
+    /* someone changes a field the set holds, and adds one of their own: ours is put back */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    json_object_set_new(json_object_get(cm, "data"), "version", json_string("changed"));
+    run(f, "i");
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches + 1);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
+}
+
+/* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
+ * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
+ * ownerReference from the objects revision 2 now controls. */
+static void test_revision_handover(void **state)
+{
+    fx *f = *state;
+    const char *owner = ",\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\"}";
+    put_cos(f, "ext-1", owner, "Prevent", "", CM_INLINE);
+    run(f, "ext-1");
+    bind_pvc(f);
+    run(f, "ext-1");
+    assert_cond(f, "ext-1", "Succeeded", "True", "Succeeded", NULL);
+    char buf[8192];
+    snprintf(buf, sizeof buf, PVC_COS, "ext-2", owner, "Prevent", "", CM_INLINE);
+    json_t *rev2 = json_loads(buf, 0, NULL);
+    json_object_set_new(json_object_get(rev2, "spec"), "revision", json_integer(2));
+    fake_apiserver_put(f->api, COS "ext-2", rev2);
+    run(f, "ext-2");
+    const json_t *refs = json_object_get(json_object_get(fake_apiserver_object(f->api, CM), "metadata"),
+                                         "ownerReferences");
+    assert_int_equal(json_array_size(refs), 2);
+    /* ext-1's reference stays, released; ext-2 is the controller now */
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *r = json_array_get(refs, i);
+        bool is2 = strcmp(kube_object_string(r, "name"), "ext-2") == 0;
+        assert_int_equal(json_is_true(json_object_get(r, "controller")), is2);
+    }
+    assert_cond(f, "ext-2", "Succeeded", "True", "Succeeded", NULL);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
+                        "Archived");
+    run(f, "ext-1");
+    run(f, "ext-1");
+    assert_cond(f, "ext-1", "Progressing", "False", "Archived", NULL);
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    assert_non_null(cm); /* kept: ext-2's */
+    refs = json_object_get(json_object_get(cm, "metadata"), "ownerReferences");
+    assert_int_equal(json_array_size(refs), 1);
+    assert_string_equal(kube_object_string(json_array_get(refs, 0), "name"), "ext-2");
+    assert_non_null(fake_apiserver_object(f->api, PVC));
+}
+
+/* User progression probes: ConditionEqual, FieldsEqual, and a Label selector with matchExpressions. */
+static void test_user_probes(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *probes = json_loads(
+        "[{\"selector\":{\"type\":\"Label\",\"label\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\","
+        "\"values\":[\"web\"]}]}},\"assertions\":[{\"type\":\"ConditionEqual\",\"conditionEqual\":{\"type\":\"Ready\","
+        "\"status\":\"True\"}},{\"type\":\"FieldsEqual\",\"fieldsEqual\":{\"fieldA\":\"spec.replicas\",\"fieldB\":"
+        "\"status.readyReplicas\"}}]}]",
+        0, &je);
+    assert_non_null(probes);
+    json_t *obj = json_loads("{\"apiVersion\":\"apps/v1\",\"kind\":\"X\",\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+                             "\"spec\":{\"replicas\":2},\"status\":{\"readyReplicas\":1,\"conditions\":[{\"type\":"
+                             "\"Ready\",\"status\":\"False\"}]}}",
+                             0, &je);
+    probe_result r;
+    olm_error err;
+    assert_int_equal(probe_user(probes, obj, &r, &err), 0);
+    assert_int_equal(r.status, PROBE_FALSE);
+    assert_string_equal(r.messages, ".status.condition[\"Ready\"] is False and \"spec.replicas\" != "
+                                    "\"status.readyReplicas\" expected: 2 got: 1");
+    probe_result_free(&r);
+    /* Not selected: passes. */
+    json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "labels"), "app", json_string("db"));
+    assert_int_equal(probe_user(probes, obj, &r, &err), 0);
+    assert_int_equal(r.status, PROBE_TRUE);
+    probe_result_free(&r);
+    /* An outdated status is Unknown whatever the selector. */
+    json_object_set_new(json_object_get(obj, "status"), "observedGeneration", json_integer(3));
+    assert_int_equal(probe_user(probes, obj, &r, &err), 0);
+    assert_int_equal(r.status, PROBE_UNKNOWN);
+    assert_string_equal(r.messages, ".status outdated");
+    probe_result_free(&r);
+    json_decref(obj);
+    json_decref(probes);
+    /* A bad type is an error in upstream's words. */
+    probes = json_loads("[{\"selector\":{\"type\":\"Nope\"},\"assertions\":[]}]", 0, &je);
+    assert_int_equal(probe_user_check(probes, &err), -1);
+    assert_string_equal(err.msg, "unknown progressionProbe selector type: Nope");
+    json_decref(probes);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_probe_gates_phases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secret_refs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_collision_prevent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_archive_teardown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_and_repair, setup, teardown),
+        cmocka_unit_test(test_user_probes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
