@@ -104,7 +104,7 @@ def test_crd_established_cluster_scoped_v1(crds, crd):
     assert versions[0]["served"] and versions[0]["storage"]
     assert "status" in versions[0]["subresources"]
     assert obj["status"]["acceptedNames"]["kind"] in (
-        "ClusterExtension", "ClusterCatalog", "ClusterVersion", "ClusterOperator")
+        "ClusterExtension", "ClusterCatalog", "ClusterObjectSet", "ClusterVersion", "ClusterOperator")
 
 
 def test_olm_crds_have_no_short_names(crds):
