@@ -136,6 +136,9 @@ void objectset_object_ref(strbuf *sb, const json_t *o);
  * of its owner. */
 kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const objectset_phases *ph,
                                   const json_t *others);
+/* boxcutter's static revision validation (objectset_validate.c): NULL when valid, else its
+ * message (caller frees). */
+char *objectset_validate(const char *name, json_int_t revision, const objectset_phases *ph);
 /* Archive: teardown, then Archived, then the finalizer off (objectset_archive.c). */
 kube_wq_result objectset_archive(objectset_pass *p, const objectset_target *t, const objectset_phases *ph);
 

@@ -32,6 +32,18 @@ static void archive_previous(objectset_pass *p, const json_t *others, json_int_t
 
 kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const objectset_phases *ph, const json_t *others)
 {
+    /* boxcutter validates the revision first and retries a failing one after 10 s. */
+    char *invalid = objectset_validate(p->name, t->revision, ph);
+    if (invalid) {
+        strbuf m = STRBUF_INIT;
+        strbuf_printf(&m, "revision validation error: %s", invalid);
+        objectset_set_retrying(&p->s, strbuf_str(&m));
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "preflight validation failed, retrying after 10s: %s",
+                invalid);
+        strbuf_free(&m);
+        free(invalid);
+        return objectset_after(10000);
+    }
     const char *version = json_string_value(json_object_get(kube_object_path(p->cos, "metadata.annotations"),
                                                             VERSION_ANNOTATION));
     version = version ? version : "";

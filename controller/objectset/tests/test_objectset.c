@@ -335,6 +335,25 @@ static void test_idle_and_repair(void **state)
     assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
 }
 
+/* An object in two phases: boxcutter's revision validation error, nothing applied. */
+static void test_duplicate_object(void **state)
+{
+    fx *f = *state;
+    char cm2[1024];
+    snprintf(cm2, sizeof cm2, "%s,%s", CM_INLINE,
+             "{\"object\":{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"test-pvc\",\"namespace\":\"ns\"}}}");
+    put_cos(f, "dup", "", "Prevent", "", cm2);
+    kube_wq_result r = run(f, "dup");
+    assert_int_equal(r.kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_int_equal(r.requeue_after_ms, 10000);
+    assert_cond(f, "dup", "Progressing", "True", "Retrying",
+                "revision validation error: revision \"dup\" (1): phase \"pvc\": /v1, Kind=PersistentVolumeClaim "
+                "ns/test-pvc: duplicate object found in phases: configmap, pvc, phase \"configmap\": /v1, "
+                "Kind=PersistentVolumeClaim ns/test-pvc: duplicate object found in phases: configmap, pvc");
+    assert_null(fake_apiserver_object(f->api, PVC));
+}
+
 /* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
  * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
  * ownerReference from the objects revision 2 now controls. */
@@ -430,6 +449,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_and_repair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_object, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
