@@ -44,12 +44,18 @@ int daemon_runtime_metrics(daemon_runtime *rt, strbuf *out)
     const daemon_spec *s = rt->spec;
     if (s && s->metrics && s->metrics(s->app, out) < 0)
         return -1;
-    int rc = 0;
-    for (size_t i = 0; i < rt->nparts; i++) {
+    /* All queues at once: one HELP per family however many controllers run. */
+    const kube_workqueue *qs[DAEMON_PARTS_MAX];
+    const char *names[DAEMON_PARTS_MAX];
+    size_t nq = 0;
+    for (size_t i = 0; i < rt->nparts && nq < DAEMON_PARTS_MAX; i++) {
         const daemon_part *p = &rt->parts[i];
-        if (p->kind == DAEMON_PART_WORKQUEUE && p->obj)
-            rc |= kube_workqueue_render_metrics(p->obj, p->metrics_name, out);
+        if (p->kind == DAEMON_PART_WORKQUEUE && p->obj) {
+            qs[nq] = p->obj;
+            names[nq++] = p->metrics_name;
+        }
     }
+    int rc = kube_workqueues_render_metrics(qs, names, nq, out);
     if (rt->rest_metrics)
         rc |= kube_request_metrics_render(rt->rest_metrics, out);
     if (s && s->leader_elect) {

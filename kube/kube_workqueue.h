@@ -112,6 +112,10 @@ const kube_workqueue_stats *kube_workqueue_get_stats(const kube_workqueue *q);
  * controller), and workqueue_{depth,adds_total,retries_total,queue_duration_seconds,
  * work_duration_seconds} (label name).  Loop thread only; 0, or -1 when out of memory. */
 int kube_workqueue_render_metrics(const kube_workqueue *q, const char *controller, strbuf *out);
+/* The same for n queues (controllers[i] names qs[i]): each family's HELP and TYPE once, then
+ * every queue's samples, as the text format wants when a daemon runs several controllers. */
+int kube_workqueues_render_metrics(const kube_workqueue *const *qs, const char *const *controllers, size_t n,
+                                   strbuf *out);
 
 /* See the header comment.  `q` is freed after `done_cb` (may be NULL) returns. */
 void kube_workqueue_shutdown(kube_workqueue *q, bool drain, void (*done_cb)(void *data), void *data);

@@ -224,6 +224,56 @@ static void test_error_with_deadline(void **state)
     rec_free(&r);
 }
 
+/* Two controllers in one daemon: each family's HELP and TYPE once, both controllers' samples
+ * under it (a second HELP line is a parse error for Prometheus' text parser). */
+static size_t count_of(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_metrics_of_two_queues_share_headers(void **state)
+{
+    (void)state;
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    rec r1, r2;
+    rec_init(&r1);
+    rec_init(&r2);
+    olm_error err;
+    kube_workqueue_options o = {.concurrency = 1, .base_delay_ms = 1};
+    kube_workqueue *qs[2] = {kube_workqueue_new(&loop, &o, reconcile, &r1, &err),
+                             kube_workqueue_new(&loop, &o, reconcile, &r2, &err)};
+    const char *names[2] = {"clusterextension", "clusterobjectset"};
+    strbuf m = STRBUF_INIT;
+    assert_int_equal(kube_workqueues_render_metrics((const kube_workqueue *const *)qs, names, 2, &m), 0);
+    const char *t = strbuf_str(&m);
+    const char *families[] = {"controller_runtime_reconcile_total ", "controller_runtime_reconcile_errors_total ",
+                              "controller_runtime_reconcile_time_seconds ", "workqueue_depth ",
+                              "workqueue_work_duration_seconds "};
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++) {
+        char help[96], type[96];
+        snprintf(help, sizeof help, "# HELP %s", families[i]);
+        snprintf(type, sizeof type, "# TYPE %s", families[i]);
+        if (count_of(t, help) != 1 || count_of(t, type) != 1)
+            fail_msg("%s: %zu HELP, %zu TYPE lines in\n%s", families[i], count_of(t, help), count_of(t, type), t);
+    }
+    assert_non_null(strstr(t, "controller_runtime_reconcile_total{controller=\"clusterextension\",result=\"success\"} 0"));
+    assert_non_null(strstr(t, "controller_runtime_reconcile_total{controller=\"clusterobjectset\",result=\"success\"} 0"));
+    assert_non_null(strstr(t, "workqueue_depth{name=\"clusterobjectset\"} 0"));
+    /* All samples of a family follow its header: the second queue's depth comes before the next family. */
+    assert_true(strstr(t, "workqueue_depth{name=\"clusterobjectset\"}") < strstr(t, "# HELP workqueue_adds_total"));
+    strbuf_free(&m);
+    for (int i = 0; i < 2; i++)
+        kube_workqueue_shutdown(qs[i], true, on_done, i ? &r2 : &r1);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    rec_free(&r1);
+    rec_free(&r2);
+}
+
 static void test_dedupe_and_order(void **state)
 {
     (void)state;
@@ -529,6 +579,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dedupe_and_order),
         cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_metrics_of_two_queues_share_headers),
         cmocka_unit_test(test_error_with_deadline),
         cmocka_unit_test(test_exclusion_while_processing),
         cmocka_unit_test(test_backoff_function),
