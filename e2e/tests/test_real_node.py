@@ -906,6 +906,8 @@ def test_install_completes_after_operator_controller_pod_is_deleted_mid_install(
             return "deployments" in msg and msg
         poll(held, "the install retrying on the missing deployments permission")
         # Every replica: the whole of operator-controller restarts.
+        # (the replica the previous test force-deleted may still be starting: wait for both)
+        poll(lambda: len(cluster.ready_pods(OPCTL)) == 2, "both operator-controller replicas ready", timeout=WAIT)
         old = {p["metadata"]["name"] for p in cluster.ready_pods(OPCTL)}
         assert len(old) == 2
         cluster.kubectl("-n", SYSTEM_NS, "delete", "pod", *sorted(old), "--wait=false")
