@@ -153,6 +153,20 @@ int kube_object_set_finalizer(kube_client *c, const char *api_version, const cha
     return rc;
 }
 
+void kube_object_reduce(json_t *obj, json_t *metadata, json_t *spec)
+{
+    json_t *av = json_incref(json_object_get(obj, "apiVersion")), *kind = json_incref(json_object_get(obj, "kind"));
+    json_object_clear(obj);
+    if (av)
+        json_object_set_new(obj, "apiVersion", av);
+    if (kind)
+        json_object_set_new(obj, "kind", kind);
+    if (metadata)
+        json_object_set_new(obj, "metadata", metadata);
+    if (spec)
+        json_object_set_new(obj, "spec", spec);
+}
+
 /* ------------------------------------------------------------ content hash */
 
 #define DEPLOYMENT_REVISION_ANNOTATION "deployment.kubernetes.io/revision"

@@ -58,6 +58,10 @@ int kube_object_set_finalizer(kube_client *c, const char *api_version, const cha
                               const char *name, bool present, const char *const *also_remove, json_t **out,
                               olm_error *err);
 
+/* Cuts `obj` down to its apiVersion and kind plus `metadata` and `spec` (new references, taken
+ * over; NULL: left out): what an informer's cache keeps of an object it reads little of. */
+void kube_object_reduce(json_t *obj, json_t *metadata, json_t *spec);
+
 /* A hash of what an object's owner may have changed: the object without kind and apiVersion
  * (a LIST's items have none), status, metadata.resourceVersion, metadata.managedFields, metadata.generation and the Deployment
  * controller's deployment.kubernetes.io/revision annotation (FNV-1a of its compact JSON with

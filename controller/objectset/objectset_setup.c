@@ -91,16 +91,7 @@ static void cache_form(json_t *obj)
     for (size_t i = 0; s && i < sizeof sk / sizeof *sk; i++)
         if (json_object_get(spec, sk[i]))
             json_object_set(s, sk[i], json_object_get(spec, sk[i]));
-    json_t *av = json_incref(json_object_get(obj, "apiVersion")), *kind = json_incref(json_object_get(obj, "kind"));
-    json_object_clear(obj);
-    if (av)
-        json_object_set_new(obj, "apiVersion", av);
-    if (kind)
-        json_object_set_new(obj, "kind", kind);
-    if (m)
-        json_object_set_new(obj, "metadata", m);
-    if (s)
-        json_object_set_new(obj, "spec", s);
+    kube_object_reduce(obj, m, s);
 }
 
 int objectset_controller_start(objectset_controller *c, daemon_runtime *rt, const objectset_controller_config *cfg,

@@ -59,14 +59,7 @@ static void reduce(json_t *obj)
         if (v)
             json_object_set(small, keep[i], v);
     }
-    json_t *av = json_incref(json_object_get(obj, "apiVersion")), *kind = json_incref(json_object_get(obj, "kind"));
-    json_object_clear(obj);
-    if (av)
-        json_object_set_new(obj, "apiVersion", av);
-    if (kind)
-        json_object_set_new(obj, "kind", kind);
-    if (small)
-        json_object_set_new(obj, "metadata", small);
+    kube_object_reduce(obj, small, NULL);
 }
 
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)

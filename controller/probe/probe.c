@@ -119,6 +119,19 @@ static const json_t *count_or(const json_t *obj, const char *path, json_t *dflt)
     return f && !json_is_null(f) ? f : dflt;
 }
 
+void probe_compare_fields(verdict *v, const char *a, const json_t *va, const char *b, const json_t *vb)
+{
+    /* Semantic.DeepEqual of unstructured values: numbers by value, the rest by structure. */
+    bool equal = (json_is_number(va) && json_is_number(vb)) ? json_number_value(va) == json_number_value(vb)
+                                                             : json_equal(va, vb);
+    if (!equal) {
+        char *ja = probe_go_json(va), *jb = probe_go_json(vb);
+        probe_add(v, PROBE_FALSE, "\"%s\" != \"%s\" expected: %s got: %s", a, b, ja ? ja : "?", jb ? jb : "?");
+        free(ja);
+        free(jb);
+    }
+}
+
 /* FieldsEqualProbe{FieldA: a, FieldB: b}, counts read by count_or (probe.h says why). */
 static void fields_equal(verdict *v, const json_t *obj, const char *a, json_int_t a_dflt, const char *b,
                          json_int_t b_dflt)
@@ -128,15 +141,7 @@ static void fields_equal(verdict *v, const json_t *obj, const char *a, json_int_
         v->oom = true;
     } else {
         const json_t *va = count_or(obj, a, da), *vb = count_or(obj, b, db);
-        /* Semantic.DeepEqual of unstructured values: numbers by value, the rest by structure. */
-        bool equal = (json_is_number(va) && json_is_number(vb)) ? json_number_value(va) == json_number_value(vb)
-                                                                 : json_equal(va, vb);
-        if (!equal) {
-            char *ja = probe_go_json(va), *jb = probe_go_json(vb);
-            probe_add(v, PROBE_FALSE, "\"%s\" != \"%s\" expected: %s got: %s", a, b, ja ? ja : "?", jb ? jb : "?");
-            free(ja);
-            free(jb);
-        }
+        probe_compare_fields(v, a, va, b, vb);
     }
     json_decref(da);
     json_decref(db);

@@ -23,6 +23,9 @@ const json_t *probe_field(const json_t *obj, const char *path);
 json_int_t probe_generation(const json_t *obj);
 /* A value as Go's json.Marshal writes it; caller frees; NULL when memory ran out. */
 char *probe_go_json(const json_t *v);
+/* FieldsEqualProbe's comparison of the values va (at path a) and vb (at b), both present: adds
+ * boxcutter's False "\"a\" != \"b\" expected: <va> got: <vb>" when they differ. */
+void probe_compare_fields(verdict *v, const char *a, const json_t *va, const char *b, const json_t *vb);
 /* ConditionProbe{Type: type, Status: want}. */
 void probe_condition_equal(verdict *v, const json_t *obj, const char *type, const char *want);
 /* FieldValueProbe{FieldPath: path, Value: want}. */

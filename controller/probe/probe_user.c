@@ -40,15 +40,7 @@ static void fields_equal(verdict *v, const json_t *obj, const char *a, const cha
         } else if (!vb) {
             probe_add(v, PROBE_FALSE, "\"%s\" missing", b);
         } else {
-            bool equal = (json_is_number(va) && json_is_number(vb))
-                             ? json_number_value(va) == json_number_value(vb)
-                             : json_equal(va, vb);
-            if (!equal) {
-                char *ja = probe_go_json(va), *jb = probe_go_json(vb);
-                probe_add(v, PROBE_FALSE, "\"%s\" != \"%s\" expected: %s got: %s", a, b, ja ? ja : "?", jb ? jb : "?");
-                free(ja);
-                free(jb);
-            }
+            probe_compare_fields(v, a, va, b, vb);
         }
     }
     free(ta);
