@@ -22,6 +22,7 @@
 #define OLM_APPLIER_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "install_record.h"
@@ -62,6 +63,26 @@ typedef struct applier_ctx {
      * LIST of the system namespace's Secrets less per first install (a LIST waits for the
      * apiserver's cache to be fresh: 41 ms on average at 1,000 extensions). */
     bool *no_helm_release;
+    /* The ClusterExtension shows no sign that anyone ever installed it: no status.install and
+     * none of upstream's finalizers (upstream adds them before it installs anything, and
+     * writes status.install after).  Then no record of ours means a first install, and
+     * applier_read_record looks for no Helm release to adopt (one LIST of the system
+     * namespace's Secrets less per first install); it sets *no_helm_release as a LIST that
+     * found none would.  Should a release of this extension exist all the same (our own
+     * mirror, written just before a record create that failed), the mirror write's create
+     * answers AlreadyExists and lists them then. */
+    bool never_installed;
+    /* Optional (NULL: unused), the caller's, shared by its reconciles (any thread): true once
+     * the system namespace was seen to exist.  applier_apply reads the namespace before an
+     * install only while it is false (one GET per install less); a record write answered
+     * NotFound reads it again, and sets it false when the namespace is gone. */
+    atomic_bool *system_namespace_seen;
+    /* Optional: makes as_sa when it is NULL and the first request as the ServiceAccount is
+     * due (applier_apply's, or a read or apply of applier_repair).  0 with ctx->as_sa set, or
+     * -1 with err.  So a repair that finds every object as the apply left it
+     * (applier_ctx.unchanged) asks for no token: a restart mints none. */
+    int (*identity)(void *data, olm_error *err);
+    void *identity_data;
 } applier_ctx;
 
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`

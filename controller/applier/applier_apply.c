@@ -276,8 +276,6 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
     memset(out, 0, sizeof *out);
     if (check_ctx(ctx, err) < 0)
         return -1;
-    if (!ctx->as_sa)
-        return olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
     if (!bundle || !bundle->name || !*bundle->name)
         return olm_error_set(err, "applier: the bundle has no name");
     if (bundle->properties && *bundle->properties) {
@@ -287,10 +285,16 @@ int applier_apply(const applier_ctx *ctx, const applier_bundle *bundle, json_t *
         if (!ok)
             return olm_error_set(err, "applier: bundle %s: olm.properties is not a JSON array", bundle->name);
     }
+    if (applier_identity(ctx, err) < 0)
+        return -1;
 
     /* Checked first, so that a missing system namespace is reported before anything is
-     * applied rather than after (the record could not be written anyway). */
-    if (applier_check_system_namespace(ctx, err) < 0)
+     * applied rather than after (the record could not be written anyway).  Once seen, it is
+     * not read again before each install: it holds operator-controller's own Pod in a
+     * cluster, and should it go all the same, the record write's NotFound reads it, says
+     * so, and makes the next attempt check first again. */
+    bool seen = ctx->system_namespace_seen && atomic_load(ctx->system_namespace_seen);
+    if (!seen && applier_check_system_namespace(ctx, err) < 0)
         return -1;
     applier_set set;
     if (applier_set_build(ctx->extension, objects, &set, err) < 0)

@@ -211,7 +211,17 @@ int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec
             goto done;
     } else {
         set_time_label(want, "createdAt", NULL);
-        if (kube_create(ctx->admin, want, &written, err) < 0)
+        int crc = kube_create(ctx->admin, want, &written, err);
+        if (crc == KUBE_ALREADY_EXISTS && none) {
+            /* "None" was not read but assumed (applier_ctx.never_installed): one is there,
+             * so go by what a LIST finds after all. */
+            json_decref(want);
+            json_decref(chunks);
+            json_decref(list);
+            *ctx->no_helm_release = false;
+            return applier_write_helm_release(ctx, rec, objects, err);
+        }
+        if (crc < 0)
             goto done;
     }
     rc = create_chunks(ctx, written, chunks, err);
@@ -231,6 +241,11 @@ done:
 int applier_read_helm_release(const applier_ctx *ctx, install_record *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (ctx->never_installed) { /* nothing to adopt (applier.h) */
+        if (ctx->no_helm_release)
+            *ctx->no_helm_release = true;
+        return 0;
+    }
     json_t *list = list_indexes(ctx, err);
     if (!list)
         return -1;

@@ -103,7 +103,12 @@ int applier_prune(const applier_ctx *ctx, const install_record *prev, const inst
                   install_object_ref **left, size_t *nleft, olm_error *err);
 void applier_refs_free(install_object_ref *refs, size_t n);
 
-/* -1 with a clear message when ctx->system_namespace does not exist. */
+/* The ServiceAccount's client, made now through ctx->identity when there is none yet: 0
+ * with ctx->as_sa set, or -1 with err. */
+int applier_identity(const applier_ctx *ctx, olm_error *err);
+
+/* -1 with a clear message when ctx->system_namespace does not exist (sets, when the caller
+ * keeps it, ctx->system_namespace_seen either way). */
 int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err);
 /* Creates or updates the record Secret through admin (skips the write when unchanged).
  * likely_new: the caller found no record a moment ago, so the create is tried before any

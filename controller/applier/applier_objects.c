@@ -262,6 +262,18 @@ bool applier_record_has(const install_object_ref *refs, size_t n, const install_
     return false;
 }
 
+int applier_identity(const applier_ctx *ctx, olm_error *err)
+{
+    if (ctx->as_sa)
+        return 0;
+    if (!ctx->identity)
+        return olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
+    if (ctx->identity(ctx->identity_data, err) < 0)
+        return -1;
+    /* The callback fills the caller's ctx, which `ctx` points to. */
+    return ctx->as_sa ? 0 : olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
+}
+
 int applier_apply_one(const applier_ctx *ctx, const applier_obj *o, json_t **out, olm_error *err)
 {
     int rc = kube_apply(ctx->as_sa, o->obj, APPLIER_FIELD_MANAGER, true, NULL, out, err);

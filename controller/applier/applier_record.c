@@ -13,6 +13,8 @@ int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
     json_t *ns = NULL;
     int rc = kube_get(ctx->admin, "v1", "Namespace", NULL, ctx->system_namespace, &ns, err);
     json_decref(ns);
+    if (ctx->system_namespace_seen && (rc == KUBE_OK || rc == KUBE_NOT_FOUND))
+        atomic_store(ctx->system_namespace_seen, rc == KUBE_OK);
     if (rc == KUBE_NOT_FOUND)
         return olm_error_set(err,
                              "the system namespace '%s' does not exist; operator-controller keeps install records "

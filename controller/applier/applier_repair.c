@@ -69,6 +69,8 @@ static int repair_one(const applier_ctx *ctx, const applier_obj *o, olm_error *e
 {
     json_t *cur = NULL, *after = NULL;
     char what[600];
+    if (applier_identity(ctx, err) < 0)
+        return -1;
     int rc = applier_get(ctx, o->api_version, o->kind, o->ns, o->name, &cur, err);
     if (rc < 0 && rc != KUBE_NOT_FOUND)
         return olm_error_wrap(err, "checking %s", applier_describe(what, sizeof what, o->kind, o->ns, o->name));
@@ -115,7 +117,7 @@ int applier_repair(const applier_ctx *ctx, const install_record *rec, json_t *ob
 {
     if (!ctx || !ctx->admin || !ctx->extension || !rec)
         return olm_error_set(err, "applier: admin client, extension name and record are required");
-    if (!ctx->as_sa)
+    if (!ctx->as_sa && !ctx->identity)
         return olm_error_set(err, "applier: no client for the ClusterExtension's ServiceAccount");
     applier_set set;
     if (applier_set_build(ctx->extension, objects, &set, err) < 0)

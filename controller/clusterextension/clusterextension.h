@@ -81,6 +81,10 @@ void clusterextension_token_cache_free(clusterextension_token_cache *c);
  * (then *out is zeroed and nothing is cached). */
 int clusterextension_token_cache_get(clusterextension_token_cache *c, const char *ns, const char *sa, clusterextension_token *out, olm_error *err);
 
+/* Whether ns/sa has an entry (fresh, or due for a new mint): a token of it was handed out and
+ * may be in use (the drift watches run with one), so the next reconcile keeps it current. */
+bool clusterextension_token_cache_has(clusterextension_token_cache *c, const char *ns, const char *sa);
+
 /* Drops the entry of ns/sa if it still holds `token` (a newer token minted meanwhile
  * by another reconcile stays).  `token` NULL drops whatever is there. */
 void clusterextension_token_cache_invalidate(clusterextension_token_cache *c, const char *ns, const char *sa, const char *token);

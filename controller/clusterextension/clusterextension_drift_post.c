@@ -17,17 +17,29 @@ static int resolve_kind(void *data, const char *api_version, const char *kind, k
 void clusterextension_drift_post(clusterextension_run *run)
 {
     clusterextension_reconciler *r = run->r;
-    if (!r->cfg.drift || !run->have_rec || !run->token.value)
+    if (!r->cfg.drift || !run->have_rec)
         return;
     olm_error err;
+    const char *ns = clusterextension_str(run->ce, "spec.namespace"), *sa = clusterextension_service_account(run);
+    if (!run->token.value) {
+        /* Nothing in this reconcile needed the ServiceAccount (applier_ctx.identity). */
+        if (!*sa)
+            return; /* the controller's own identity: never watched with (drift.h) */
+        /* A token handed out before may run watches: it is kept current (the cache mints
+         * only when it is due).  Without one, the post is tokenless (drift.h). */
+        if (clusterextension_token_cache_has(r->cfg.tokens, ns, sa) &&
+            clusterextension_token_cache_get(r->cfg.tokens, ns, sa, &run->token, &err) != 0)
+            olm_log(OLM_LOG_DEBUG, "clusterExtension", run->name, "drift watch: no fresh token: %s", err.msg);
+    }
     drift_spec spec = {
         .extension = strdup(run->name),
-        .ns = strdup(clusterextension_str(run->ce, "spec.namespace")),
-        .sa = strdup(clusterextension_service_account(run)),
-        .token = strdup(run->token.value),
-        .refresh_at = run->token.refresh_at,
+        .ns = strdup(ns),
+        .sa = strdup(sa),
+        .token = run->token.value ? strdup(run->token.value) : NULL,
+        .tokenless = !run->token.value,
+        .refresh_at = run->token.value ? run->token.refresh_at : 0,
     };
-    int rc = spec.extension && spec.ns && spec.sa && spec.token ? 0 : olm_error_set(&err, "out of memory");
+    int rc = spec.extension && spec.ns && spec.sa && (spec.token || spec.tokenless) ? 0 : olm_error_set(&err, "out of memory");
     /* Discovery through the controller's own client: it only maps kinds to resources. */
     /* What the status says of each object's probes: a watch event that says otherwise asks
      * for a reconcile (drift.h).  NULL (nothing probed, or out of memory): unknown. */

@@ -36,6 +36,7 @@ struct clusterextension_reconciler {
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
     clusterextension_infos *infos;
+    atomic_bool system_namespace_seen; /* applier_ctx.system_namespace_seen */
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
@@ -93,6 +94,10 @@ static inline bool clusterextension_installed(const clusterextension_run *run)
 {
     return run->have_rec && !run->rec.pending;
 }
+
+/* clusterextension_steps.c: applier_ctx.identity (data: the run): the ServiceAccount's
+ * client, made when the applier first needs it. */
+int clusterextension_identity(void *data, olm_error *err);
 
 /* Steps (clusterextension_steps.c).  Each returns 0 to go on, -1 when the outcome
  * (progress + message) was set and the pipeline stops. */

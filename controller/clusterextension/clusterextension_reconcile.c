@@ -100,6 +100,21 @@ static bool has_finalizer_of(const json_t *ce, bool or_upstream)
     return false;
 }
 
+/* No sign that anyone ever installed it (applier_ctx.never_installed): no bundle in its
+ * status and none of upstream's finalizers. */
+static bool never_installed(const json_t *ce)
+{
+    const json_t *fins = json_object_get(json_object_get(ce, "metadata"), "finalizers");
+    size_t i;
+    const json_t *f;
+    json_array_foreach((json_t *)fins, i, f) {
+        const char *s = json_string_value(f);
+        if (s && is_upstream_finalizer(s))
+            return false;
+    }
+    return !*clusterextension_str(ce, "status.install.bundle.name");
+}
+
 static bool has_finalizer(const json_t *ce)
 {
     return has_finalizer_of(ce, false);
@@ -517,7 +532,9 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
                                  .observe_data = &run,
                                  .unchanged = r->cfg.drift ? clusterextension_known_unchanged : NULL,
                                  .unchanged_data = &run,
-                                 .no_helm_release = &run.no_helm_release};
+                                 .no_helm_release = &run.no_helm_release,
+                                 .never_installed = never_installed(run.ce),
+                                 .system_namespace_seen = &r->system_namespace_seen};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);
         else

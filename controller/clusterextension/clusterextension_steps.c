@@ -163,6 +163,11 @@ static int sa_client(clusterextension_run *run, olm_error *err)
     return 0;
 }
 
+int clusterextension_identity(void *data, olm_error *err)
+{
+    return sa_client(data, err);
+}
+
 /* Without spec.serviceAccount, a refusal is operator-controller's own: say how to give it
  * the rights, or how to name an identity that has them. */
 static void explain_own_identity_refused(const clusterextension_run *run, olm_error *err)
@@ -214,6 +219,8 @@ static int crd_preflight(clusterextension_run *run, json_t *objects, olm_error *
             continue;
         const char *crd = bundle_json_str(o, "metadata.name");
         json_t *existing = NULL;
+        if (!run->actx.as_sa && sa_client(run, err) != 0)
+            return -1;
         int rc = applier_get(&run->actx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", NULL, crd,
                              &existing, err);
         if (rc == KUBE_NOT_FOUND)
@@ -424,7 +431,14 @@ int clusterextension_step_install(clusterextension_run *run)
     if (r->cfg.boxcutter)
         return install_revision(run, objects, properties);
     t0 = olm_time_mono_ms();
-    if (sa_client(run, &err) != 0 || crd_preflight(run, objects, &err) != 0) {
+    /* The ServiceAccount's client (a token) is made by the first request that needs it: the
+     * CRD preflight's read, or the applier's (applier_ctx.identity).  A repair that finds
+     * every object as the apply left it needs none, so a restart mints no token.  A
+     * ServiceAccount deleted since is then noticed by the next request that needs it, as it
+     * already was while a cached token lasted. */
+    run->actx.identity = clusterextension_identity;
+    run->actx.identity_data = run;
+    if (crd_preflight(run, objects, &err) != 0) {
         explain_own_identity_refused(run, &err);
         clusterextension_debug_step(run, "preflight", t0, "failed");
         json_decref(objects);

@@ -117,6 +117,14 @@ static int copy_out(const token_entry *e, clusterextension_token *out, olm_error
     return 0;
 }
 
+bool clusterextension_token_cache_has(clusterextension_token_cache *c, const char *ns, const char *sa)
+{
+    pthread_mutex_lock(&c->lock);
+    bool has = *find(c, ns, sa) != NULL;
+    pthread_mutex_unlock(&c->lock);
+    return has;
+}
+
 int clusterextension_token_cache_get(clusterextension_token_cache *c, const char *ns, const char *sa, clusterextension_token *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);

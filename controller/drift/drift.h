@@ -111,6 +111,13 @@ typedef struct drift_spec {
     char *extension;      /* owned */
     char *ns, *sa;        /* owned: the ServiceAccount the token belongs to */
     char *token;          /* owned, zeroed when freed */
+    /* No token at hand (the reconcile needed none; token NULL): the extension keeps the
+     * token it has (a 401 had rejected it: it drops it), and without one its kinds are
+     * watched only through the shared watches, which run with other extensions' tokens.
+     * When one of its watches is not covered by a running shared watch, the watcher asks
+     * for a reconcile, which then finds the shared watch's cache unable to answer
+     * (drift_watcher_lookup), reads the objects with a token, and posts it. */
+    bool tokenless;
     time_t refresh_at;    /* ask for a reconcile then (fresh token); 0: never */
     drift_path *paths; /* owned, sorted by path, distinct */
     size_t npaths;

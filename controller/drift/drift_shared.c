@@ -104,6 +104,8 @@ static void uncover_all(drift_shared *sh)
 static bool start(drift_shared *sh, drift_ext *e)
 {
     drift_watcher *d = sh->d;
+    if (!e->cfg)
+        return false; /* tokenless (drift_spec.tokenless): nothing to run it with */
     halt(sh);
     char *id = identity_of(e);
     drift_watch *bw = calloc(1, sizeof *bw);

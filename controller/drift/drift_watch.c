@@ -145,8 +145,9 @@ drift_watch *drift_watch_new(drift_watcher *d, drift_ext *e, drift_path *p)
     p->probes = NULL;
     p->contents = NULL;
     p->nkeys = 0;
-    w->cfg = e->cfg;
-    e->cfg->refs++;
+    w->cfg = e->cfg; /* NULL: a tokenless extension (drift_spec.tokenless) */
+    if (e->cfg)
+        e->cfg->refs++;
     return w;
 }
 
@@ -157,6 +158,12 @@ void drift_watch_start_own(drift_watch *w)
     w->synced = false;
     json_object_clear(w->seen);
     json_object_clear(w->probed);
+    if (!w->cfg) {
+        /* A tokenless extension no shared watch covers: its reconcile brings a token
+         * (drift_spec.tokenless). */
+        drift_request_reconcile(w);
+        return;
+    }
     olm_error err;
     char *sel = drift_selector(w->ext->name);
     if (!sel) {
@@ -383,7 +390,8 @@ drift_watch *drift_watch_replace(drift_watch *w)
     n->sub = w->sub; /* the subscription moves over, its count unchanged */
     w->sub = NULL;
     n->cfg = e->cfg;
-    e->cfg->refs++;
+    if (e->cfg)
+        e->cfg->refs++;
     drift_watch **pp = &e->watches;
     while (*pp != w)
         pp = &(*pp)->next;

@@ -127,7 +127,7 @@ static bool replace_str(char **dst, const char *src)
 /* Loop thread.  Makes the extension's watches match `s` (consumed). */
 static void apply_spec(drift_watcher *d, drift_spec *s)
 {
-    if (!s->token) {
+    if (!s->token && !s->tokenless) {
         ext_remove(d, s->extension);
         return;
     }
@@ -141,13 +141,22 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
         drift_logf(d, s->extension, "drift watch: out of memory");
         return;
     }
-    if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
+    if (s->tokenless) {
+        /* Keeps the token it has (drift.h); one the apiserver rejected goes, and with it
+         * the watches that used it. */
+        if (e->cfg && e->rejected) {
+            release_all_watches(e);
+            drift_cfg_unref(e->cfg);
+            e->cfg = NULL;
+            e->rejected = false;
+        }
+    } else if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
         /* Posted by a reconcile that took the token from the cache before the 401 dropped
          * it: the next reconcile mints a new one. */
         d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
         return;
     }
-    if (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0) {
+    if (!s->tokenless && (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0)) {
         drift_cfg *c = drift_cfg_new(d, s->token, &err);
         if (!c) {
             drift_logf(d, s->extension, "drift watch: %s", err.msg);
@@ -200,6 +209,8 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
         if (!drift_shared_attach(w))
             drift_watch_start_own(w);
     }
+    if (s->tokenless)
+        return; /* the refresh of the token it keeps stays as it was */
     uv_timer_stop(e->refresh);
     if (s->refresh_at > 0) {
         time_t now = time(NULL);

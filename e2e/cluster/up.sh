@@ -12,6 +12,8 @@
 # OLMV1_CLUSTER_FULL=0: etcd + kube-apiserver + registry only (see README.md).
 # OLMV1_NODE=real: also a real node (kubelet, containerd, kube-proxy, CoreDNS; node.sh), root only.
 # OLMV1_REAL_NODES=K (1-8, default 1; with OLMV1_NODE=real): K such nodes, real-node-0 .. K-1.
+# OLMV1_AUDIT_POLICY=FILE: the apiserver writes an audit log (DIR/logs/audit.log) with that
+# policy, to tell whose requests are whose (apiserver_request_total has no user); off by default.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 parse_state_dir "$@"
@@ -199,6 +201,9 @@ admission=()
 [ "$FULL" = 1 ] || admission=(--disable-admission-plugins=ServiceAccount)
 # The real node's kubelet serves logs/exec/port-forward to the apiserver, which authenticates
 # to it with the admin certificate (the kubelet authorizes that through the apiserver).
+audit=()
+[ -z "${OLMV1_AUDIT_POLICY:-}" ] || audit=(--audit-policy-file="$(realpath "$OLMV1_AUDIT_POLICY")"
+  --audit-log-path="$LOGS/audit.log" --audit-log-format=json --audit-log-mode=batch)
 kubelet_client=()
 [ "$NODE" != real ] || kubelet_client=(--kubelet-client-certificate="$PKI/admin.crt" --kubelet-client-key="$PKI/admin.key"
   --kubelet-preferred-address-types=InternalIP)
@@ -240,7 +245,7 @@ start apiserver "$KUBE_APISERVER" \
   --authorization-mode=RBAC \
   --allow-privileged=true \
   --endpoint-reconciler-type=none \
-  "${admission[@]}" "${kubelet_client[@]}" "${routing[@]}" \
+  "${admission[@]}" "${audit[@]}" "${kubelet_client[@]}" "${routing[@]}" \
   --v=1
 
 wait_for registry "$OLMV1_REGISTRY_PID" 30 curl -fsS "http://127.0.0.1:$REGISTRY_PORT/v2/"
