@@ -8,7 +8,10 @@
 
 #define RECORD_WRITE_ATTEMPTS 5
 
-int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
+/* 0 when the system namespace is there, KUBE_NOT_FOUND when it is gone, another negative
+ * kube_result when it could not be read; err says which (applier_ctx.system_namespace_seen
+ * follows what was found). */
+static int system_namespace_state(const applier_ctx *ctx, olm_error *err)
 {
     json_t *ns = NULL;
     int rc = kube_get(ctx->admin, "v1", "Namespace", NULL, ctx->system_namespace, &ns, err);
@@ -16,13 +19,18 @@ int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
     if (ctx->system_namespace_seen && (rc == KUBE_OK || rc == KUBE_NOT_FOUND))
         atomic_store(ctx->system_namespace_seen, rc == KUBE_OK);
     if (rc == KUBE_NOT_FOUND)
-        return olm_error_set(err,
-                             "the system namespace '%s' does not exist; operator-controller keeps install records "
-                             "there (create it, or start operator-controller with the right system namespace)",
-                             ctx->system_namespace);
-    if (rc < 0)
-        return olm_error_wrap(err, "reading the system namespace '%s'", ctx->system_namespace);
-    return 0;
+        olm_error_set(err,
+                      "the system namespace '%s' does not exist; operator-controller keeps install records "
+                      "there (create it, or start operator-controller with the right system namespace)",
+                      ctx->system_namespace);
+    else if (rc < 0)
+        olm_error_wrap(err, "reading the system namespace '%s'", ctx->system_namespace);
+    return rc < 0 ? rc : 0;
+}
+
+int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
+{
+    return system_namespace_state(ctx, err) < 0 ? -1 : 0;
 }
 
 static bool json_str_eq(const json_t *a, const json_t *b)
@@ -92,8 +100,13 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
         if (rc != KUBE_CONFLICT)
             break;
     }
-    /* A create into a namespace that is gone answers NotFound: say which is missing. */
-    if (rc == KUBE_NOT_FOUND && applier_check_system_namespace(ctx, err) < 0) {
+    /* A create into a namespace that is gone answers NotFound (the Helm release's, which
+     * comes first, too): say which is missing.  This is also where a namespace seen before
+     * (applier_ctx.system_namespace_seen) is found gone. */
+    olm_error nerr;
+    if (rc < 0 && rc != KUBE_CONFLICT && system_namespace_state(ctx, &nerr) == KUBE_NOT_FOUND) {
+        if (err)
+            *err = nerr;
         json_decref(want);
         return -1;
     }

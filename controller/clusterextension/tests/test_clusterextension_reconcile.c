@@ -67,6 +67,16 @@
  *       -> test_available_in_maintain_mode
  *   clusterextension_drift_post.c  digests not passed (NULL) -> test_probe_digests_reach_the_drift_watcher
  *   clusterextension_reconcile.c  `.no_available = ...` dropped -> test_available_condition_turned_off
+ *
+ * Request budget (issue 25).  Mutation checks:
+ *   clusterextension_steps.c  sa_client called before the preflight again (eager token)
+ *       -> test_restart_with_nothing_changed_mints_no_token
+ *   drift_watcher.c  a tokenless post read as "forget" -> test_restart_with_nothing_changed_mints_no_token
+ *   applier_apply.c  system namespace read before every install -> test_first_install_request_budget
+ *   clusterextension_reconcile.c  never_installed always false -> test_first_install_request_budget
+ *   applier_record.c  the namespace looked at only on a NotFound of the record's own create
+ *       -> test_first_install_request_budget
+ *   applier_helm.c  no LIST after AlreadyExists -> test_helm_release_of_a_lost_record_listed_after_all
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -661,6 +671,139 @@ static void test_probe_digests_reach_the_drift_watcher(void **state)
     assert_int_equal(fd.enqueued, 2);
 }
 
+/* Every object of the install record, as the fake stores it now, to the shared watch of its
+ * type, which then lists (synced): what a restarted watcher holds. */
+static void fd_sync_all(fake_drift *fd, ce_fixture *f)
+{
+    install_record rec;
+    olm_error err;
+    assert_int_equal(install_record_from_secret(fake_apiserver_object(f->api, CE_RECORD_PATH), &rec, &err), 0);
+    char synced[8][128];
+    int nsynced = 0;
+    for (size_t i = 0; i < rec.nobjects; i++) {
+        const install_object_ref *o = &rec.objects[i];
+        kube_resource_info ri;
+        assert_int_equal(kube_resolve_kind(f->admin, o->api_version, o->kind, &ri, &err), 0);
+        char *resource = kube_resource_path(&ri, NULL, NULL, NULL, &err);
+        char *path = kube_resource_path(&ri, *o->namespace_ ? o->namespace_ : NULL, o->name, NULL, &err);
+        assert_non_null(resource);
+        assert_non_null(path);
+        json_t *obj = fake_apiserver_object(f->api, path);
+        assert_non_null(obj);
+        drift_watch_event(fd_watch(fd, resource), KUBE_WATCH_ADDED, obj);
+        bool seen = false;
+        for (int k = 0; k < nsynced; k++)
+            seen |= strcmp(synced[k], resource) == 0;
+        if (!seen && nsynced < 8)
+            snprintf(synced[nsynced++], sizeof synced[0], "%s", resource);
+        free(resource);
+        free(path);
+    }
+    for (int k = 0; k < nsynced; k++)
+        drift_watch_synced(fd_watch(fd, synced[k]));
+    install_record_free(&rec);
+}
+
+/* Issue 25: a restart (the token cache empty) of an extension whose objects are all as the
+ * apply left them, as the drift watches' caches show: the reconcile mints no token, reads no
+ * object, writes nothing, and its tokenless post keeps it watched (through the shared
+ * watches, which run with the token its install posted).  Once an object drifted (its
+ * content in the watch differs from the record's), the repair reads it: then a token. */
+static void test_restart_with_nothing_changed_mints_no_token(void **state)
+{
+    ce_fixture *f = *state;
+    fake_drift fd = {0};
+    kube_config base = {.server = "http://127.0.0.1:9"};
+    drift_backend be = {fd_start, fd_stop, &fd};
+    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
+    olm_error err;
+    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
+    assert_non_null(f->drift);
+    install_v1(f);
+    deployment_status(f, "True");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* Available: True, hashes kept */
+    drift_watcher_flush(f->drift);
+    fd_sync_all(&fd, f);
+    assert_int_equal(f->mints, 1);
+    int watches = fd.n;
+
+    clusterextension_token_cache_forget(f->tokens, CE_NS, CE_SA); /* the restart's empty cache */
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(f->mints, 1);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", DEPLOYMENT_PATH, NULL), 0);
+    assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
+    drift_watcher_flush(f->drift);
+    assert_int_equal(drift_watcher_extensions(f->drift), 1); /* still watched... */
+    assert_int_equal(fd.n, watches);                         /* ...by the watches there were */
+
+    /* Drift: the watch holds another content than the record says. */
+    json_t *d = fake_apiserver_object(f->api, DEPLOYMENT_PATH);
+    json_object_set_new(json_object_get(d, "metadata"), "labels", json_pack("{s:s}", "edited", "by-hand"));
+    drift_watch_event(fd_watch(&fd, "/apis/apps/v1/deployments"), KUBE_WATCH_MODIFIED, d);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(f->mints, 2);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, "sa-token-2"), 1);
+}
+
+/* Issue 25: what one first install asks of the apiserver as the controller (token "admin"):
+ * the extension read, the finalizer, the record read (absent), the record and Helm release
+ * created, one status write, the system namespace read once for all installs, no LIST of Helm
+ * releases (nobody ever installed it); as the ServiceAccount, one token. */
+static void test_first_install_request_budget(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets?", NULL), 0); /* no LIST of Helm releases */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS, "admin") -
+                         fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS "/", "admin"),
+                     1);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", CE_PATH "/status", NULL), 1);
+    assert_int_equal(f->mints, 1);
+    /* A second extension's install does not read the system namespace again. */
+    json_t *ce = fake_apiserver_object(f->api, CE_PATH);
+    json_object_del(json_object_get(ce, "status"), "install");
+    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    fake_apiserver_remove_under(f->api, "/api/v1/namespaces/" CE_SYS "/secrets/sh.helm");
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS, "admin") -
+                         fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS "/", "admin"),
+                     0);
+    /* The record write that finds the namespace gone reads it, says so, and the next
+     * install checks first again. */
+    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    fake_apiserver_remove_under(f->api, "/api/v1/namespaces/" CE_SYS "/secrets/sh.helm");
+    fake_apiserver_remove(f->api, "/api/v1/namespaces/" CE_SYS);
+    fake_apiserver_fail(f->api, "POST", "/api/v1/namespaces/" CE_SYS "/secrets", NULL, 404, "namespaces \"sys\" not found", -1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_non_null(strstr(ce_fixture_condition_field(f, "Progressing", "message"), "the system namespace 'sys' does not exist"));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, NULL), 0); /* nothing applied */
+}
+
+/* Issue 25: the Helm releases are not listed for an extension nobody ever installed; should
+ * one exist all the same (our own mirror, its record lost before the status said Installed),
+ * the mirror's create answers AlreadyExists and the write goes by a LIST after all. */
+static void test_helm_release_of_a_lost_record_listed_after_all(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    json_object_del(json_object_get(fake_apiserver_object(f->api, CE_PATH), "status"), "install");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_non_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "type%3Dindex", NULL), 1); /* the releases, once */
+}
+
 /* The namespace is read only to explain a missing ServiceAccount: an install (token minted)
  * and the reconciles after it (token cached) never GET it; a missing ServiceAccount, or its
  * namespace, is named in the message. */
@@ -720,6 +863,9 @@ int main(void)
         T(test_available_condition_turned_off),
         T(test_probe_digests_reach_the_drift_watcher),
         T(test_namespace_read_only_to_explain),
+        T(test_restart_with_nothing_changed_mints_no_token),
+        T(test_first_install_request_budget),
+        T(test_helm_release_of_a_lost_record_listed_after_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -756,6 +756,52 @@ static void test_shared_uninstalling_the_runner_keeps_the_others_repaired(void *
     assert_int_equal(drift_watcher_active(wd->d), 0);
 }
 
+/* Issue 25: an extension whose reconcile needed no token (a restart that found everything as
+ * its apply left it) posts tokenless: it is watched through the shared watches another
+ * extension's token runs, opening nothing; should they stop (their runner gone, nobody else
+ * with a token), it asks for a reconcile (which brings a token) instead of opening a watch
+ * without one.  A tokenless post never replaces a token the extension has. */
+static void test_shared_tokenless_extension_is_covered(void **state)
+{
+    world *wd = *state;
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    s = spec_in("b", "ns-b", NULL, refs_b, 2);
+    s.tokenless = true;
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 2); /* a's shared watches only */
+    assert_int_equal(drift_watcher_extensions(wd->d), 2);
+    const char *both[][2] = {{"a", "ns-a"}, {"b", "ns-b"}};
+    sync_shared(running(wd, CM_ALL), "ConfigMap", both, 2);
+    sync_shared(running(wd, DEP_ALL), "Deployment", both, 2);
+    assert_int_equal(wd->nenq, 0);
+    /* b's drift is seen. */
+    json_t *b1 = owned("ConfigMap", "ns-b", "cfg", "b", "edited");
+    drift_watch_event(running(wd, CM_ALL)->w, KUBE_WATCH_MODIFIED, b1);
+    json_decref(b1);
+    assert_int_equal(wd->nenq, 1);
+    assert_string_equal(wd->enq[0], "b");
+    /* a tokenless post of a keeps its token and watches. */
+    s = spec_in("a", "ns-a", NULL, refs_a, 2);
+    s.tokenless = true;
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 2);
+    assert_string_equal(running(wd, CM_ALL)->token, "token-a");
+
+    /* a goes: nobody has a token to run the shared watches with; b asks for one. */
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(nrunning(wd), 0);
+    assert_true(wd->nenq >= 2);
+    assert_string_equal(wd->enq[wd->nenq - 1], "b");
+    /* Its reconcile brings one: its own watches start... and become the shared ones. */
+    s = spec_in("b", "ns-b", "token-b", refs_b, 2);
+    post(wd, &s);
+    assert_int_equal(nrunning(wd), 2);
+    assert_string_equal(running(wd, CM_ALL)->token, "token-b");
+}
+
 static void test_shared_403_for_one_identity_does_not_affect_another(void **state)
 {
     world *wd = *state;
@@ -1236,6 +1282,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_one_watch_per_type_for_many_extensions, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_uninstalling_the_runner_keeps_the_others_repaired, setup_shared,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_shared_tokenless_extension_is_covered, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_403_for_one_identity_does_not_affect_another, setup_shared,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shared_own_watches_are_covered_once_it_syncs, setup_shared, teardown),
