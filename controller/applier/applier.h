@@ -83,6 +83,9 @@ typedef struct applier_ctx {
      * (applier_ctx.unchanged) asks for no token: a restart mints none. */
     int (*identity)(void *data, olm_error *err);
     void *identity_data;
+    /* Optional, borrowed: the record Secret as the caller already read it (a LIST of them
+     * all), which applier_read_record then uses instead of reading it. */
+    const json_t *record_secret;
 } applier_ctx;
 
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`

@@ -37,7 +37,16 @@ struct clusterextension_reconciler {
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
     clusterextension_infos *infos;
     atomic_bool system_namespace_seen; /* applier_ctx.system_namespace_seen */
+    /* clusterextension_prefetch.c: the record Secrets listed by the first reconcile, by
+     * name, each taken once (then NULL when all are taken). */
+    pthread_mutex_t prefetch_lock;
+    bool prefetch_done;
+    json_t *prefetched;
 };
+
+/* clusterextension_prefetch.c: the record Secret of `extension` as the first reconcile of the
+ * process listed it (taken: the next call returns NULL), or NULL (not listed, or taken). */
+json_t *clusterextension_record_prefetched(clusterextension_reconciler *r, const char *extension);
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
  * fallback and maintain cases.  Strings owned. */
@@ -66,6 +75,7 @@ typedef struct clusterextension_run {
     char *message;          /* owned; NULL for success */
     bool installed_changed; /* a new bundle was applied: installed = target */
     bool no_helm_release;   /* actx.no_helm_release points here */
+    json_t *prefetched_record; /* owned: the record Secret clusterextension_prefetch.c had, or NULL */
     bool deprecation_known; /* compute deprecation conditions at the end */
     uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
     /* The probes (clusterextension_available.c): what the apply or repair saw of each object,

@@ -25,6 +25,15 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
     r->infos = clusterextension_infos_new();
+    if (pthread_mutex_init(&r->prefetch_lock, NULL) != 0) {
+        free(r->system_namespace);
+        free(r->cache_dir);
+        free(r->bundle_cache);
+        clusterextension_infos_free(r->infos);
+        free(r);
+        olm_error_set(err, "pthread_mutex_init failed");
+        return NULL;
+    }
     if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
@@ -54,6 +63,8 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     free(r->bundle_cache);
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
+    json_decref(r->prefetched);
+    pthread_mutex_destroy(&r->prefetch_lock);
     free(r);
 }
 
@@ -446,7 +457,9 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     }
     if (run->r->cfg.boxcutter)
         return run_pipeline_revisions(run);
+    run->actx.record_secret = run->prefetched_record = clusterextension_record_prefetched(run->r, run->name);
     int found = applier_read_record(&run->actx, &run->rec, &err);
+    run->actx.record_secret = NULL;
     /* Upstream may have installed another bundle since we wrote our record. */
     if (found == 1 && applier_refresh_record(&run->actx, clusterextension_str(run->ce, "status.install.bundle.name"),
                                              &run->rec, &err) < 0) {
@@ -495,6 +508,7 @@ static void run_free(clusterextension_run *run)
     clusterextension_token_free(&run->token);
     free(run->message);
     json_decref(run->observed);
+    json_decref(run->prefetched_record);
     clusterextension_revisions_free(run);
     json_decref(run->ce);
 }
