@@ -35,6 +35,8 @@ json_t *clusterextension_record_prefetched(clusterextension_reconciler *r, const
             json_t *s;
             json_array_foreach(json_object_get(list, "items"), i, s) {
                 const char *name = json_string_value(json_object_get(json_object_get(s, "metadata"), "name"));
+                /* Kept until taken: without the bookkeeping nobody reads. */
+                json_object_del(json_object_get(s, "metadata"), "managedFields");
                 if (name && r->prefetched)
                     json_object_set(r->prefetched, name, s);
             }
