@@ -236,6 +236,7 @@ restart() {
   echo "N=$n: settled (no reconcile for 10 s) $(since "$s0") s after all were Installed, load $(loadavg)"
   kubectl get --raw /metrics >/dev/null
   before=$(request_counts)
+  local api0 etcd0; api0=$(cpu_s "$OLMV1_APISERVER_PID"); etcd0=$(cpu_s "$OLMV1_ETCD_PID")
   t0=$(now); t0_clock=$(date +%H:%M:%S.%N)
   stop_pid "$OC_PID"
   start_oc "$logf" || { echo "  restart: not ready"; return; }
@@ -264,6 +265,7 @@ print("%.2f" % (s(sys.argv[2]) - s(sys.argv[1][:15])))' "$t0_clock" "$t_last")
   done
   after=$(request_counts)
   echo "N=$n restart ($IMPL): steady ${steady:-?} s after the stop began, load $(loadavg); operator-controller RSS $(rss_kib "$OC_PID") KiB"
+  echo "  CPU during the restart: operator-controller $(cpu_s "$OC_PID") s, kube-apiserver $(awk -v a="$api0" -v b="$(cpu_s "$OLMV1_APISERVER_PID")" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$etcd0" -v b="$(cpu_s "$OLMV1_ETCD_PID")" 'BEGIN{printf "%.1f", b-a}') s"
   python3 - "$before" "$after" <<'PY'
 import json, sys
 b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
