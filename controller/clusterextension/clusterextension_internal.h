@@ -42,7 +42,15 @@ struct clusterextension_reconciler {
     pthread_mutex_t prefetch_lock;
     bool prefetch_done;
     json_t *prefetched;
+    /* The same for the ClusterExtensions themselves (with cfg.extensions). */
+    bool prefetch_ces_done;
+    json_t *prefetched_ces;
 };
+
+/* clusterextension_prefetch.c: the ClusterExtension `name` as the first reconcile of the
+ * process listed it, when the informer's cache holds it at the same resourceVersion (taken:
+ * the next call returns NULL), or NULL (then it is read with a GET). */
+json_t *clusterextension_extension_prefetched(clusterextension_reconciler *r, const char *name);
 
 /* clusterextension_prefetch.c: the record Secret of `extension` as the first reconcile of the
  * process listed it (taken: the next call returns NULL), or NULL (not listed, or taken). */

@@ -64,6 +64,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
     json_decref(r->prefetched);
+    json_decref(r->prefetched_ces);
     pthread_mutex_destroy(&r->prefetch_lock);
     free(r);
 }
@@ -527,7 +528,8 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     clusterextension_run run = {.r = r, .rev_installed = -1};
     olm_error err;
     kube_wq_result_kind kind;
-    int rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
+    run.ce = clusterextension_extension_prefetched(r, key);
+    int rc = run.ce ? KUBE_OK : kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
     if (rc == KUBE_NOT_FOUND) {
         clusterextension_drift_forget(r, key);
         clusterextension_infos_forget(r->infos, key);

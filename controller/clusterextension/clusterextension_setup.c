@@ -229,6 +229,7 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
     rc.admin = rt->client;
     rc.pull.registry.auth_store = rt->pull_secret; /* made by the watch just started */
     rc.catalogs = c->catalogs;
+    rc.extensions = c->extensions;
     rc.catalog_client = c->cc;
     rc.tokens = c->tokens;
     rc.drift = c->drift;

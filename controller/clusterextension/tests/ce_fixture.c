@@ -247,11 +247,24 @@ clusterextension_reconciler *ce_fixture_reconciler(ce_fixture *f)
         .drift = f->drift,
         .no_available_condition = f->no_available_condition,
         .boxcutter = f->boxcutter,
+        .extensions = f->extensions,
     };
     olm_error err;
     f->r = clusterextension_reconciler_new(&cfg, &err);
     assert_non_null(f->r);
     return f->r;
+}
+
+void ce_fixture_extensions_informer(ce_fixture *f)
+{
+    olm_error err;
+    kube_watch_options wo = {.path = "/apis/olm.operatorframework.io/v1/clusterextensions"};
+    f->extensions = kube_informer_new(f->uc, &f->informer_cfg, &wo, NULL, NULL, &err);
+    assert_non_null(f->extensions);
+    json_t *copy = json_deep_copy(fake_apiserver_object(f->api, CE_PATH)); /* as the watch saw it then */
+    kube_informer_apply(f->extensions, KUBE_WATCH_ADDED, copy);
+    json_decref(copy);
+    kube_informer_mark_synced(f->extensions);
 }
 
 kube_wq_result ce_fixture_reconcile(ce_fixture *f)
@@ -322,6 +335,8 @@ int ce_fixture_teardown(void **state)
     clusterextension_token_cache_free(f->tokens);
     kube_client_free(f->admin);
     catalog_client_free(f->cc);
+    if (f->extensions)
+        kube_informer_stop(f->extensions, NULL, NULL);
     kube_informer_stop(f->catalogs, on_closed, f->uc);
     assert_int_equal(uv_run(&f->loop, UV_RUN_DEFAULT), 0);
     assert_int_equal(uv_loop_close(&f->loop), 0);

@@ -52,6 +52,8 @@ typedef struct ce_fixture {
     drift_watcher *drift;          /* reconciler config (borrowed, the test's); set before ce_fixture_reconciler */
     bool no_available_condition;   /* reconciler config; set before ce_fixture_reconciler */
     bool boxcutter;                /* reconciler config (BoxcutterRuntime); set before ce_fixture_reconciler */
+    kube_informer *extensions;     /* reconciler config: a ClusterExtension informer fed by hand
+                                    * (ce_fixture_extensions_informer); NULL: none */
     clusterextension_reconciler *r;
 } ce_fixture;
 
@@ -77,6 +79,10 @@ void ce_fixture_extension(ce_fixture *f, const char *finalizers, const char *ext
 
 /* Empties the image cache: no bundle pulls any more. */
 void ce_fixture_unpullable(ce_fixture *f);
+
+/* Makes f->extensions (before ce_fixture_reconciler), holding the stored ClusterExtension as
+ * a synced informer would; stopped by the teardown. */
+void ce_fixture_extensions_informer(ce_fixture *f);
 
 /* One reconcile of CE_NAME. */
 kube_wq_result ce_fixture_reconcile(ce_fixture *f);

@@ -803,6 +803,37 @@ static void test_first_install_request_budget(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, NULL), 0); /* nothing applied */
 }
 
+/* Issue 25: a restart's first reconcile takes its ClusterExtension from one LIST of them all
+ * when the informer holds it at the same resourceVersion (no change since), and reads it with
+ * a GET otherwise; each listed one is taken once. */
+static void test_restart_takes_the_listed_extension(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    clusterextension_reconciler_free(f->r); /* the restart */
+    f->r = NULL;
+    ce_fixture_extensions_informer(f);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/v1/clusterextensions", NULL) -
+                         fake_apiserver_count(f->api, "GET", "/v1/clusterextensions/", NULL),
+                     1); /* the LIST */
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 1); /* taken once */
+
+    /* Changed since the informer saw it: a GET. */
+    clusterextension_reconciler_free(f->r);
+    f->r = NULL;
+    json_t *ce = fake_apiserver_object(f->api, CE_PATH);
+    json_object_set_new(json_object_get(ce, "metadata"), "resourceVersion", json_string("999999"));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 1);
+}
+
 /* Issue 25: the Helm releases are not listed for an extension nobody ever installed; should
  * one exist all the same (our own mirror, its record lost before the status said Installed),
  * the mirror's create answers AlreadyExists and the write goes by a LIST after all. */
@@ -880,6 +911,7 @@ int main(void)
         T(test_restart_with_nothing_changed_mints_no_token),
         T(test_first_install_request_budget),
         T(test_helm_release_of_a_lost_record_listed_after_all),
+        T(test_restart_takes_the_listed_extension),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
