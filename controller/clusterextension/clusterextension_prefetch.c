@@ -29,33 +29,43 @@
 #include "olm_log.h"
 
 /* Lists `kind` (in `ns`, NULL: cluster-scoped) with `selector` into name -> object, without
- * managedFields (kept until taken: nobody reads them).  NULL when the LIST failed. */
+ * managedFields (kept until taken: nobody reads them).  In pages, so that the parsed
+ * response held at once stays small next to the map.  NULL when a LIST failed. */
+#define PREFETCH_PAGE 250
 static json_t *list_by_name(clusterextension_reconciler *r, const char *api_version, const char *kind, const char *ns,
                             const char *selector)
 {
-    kube_list_options lo = {.label_selector = selector};
-    json_t *list = NULL, *by_name = NULL;
-    olm_error err;
-    if (kube_list(r->cfg.admin, api_version, kind, ns, &lo, &list, &err) != 0) {
-        olm_log(OLM_LOG_DEBUG, "clusterExtension", NULL, "listing %s: %s", kind, err.msg);
-        return NULL;
-    }
-    by_name = json_object();
-    size_t i;
-    json_t *o;
-    json_array_foreach(json_object_get(list, "items"), i, o) {
-        json_t *md = json_object_get(o, "metadata");
-        const char *name = json_string_value(json_object_get(md, "name"));
-        json_object_del(md, "managedFields");
-        /* A List's items may come without them (built-in kinds); a GET's object has them. */
-        if (!json_object_get(o, "apiVersion"))
-            json_object_set_new(o, "apiVersion", json_string(api_version));
-        if (!json_object_get(o, "kind"))
-            json_object_set_new(o, "kind", json_string(kind));
-        if (name && by_name)
-            json_object_set(by_name, name, o);
-    }
-    json_decref(list);
+    json_t *by_name = json_object();
+    char *cont = NULL;
+    do {
+        kube_list_options lo = {.label_selector = selector, .limit = PREFETCH_PAGE, .continue_token = cont};
+        json_t *list = NULL;
+        olm_error err;
+        if (!by_name || kube_list(r->cfg.admin, api_version, kind, ns, &lo, &list, &err) != 0) {
+            olm_log(OLM_LOG_DEBUG, "clusterExtension", NULL, "listing %s: %s", kind, by_name ? err.msg : "out of memory");
+            free(cont);
+            json_decref(by_name);
+            return NULL;
+        }
+        size_t i;
+        json_t *o;
+        json_array_foreach(json_object_get(list, "items"), i, o) {
+            json_t *md = json_object_get(o, "metadata");
+            const char *name = json_string_value(json_object_get(md, "name"));
+            json_object_del(md, "managedFields");
+            /* A List's items may come without them (built-in kinds); a GET's object has them. */
+            if (!json_object_get(o, "apiVersion"))
+                json_object_set_new(o, "apiVersion", json_string(api_version));
+            if (!json_object_get(o, "kind"))
+                json_object_set_new(o, "kind", json_string(kind));
+            if (name)
+                json_object_set(by_name, name, o);
+        }
+        free(cont);
+        const char *next = json_string_value(json_object_get(json_object_get(list, "metadata"), "continue"));
+        cont = next && *next ? strdup(next) : NULL;
+        json_decref(list);
+    } while (cont);
     return by_name;
 }
 
