@@ -36,6 +36,11 @@ struct clusterextension_reconciler {
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
     clusterextension_infos *infos;
+    /* BoxcutterRuntime off (clusterextension_revision_retire.c): the extensions that still have
+     * ClusterObjectSet revisions, found by one LIST on the first need; under retire_mu. */
+    pthread_mutex_t retire_mu;
+    bool retire_scanned;
+    json_t *retire_names; /* owned: object, name -> true */
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
@@ -177,6 +182,16 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
  * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);
 void clusterextension_revisions_free(clusterextension_run *run);
+/* clusterextension_revision_retire.c, BoxcutterRuntime off: an extension installed with the
+ * gate on has only ClusterObjectSet revisions.  Its installed revision (newest Succeeded
+ * Active one; pending when none succeeded) becomes the install record, over any older one, with
+ * the objects of its Active revisions; their controller ownerReferences to the revisions are
+ * removed, then the revisions (teardown finalizer off, deleted with propagationPolicy Orphan)
+ * and their object Secrets.  Nothing is re-created.  0 (also when there is nothing to take
+ * over), or -1 with err. */
+int clusterextension_revisions_retire(clusterextension_run *run, olm_error *err);
+void clusterextension_retire_free(clusterextension_reconciler *r);
+
 
 /* clusterextension_revision_status.c (pure): on a successful gate-mode reconcile, upstream's
  * ApplyBundleWithBoxcutter status: Available and Progressing mirrored from the installed
