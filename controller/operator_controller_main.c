@@ -112,7 +112,7 @@ static int start_controllers(void *data, olm_error *err)
     }
     /* OpenShift upgrade blocking: off unless config.openshift.io/v1 is served; a failure
      * to start it is logged, it must not take the ClusterExtension controller down. */
-    upgradeable_reconcile_opts uo = {.system_namespace = a->system_ns};
+    upgradeable_reconcile_opts uo = {.system_namespace = a->system_ns, .revisions = a->f.gate_boxcutter};
     olm_error uerr;
     if (upgradeable_reconciler_start(a->rt.loop, a->rt.client, &uo, &a->upg, &uerr) < 0)
         logf_(OLM_LOG_ERROR, "OpenShift upgradeable check not started: %s", uerr.msg);

@@ -115,6 +115,12 @@ int applier_refresh_record(const applier_ctx *ctx, const char *status_bundle, in
 int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, const char *properties,
                                   olm_error *err);
 
+/* Writes `rec` as the extension's install record (created, or replacing the one there) and,
+ * unless it is pending, its Helm release mirror of `objects` (the installed objects, borrowed)
+ * over the deployed one: for an install taken over from elsewhere (the ClusterObjectSet
+ * revisions of the BoxcutterRuntime gate).  0, or -1 with err. */
+int applier_record_write(const applier_ctx *ctx, const install_record *rec, const json_t *objects, olm_error *err);
+
 /* Keeps in the record the content hashes a repair saw (`hashes`: one per record object, in its
  * order, 0 unknown), so that the next restart finds them in the drift watches' caches
  * (applier_ctx.unchanged): those the record does not know yet (written before it kept them, or

@@ -116,6 +116,11 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
     return rc < 0 ? -1 : 0;
 }
 
+int applier_record_write(const applier_ctx *ctx, const install_record *rec, const json_t *objects, olm_error *err)
+{
+    return applier_write_record_mirrored(ctx, rec, objects, true, false, err);
+}
+
 int applier_record_set_properties(const applier_ctx *ctx, install_record *rec, const char *properties,
                                   olm_error *err)
 {

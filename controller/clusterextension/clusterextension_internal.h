@@ -45,12 +45,21 @@ struct clusterextension_reconciler {
     /* The same for the ClusterExtensions themselves (with cfg.extensions). */
     bool prefetch_ces_done;
     json_t *prefetched_ces;
+    /* BoxcutterRuntime off (clusterextension_revision_retire.c): the extensions that still have
+     * ClusterObjectSet revisions, found by one LIST on the first need; under retire_mu. */
+    pthread_mutex_t retire_mu;
+    bool retire_scanned;
+    json_t *retire_names; /* owned: object, name -> true */
 };
 
 /* clusterextension_prefetch.c: the ClusterExtension `name` as the first reconcile of the
  * process listed it, when the informer's cache holds it at the same resourceVersion (taken:
  * the next call returns NULL), or NULL (then it is read with a GET). */
 json_t *clusterextension_extension_prefetched(clusterextension_reconciler *r, const char *name);
+/* clusterextension_prefetch.c: whether clusterextension_revisions_retire may write `name`'s
+ * record in this reconcile (its revisions not scanned yet, or some to take over): then the
+ * record listed before is not used. */
+bool clusterextension_retire_may_write(clusterextension_reconciler *r, const char *name);
 
 /* clusterextension_prefetch.c: the record Secret of `extension` as the first reconcile of the
  * process listed it (taken: the next call returns NULL), or NULL (not listed, or taken). */
@@ -200,6 +209,16 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
  * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);
 void clusterextension_revisions_free(clusterextension_run *run);
+/* clusterextension_revision_retire.c, BoxcutterRuntime off: an extension installed with the
+ * gate on has only ClusterObjectSet revisions.  Its installed revision (newest Succeeded
+ * Active one; pending when none succeeded) becomes the install record, over any older one, with
+ * the objects of its Active revisions; their controller ownerReferences to the revisions are
+ * removed, then the revisions (teardown finalizer off, deleted with propagationPolicy Orphan)
+ * and their object Secrets.  Nothing is re-created.  0 (also when there is nothing to take
+ * over), or -1 with err. */
+int clusterextension_revisions_retire(clusterextension_run *run, olm_error *err);
+void clusterextension_retire_free(clusterextension_reconciler *r);
+
 
 /* clusterextension_revision_status.c (pure): on a successful gate-mode reconcile, upstream's
  * ApplyBundleWithBoxcutter status: Available and Progressing mirrored from the installed

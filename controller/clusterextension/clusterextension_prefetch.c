@@ -121,3 +121,11 @@ json_t *clusterextension_extension_prefetched(clusterextension_reconciler *r, co
     }
     return ce;
 }
+
+bool clusterextension_retire_may_write(clusterextension_reconciler *r, const char *name)
+{
+    pthread_mutex_lock(&r->retire_mu);
+    bool may = !r->retire_scanned || json_object_get(r->retire_names, name) != NULL;
+    pthread_mutex_unlock(&r->retire_mu);
+    return may;
+}

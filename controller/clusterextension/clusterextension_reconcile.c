@@ -25,7 +25,9 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
     r->infos = clusterextension_infos_new();
+    pthread_mutex_init(&r->retire_mu, NULL);
     if (pthread_mutex_init(&r->prefetch_lock, NULL) != 0) {
+        pthread_mutex_destroy(&r->retire_mu);
         free(r->system_namespace);
         free(r->cache_dir);
         free(r->bundle_cache);
@@ -63,6 +65,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     free(r->bundle_cache);
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
+    clusterextension_retire_free(r);
     json_decref(r->prefetched);
     json_decref(r->prefetched_ces);
     pthread_mutex_destroy(&r->prefetch_lock);
@@ -221,6 +224,9 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         deprecation_conditions_free(dep);
     if (!status)
         return -1;
+    /* Without the gate there are no revisions (any left were retired): none is active. */
+    if (!run->r->cfg.boxcutter)
+        json_object_del(status, "activeRevisions");
     /* BoxcutterRuntime: the revisions say what rolls out and how available it is. */
     if (run->r->cfg.boxcutter && run->revs_read && !installed_read_failed &&
         (clusterextension_revision_installed_reason(status, run->revs, run->rev_rolling, run->nrev_rolling,
@@ -282,7 +288,10 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
             return KUBE_WQ_REQUEUE_AFTER;
         }
     }
-    int found = applier_read_record(&run->actx, &run->rec, &err);
+    /* BoxcutterRuntime off over an install made with it on: its revisions become the record. */
+    int found = !run->r->cfg.boxcutter && clusterextension_revisions_retire(run, &err) != 0
+                    ? -1
+                    : applier_read_record(&run->actx, &run->rec, &err);
     if (found < 0) {
         /* A finalizer error is Progressing Retrying (§2.2 step 1): without it, an extension
          * whose record cannot be read (the apiserver failing, the Secret edited by hand) would
@@ -458,7 +467,13 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     }
     if (run->r->cfg.boxcutter)
         return run_pipeline_revisions(run);
-    run->actx.record_secret = run->prefetched_record = clusterextension_record_prefetched(run->r, run->name);
+    /* An install made with BoxcutterRuntime on: its revisions become the record first (then
+     * the record listed before is not the newest: it is read). */
+    bool retiring = clusterextension_retire_may_write(run->r, run->name);
+    if (clusterextension_revisions_retire(run, &err) != 0)
+        return installed_unreadable(run, &err);
+    run->prefetched_record = clusterextension_record_prefetched(run->r, run->name);
+    run->actx.record_secret = retiring ? NULL : run->prefetched_record;
     int found = applier_read_record(&run->actx, &run->rec, &err);
     run->actx.record_secret = NULL;
     /* Upstream may have installed another bundle since we wrote our record. */

@@ -63,6 +63,10 @@ void objectset_reconciler_free(objectset_reconciler *r);
 /* kube_workqueue_reconcile_fn: key is the COS name. */
 kube_wq_result objectset_reconcile(const char *key, void *data);
 
+/* The objects of every phase of `cos`, phase order (inline, or read from the referenced Secrets
+ * as `admin`, gunzipped).  A new array, or NULL with err (a Secret or key missing, bad data). */
+json_t *objectset_objects(kube_client *admin, const json_t *cos, olm_error *err);
+
 /* ------------------------------------------------------------ the controller (loop thread) */
 
 typedef struct objectset_controller {

@@ -35,13 +35,18 @@ json_t *upgradeable_slim_record(const json_t *secret);
  * status writes, which change no slim copy. */
 bool upgradeable_copy_unchanged(bool listed, const json_t *held, const json_t *kept);
 
+/* upgradeable_revisions.c: extension name -> its installed revision's slim copy (the newest
+ * with "i" true), from the slim copies in `revisions`.  A new object, NULL when out of memory. */
+json_t *upgradeable_installed_revisions(const json_t *revisions);
+
 /* upgradeable_inputs_read, with the ClusterExtensions and record Secrets given (the
  * informers' slim copies, in list order) instead of listed; the cluster version is still read. */
 int upgradeable_inputs_from_lists(kube_client *c, const upgradeable_reconcile_opts *o, const json_t *ces,
-                                  const json_t *secrets, upgradeable_inputs *out, olm_error *err);
+                                  const json_t *secrets, const json_t *revisions, upgradeable_inputs *out,
+                                  olm_error *err);
 
 /* upgradeable_reconcile_once over upgradeable_inputs_from_lists. */
 int upgradeable_reconcile_lists(kube_client *admin, const upgradeable_reconcile_opts *opts, const json_t *ces,
-                                const json_t *secrets, olm_error *err);
+                                const json_t *secrets, const json_t *revisions, olm_error *err);
 
 #endif

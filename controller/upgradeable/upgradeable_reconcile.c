@@ -80,7 +80,7 @@ int upgradeable_write_cluster_operator(kube_client *c, const upgradeable_conditi
 /* The pass over inputs read one way or the other: `lists` says whether ces/secrets are
  * given (the informers' slim copies) or listed now. */
 static int pass(kube_client *admin, const upgradeable_reconcile_opts *opts, bool lists, const json_t *ces,
-                const json_t *secrets, olm_error *err)
+                const json_t *secrets, const json_t *revisions, olm_error *err)
 {
     bool served = false;
     if (kube_group_version_served(admin, UPGRADEABLE_OPENSHIFT_API, &served, err) < 0)
@@ -88,7 +88,7 @@ static int pass(kube_client *admin, const upgradeable_reconcile_opts *opts, bool
     if (!served)
         return UPGRADEABLE_NOT_OPENSHIFT;
     upgradeable_inputs in;
-    if ((lists ? upgradeable_inputs_from_lists(admin, opts, ces, secrets, &in, err)
+    if ((lists ? upgradeable_inputs_from_lists(admin, opts, ces, secrets, revisions, &in, err)
                : upgradeable_inputs_read(admin, opts, &in, err)) < 0)
         return -1;
     upgradeable_result r;
@@ -106,11 +106,11 @@ static int pass(kube_client *admin, const upgradeable_reconcile_opts *opts, bool
 
 int upgradeable_reconcile_once(kube_client *admin, const upgradeable_reconcile_opts *opts, olm_error *err)
 {
-    return pass(admin, opts, false, NULL, NULL, err);
+    return pass(admin, opts, false, NULL, NULL, NULL, err);
 }
 
 int upgradeable_reconcile_lists(kube_client *admin, const upgradeable_reconcile_opts *opts, const json_t *ces,
-                                const json_t *secrets, olm_error *err)
+                                const json_t *secrets, const json_t *revisions, olm_error *err)
 {
-    return pass(admin, opts, true, ces, secrets, err);
+    return pass(admin, opts, true, ces, secrets, revisions, err);
 }

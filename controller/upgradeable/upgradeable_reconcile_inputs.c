@@ -283,11 +283,34 @@ static int find_record(upgradeable_inputs *out, const record_index *x, const cha
     return row->properties && !e->properties ? -1 : 0;
 }
 
+/* The installed revision `rv` (a slim copy) into *e. */
+static int from_revision(upgradeable_inputs *out, const json_t *rv, upgradeable_extension *e)
+{
+    const char *b = json_string_value(json_object_get(rv, "b"));
+    const json_t *p = json_object_get(rv, "p");
+    if (!(e->bundle = keep(out, strdup(b ? b : ""))))
+        return -1;
+    e->properties = json_is_string(p) ? keep(out, strndup(json_string_value(p), json_string_length(p))) : NULL;
+    return json_is_string(p) && !e->properties ? -1 : 0;
+}
+
 int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeable_inputs *out)
 {
-    bool secrets_ok = secrets != NULL;
+    json_t *none = json_array();
+    int rc = none ? upgradeable_inputs_match_revisions(ces, secrets, none, out) : -1;
+    json_decref(none);
+    return rc;
+}
+
+int upgradeable_inputs_match_revisions(const json_t *ces, const json_t *secrets, const json_t *revisions,
+                                       upgradeable_inputs *out)
+{
+    bool secrets_ok = secrets != NULL, revisions_ok = revisions != NULL;
     record_index x = {0};
     int rc = secrets_ok ? record_index_build(secrets, &x) : 0;
+    json_t *installed = revisions_ok ? upgradeable_installed_revisions(revisions) : json_object();
+    if (!installed)
+        rc = -1;
     size_t nces = json_array_size(ces);
     if (rc == 0 && nces && !(out->exts = calloc(nces, sizeof *out->exts)))
         rc = -1;
@@ -301,8 +324,15 @@ int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeab
             continue;
         upgradeable_extension *e = &out->exts[out->n];
         memset(e, 0, sizeof *e);
-        bool found = !secrets_ok;
-        if (!secrets_ok) {
+        bool found = !secrets_ok || !revisions_ok;
+        const json_t *rv = json_object_get(installed, name);
+        if (rv) {
+            found = true;
+            if (from_revision(out, rv, e) < 0) {
+                rc = -1;
+                break;
+            }
+        } else if (!secrets_ok || !revisions_ok) {
             e->lookup_failed = true;
             e->bundle = "";
         } else if (find_record(out, &x, name, e, &found) < 0) {
@@ -317,6 +347,7 @@ int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeab
             out->n++;
     }
     record_index_free(&x);
+    json_decref(installed);
     return rc;
 }
 
@@ -339,10 +370,22 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
     /* A failed Secret list leaves secrets NULL: every extension is then a failed lookup. */
     if (rc == 0 && ces && list_all(c, "v1", "Secret", ns, INSTALL_RECORD_LABEL "=true", upgradeable_slim_record, &secrets, &kerr) != 0)
         secrets = NULL;
+    /* BoxcutterRuntime: the revisions too; an API not served is none, another failure leaves
+     * revisions NULL (every extension without an installed revision a failed lookup). */
+    json_t *revisions = NULL;
+    if (rc == 0 && ces && o && o->revisions) {
+        int lrc = list_all(c, "olm.operatorframework.io/v1", "ClusterObjectSet", NULL, "olm.operatorframework.io/owner-name",
+                           upgradeable_slim_revision, &revisions, &kerr);
+        if (lrc == KUBE_NOT_FOUND && !(revisions = json_array()))
+            rc = -1;
+    } else if (rc == 0 && ces && !(revisions = json_array())) {
+        rc = -1;
+    }
     if (rc == 0 && ces)
-        rc = upgradeable_inputs_match(ces, secrets, out);
+        rc = upgradeable_inputs_match_revisions(ces, secrets, revisions, out);
     json_decref(ces);
     json_decref(secrets);
+    json_decref(revisions);
     if (rc < 0) {
         upgradeable_inputs_free(out);
         return olm_error_set(err, "upgradeable: out of memory");
@@ -351,12 +394,14 @@ int upgradeable_inputs_read(kube_client *c, const upgradeable_reconcile_opts *o,
 }
 
 int upgradeable_inputs_from_lists(kube_client *c, const upgradeable_reconcile_opts *o, const json_t *ces,
-                                  const json_t *secrets, upgradeable_inputs *out, olm_error *err)
+                                  const json_t *secrets, const json_t *revisions, upgradeable_inputs *out,
+                                  olm_error *err)
 {
     memset(out, 0, sizeof *out);
     int rc = read_version(c, o, out);
     if (rc == 0)
-        rc = upgradeable_inputs_match(ces, secrets, out);
+        rc = revisions ? upgradeable_inputs_match_revisions(ces, secrets, revisions, out)
+                       : upgradeable_inputs_match(ces, secrets, out);
     if (rc < 0) {
         upgradeable_inputs_free(out);
         return olm_error_set(err, "upgradeable: out of memory");

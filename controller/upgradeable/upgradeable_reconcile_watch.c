@@ -8,6 +8,10 @@
  * cached one queues nothing: during a burst of installs most events are ClusterExtension
  * status writes, which change nothing a pass reads.
  *
+ * With BoxcutterRuntime (opts.revisions) a third informer caches the ClusterObjectSets (slim:
+ * owner, bundle, olm.properties, revision, installed or not): an extension's installed revision
+ * is its install then (upgradeable_revisions.c).
+ *
  * A pass works from the caches once both informers have listed (so never from a cache
  * that is still filling) and lost no event (out of memory); until then -- or for good,
  * when they cannot list, e.g. 403, or once one lost an event -- it lists through REST
@@ -44,7 +48,8 @@
 #define RESYNC_MS (10u * 60u * 1000u) /* library-go resyncs status periodically too */
 #define I_EXTENSIONS 0 /* inf[] and slot[] */
 #define I_RECORDS 1
-#define NINFORMERS 2
+#define I_REVISIONS 2 /* BoxcutterRuntime (opts.revisions) only */
+#define NINFORMERS 3
 #define PROBE_FIRST_MS 5000u     /* the first retry of an unanswered discovery */
 #define PROBE_MAX_MS 300000u     /* and the longest wait between two */
 
@@ -97,24 +102,28 @@ uint64_t upgradeable_pass_delay_ms(uint64_t now_ms, uint64_t last_start_ms, uint
     return last_end_ms + gap - now_ms;
 }
 
-/* The informer's cache is what passes read: it has listed and lost no event. */
+/* The informer's cache is what passes read: it has listed and lost no event (one not started,
+ * the revisions' without the gate, has nothing to lose). */
 static bool intact(kube_informer *inf)
 {
-    return kube_informer_has_synced(inf) && kube_informer_lost_events(inf) == 0;
+    return !inf || (kube_informer_has_synced(inf) && kube_informer_lost_events(inf) == 0);
 }
 
 /* One pass: from the caches once both informers have listed (and lost nothing), else
  * through REST. */
 static int run_pass(upgradeable_reconciler *r, olm_error *err)
 {
-    if (!intact(r->inf[I_EXTENSIONS]) || !intact(r->inf[I_RECORDS]))
+    if (!intact(r->inf[I_EXTENSIONS]) || !intact(r->inf[I_RECORDS]) || !intact(r->inf[I_REVISIONS]))
         return upgradeable_reconcile_once(r->client, &r->opts, err);
     json_t *ces = kube_informer_list_by_key(r->inf[I_EXTENSIONS]);
     json_t *secrets = ces ? kube_informer_list_by_key(r->inf[I_RECORDS]) : NULL;
-    int rc = secrets ? upgradeable_reconcile_lists(r->client, &r->opts, ces, secrets, err)
-                     : olm_error_set(err, "upgradeable: out of memory");
+    json_t *revs = secrets && r->inf[I_REVISIONS] ? kube_informer_list_by_key(r->inf[I_REVISIONS]) : NULL;
+    int rc = secrets && (revs || !r->inf[I_REVISIONS])
+                 ? upgradeable_reconcile_lists(r->client, &r->opts, ces, secrets, revs, err)
+                 : olm_error_set(err, "upgradeable: out of memory");
     json_decref(ces);
     json_decref(secrets);
+    json_decref(revs);
     return rc;
 }
 
@@ -211,6 +220,12 @@ static json_t *slim_record(const json_t *obj, void *data)
 {
     (void)data;
     return upgradeable_slim_record(obj);
+}
+
+static json_t *slim_revision(const json_t *obj, void *data)
+{
+    (void)data;
+    return upgradeable_slim_revision(obj);
 }
 
 static void free_reconciler(upgradeable_reconciler *r)
@@ -337,6 +352,9 @@ static int start_watching(upgradeable_reconciler *r, olm_error *err)
                             slim_extension, err);
     if (rc == 0)
         rc = start_informer(r, I_RECORDS, secrets_path, INSTALL_RECORD_LABEL "=true", slim_record, err);
+    if (rc == 0 && r->opts.revisions)
+        rc = start_informer(r, I_REVISIONS, "/apis/olm.operatorframework.io/v1/clusterobjectsets",
+                            "olm.operatorframework.io/owner-name", slim_revision, err);
     if (rc == 0)
         rc = start_version_watch(r, err);
     free(secrets_path);
@@ -432,7 +450,8 @@ int upgradeable_reconciler_start(uv_loop_t *loop, kube_client *client, const upg
     if (opts && opts->cluster_version_override && *opts->cluster_version_override)
         r->version_override = strdup(opts->cluster_version_override);
     r->opts = (upgradeable_reconcile_opts){.system_namespace = r->system_namespace,
-                                           .cluster_version_override = r->version_override};
+                                           .cluster_version_override = r->version_override,
+                                           .revisions = opts && opts->revisions};
     int rc = 0;
     if (!r->system_namespace || (opts && opts->cluster_version_override && *opts->cluster_version_override &&
                                  !r->version_override))

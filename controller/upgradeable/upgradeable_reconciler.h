@@ -41,6 +41,12 @@ typedef struct upgradeable_reconcile_opts {
     const char *system_namespace;         /* install records live here; NULL: "olmv1-system" */
     const char *cluster_version_override; /* NULL or "": ClusterVersion "version" status.desired.version */
     bool skip_cluster_version;            /* upgradeable_inputs_read only: do not read it (CLI --to) */
+    /* --feature-gates=BoxcutterRuntime=true: an extension's install is its installed
+     * ClusterObjectSet revision (the newest Active one with Succeeded True), whose olm.properties
+     * annotation holds the bundle's properties; it is read too, and wins over an install record
+     * (one left from before the gate was switched on is older).  An extension with neither is not
+     * installed.  A ClusterObjectSet API that is not served counts as no revisions. */
+    bool revisions;
 } upgradeable_reconcile_opts;
 
 /* ------------------------------------------------------------ reading the cluster */
@@ -71,6 +77,16 @@ void upgradeable_inputs_free(upgradeable_inputs *in);
  * read for the extension of its owner label (as a failed lookup), and the first in list
  * order wins.  0, or -1 when out of memory (free *out either way). */
 int upgradeable_inputs_match(const json_t *ces, const json_t *secrets, upgradeable_inputs *out);
+/* The same with the ClusterObjectSets too (`revisions`: their upgradeable_slim_revision copies;
+ * an empty array or none when opts.revisions is off; NULL: they could not be listed, and every
+ * extension without an installed revision is then a failed lookup).  An extension's installed
+ * revision wins over its install record. */
+int upgradeable_inputs_match_revisions(const json_t *ces, const json_t *secrets, const json_t *revisions,
+                                       upgradeable_inputs *out);
+/* What the check keeps of a ClusterObjectSet: {"e": owner-name label, "b": bundle-name
+ * annotation, "p": olm.properties annotation (absent when none), "n": spec.revision, "i": Active
+ * and Succeeded True}.  NULL when out of memory. */
+json_t *upgradeable_slim_revision(const json_t *cos);
 
 /* The installed bundle of one install record Secret (data["record.json"], base64,
  * with "extension", "bundle":{"name"} and "properties" as verbatim text).  Sets the

@@ -10,7 +10,8 @@ revisions (Installed, Progressing, Available mirrored, status.activeRevisions). 
 spec.config makes a new revision of the same bundle, which replaces the first (archived);
 deletion takes the revisions and their Secrets; switching the gate on over an install made with
 it off makes revision 1 of that install without reinstalling anything (upstream's Helm-release
-migration), which the next revision then takes over; a 1 MB CRD is stored gzip'd.
+migration), which the next revision then takes over, and switching it off again takes the revisions back into
+an install record, again without reinstalling; a 1 MB CRD is stored gzip'd.
 """
 
 import base64
@@ -237,6 +238,67 @@ def test_switching_the_gate_on_migrates_without_reinstalling(world, ns, name):
     ctrl = [o for o in now["metadata"].get("ownerReferences", []) if o.get("controller")]
     assert [(o["kind"], o["name"]) for o in ctrl] == [("ClusterObjectSet", f"{name}-2")]
     olmv1_e2e.delete_ce(name)
+
+
+def test_switching_the_gate_off_takes_the_install_over(world, ns, name):
+    """The way back: installed with the gate on, the gate switched off on the live cluster.  The
+    installed revision becomes the install record, nothing is re-created (the same Deployment
+    uid), the objects lose the revisions' ownerReferences, the revisions and their Secrets go
+    (deleted with propagationPolicy Orphan, so the garbage collector, which runs here, takes
+    nothing), and the uninstall still removes the objects."""
+    env = world
+    pkg = env["pkg"]
+    ctl = env["ctl"]
+    bundle = f"{pkg}.v{VERSIONS[0]}"
+    olmv1_e2e.apply_ce(env, pkg, name, ns, version=VERSIONS[0])
+
+    def installed():
+        obj, c = olmv1_e2e.conditions(name)
+        active = [a["name"] for a in obj.get("status", {}).get("activeRevisions", [])]
+        return (active == [f"{name}-1"] and c.get("Installed", {}).get("status") == "True"
+                and c.get("Available", {}).get("status") == "True" and (obj, c))
+    wait_for(installed, f"{name} installed from {name}-1", ctl)
+    dep = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+    ctrl = [o for o in dep["metadata"].get("ownerReferences", []) if o.get("controller")]
+    assert [(o["kind"], o["name"]) for o in ctrl] == [("ClusterObjectSet", f"{name}-1")]
+    secrets = [s["metadata"]["name"] for s in ref_secrets(revision(name, 1), env["system_ns"])]
+    ctl.stop()
+    ctl.extra.remove(GATE)
+    ctl.start()
+    try:
+        def taken_over():
+            rec = kubectl("get", "secret", f"olmv1-install-{name}", "-n", env["system_ns"], "--ignore-not-found",
+                          "-o", "json").stdout
+            return rec.strip() and revisions(name) == [] and json.loads(rec)
+        rec = wait_for(taken_over, f"the install record of {name} and its revisions gone", ctl)
+        record = json.loads(base64.b64decode(rec["data"]["record.json"]))
+        assert record["bundle"]["name"] == bundle
+        assert "pending" not in record
+        assert ("Deployment", f"{pkg}-manager") in [(o["kind"], o["name"]) for o in record["objects"]]
+        c = olmv1_e2e.wait_installed(env, name, bundle, VERSIONS[0])
+        assert c["Installed"]["message"] == f"Installed bundle {env['images'][VERSIONS[0]]} successfully"
+        obj, _ = olmv1_e2e.conditions(name)
+        assert "activeRevisions" not in obj["status"]
+        # The same objects, none with an ownerReference to a ClusterObjectSet any more (the
+        # revisions are gone: the garbage collector has processed their deletion).
+        now = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)
+        assert now["metadata"]["uid"] == dep["metadata"]["uid"]
+        for kind, n in (("deployment", f"{pkg}-manager"), ("configmap", f"{pkg}-config"),
+                        ("serviceaccount", f"{pkg}-manager")):
+            o = kubectl_json("get", kind, n, "-n", ns)
+            refs = [r["kind"] for r in o["metadata"].get("ownerReferences", [])]
+            assert "ClusterObjectSet" not in refs, (kind, n, refs)
+        for s in secrets:
+            out = kubectl("get", "secret", s, "-n", env["system_ns"], "--ignore-not-found", "-o", "name").stdout
+            assert out.strip() == "", f"{s} left behind"
+        assert f"took over the install of bundle {bundle} from revision {name}-1" in ctl.log_text()
+        # The uninstall removes what the revisions had installed.
+        olmv1_e2e.delete_ce(name)
+        olmv1_e2e.assert_nothing_installed(pkg, ns, name, env["system_ns"])
+    finally:
+        ctl.stop()
+        ctl.extra.append(GATE)
+        ctl.start()
 
 
 def test_a_1mb_crd_is_stored_compressed(world, ns, name):

@@ -228,3 +228,48 @@ def test_upgradeable_watch(world):
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, out + err
     assert out.strip().endswith("stopped"), out + err
+
+
+def put_revision(w, cleanup, n, properties, succeeded):
+    """Revision n of w["ce"] as a ClusterObjectSet whose olm.properties annotation is `properties`
+    (no controller rolls it out here); its Succeeded condition set through the status subresource."""
+    name = f'{w["ce"]}-{n}'
+    if not kubectl("get", "clusterobjectset", name, "--ignore-not-found", "-o", "name").stdout.strip():
+        cleanup("clusterobjectset", name)
+        kubectl("create", "-f", "-", input={
+            "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterObjectSet",
+            "metadata": {"name": name,
+                         "labels": {"olm.operatorframework.io/owner-kind": "ClusterExtension",
+                                    "olm.operatorframework.io/owner-name": w["ce"]},
+                         "annotations": {"olm.operatorframework.io/bundle-name": w["bundle"],
+                                         "olm.properties": properties}},
+            "spec": {"revision": n, "lifecycleState": "Active", "collisionProtection": "Prevent",
+                     "phases": [{"name": "deploy", "objects": [{"object": {
+                         "apiVersion": "v1", "kind": "ConfigMap",
+                         "metadata": {"name": "upg-cm", "namespace": "default"}}}]}]}})
+    kubectl("patch", "clusterobjectset", name, "--subresource=status", "--type=merge", "-p", json.dumps(
+        {"status": {"conditions": [{"type": "Succeeded", "status": "True" if succeeded else "False",
+                                    "reason": "Succeeded" if succeeded else "RollingOut", "message": "",
+                                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}))
+
+
+def test_upgradeable_watch_revisions(world, cleanup):
+    """BoxcutterRuntime on: the installed ClusterObjectSet revision's olm.properties annotation is
+    read (there is no install record), through the reconciler's revisions informer."""
+    w = world
+    proc = subprocess.Popen([str(w["bin"]), "--system-namespace", w["ns"], "--revisions", "watch"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready and proc.stdout.readline().strip() == "started", proc.stderr.read() if proc.poll() else ""
+        wait_for(lambda u: u["status"] == "True", "the first pass")
+        put_revision(w, cleanup, 1, PROP % '"4.18"', succeeded=True)  # ClusterObjectSet events
+        wait_for(lambda u: u["status"] == "False" and u["message"] == blocked_message(w), "the revision to block")
+        # The next revision, without the cap, succeeds: it is the installed one now.
+        put_revision(w, cleanup, 2, "[]", succeeded=True)
+        wait_for(lambda u: u["status"] == "True", "the newer revision to stop blocking")
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out + err

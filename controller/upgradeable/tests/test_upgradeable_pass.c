@@ -20,6 +20,16 @@
  *       start) -> test_unanswered_discovery_is_asked_again
  *   upgradeable_reconcile_watch.c  the retry timer not closed at stop -> test_stop_while_discovery_is_unanswered
  *       (uv_loop_close: a handle still open)
+ *   BoxcutterRuntime (upgradeable_revisions.c and the revisions in _inputs.c / _watch.c):
+ *   _inputs.c  revisions never listed (opts.revisions ignored) -> test_installed_revision_blocks,
+ *       test_installed_revision_is_the_newest_succeeded
+ *   _inputs.c  the record preferred to the revision -> test_installed_revision_is_the_newest_succeeded
+ *   _revisions.c  Archived counted as installed -> test_installed_revision_is_the_newest_succeeded
+ *   _revisions.c  the oldest succeeded instead of the newest -> test_installed_revision_is_the_newest_succeeded
+ *   _inputs.c  404 not read as "no revisions" -> test_revisions_unlistable
+ *   _inputs.c  a failed revision list not failing closed -> test_revisions_unlistable
+ *   (the revisions' informer in _watch.c: the fake apiserver serves no watches; e2e
+ *   test_upgradeable.py covers it)
  *
  * The reconciler's start (upgradeable_reconciler_start): discovery unanswered at start is asked
  * again (5 s later) and the check then runs; a stop while it waits closes everything.
@@ -384,6 +394,101 @@ static void test_start_when_not_openshift(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- BoxcutterRuntime: the install is a ClusterObjectSet revision (opts.revisions) ---- */
+
+/* Revision `n` of `ext`: bundle `bundle`, olm.maxOpenShiftVersion `max` in its olm.properties
+ * annotation (NULL: none), lifecycleState `state`, Succeeded True or not. */
+static void revision(fx *f, const char *ext, int n, const char *bundle, const char *max, const char *state,
+                     bool succeeded)
+{
+    char path[256], name[128], props[128];
+    snprintf(name, sizeof name, "%s-%d", ext, n);
+    snprintf(path, sizeof path, "/apis/olm.operatorframework.io/v1/clusterobjectsets/%s", name);
+    if (max)
+        snprintf(props, sizeof props, "[{\"type\":\"olm.maxOpenShiftVersion\",\"value\":\"%s\"}]", max);
+    else
+        snprintf(props, sizeof props, "[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"p\"}}]");
+    json_t *cos = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}, s:{s:s, s:s}}, s:{s:i, s:s, s:[]}, s:{s:[{s:s, s:s}]}}",
+                            "apiVersion", "olm.operatorframework.io/v1", "kind", "ClusterObjectSet", "metadata", "name",
+                            name, "labels", "olm.operatorframework.io/owner-kind", "ClusterExtension",
+                            "olm.operatorframework.io/owner-name", ext, "annotations",
+                            "olm.operatorframework.io/bundle-name", bundle, "olm.properties", props, "spec", "revision",
+                            n, "lifecycleState", state, "phases", "status", "conditions", "type", "Succeeded", "status",
+                            succeeded ? "True" : "False");
+    assert_non_null(cos);
+    fake_apiserver_put(f->api, path, cos);
+}
+
+static int pass_gate_on(fx *f, olm_error *err)
+{
+    upgradeable_reconcile_opts o = {.system_namespace = SYS, .revisions = true};
+    return upgradeable_reconcile_once(f->admin, &o, err);
+}
+
+/* The installed revision's olm.properties: at its max, the upgrade is blocked.  Without the
+ * gate nothing reads revisions (the extension has no record: not installed). */
+static void test_installed_revision_blocks(void **state)
+{
+    fx *f = *state;
+    openshift(f, "4.18.3");
+    extension(f, "capped");
+    revision(f, "capped", 1, "capped.v1", "4.18", "Active", true);
+    olm_error err;
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "False");
+    assert_string_equal(cond(f, "Upgradeable", "reason"), "InstalledOLMOperators_IncompatibleOperatorsInstalled");
+    const char *m = cond(f, "Upgradeable", "message");
+    if (!strstr(m, "capped.v1") || !strstr(m, "4.19"))
+        fail_msg("Upgradeable message: %s", m);
+    assert_int_equal(pass(f, NULL, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "True");
+}
+
+/* Which revision is installed: the newest Active one that succeeded.  It wins over an install
+ * record (one left from before the gate was switched on); an archived revision, or one still
+ * rolling out, does not count. */
+static void test_installed_revision_is_the_newest_succeeded(void **state)
+{
+    fx *f = *state;
+    openshift(f, "4.18.3");
+    extension(f, "capped");
+    record(f, "capped", "capped.v0", "4.18");                          /* stale */
+    revision(f, "capped", 1, "capped.v1", "4.18", "Archived", true);   /* replaced */
+    revision(f, "capped", 2, "capped.v2", "4.18", "Active", true);     /* being replaced */
+    revision(f, "capped", 3, "capped.v3", NULL, "Active", true);       /* installed */
+    revision(f, "capped", 4, "capped.v4", "4.18", "Active", false);    /* rolling out */
+    olm_error err;
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "True");
+    fake_apiserver_remove(f->api, "/apis/olm.operatorframework.io/v1/clusterobjectsets/capped-3");
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "False");
+    assert_non_null(strstr(cond(f, "Upgradeable", "message"), "capped.v2"));
+    /* Without a succeeded Active revision, the record is what is installed. */
+    fake_apiserver_remove(f->api, "/apis/olm.operatorframework.io/v1/clusterobjectsets/capped-2");
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "False");
+    assert_non_null(strstr(cond(f, "Upgradeable", "message"), "capped.v0"));
+}
+
+/* The ClusterObjectSet API not served: no revisions, the records count.  Revisions that cannot
+ * be listed otherwise: fail closed (the installed bundle is unknown). */
+static void test_revisions_unlistable(void **state)
+{
+    fx *f = *state;
+    openshift(f, "4.18.3");
+    extension(f, "free");
+    record(f, "free", "free.v1", NULL);
+    fake_apiserver_fail(f->api, "GET", "/clusterobjectsets", NULL, 404, "the server could not find the requested resource", -1);
+    olm_error err;
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "True");
+    fake_apiserver_fail_clear(f->api);
+    fake_apiserver_fail(f->api, "GET", "/clusterobjectsets", NULL, 500, "etcd is down", -1);
+    assert_int_equal(pass_gate_on(f, &err), 0);
+    assert_string_equal(cond(f, "Upgradeable", "status"), "False");
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -405,6 +510,9 @@ int main(void)
         T(test_unanswered_discovery_is_asked_again),
         T(test_stop_while_discovery_is_unanswered),
         T(test_start_when_not_openshift),
+        T(test_installed_revision_blocks),
+        T(test_installed_revision_is_the_newest_succeeded),
+        T(test_revisions_unlistable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

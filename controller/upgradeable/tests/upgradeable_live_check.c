@@ -7,7 +7,9 @@
  *       (exit 3); exit 1 with the error on stderr.
  *   upgradeable_live_check watch [--system-namespace NS] [--cluster-version V]
  *       the event-driven reconciler (informers + work queue) until SIGTERM/SIGINT,
- *       then a clean stop; prints "started" once running, "stopped" at the end. */
+ *       then a clean stop; prints "started" once running, "stopped" at the end.
+ *   --revisions (either mode): as operator-controller with BoxcutterRuntime on, the
+ *       installed ClusterObjectSet revisions count too (upgradeable_reconcile_opts.revisions). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"system-namespace", required_argument, NULL, 'n'},
         {"cluster-version", required_argument, NULL, 'v'},
+        {"revisions", no_argument, NULL, 'r'},
         {NULL, 0, NULL, 0},
     };
     upgradeable_reconcile_opts o = {0};
@@ -71,6 +74,8 @@ int main(int argc, char **argv)
             o.system_namespace = optarg;
         else if (opt == 'v')
             o.cluster_version_override = optarg;
+        else if (opt == 'r')
+            o.revisions = true;
         else
             return 2;
     }
