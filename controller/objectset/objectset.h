@@ -46,6 +46,18 @@
 #define OBJECTSET_FIELD_MANAGER "olm.operatorframework.io"
 #define OBJECTSET_FINALIZER "olm.operatorframework.io/teardown"
 
+/* Where a pass gets the token of the ServiceAccount it acts as (Identity, above): a cache
+ * shared with the ClusterExtension controller (operator_controller_main.c wires its token
+ * cache) spares the TokenRequest -- an apiserver write and a signature -- of every pass.
+ * get: 0 with *token malloc'd (the caller zeroes and frees it), or -1 with err.  rejected:
+ * the pass that used `token` failed (perhaps a 401: the ServiceAccount made again, the key
+ * rotated); the next pass mints a fresh one.  Any thread. */
+typedef struct objectset_token_source {
+    int (*get)(void *data, const char *ns, const char *sa, char **token, olm_error *err);
+    void (*rejected)(void *data, const char *ns, const char *sa, const char *token);
+    void *data;
+} objectset_token_source;
+
 typedef struct objectset_reconciler_config {
     kube_client *admin;          /* operator-controller's own identity; borrowed */
     kube_informer *sets;         /* the ClusterObjectSet cache (siblings); borrowed; NULL: list from the API */
@@ -54,6 +66,7 @@ typedef struct objectset_reconciler_config {
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
     time_t (*now)(void);         /* NULL: time() */
     struct objectset_watches *watches; /* the applied objects' watches (objectset_watch.h); NULL: none */
+    objectset_token_source tokens; /* the ServiceAccount tokens of Identity; .get NULL: a TokenRequest per pass */
 } objectset_reconciler_config;
 
 typedef struct objectset_reconciler objectset_reconciler;
@@ -76,6 +89,7 @@ typedef struct objectset_controller {
 typedef struct objectset_controller_config {
     unsigned concurrency;  /* 0: 1 */
     uint64_t minute_ms;    /* see objectset_reconciler_config */
+    objectset_token_source tokens; /* see objectset_reconciler_config */
 } objectset_controller_config;
 
 /* Starts the informer on ClusterObjectSets and the work queue, each owned by rt. */

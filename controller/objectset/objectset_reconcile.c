@@ -98,7 +98,8 @@ static json_t *other_active(objectset_pass *p)
 }
 
 /* The client the objects are handled with (objectset.h, Identity).  *owned tells whether the
- * caller frees it.  NULL with err. */
+ * caller frees it.  A token from the shared source is remembered in the pass (p->token) so a
+ * failed pass can hand it back as rejected.  NULL with err. */
 static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
 {
     *owned = false;
@@ -110,12 +111,22 @@ static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
     char *token = NULL;
     time_t exp = 0;
     olm_error terr;
-    if (kube_token_request(p->r->cfg.admin, ns, sa, 3600, NULL, &token, &exp, &terr) != 0) {
+    const objectset_token_source *ts = &p->r->cfg.tokens;
+    int rc = ts->get ? ts->get(ts->data, ns, sa, &token, &terr)
+                     : kube_token_request(p->r->cfg.admin, ns, sa, 3600, NULL, &token, &exp, &terr);
+    if (rc != 0) {
         olm_error_set(err, "failed to get a token for ServiceAccount %s/%s: %s", ns, sa, terr.msg);
         return NULL;
     }
     kube_client *c = kube_client_new_for_token(p->r->cfg.admin, token, NULL, err);
-    free(token);
+    if (ts->get && c) {
+        p->token = token; /* kept for tokens.rejected; freed by the caller */
+        p->token_ns = strdup(ns); /* p->cos may be replaced (the finalizer patch) */
+        p->token_sa = strdup(sa);
+    } else {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
     *owned = c != NULL;
     return c;
 }
@@ -178,15 +189,18 @@ static kube_wq_result reconcile(objectset_pass *p)
     /* Blocked takes precedence over ProgressDeadlineExceeded: it is more actionable. */
     char *blocked = NULL;
     olm_error err;
-    int im = objectset_check_immutable(p->r->cfg.admin, p->cos, &blocked, &err);
+    json_t *secrets = json_object(); /* this pass's Secret reads (objectset_get_secret) */
+    int im = objectset_check_immutable(p->r->cfg.admin, secrets, p->cos, &blocked, &err);
     if (im != 0) {
         objectset_mark_not_progressing(&p->s, "Blocked", im > 0 ? blocked : err.msg);
         free(blocked);
+        json_decref(secrets);
         return objectset_ok();
     }
     const json_t *probes = json_object_get(json_object_get(p->cos, "spec"), "progressionProbes");
     objectset_phases ph = {0};
-    if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, p->cos, &ph, &err) != 0) {
+    if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, secrets, p->cos, &ph, &err) != 0) {
+        json_decref(secrets);
         objectset_set_retrying(&p->s, err.msg);
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "converting to boxcutter revision: %s", err.msg);
         kube_wq_result res = objectset_failed();
@@ -194,6 +208,7 @@ static kube_wq_result reconcile(objectset_pass *p)
             res.requeue_after_ms = (uint64_t)p->remaining_ms; /* the deadline-aware rate limiter */
         return res;
     }
+    json_decref(secrets);
     json_t *observed = json_object_get(p->s.status, "observedPhases");
     if (json_array_size(observed) == 0) {
         json_t *arr = json_array();
@@ -268,6 +283,14 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
                     .now = now}};
     json_incref(cos);
     kube_wq_result res = reconcile(&p);
+    if (p.token) {
+        if (res.kind == KUBE_WQ_ERROR && r->cfg.tokens.rejected && p.token_ns && p.token_sa)
+            r->cfg.tokens.rejected(r->cfg.tokens.data, p.token_ns, p.token_sa, p.token);
+        explicit_bzero(p.token, strlen(p.token));
+        free(p.token);
+        free(p.token_ns);
+        free(p.token_sa);
+    }
     if (p.s.status && (before ? !json_equal(before, p.s.status) : json_object_size(p.s.status) > 0)) {
         json_t *body = json_deep_copy(p.cos);
         if (body) {
