@@ -73,6 +73,14 @@ typedef struct objectset_reconciler objectset_reconciler;
 
 objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config *cfg, olm_error *err);
 void objectset_reconciler_free(objectset_reconciler *r);
+/* Whether resourceVersion `rv` of COS `name` is the echo of this process's own last write of
+ * it (the status at the end of a pass, the finalizer): the pass that wrote it already saw
+ * everything that version holds, so the informer need not queue another (each such echo was
+ * a whole pass: a GET of the set, of its Secret and of every object).  A match is consumed.
+ * A write by anyone else makes another resourceVersion, which still queues.  Any thread. */
+bool objectset_reconciler_own_write(objectset_reconciler *r, const char *name, const char *rv);
+/* Drops what is remembered of COS `name` (it was deleted). */
+void objectset_reconciler_forget(objectset_reconciler *r, const char *name);
 /* kube_workqueue_reconcile_fn: key is the COS name. */
 kube_wq_result objectset_reconcile(const char *key, void *data);
 

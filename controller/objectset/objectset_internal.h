@@ -3,6 +3,7 @@
 #define OLM_OBJECTSET_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -13,7 +14,12 @@
 
 struct objectset_reconciler {
     objectset_reconciler_config cfg;
+    pthread_mutex_t own_lock;
+    json_t *own_writes; /* COS name -> the resourceVersion our last write of it made (under own_lock) */
 };
+
+/* Records that this process's write of COS `name` made `rv` (objectset_reconciler_own_write). */
+void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written);
 
 /* --------------------------------------------------- resolve (objectset_resolve.c) */
 

@@ -42,6 +42,12 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
         return NULL;
     }
     r->cfg = *cfg;
+    if (pthread_mutex_init(&r->own_lock, NULL) != 0 || !(r->own_writes = json_object())) {
+        json_decref(r->own_writes);
+        free(r);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
     if (!r->cfg.minute_ms)
         r->cfg.minute_ms = 60000;
     if (!r->cfg.poll_ms)
@@ -53,7 +59,44 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
 
 void objectset_reconciler_free(objectset_reconciler *r)
 {
+    if (!r)
+        return;
+    json_decref(r->own_writes);
+    pthread_mutex_destroy(&r->own_lock);
     free(r);
+}
+
+void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written)
+{
+    const char *rv = kube_object_string(written, "metadata.resourceVersion");
+    pthread_mutex_lock(&r->own_lock);
+    if (rv)
+        json_object_set_new(r->own_writes, name, json_string(rv));
+    else
+        json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
+}
+
+bool objectset_reconciler_own_write(objectset_reconciler *r, const char *name, const char *rv)
+{
+    if (!r || !name || !rv)
+        return false;
+    pthread_mutex_lock(&r->own_lock);
+    const char *own = json_string_value(json_object_get(r->own_writes, name));
+    bool echo = own && strcmp(own, rv) == 0;
+    if (echo)
+        json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
+    return echo;
+}
+
+void objectset_reconciler_forget(objectset_reconciler *r, const char *name)
+{
+    if (!r || !name)
+        return;
+    pthread_mutex_lock(&r->own_lock);
+    json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
 }
 
 bool objectset_is_archived(const json_t *cos)
@@ -140,6 +183,7 @@ int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err)
     if (rc != 0)
         return olm_error_set(err, "%s teardown finalizer: %s", present ? "adding" : "removing", ferr.msg);
     if (latest) {
+        objectset_note_own_write(p->r, p->name, latest);
         json_decref(p->cos);
         p->cos = latest;
     }
@@ -295,10 +339,14 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
         json_t *body = json_deep_copy(p.cos);
         if (body) {
             json_object_set(body, "status", p.s.status);
-            if (kube_update_status(r->cfg.admin, body, NULL, &err) != 0) {
+            json_t *written = NULL;
+            if (kube_update_status(r->cfg.admin, body, &written, &err) != 0) {
                 olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "error updating status: %s", err.msg);
                 res = objectset_failed();
+            } else if (written) {
+                objectset_note_own_write(r, key, written);
             }
+            json_decref(written);
         }
         json_decref(body);
     }

@@ -28,14 +28,20 @@ static void on_add(json_t *obj, void *data)
 
 static void on_update(json_t *old_obj, json_t *new_obj, void *data)
 {
+    objectset_controller *c = data;
     const char *a = kube_object_string(old_obj, "metadata.resourceVersion");
     const char *b = kube_object_string(new_obj, "metadata.resourceVersion");
-    if (!a || !b || strcmp(a, b) != 0)
-        enqueue(data, new_obj);
+    if (a && b && strcmp(a, b) == 0)
+        return;
+    /* The echo of our own status or finalizer write: the pass that made it saw all of it. */
+    if (objectset_reconciler_own_write(c->rec, kube_object_string(new_obj, "metadata.name"), b))
+        return;
+    enqueue(c, new_obj);
 }
 
 static void on_delete(json_t *obj, void *data)
 {
+    objectset_reconciler_forget(((objectset_controller *)data)->rec, kube_object_string(obj, "metadata.name"));
     enqueue(data, obj);
 }
 
