@@ -74,6 +74,7 @@ typedef struct objectset_target {
     const char *const *sibling_uids; /* other active revisions of the same owner */
     size_t nsiblings;
     const json_t *probes;      /* spec.progressionProbes, may be NULL */
+    struct objectset_watches *watches; /* told of our writes (objectset_watches_note_write); may be NULL */
 } objectset_target;
 
 typedef struct objectset_object_result {

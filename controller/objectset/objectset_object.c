@@ -24,6 +24,7 @@
 
 #include "kube_object.h"
 #include "objectset_internal.h"
+#include "objectset_watch.h"
 
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 #define OWNER_NAME_LABEL "olm.operatorframework.io/owner-name"
@@ -187,6 +188,7 @@ static int apply(const objectset_target *t, json_t *obj, bool force, const char 
     olm_error aerr;
     if (kube_apply(t->client, obj, OBJECTSET_FIELD_MANAGER, force, NULL, out, &aerr) != 0)
         return olm_error_set(err, "%s: %.1900s", what, aerr.msg);
+    objectset_watches_note_write(t->watches, *out); /* its watch event queues no pass */
     return 0;
 }
 

@@ -54,6 +54,8 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
         r->cfg.poll_ms = 2000;
     if (!r->cfg.resync_ms)
         r->cfg.resync_ms = 30000;
+    if (!r->cfg.watched_resync_ms)
+        r->cfg.watched_resync_ms = 600000;
     return r;
 }
 
@@ -287,7 +289,8 @@ static kube_wq_result reconcile(objectset_pass *p)
     objectset_target t = {
         .client = client, .cos = p->cos,
         .revision = json_integer_value(json_object_get(json_object_get(p->cos, "spec"), "revision")),
-        .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes};
+        .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes,
+        .watches = p->r->cfg.watches};
     kube_wq_result res;
     if (objectset_is_archived(p->cos)) {
         res = objectset_archive(p, &t, &ph);

@@ -4,7 +4,8 @@
  * that controls it, as upstream's tracking cache does), and the work queue that runs
  * objectset_reconcile.  Besides, a revision waiting for probes on objects of a type that is
  * not watched (its watch starting, or refused: 403) is re-probed every poll_ms, and every
- * revision is re-applied and re-probed every resync_ms (objectset.h). */
+ * revision is re-applied and re-probed every resync_ms, or watched_resync_ms when its types
+ * are watched (objectset.h). */
 #include <stdlib.h>
 #include <string.h>
 

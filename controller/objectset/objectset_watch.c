@@ -38,6 +38,7 @@ struct objectset_watches {
     pthread_mutex_t mu;
     char **known;         /* every path asked for (under mu) */
     bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
+    json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
     size_t nknown, nstarted;
     uv_async_t async;
     one_watch *watches;   /* loop thread */
@@ -62,10 +63,50 @@ static void reduce(json_t *obj)
     kube_object_reduce(obj, small, NULL);
 }
 
+void objectset_watches_note_write(objectset_watches *ws, const json_t *written)
+{
+    const char *uid = kube_object_string(written, "metadata.uid");
+    const char *rv = kube_object_string(written, "metadata.resourceVersion");
+    if (!ws || !uid || !rv)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (ws->written)
+        json_object_set_new(ws->written, uid, json_string(rv));
+    pthread_mutex_unlock(&ws->mu);
+}
+
+/* Whether obj is the version our own write made (objectset_watches_note_write); consumed. */
+static bool own_write(struct objectset_watches *ws, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!uid || !rv)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const char *mine = json_string_value(json_object_get(ws->written, uid));
+    bool echo = mine && strcmp(mine, rv) == 0;
+    if (echo)
+        json_object_del(ws->written, uid);
+    pthread_mutex_unlock(&ws->mu);
+    return echo;
+}
+
+static void forget_write(struct objectset_watches *ws, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    pthread_mutex_lock(&ws->mu);
+    if (uid)
+        json_object_del(ws->written, uid);
+    pthread_mutex_unlock(&ws->mu);
+}
+
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)
 {
-    (void)type;
     one_watch *ow = data;
+    if (type == KUBE_WATCH_DELETED)
+        forget_write(ow->owner, obj);
+    else if (own_write(ow->owner, obj))
+        return;
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
@@ -156,7 +197,8 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data};
+    *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data,
+                              .written = json_object()};
     pthread_mutex_init(&ws->mu, NULL);
     if (uv_async_init(loop, &ws->async, on_async) != 0) {
         pthread_mutex_destroy(&ws->mu);
@@ -246,6 +288,7 @@ void objectset_watches_free(objectset_watches *ws)
         free(ws->known[i]);
     free(ws->known);
     free(ws->refused);
+    json_decref(ws->written);
     pthread_mutex_destroy(&ws->mu);
     free(ws);
 }

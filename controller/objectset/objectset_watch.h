@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "kube_config.h"
@@ -21,6 +22,11 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
  * queue their sets); false for a new path (its watch is starting) or a refused one.  ws may
  * be NULL (false). */
 bool objectset_watches_want(objectset_watches *ws, const char *path);
+/* Any thread: `written` (an object as a write of ours returned it) is ours; the watch event
+ * that reports exactly that version (same uid and resourceVersion) queues nothing: the pass
+ * that wrote it probed what it returned.  One entry per object (the newest write), consumed by
+ * its event.  ws may be NULL. */
+void objectset_watches_note_write(objectset_watches *ws, const json_t *written);
 /* Loop thread: watches running (not refused). */
 size_t objectset_watches_active(const objectset_watches *ws);
 /* Loop thread: stops every watch; closed(data) once all are closed. */
