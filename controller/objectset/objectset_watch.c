@@ -100,12 +100,11 @@ static void forget_write(struct objectset_watches *ws, const json_t *obj)
     pthread_mutex_unlock(&ws->mu);
 }
 
-static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
 {
-    one_watch *ow = data;
     if (type == KUBE_WATCH_DELETED)
-        forget_write(ow->owner, obj);
-    else if (own_write(ow->owner, obj))
+        forget_write(ws, obj);
+    else if (own_write(ws, obj))
         return;
     size_t i;
     const json_t *r;
@@ -113,8 +112,13 @@ static void on_event(kube_watch_event_type type, json_t *obj, void *data)
         const char *kind = json_string_value(json_object_get(r, "kind"));
         const char *name = json_string_value(json_object_get(r, "name"));
         if (json_is_true(json_object_get(r, "controller")) && kind && name && strcmp(kind, "ClusterObjectSet") == 0)
-            ow->owner->enqueue(name, ow->owner->data);
+            ws->enqueue(name, ws->data);
     }
+}
+
+static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+{
+    objectset_watches_handle_event(((one_watch *)data)->owner, type, obj);
 }
 
 static void watch_closed(void *data)

@@ -9,6 +9,7 @@
 
 #include "kube_config.h"
 #include "kube_uvcurl.h"
+#include "kube_watch.h"
 #include "olm_error.h"
 
 typedef struct objectset_watches objectset_watches;
@@ -27,6 +28,10 @@ bool objectset_watches_want(objectset_watches *ws, const char *path);
  * that wrote it probed what it returned.  One entry per object (the newest write), consumed by
  * its event.  ws may be NULL. */
 void objectset_watches_note_write(objectset_watches *ws, const json_t *written);
+/* Loop thread: what one event of a watch does (exposed for the tests): the set named by the
+ * object's controller ownerReference is queued, unless the event is the echo of our own
+ * write (objectset_watches_note_write). */
+void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj);
 /* Loop thread: watches running (not refused). */
 size_t objectset_watches_active(const objectset_watches *ws);
 /* Loop thread: stops every watch; closed(data) once all are closed. */
