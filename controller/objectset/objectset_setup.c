@@ -42,8 +42,10 @@ static void on_update(json_t *old_obj, json_t *new_obj, void *data)
 
 static void on_delete(json_t *obj, void *data)
 {
-    objectset_reconciler_forget(((objectset_controller *)data)->rec, kube_object_string(obj, "metadata.name"));
-    enqueue(data, obj);
+    objectset_controller *c = data;
+    objectset_reconciler_forget(c->rec, kube_object_string(obj, "metadata.name"));
+    objectset_watches_forget_set(c->watches, kube_object_string(obj, "metadata.uid"));
+    enqueue(c, obj);
 }
 
 static void on_error(const char *msg, void *data)

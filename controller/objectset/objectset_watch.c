@@ -39,6 +39,8 @@ struct objectset_watches {
     char **known;         /* every path asked for (under mu) */
     bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
     json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
+    json_t *latest;       /* uid -> resourceVersion the watches last reported (under mu) */
+    json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
     size_t nknown, nstarted;
     uv_async_t async;
     one_watch *watches;   /* loop thread */
@@ -100,8 +102,24 @@ static void forget_write(struct objectset_watches *ws, const json_t *obj)
     pthread_mutex_unlock(&ws->mu);
 }
 
+/* What the watches last reported of each object (objectset_watches_unchanged reads it). */
+static void track(struct objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!uid)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (type == KUBE_WATCH_DELETED || !rv)
+        json_object_del(ws->latest, uid);
+    else
+        json_object_set_new(ws->latest, uid, json_string(rv));
+    pthread_mutex_unlock(&ws->mu);
+}
+
 void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
 {
+    track(ws, type, obj);
     if (type == KUBE_WATCH_DELETED)
         forget_write(ws, obj);
     else if (own_write(ws, obj))
@@ -119,6 +137,57 @@ void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)
 {
     objectset_watches_handle_event(((one_watch *)data)->owner, type, obj);
+}
+
+void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!ws || !key)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (uid && rv)
+        json_object_set_new(ws->verdicts, key, json_pack("[s,s]", uid, rv));
+    else
+        json_object_del(ws->verdicts, key);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+void objectset_watches_verdict_drop(objectset_watches *ws, const char *key)
+{
+    if (!ws || !key)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    json_object_del(ws->verdicts, key);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+bool objectset_watches_unchanged(objectset_watches *ws, const char *key)
+{
+    if (!ws || !key)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const json_t *v = json_object_get(ws->verdicts, key);
+    const char *uid = json_string_value(json_array_get(v, 0)), *rv = json_string_value(json_array_get(v, 1));
+    const char *seen = uid ? json_string_value(json_object_get(ws->latest, uid)) : NULL;
+    bool same = seen && rv && strcmp(seen, rv) == 0;
+    pthread_mutex_unlock(&ws->mu);
+    return same;
+}
+
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid)
+{
+    if (!ws || !cos_uid)
+        return;
+    size_t n = strlen(cos_uid);
+    pthread_mutex_lock(&ws->mu);
+    const char *k;
+    json_t *v, *tmp;
+    json_object_foreach_safe(ws->verdicts, tmp, k, v) {
+        if (strncmp(k, cos_uid, n) == 0 && k[n] == '\n')
+            json_object_del(ws->verdicts, k);
+    }
+    pthread_mutex_unlock(&ws->mu);
 }
 
 static void watch_closed(void *data)
@@ -202,7 +271,7 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
         return NULL;
     }
     *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data,
-                              .written = json_object()};
+                              .written = json_object(), .latest = json_object(), .verdicts = json_object()};
     pthread_mutex_init(&ws->mu, NULL);
     if (uv_async_init(loop, &ws->async, on_async) != 0) {
         pthread_mutex_destroy(&ws->mu);
@@ -293,6 +362,8 @@ void objectset_watches_free(objectset_watches *ws)
     free(ws->known);
     free(ws->refused);
     json_decref(ws->written);
+    json_decref(ws->latest);
+    json_decref(ws->verdicts);
     pthread_mutex_destroy(&ws->mu);
     free(ws);
 }

@@ -32,6 +32,18 @@ void objectset_watches_note_write(objectset_watches *ws, const json_t *written);
  * object's controller ownerReference is queued, unless the event is the echo of our own
  * write (objectset_watches_note_write). */
 void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj);
+/* Verdicts (any thread): a pass that found an object of a set in order -- controlled by the
+ * set, everything it would apply already there, its probe passing -- records that for the
+ * version it saw (key: objectset_object.c's, "<set uid>\n..." for the set, its generation and
+ * the object).  objectset_watches_unchanged: true while the watch has reported no other
+ * version of that object since (and has reported that one: a type not watched, or a watch
+ * refused, never answers true), so the next pass need not GET it -- as upstream reads its
+ * objects from the tracking cache.  A change of the object is an event that queues the set,
+ * whose pass then reads it.  _verdict_drop forgets one; _forget_set every key of a set. */
+void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj);
+void objectset_watches_verdict_drop(objectset_watches *ws, const char *key);
+bool objectset_watches_unchanged(objectset_watches *ws, const char *key);
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid);
 /* Loop thread: watches running (not refused). */
 size_t objectset_watches_active(const objectset_watches *ws);
 /* Loop thread: stops every watch; closed(data) once all are closed. */

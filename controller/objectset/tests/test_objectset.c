@@ -11,7 +11,10 @@
  *   objectset_reconcile.c  status write not noted / not consumed -> test_own_status_write_is_an_echo
  *   objectset_object.c     apply not noted to the watches     -> test_watch_skips_own_write_echo
  *   objectset_watch.c      echo not skipped / DELETED not forgotten -> test_watch_skips_own_write_echo
- *   objectset_rollout.c    watched resync as the unwatched    -> test_watch_skips_own_write_echo */
+ *   objectset_rollout.c    watched resync as the unwatched    -> test_watch_skips_own_write_echo
+ *   objectset_watch.c      unchanged never true / latest not tracked / DELETED not untracked /
+ *                          forget_set a no-op                 -> test_unchanged_objects_not_read
+ *   objectset_object.c     a failing probe's verdict kept     -> test_unchanged_objects_not_read */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -630,6 +633,82 @@ static void test_watch_skips_own_write_echo(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* Verdicts: once a pass found an object in order (ours, nothing to apply, its probe passing)
+ * at the version the watch reports, the next pass does not GET it; a new version reported by
+ * the watch (a change) makes the pass read it and repair it; a deleted one is re-created. */
+static void test_unchanged_objects_not_read(void **state)
+{
+    fx *f = *state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    nqueued = 0;
+    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, record_queued, NULL, &err);
+    objectset_reconciler_free(f->rec);
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .watches = ws};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    put_cos(f, "v", "", "Prevent", "", CM_INLINE);
+    run(f, "v");
+    bind_pvc(f);
+    run(f, "v");
+    assert_cond(f, "v", "Succeeded", "True", "Succeeded", NULL);
+    /* Without the watch's word nothing is taken for granted. */
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 1);
+    /* The watch reports the versions the pass saw: the next pass reads neither object. */
+    objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, fake_apiserver_object(f->api, PVC));
+    objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, fake_apiserver_object(f->api, CM));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(run(f, "v").kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", "/status", NULL), 0);
+    assert_cond(f, "v", "Succeeded", "True", "Succeeded", NULL);
+    /* Someone changes the ConfigMap: the watch reports a new version, the pass reads and repairs it. */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    json_object_set_new(json_object_get(cm, "data"), "version", json_string("changed"));
+    json_object_set_new(json_object_get(cm, "metadata"), "resourceVersion", json_string("9999"));
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, cm);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), 1);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    /* Deleted: the watch says so, the pass creates it again. */
+    objectset_watches_handle_event(ws, KUBE_WATCH_DELETED, fake_apiserver_object(f->api, CM));
+    fake_apiserver_remove(f->api, CM);
+    run(f, "v");
+    assert_non_null(fake_apiserver_object(f->api, CM));
+    /* A PVC whose probe fails is read every pass (its message needs it). */
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, PVC), "status"), "phase", json_string("Pending"));
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, PVC), "metadata"), "resourceVersion",
+                        json_string("10001"));
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, PVC));
+    run(f, "v");
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 1);
+    /* The set's verdicts go with it. */
+    bind_pvc(f);
+    run(f, "v");
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, PVC));
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    objectset_watches_forget_set(ws, kube_object_string(fake_apiserver_object(f->api, COS "v"), "metadata.uid"));
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 1);
+    bool closed = false;
+    objectset_watches_stop(ws, watches_closed, &closed);
+    while (!closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    objectset_watches_free(ws);
+    objectset_reconciler_free(f->rec);
+    f->rec = NULL;
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -646,6 +725,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_status_write_is_an_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_skips_own_write_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_objects_not_read, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
