@@ -31,12 +31,21 @@
 # (extra flags of the restarts in turn: A, B, A, B ..., a paired comparison on one cluster).
 # WAIT_FOR=revisions (with OPCTL_ARGS=--feature-gates=BoxcutterRuntime=true: wait until each
 # extension has its revision <name>-1 instead of Installed=True, the ClusterExtension side alone).
+# COS_WATCH_RIGHTS=1: operator-controller's own identity may list+watch the bundle's kinds
+# cluster-wide, so the ClusterObjectSet controller watches the objects it applied (under
+# config/rbac alone it may not: it re-probes them by polling, 2 s while rolling out, 30 s after).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
 read -r -a OPCTL_EXTRA_ARGS <<<"${OPCTL_ARGS:-}"
 # shellcheck source=bench/opctl_env.sh
 source "$(dirname "$0")/opctl_env.sh"
+if [ "${COS_WATCH_RIGHTS:-0}" = 1 ]; then
+  kubectl create clusterrole bench-cos-watch --verb=list,watch \
+    --resource=configmaps,serviceaccounts,deployments.apps,roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io >/dev/null
+  kubectl create clusterrolebinding bench-cos-watch --clusterrole=bench-cos-watch \
+    --serviceaccount=olmv1-system:operator-controller-controller-manager >/dev/null
+fi
 
 metric() { curl -fsS "http://127.0.0.1:$hport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 apiserver_rss() { awk '/^VmRSS/ {print $2}' "/proc/$OLMV1_APISERVER_PID/status"; }

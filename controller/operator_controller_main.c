@@ -123,7 +123,8 @@ static int start_controllers(void *data, olm_error *err)
     /* BoxcutterRuntime: the ClusterObjectSet controller (objectset.h). */
     if (a->f.gate_boxcutter) {
         objectset_controller_config oc = {.concurrency = a->f.concurrency,
-                                          .minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u};
+                                          .minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
+                                          .watched_resync_ms = a->f.repair_interval_ms};
         if (a->ce.tokens)
             oc.tokens = (objectset_token_source){cos_token_get, cos_token_rejected, a->ce.tokens};
         if (objectset_controller_start(&a->cos, &a->rt, &oc, err) != 0)

@@ -65,7 +65,7 @@ typedef struct objectset_reconciler_config {
     uint64_t poll_ms;            /* re-probe while a rollout waits on objects not watched; 0: 2000 */
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
     uint64_t watched_resync_ms;  /* the same when every type of its objects is watched (a change of
-                                  * one queues the set, as upstream, which never resyncs); 0: 600000 */
+                                  * one queues the set, as upstream, which never resyncs); 0: 300000 */
     time_t (*now)(void);         /* NULL: time() */
     struct objectset_watches *watches; /* the applied objects' watches (objectset_watch.h); NULL: none */
     objectset_token_source tokens; /* the ServiceAccount tokens of Identity; .get NULL: a TokenRequest per pass */
@@ -99,6 +99,8 @@ typedef struct objectset_controller {
 typedef struct objectset_controller_config {
     unsigned concurrency;  /* 0: 1 */
     uint64_t minute_ms;    /* see objectset_reconciler_config */
+    uint64_t watched_resync_ms; /* see objectset_reconciler_config (--drift-repair-interval, the
+                                 * gate-off backstop too) */
     objectset_token_source tokens; /* see objectset_reconciler_config */
 } objectset_controller_config;
 

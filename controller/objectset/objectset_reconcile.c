@@ -55,7 +55,7 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
     if (!r->cfg.resync_ms)
         r->cfg.resync_ms = 30000;
     if (!r->cfg.watched_resync_ms)
-        r->cfg.watched_resync_ms = 600000;
+        r->cfg.watched_resync_ms = 300000;
     return r;
 }
 

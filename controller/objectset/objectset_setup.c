@@ -116,7 +116,8 @@ int objectset_controller_start(objectset_controller *c, daemon_runtime *rt, cons
         return -1;
     daemon_runtime_own(rt, DAEMON_STAGE_WATCH, c->watches, &c->watches, stop_watches);
     objectset_reconciler_config rc = {.admin = rt->client, .sets = c->sets, .minute_ms = cfg->minute_ms,
-                                      .watches = c->watches, .tokens = cfg->tokens};
+                                      .watches = c->watches, .tokens = cfg->tokens,
+                                      .watched_resync_ms = cfg->watched_resync_ms};
     if (!(c->rec = objectset_reconciler_new(&rc, err)))
         return -1;
     kube_workqueue_options qo = {.concurrency = cfg->concurrency ? cfg->concurrency : 1};

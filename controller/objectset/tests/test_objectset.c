@@ -616,7 +616,7 @@ static void test_watch_skips_own_write_echo(void **state)
     /* Rolled out, every type watched: the resync is the rare safety net (not 30 s). */
     assert_cond(f, "w", "Succeeded", "True", "Succeeded", NULL);
     assert_int_equal(res.kind, KUBE_WQ_REQUEUE_AFTER);
-    assert_int_equal(res.requeue_after_ms, 600000);
+    assert_int_equal(res.requeue_after_ms, 300000);
     json_t *cm = fake_apiserver_object(f->api, CM);
     assert_non_null(cm);
     nqueued = 0;
