@@ -14,6 +14,8 @@
  *       test_secret_owners_checked_once_per_revision; infos_set_secrets_owned not called after the
  *       LIST -> the same; ensure_secret_owners never LISTs -> the same
  *   revision.c  migrated revision not marked Succeeded -> test_install_record_migrates_to_revision_1
+ *   reconcile.c  revisions read again after migrate_record found nothing -> test_install_is_revision_1
+ *   reconcile.c  not read again after a migration -> test_install_record_migrates_to_revision_1
  *   revision.c  GC of Active revisions too (`if (0)` for `!archived`) -> test_old_archived_revisions_collected
  *   revision.c  a revision being deleted deleted again -> test_deletion_takes_the_revisions
  *   revision.c  `if (left > 0) return 1` dropped -> test_deletion_takes_the_revisions
@@ -147,6 +149,8 @@ static void test_install_is_revision_1(void **state)
     /* Nothing applied by this controller, and no install record. */
     assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
     assert_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+    /* One LIST of the extension's revisions (none: no install to migrate, no second look). */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets?labelSelector", NULL), 1);
     /* Upstream's status after that first reconcile: nothing installed, no revision seen yet. */
     assert_condition(f, "Installed", "False", "Failed");
     assert_null(json_object_get(json_object_get(ce, "status"), "activeRevisions"));
