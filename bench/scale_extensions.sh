@@ -213,6 +213,7 @@ echo "  operator-controller drift watches $(metric operator_controller_drift_wat
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
 print_request_delta "$install_before" "$(request_counts)" "apply -> idle"
+echo "  CPU used by the idle figures: $(cpus)"
 # ---- RESTART=1: operator-controller restarted with the N extensions installed.  Steady state:
 # every extension reconciled once by the new process (its reconcile counter reaches N) and its
 # queue empty.  Printed: the time to that, and the apiserver's requests during it by verb and
