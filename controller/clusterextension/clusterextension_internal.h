@@ -28,6 +28,10 @@ size_t clusterextension_infos_capacity(clusterextension_infos *m);
 time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,
                                             time_t now);
 void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension);
+/* BoxcutterRuntime: whether the Secrets of the extension's revision `uid` are known to carry
+ * its ownerReference (this process set them, or saw them so); _set_ records it. */
+bool clusterextension_infos_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
+void clusterextension_infos_set_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
 
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;

@@ -365,8 +365,8 @@ static kube_wq_result_kind installed_unreadable(clusterextension_run *run, const
 
 /* BoxcutterRuntime: revision 1 from the install the default mode (or upstream's Helm) left,
  * without reinstalling: its bundle is rendered again and recorded as a revision that
- * adopts the objects (collisionProtection None) and is Succeeded at once.  0 (also when there
- * is nothing to migrate), or -1 with the outcome set. */
+ * adopts the objects (collisionProtection None) and is Succeeded at once.  1 when it made the
+ * revision, 0 when there is nothing to migrate, or -1 with the outcome set. */
 static int migrate_record(clusterextension_run *run)
 {
     olm_error err;
@@ -393,7 +393,7 @@ static int migrate_record(clusterextension_run *run)
             rec.bundle_name, run->name);
     clusterextension_target_free(&run->target);
     run->have_target = false;
-    return 0;
+    return 1;
 }
 
 static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
@@ -404,8 +404,10 @@ static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
     int rc = 0;
     if (run->nrevs == 0) {
         rc = migrate_record(run);
-        if (rc == 0 && clusterextension_revisions_read(run, &err) != 0)
+        /* Read again only when a revision was made: a first install has none to find. */
+        if (rc == 1 && clusterextension_revisions_read(run, &err) != 0)
             return installed_unreadable(run, &err);
+        rc = rc < 0 ? rc : 0;
     }
     if (rc == 0) {
         rc = clusterextension_revision_rolling_target(run);

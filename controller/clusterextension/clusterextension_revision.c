@@ -182,11 +182,14 @@ static int own_secrets(clusterextension_run *run, const char *name, const char *
     return 0;
 }
 
-/* ensureSecretOwnerReferences: crash recovery of the step after the revision's creation. */
+/* ensureSecretOwnerReferences: crash recovery of the step after the revision's creation.
+ * Once per revision and process (clusterextension_infos_secrets_owned): a Secret's
+ * ownerReferences are not taken away by anyone but us, so the LIST on every reconcile
+ * upstream makes (from its cache) would be an apiserver request each time here. */
 static int ensure_secret_owners(clusterextension_run *run, const revision_info *cur, olm_error *err)
 {
     const char *uid = json_string_value(json_object_get(json_object_get(cur->object, "metadata"), "uid"));
-    if (!uid)
+    if (!uid || clusterextension_infos_secrets_owned(run->r->infos, run->name, uid))
         return 0;
     char sel[512];
     snprintf(sel, sizeof sel, REVISION_LABEL_REVISION_NAME "=%s", cur->name);
@@ -196,6 +199,8 @@ static int ensure_secret_owners(clusterextension_run *run, const revision_info *
         return olm_error_wrap(err, "listing ref Secrets for revision \"%s\"", cur->name);
     int rc = own_secrets(run, cur->name, uid, json_object_get(list, "items"), err);
     json_decref(list);
+    if (rc == 0)
+        clusterextension_infos_set_secrets_owned(run->r->infos, run->name, uid);
     return rc;
 }
 
@@ -257,6 +262,8 @@ static int create_revision(clusterextension_run *run, revision_built *b, olm_err
         rc = olm_error_set(err, "getting COS \"%s\" for ownerReference: no uid", b->name);
     else if (own_secrets(run, b->name, uid, b->secrets, err) != 0)
         rc = olm_error_wrap(err, "patching ownerReferences on ref Secrets");
+    else
+        clusterextension_infos_set_secrets_owned(run->r->infos, run->name, uid);
     if (rc == 0 && run->migrating)
         rc = mark_migrated_succeeded(run, cos, err);
     json_decref(cos);
