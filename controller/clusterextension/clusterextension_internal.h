@@ -29,6 +29,13 @@ time_t clusterextension_infos_failing_since(clusterextension_infos *m, const cha
                                             time_t now);
 void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension);
 
+/* clusterextension_revision_same.c: the revisions found to hold a rendering in other bytes
+ * (any thread). */
+typedef struct clusterextension_same clusterextension_same;
+clusterextension_same *clusterextension_same_new(void); /* NULL when out of memory */
+void clusterextension_same_free(clusterextension_same *s);
+void clusterextension_same_forget(clusterextension_same *s, const char *extension);
+
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
@@ -36,6 +43,7 @@ struct clusterextension_reconciler {
     atomic_uint_fast64_t total, errors, terminal, micros_total, micros_max, repaired;
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
     clusterextension_infos *infos;
+    clusterextension_same *same;
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
@@ -173,6 +181,12 @@ int clusterextension_revision_rolling_target(clusterextension_run *run);
  * references after.  0, or -1 with err. */
 int clusterextension_revision_put(clusterextension_run *run, const json_t *objects, const char *properties,
                                   olm_error *err);
+/* clusterextension_revision_same.c: whether the latest revision `cur`, whose packed phases
+ * differ from `b`'s (built with cur's name), holds the same objects all the same: its Secrets
+ * read and the objects compared by meaning (revision_equivalent), the answer remembered for the
+ * revision and rendering.  1 (logged), 0, or -1 with err. */
+int clusterextension_revision_same(clusterextension_run *run, const revision_info *cur, const revision_built *b,
+                                   olm_error *err);
 /* Deletion: deletes the extension's revisions; 1 while some are still there (their own
  * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);

@@ -25,7 +25,8 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     if (r->cache_dir && asprintf(&r->bundle_cache, "%s/bundles", r->cache_dir) < 0)
         r->bundle_cache = NULL;
     r->infos = clusterextension_infos_new();
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
+    r->same = clusterextension_same_new();
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -54,6 +55,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     free(r->bundle_cache);
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
+    clusterextension_same_free(r->same);
     free(r);
 }
 
