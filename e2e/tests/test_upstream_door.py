@@ -26,6 +26,7 @@ ClusterObjectSet revisions (issue 26, item 4):
 """
 
 import base64
+import contextlib
 import gzip
 import json
 import lzma
@@ -38,9 +39,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+import olmv1_bundles
 import olmv1_e2e
 from conftest import REPO, kubectl, kubectl_json, unique
 from olmv1_e2e import WAIT, Daemon, conditions, free_port, http, wait_for
+from test_boxcutter_revisions import large_crd
 
 VERSIONS = ("1.0.0", "1.0.1", "2.0.0")
 LABEL = "e2e-door"
@@ -310,13 +313,41 @@ def log_since(daemon, mark):
     return daemon.log_text()[mark:]
 
 
-def test_boxcutter_upstream_to_ours_and_back(world, name):
-    pkg, system_ns, ctl, up = world["pkg"], world["system_ns"], world["ctl"], world["upstream"]
+@contextlib.contextmanager
+def gate_on(world, name):
+    """Both sides with the gate (ours with debug logs: a line per reconcile), neither running when
+    the test starts, in a namespace of its own; afterwards the extension deleted (by ours) and
+    neither running again, the flags as they were."""
+    ctl, up = world["ctl"], world["upstream"]
+    for side in (ctl, up):
+        if side.proc is not None:
+            side.stop()  # an earlier test's cleanup left it running
     ns = name[:50]
     kubectl("create", "namespace", ns)
     ctl_extra, up.extra = list(ctl.extra), [GATE]
     ctl.extra += [GATE, "--log-level", "debug"]
     try:
+        yield ns
+    finally:
+        try:
+            if up.proc is not None:
+                up.stop()
+            if ctl.proc is None:
+                ctl.start()
+            kubectl("delete", "clusterextension", name, "--ignore-not-found", f"--timeout={WAIT}s", check=False)
+            kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
+            ctl.stop()
+        finally:
+            up.extra, ctl.extra = [], ctl_extra
+
+
+def ours_reconciled(ctl, name, mark):
+    return f"clusterExtension={name} reconcile took" in log_since(ctl, mark)
+
+
+def test_boxcutter_upstream_to_ours_and_back(world, name):
+    pkg, system_ns, ctl, up = world["pkg"], world["system_ns"], world["ctl"], world["upstream"]
+    with gate_on(world, name) as ns:
         # Upstream installs 1.0.0: revision 1.
         up.start()
         apply_ce(world, name, ns, "1.0.0")
@@ -332,7 +363,7 @@ def test_boxcutter_upstream_to_ours_and_back(world, name):
         # Ours takes it over: no new revision, nothing reinstalled.
         mark = len(ctl.log_text()) if ctl.log_path.exists() else 0
         ctl.start()
-        wait_for(lambda: f"clusterExtension={name} reconcile took" in log_since(ctl, mark),
+        wait_for(lambda: ours_reconciled(ctl, name, mark),
                  "ours to reconcile the extension", ctl)
         time.sleep(5)  # a few more passes (drift repair 2 s apart here): none may make a revision
         assert revisions(name) == revs, (revisions(name), dump_revisions(world, name))
@@ -390,18 +421,43 @@ def test_boxcutter_upstream_to_ours_and_back(world, name):
         # Ours again: revision 3 is current, nothing new.
         mark = len(ctl.log_text())
         ctl.start()
-        wait_for(lambda: f"clusterExtension={name} reconcile took" in log_since(ctl, mark),
+        wait_for(lambda: ours_reconciled(ctl, name, mark),
                  "ours to reconcile the extension", ctl)
         time.sleep(5)
         assert sorted(revisions(name)) == [f"{name}-1", f"{name}-2", f"{name}-3"], revisions(name)
         assert active_installed(name, f"{pkg}.v2.0.0", f"{name}-3")
-    finally:
-        if up.proc is not None:
-            up.stop()
-        up.extra = []
-        if ctl.proc is not None:
-            ctl.stop()
-        ctl.extra = ctl_extra
+
+
+def test_boxcutter_large_crd_taken_over(world, name):
+    """A CRD of about 1 MB is stored gzip'd, and Go's gzip and zlib write other bytes for the same
+    object: ours finds upstream's revision to hold the bundle by reading it back, and makes none.
+    (The other way, upstream, which compares bytes, writes a revision of its own: not tested.)"""
+    ctl, up = world["ctl"], world["upstream"]
+    big = unique("doorbig")
+    d = olmv1_bundles.write_bundle(world["work"] / big, big, "1.0.0")
+    (d / "manifests" / "crd.yaml").write_text(json.dumps(large_crd(big)))
+    world["packages"].append(big)
+    image = olmv1_e2e.olmv1("bundle", "push", "-q", str(d), f"{world['registry']}/e2e/{big}-bundle:v1.0.0")
+    olmv1_e2e.create_catalog(world, big, olmv1_e2e.push_catalog(world, big, {"1.0.0": image}, ["1.0.0"], "latest"))
+    with gate_on(world, name) as ns:
+        up.start()
+        olmv1_e2e.apply_ce(world, big, name, ns, version="1.0.0", service_account=None)
+        wait_for(lambda: active_installed(name, f"{big}.v1.0.0", f"{name}-1"), "upstream to install the large CRD", up)
+        cos = kubectl_json("get", "clusterobjectset", f"{name}-1")
+        refs = [o["ref"] for p in cos["spec"]["phases"] for o in p["objects"] if p["name"] == "crds"]
+        secret = kubectl_json("get", "secret", refs[0]["name"], "-n", refs[0]["namespace"])
+        assert base64.b64decode(secret["data"][refs[0]["key"]])[:2] == b"\x1f\x8b", "upstream did not gzip the CRD"
+        crd = kubectl_json("get", "crd", f"larges.{big}.example.com")["metadata"]
+        up.stop()
+
+        mark = len(ctl.log_text())
         ctl.start()
-        kubectl("delete", "clusterextension", name, "--ignore-not-found", f"--timeout={WAIT}s", check=False)
-        kubectl("delete", "namespace", ns, "--ignore-not-found", "--wait=false", check=False)
+        wait_for(lambda: f"revision {name}-1 holds bundle {big}.v1.0.0 already" in log_since(ctl, mark),
+                 "ours to read upstream's revision back and keep it", ctl)
+        wait_for(lambda: ours_reconciled(ctl, name, mark), "ours to finish the reconcile", ctl)
+        time.sleep(5)  # more passes: none may make a revision (nor read the Secrets again)
+        assert sorted(revisions(name)) == [f"{name}-1"], revisions(name)
+        assert active_installed(name, f"{big}.v1.0.0", f"{name}-1")
+        after = kubectl_json("get", "crd", f"larges.{big}.example.com")["metadata"]
+        assert (after["uid"], after["generation"]) == (crd["uid"], crd["generation"])
+        assert log_since(ctl, mark).count(f"revision {name}-1 holds bundle") == 1
