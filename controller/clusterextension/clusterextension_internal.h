@@ -33,6 +33,13 @@ void clusterextension_infos_succeeded(clusterextension_infos *m, const char *ext
 bool clusterextension_infos_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
 void clusterextension_infos_set_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
 
+/* clusterextension_revision_same.c: the revisions found to hold a rendering in other bytes
+ * (any thread). */
+typedef struct clusterextension_same clusterextension_same;
+clusterextension_same *clusterextension_same_new(void); /* NULL when out of memory */
+void clusterextension_same_free(clusterextension_same *s);
+void clusterextension_same_forget(clusterextension_same *s, const char *extension);
+
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
     char *system_namespace, *cache_dir, *bundle_cache; /* owned copies */
@@ -45,6 +52,7 @@ struct clusterextension_reconciler {
     pthread_mutex_t retire_mu;
     bool retire_scanned;
     json_t *retire_names; /* owned: object, name -> true */
+    clusterextension_same *same;
 };
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
@@ -182,6 +190,12 @@ int clusterextension_revision_rolling_target(clusterextension_run *run);
  * references after.  0, or -1 with err. */
 int clusterextension_revision_put(clusterextension_run *run, const json_t *objects, const char *properties,
                                   olm_error *err);
+/* clusterextension_revision_same.c: whether the latest revision `cur`, whose packed phases
+ * differ from `b`'s (built with cur's name), holds the same objects all the same: its Secrets
+ * read and the objects compared by meaning (revision_equivalent), the answer remembered for the
+ * revision and rendering.  1 (logged), 0, or -1 with err. */
+int clusterextension_revision_same(clusterextension_run *run, const revision_info *cur, const revision_built *b,
+                                   olm_error *err);
 /* Deletion: deletes the extension's revisions; 1 while some are still there (their own
  * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);

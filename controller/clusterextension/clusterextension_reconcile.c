@@ -26,7 +26,8 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
         r->bundle_cache = NULL;
     r->infos = clusterextension_infos_new();
     pthread_mutex_init(&r->retire_mu, NULL);
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
+    r->same = clusterextension_same_new();
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -56,6 +57,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
     clusterextension_retire_free(r);
+    clusterextension_same_free(r->same);
     free(r);
 }
 

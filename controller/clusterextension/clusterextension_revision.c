@@ -282,10 +282,16 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
             return -1;
         bool same = strcmp(b.name, cur->name) == 0 && revision_unchanged(cur->object, b.cos);
         int rc = 0;
-        if (same)
+        if (!same && strcmp(b.name, cur->name) == 0) {
+            /* Other bytes, maybe the same objects: another operator-controller's revision. */
+            rc = clusterextension_revision_same(run, cur, &b, err);
+            same = rc == 1;
+            rc = rc < 0 ? -1 : 0;
+        }
+        if (same && rc == 0)
             rc = update_current(run, cur, b.cos, err) != 0 || ensure_secret_owners(run, cur, err) != 0 ? -1 : 0;
         revision_built_free(&b);
-        if (same)
+        if (same || rc != 0)
             return rc;
     }
     int64_t next = cur ? cur->number + 1 : 1;
@@ -305,6 +311,7 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
 
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err)
 {
+    clusterextension_same_forget(run->r->same, run->name);
     json_t *list = NULL;
     if (list_revisions(run, &list, err) != 0)
         return -1;
