@@ -371,7 +371,7 @@ static void test_duplicate_object(void **state)
 }
 
 /* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
- * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
+ * with a lower revision), archives it once its own Succeeded is stored, and archiving revision 1 only drops its
  * ownerReference from the objects revision 2 now controls. */
 static void test_revision_handover(void **state)
 {
@@ -398,6 +398,11 @@ static void test_revision_handover(void **state)
         assert_int_equal(json_is_true(json_object_get(r, "controller")), is2);
     }
     assert_cond(f, "ext-2", "Succeeded", "True", "Succeeded", NULL);
+    /* Not archived in the pass that wrote ext-2's Succeeded: until it is stored, ext-1 is the
+     * extension's installed revision (no moment without one). */
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
+                        "Active");
+    run(f, "ext-2");
     assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
                         "Archived");
     run(f, "ext-1");
