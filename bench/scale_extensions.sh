@@ -31,12 +31,21 @@
 # (extra flags of the restarts in turn: A, B, A, B ..., a paired comparison on one cluster).
 # WAIT_FOR=revisions (with OPCTL_ARGS=--feature-gates=BoxcutterRuntime=true: wait until each
 # extension has its revision <name>-1 instead of Installed=True, the ClusterExtension side alone).
+# COS_WATCH_RIGHTS=1: operator-controller's own identity may list+watch the bundle's kinds
+# cluster-wide, so the ClusterObjectSet controller watches the objects it applied (under
+# config/rbac alone it may not: it re-probes them by polling, 2 s while rolling out, 30 s after).
 set -euo pipefail
 n=${1:-100}
 OPCTL_BENCH_NAME=scale
 read -r -a OPCTL_EXTRA_ARGS <<<"${OPCTL_ARGS:-}"
 # shellcheck source=bench/opctl_env.sh
 source "$(dirname "$0")/opctl_env.sh"
+if [ "${COS_WATCH_RIGHTS:-0}" = 1 ]; then
+  kubectl create clusterrole bench-cos-watch --verb=list,watch \
+    --resource=configmaps,serviceaccounts,deployments.apps,roles.rbac.authorization.k8s.io,rolebindings.rbac.authorization.k8s.io >/dev/null
+  kubectl create clusterrolebinding bench-cos-watch --clusterrole=bench-cos-watch \
+    --serviceaccount=olmv1-system:operator-controller-controller-manager >/dev/null
+fi
 
 metric() { curl -fsS "http://127.0.0.1:$hport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 apiserver_rss() { awk '/^VmRSS/ {print $2}' "/proc/$OLMV1_APISERVER_PID/status"; }
@@ -144,6 +153,31 @@ echo "machine: $(nproc) CPU(s), load average $(load)"
 [ -z "${SMAPS_DIR:-}" ] || { mkdir -p "$SMAPS_DIR"; cp "/proc/$opctl_pid/smaps" "$SMAPS_DIR/idle.smaps"; }
 echo "before: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
 
+request_counts() { kubectl get --raw /metrics | python3 -c '
+import re, sys, json
+counts = {}
+for line in sys.stdin:
+    if not line.startswith("apiserver_request_total{"):
+        continue
+    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
+    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
+    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
+print(json.dumps(counts))'; }
+# The apiserver's requests of the install by verb and resource: from just before the apply to
+# the idle figures (the trailing probe/status writes of the rollouts included).
+print_request_delta() { python3 - "$1" "$2" "$3" "$n" <<'PY'
+import json, sys
+b, a, title, n = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
+d = {k: v for k, v in d.items() if v > 0 and not k.startswith("WATCH")}
+tot = sum(d.values())
+print(f"  apiserver requests {title}: {tot} in all (WATCH excluded), {tot / n:.1f} per extension")
+for k in sorted(d, key=lambda k: -d[k])[:int(__import__("os").environ.get("REQ_TOP", "25"))]:
+    print(f"    {d[k]:6d}  {d[k] / n:6.2f}/ext  {k}")
+PY
+}
+kubectl get --raw /metrics >/dev/null # warm
+install_before=$(request_counts)
 echo "CPU used so far: $(cpus)"
 t0=$(now)
 kubectl apply -f "$state/ces.json" >/dev/null
@@ -178,22 +212,14 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
+print_request_delta "$install_before" "$(request_counts)" "apply -> idle"
+echo "  CPU used by the idle figures: $(cpus)"
 # ---- RESTART=1: operator-controller restarted with the N extensions installed.  Steady state:
 # every extension reconciled once by the new process (its reconcile counter reaches N) and its
 # queue empty.  Printed: the time to that, and the apiserver's requests during it by verb and
 # resource (apiserver_request_total before and after; nothing else runs meanwhile), among
 # them the writes to installed objects (expected 0) and the status writes.  It starts once the
 # install has settled (settle, below).
-request_counts() { kubectl get --raw /metrics | python3 -c '
-import re, sys, json
-counts = {}
-for line in sys.stdin:
-    if not line.startswith("apiserver_request_total{"):
-        continue
-    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
-    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
-    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
-print(json.dumps(counts))'; }
 # Settled first: after "all Installed" the Deployments' rollouts still change what the probes
 # say (Available), which reconciles write; a restart in the middle of that would count those
 # status writes as its own.  Settled: no reconcile for 10 s (at most MAX_WAIT).

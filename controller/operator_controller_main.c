@@ -73,6 +73,23 @@ static void stop_upgradeable(void *obj, void (*stopped)(void *part), void *part)
     upgradeable_reconciler_stop(obj, stopped, part);
 }
 
+/* BoxcutterRuntime: the ClusterObjectSet controller acts as the extension's ServiceAccount
+ * with the ClusterExtension controller's cached tokens (objectset_token_source), one
+ * TokenRequest per ServiceAccount and lifetime instead of one per ClusterObjectSet pass. */
+static int cos_token_get(void *data, const char *ns, const char *sa, char **token, olm_error *err)
+{
+    clusterextension_token t = {0};
+    if (clusterextension_token_cache_get(data, ns, sa, &t, err) != 0)
+        return -1;
+    *token = t.value; /* handed over; the caller zeroes and frees it */
+    return 0;
+}
+
+static void cos_token_rejected(void *data, const char *ns, const char *sa, const char *token)
+{
+    clusterextension_token_cache_invalidate(data, ns, sa, token);
+}
+
 /* The controllers this daemon runs: ClusterExtensions, and on OpenShift the upgrade check. */
 static int start_controllers(void *data, olm_error *err)
 {
@@ -106,7 +123,10 @@ static int start_controllers(void *data, olm_error *err)
     /* BoxcutterRuntime: the ClusterObjectSet controller (objectset.h). */
     if (a->f.gate_boxcutter) {
         objectset_controller_config oc = {.concurrency = a->f.concurrency,
-                                          .minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u};
+                                          .minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
+                                          .watched_resync_ms = a->f.repair_interval_ms};
+        if (a->ce.tokens)
+            oc.tokens = (objectset_token_source){cos_token_get, cos_token_rejected, a->ce.tokens};
         if (objectset_controller_start(&a->cos, &a->rt, &oc, err) != 0)
             return -1;
     }

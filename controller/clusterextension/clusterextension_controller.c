@@ -2,6 +2,9 @@
  * SetupWithManager beside each reconciler: which watch events call for a reconcile, what its
  * cache keeps of each object, and its metrics (clusterextension.h, "Controller setup").
  * operator-controller's main wires these to its informers and listeners. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clusterextension_controller.h"
@@ -85,6 +88,59 @@ void clusterextension_cache_form(json_t *obj)
     json_object_set_new(obj, "metadata", slim_md);
     json_object_set_new(obj, "spec", spec);
     json_object_set_new(obj, "status", status);
+}
+
+/* FNV-1a of what the extension's reconcile reads of a revision: its labels, annotations,
+ * deletion, spec and status -- not its finalizers (the ClusterObjectSet controller's own
+ * teardown finalizer) nor resourceVersion, generation or managedFields. */
+static char *revision_read_hash(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    json_t *read = json_pack("{s:O*, s:O*, s:O*, s:O*, s:O*}", "labels", json_object_get(meta, "labels"), "annotations",
+                             json_object_get(meta, "annotations"), "deletionTimestamp",
+                             json_object_get(meta, "deletionTimestamp"), "spec", json_object_get(obj, "spec"),
+                             "status", json_object_get(obj, "status"));
+    char *text = read ? json_dumps(read, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(read);
+    if (!text)
+        return NULL;
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    free(text);
+    char *out = malloc(17);
+    if (out)
+        snprintf(out, 17, "%016llx", (unsigned long long)h);
+    return out;
+}
+
+void clusterextension_revision_cache_form(json_t *obj)
+{
+    char *hash = revision_read_hash(obj);
+    if (hash)
+        json_object_set_new(obj, "readHash", json_string(hash));
+    free(hash);
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *kept = json_object();
+    if (!kept)
+        return;
+    static const char *const KEEP[] = {"name", "resourceVersion", "uid"};
+    for (size_t i = 0; i < 3; i++)
+        if (json_object_get(meta, KEEP[i]))
+            json_object_set(kept, KEEP[i], json_object_get(meta, KEEP[i]));
+    json_t *owner = json_object_get(json_object_get(meta, "labels"), "olm.operatorframework.io/owner-name");
+    if (owner)
+        json_object_set_new(kept, "labels", json_pack("{s:O}", "olm.operatorframework.io/owner-name", owner));
+    json_object_set_new(obj, "metadata", kept);
+    json_object_del(obj, "spec");
+    json_object_del(obj, "status");
+}
+
+bool clusterextension_revision_update_needs_reconcile(const json_t *old_obj, const json_t *new_obj)
+{
+    const char *a = json_string_value(json_object_get(old_obj, "readHash"));
+    const char *b = json_string_value(json_object_get(new_obj, "readHash"));
+    return !a || !b || strcmp(a, b) != 0;
 }
 
 /* olm_clusterextension_info{name,package,version,catalog} 1 for every ClusterExtension: which

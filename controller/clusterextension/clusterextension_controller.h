@@ -73,6 +73,15 @@ bool clusterextension_update_needs_reconcile(const json_t *old_obj, const json_t
  * memory: the object stays whole. */
 void clusterextension_cache_form(json_t *obj);
 
+/* BoxcutterRuntime: what the revision (ClusterObjectSet) cache keeps, in place: name, uid,
+ * resourceVersion and the owner label (spec and status, a few KB each, are read by the
+ * reconcile from the apiserver), and "readHash", a hash of what that reconcile reads of it
+ * (labels, annotations, deletion, spec, status).  An update whose hash is the same -- only
+ * the teardown finalizer the ClusterObjectSet controller adds on its first pass -- calls for
+ * no reconcile of the owner (clusterextension_revision_update_needs_reconcile). */
+void clusterextension_revision_cache_form(json_t *obj);
+bool clusterextension_revision_update_needs_reconcile(const json_t *old_obj, const json_t *new_obj);
+
 typedef struct clusterextension_metrics_sources {
     const json_t *extensions;           /* the cache's objects (cache form), or NULL */
     clusterextension_reconciler *rec;   /* or NULL before the controllers start */

@@ -1,7 +1,9 @@
 /* clusterextension_info: what this process remembers per extension between reconciles:
  *  - which catalog the installed bundle came from, for the olm_clusterextension_info metric
  *    (the status names the bundle but not its catalog; only a resolve knows it);
- *  - since when the current generation has been failing, for spec.progressDeadlineMinutes.
+ *  - since when the current generation has been failing, for spec.progressDeadlineMinutes;
+ *  - BoxcutterRuntime: the revision whose object Secrets are known to carry its ownerReference
+ *    (set or seen by this process), so a reconcile does not list them again.
  * Reconciles (pool threads) write it, the metrics responder (loop thread) reads it, hence the
  * mutex. */
 #include <stdio.h>
@@ -16,6 +18,7 @@ typedef struct ce_info {
     char *extension, *catalog; /* catalog NULL: not known */
     int64_t failing_generation;
     time_t failing_since;      /* 0: not failing */
+    char *owned_uid;           /* the revision (uid) whose Secrets are owned; NULL: none known */
 } ce_info;
 
 struct clusterextension_infos {
@@ -41,6 +44,7 @@ void clusterextension_infos_free(clusterextension_infos *m)
     for (size_t i = 0; i < m->n; i++) {
         free(m->v[i].extension);
         free(m->v[i].catalog);
+        free(m->v[i].owned_uid);
     }
     free(m->v);
     pthread_mutex_destroy(&m->lock);
@@ -113,6 +117,31 @@ void clusterextension_infos_succeeded(clusterextension_infos *m, const char *ext
     pthread_mutex_unlock(&m->lock);
 }
 
+bool clusterextension_infos_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t i = find(m, extension);
+    bool known = i < m->n && m->v[i].owned_uid && strcmp(m->v[i].owned_uid, uid) == 0;
+    pthread_mutex_unlock(&m->lock);
+    return known;
+}
+
+void clusterextension_infos_set_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid)
+{
+    char *u = strdup(uid);
+    if (!u)
+        return; /* out of memory: the next reconcile looks again */
+    pthread_mutex_lock(&m->lock);
+    size_t i = find_or_add(m, extension);
+    if (i < m->n) {
+        free(m->v[i].owned_uid);
+        m->v[i].owned_uid = u;
+        u = NULL;
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(u);
+}
+
 /* After a removal: a quarter full gives back half of the room, empty gives back all of it
  * (after all extensions are uninstalled nothing is held for them).  Lock held. */
 static void shrink(clusterextension_infos *m)
@@ -137,6 +166,7 @@ void clusterextension_infos_forget(clusterextension_infos *m, const char *extens
     if (i < m->n) {
         free(m->v[i].extension);
         free(m->v[i].catalog);
+        free(m->v[i].owned_uid);
         m->v[i] = m->v[--m->n];
         shrink(m);
     }

@@ -28,6 +28,17 @@ size_t clusterextension_infos_capacity(clusterextension_infos *m);
 time_t clusterextension_infos_failing_since(clusterextension_infos *m, const char *extension, int64_t generation,
                                             time_t now);
 void clusterextension_infos_succeeded(clusterextension_infos *m, const char *extension);
+/* BoxcutterRuntime: whether the Secrets of the extension's revision `uid` are known to carry
+ * its ownerReference (this process set them, or saw them so); _set_ records it. */
+bool clusterextension_infos_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
+void clusterextension_infos_set_secrets_owned(clusterextension_infos *m, const char *extension, const char *uid);
+
+/* clusterextension_revision_same.c: the revisions found to hold a rendering in other bytes
+ * (any thread). */
+typedef struct clusterextension_same clusterextension_same;
+clusterextension_same *clusterextension_same_new(void); /* NULL when out of memory */
+void clusterextension_same_free(clusterextension_same *s);
+void clusterextension_same_forget(clusterextension_same *s, const char *extension);
 
 struct clusterextension_reconciler {
     clusterextension_reconciler_config cfg;
@@ -50,6 +61,7 @@ struct clusterextension_reconciler {
     pthread_mutex_t retire_mu;
     bool retire_scanned;
     json_t *retire_names; /* owned: object, name -> true */
+    clusterextension_same *same;
 };
 
 /* clusterextension_prefetch.c: the ClusterExtension `name` as the first reconcile of the
@@ -205,6 +217,12 @@ int clusterextension_revision_rolling_target(clusterextension_run *run);
  * references after.  0, or -1 with err. */
 int clusterextension_revision_put(clusterextension_run *run, const json_t *objects, const char *properties,
                                   olm_error *err);
+/* clusterextension_revision_same.c: whether the latest revision `cur`, whose packed phases
+ * differ from `b`'s (built with cur's name), holds the same objects all the same: its Secrets
+ * read and the objects compared by meaning (revision_equivalent), the answer remembered for the
+ * revision and rendering.  1 (logged), 0, or -1 with err. */
+int clusterextension_revision_same(clusterextension_run *run, const revision_info *cur, const revision_built *b,
+                                   olm_error *err);
 /* Deletion: deletes the extension's revisions; 1 while some are still there (their own
  * teardown runs), 0 once none are left (their object Secrets are then deleted), -1 with err. */
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err);

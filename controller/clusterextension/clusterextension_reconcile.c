@@ -26,8 +26,10 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
         r->bundle_cache = NULL;
     r->infos = clusterextension_infos_new();
     pthread_mutex_init(&r->retire_mu, NULL);
+    r->same = clusterextension_same_new();
     if (pthread_mutex_init(&r->prefetch_lock, NULL) != 0) {
         pthread_mutex_destroy(&r->retire_mu);
+        clusterextension_same_free(r->same);
         free(r->system_namespace);
         free(r->cache_dir);
         free(r->bundle_cache);
@@ -36,7 +38,7 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
     }
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos) {
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -66,6 +68,7 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     clusterextension_token_cache_free(r->own_tokens);
     clusterextension_infos_free(r->infos);
     clusterextension_retire_free(r);
+    clusterextension_same_free(r->same);
     json_decref(r->prefetched);
     json_decref(r->prefetched_ces);
     pthread_mutex_destroy(&r->prefetch_lock);
@@ -393,8 +396,8 @@ static kube_wq_result_kind installed_unreadable(clusterextension_run *run, const
 
 /* BoxcutterRuntime: revision 1 from the install the default mode (or upstream's Helm) left,
  * without reinstalling: its bundle is rendered again and recorded as a revision that
- * adopts the objects (collisionProtection None) and is Succeeded at once.  0 (also when there
- * is nothing to migrate), or -1 with the outcome set. */
+ * adopts the objects (collisionProtection None) and is Succeeded at once.  1 when it made the
+ * revision, 0 when there is nothing to migrate, or -1 with the outcome set. */
 static int migrate_record(clusterextension_run *run)
 {
     olm_error err;
@@ -421,7 +424,7 @@ static int migrate_record(clusterextension_run *run)
             rec.bundle_name, run->name);
     clusterextension_target_free(&run->target);
     run->have_target = false;
-    return 0;
+    return 1;
 }
 
 static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
@@ -432,8 +435,10 @@ static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
     int rc = 0;
     if (run->nrevs == 0) {
         rc = migrate_record(run);
-        if (rc == 0 && clusterextension_revisions_read(run, &err) != 0)
+        /* Read again only when a revision was made: a first install has none to find. */
+        if (rc == 1 && clusterextension_revisions_read(run, &err) != 0)
             return installed_unreadable(run, &err);
+        rc = rc < 0 ? rc : 0;
     }
     if (rc == 0) {
         rc = clusterextension_revision_rolling_target(run);

@@ -182,11 +182,14 @@ static int own_secrets(clusterextension_run *run, const char *name, const char *
     return 0;
 }
 
-/* ensureSecretOwnerReferences: crash recovery of the step after the revision's creation. */
+/* ensureSecretOwnerReferences: crash recovery of the step after the revision's creation.
+ * Once per revision and process (clusterextension_infos_secrets_owned): a Secret's
+ * ownerReferences are not taken away by anyone but us, so the LIST on every reconcile
+ * upstream makes (from its cache) would be an apiserver request each time here. */
 static int ensure_secret_owners(clusterextension_run *run, const revision_info *cur, olm_error *err)
 {
     const char *uid = json_string_value(json_object_get(json_object_get(cur->object, "metadata"), "uid"));
-    if (!uid)
+    if (!uid || clusterextension_infos_secrets_owned(run->r->infos, run->name, uid))
         return 0;
     char sel[512];
     snprintf(sel, sizeof sel, REVISION_LABEL_REVISION_NAME "=%s", cur->name);
@@ -196,6 +199,8 @@ static int ensure_secret_owners(clusterextension_run *run, const revision_info *
         return olm_error_wrap(err, "listing ref Secrets for revision \"%s\"", cur->name);
     int rc = own_secrets(run, cur->name, uid, json_object_get(list, "items"), err);
     json_decref(list);
+    if (rc == 0)
+        clusterextension_infos_set_secrets_owned(run->r->infos, run->name, uid);
     return rc;
 }
 
@@ -257,6 +262,8 @@ static int create_revision(clusterextension_run *run, revision_built *b, olm_err
         rc = olm_error_set(err, "getting COS \"%s\" for ownerReference: no uid", b->name);
     else if (own_secrets(run, b->name, uid, b->secrets, err) != 0)
         rc = olm_error_wrap(err, "patching ownerReferences on ref Secrets");
+    else
+        clusterextension_infos_set_secrets_owned(run->r->infos, run->name, uid);
     if (rc == 0 && run->migrating)
         rc = mark_migrated_succeeded(run, cos, err);
     json_decref(cos);
@@ -275,10 +282,16 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
             return -1;
         bool same = strcmp(b.name, cur->name) == 0 && revision_unchanged(cur->object, b.cos);
         int rc = 0;
-        if (same)
+        if (!same && strcmp(b.name, cur->name) == 0) {
+            /* Other bytes, maybe the same objects: another operator-controller's revision. */
+            rc = clusterextension_revision_same(run, cur, &b, err);
+            same = rc == 1;
+            rc = rc < 0 ? -1 : 0;
+        }
+        if (same && rc == 0)
             rc = update_current(run, cur, b.cos, err) != 0 || ensure_secret_owners(run, cur, err) != 0 ? -1 : 0;
         revision_built_free(&b);
-        if (same)
+        if (same || rc != 0)
             return rc;
     }
     int64_t next = cur ? cur->number + 1 : 1;
@@ -298,6 +311,7 @@ int clusterextension_revision_put(clusterextension_run *run, const json_t *objec
 
 int clusterextension_revisions_delete(clusterextension_run *run, olm_error *err)
 {
+    clusterextension_same_forget(run->r->same, run->name);
     json_t *list = NULL;
     if (list_revisions(run, &list, err) != 0)
         return -1;

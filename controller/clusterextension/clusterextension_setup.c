@@ -90,26 +90,6 @@ static void revision_event(const json_t *obj, void *data)
         enqueue_key(data, owner);
 }
 
-/* The revision cache keeps name, resourceVersion and the owner label: a revision's spec and
- * status (a few KB each) are read by the reconcile from the apiserver. */
-static void revision_cache_form(json_t *obj)
-{
-    json_t *meta = json_object_get(obj, "metadata");
-    json_t *kept = json_object();
-    if (!kept)
-        return;
-    static const char *const KEEP[] = {"name", "resourceVersion", "uid"};
-    for (size_t i = 0; i < 3; i++)
-        if (json_object_get(meta, KEEP[i]))
-            json_object_set(kept, KEEP[i], json_object_get(meta, KEEP[i]));
-    json_t *owner = json_object_get(json_object_get(meta, "labels"), "olm.operatorframework.io/owner-name");
-    if (owner)
-        json_object_set_new(kept, "labels", json_pack("{s:O}", "olm.operatorframework.io/owner-name", owner));
-    json_object_set_new(obj, "metadata", kept);
-    json_object_del(obj, "spec");
-    json_object_del(obj, "status");
-}
-
 static void revision_added(json_t *obj, void *data)
 {
     revision_event(obj, data);
@@ -117,8 +97,8 @@ static void revision_added(json_t *obj, void *data)
 
 static void revision_updated(json_t *old_obj, json_t *new_obj, void *data)
 {
-    (void)old_obj;
-    revision_event(new_obj, data);
+    if (clusterextension_revision_update_needs_reconcile(old_obj, new_obj))
+        revision_event(new_obj, data);
 }
 
 static void revision_deleted(json_t *obj, void *data)
@@ -197,7 +177,7 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
         return 0;
     /* Only what the event handlers read: the owner label (and the watch's bookkeeping). */
     kube_watch_options coso = {.path = COS_PATH, .label_selector = COS_SELECTOR, .drop_managed_fields = true,
-                               .transform = revision_cache_form};
+                               .transform = clusterextension_revision_cache_form};
     kube_informer_handlers cosh = {revision_added, revision_updated, revision_deleted, NULL, on_watch_error};
     if (!(c->revisions = kube_informer_new(c->rt->uc, cfg, &coso, &cosh, c, err)))
         return -1;

@@ -46,20 +46,43 @@
 #define OBJECTSET_FIELD_MANAGER "olm.operatorframework.io"
 #define OBJECTSET_FINALIZER "olm.operatorframework.io/teardown"
 
+/* Where a pass gets the token of the ServiceAccount it acts as (Identity, above): a cache
+ * shared with the ClusterExtension controller (operator_controller_main.c wires its token
+ * cache) spares the TokenRequest -- an apiserver write and a signature -- of every pass.
+ * get: 0 with *token malloc'd (the caller zeroes and frees it), or -1 with err.  rejected:
+ * the pass that used `token` failed (perhaps a 401: the ServiceAccount made again, the key
+ * rotated); the next pass mints a fresh one.  Any thread. */
+typedef struct objectset_token_source {
+    int (*get)(void *data, const char *ns, const char *sa, char **token, olm_error *err);
+    void (*rejected)(void *data, const char *ns, const char *sa, const char *token);
+    void *data;
+} objectset_token_source;
+
 typedef struct objectset_reconciler_config {
     kube_client *admin;          /* operator-controller's own identity; borrowed */
     kube_informer *sets;         /* the ClusterObjectSet cache (siblings); borrowed; NULL: list from the API */
     uint64_t minute_ms;          /* a progressDeadlineMinutes minute; 0: 60000 (tests shorten it) */
     uint64_t poll_ms;            /* re-probe while a rollout waits on objects not watched; 0: 2000 */
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
+    uint64_t watched_resync_ms;  /* the same when every type of its objects is watched (a change of
+                                  * one queues the set, as upstream, which never resyncs); 0: 300000 */
     time_t (*now)(void);         /* NULL: time() */
     struct objectset_watches *watches; /* the applied objects' watches (objectset_watch.h); NULL: none */
+    objectset_token_source tokens; /* the ServiceAccount tokens of Identity; .get NULL: a TokenRequest per pass */
 } objectset_reconciler_config;
 
 typedef struct objectset_reconciler objectset_reconciler;
 
 objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config *cfg, olm_error *err);
 void objectset_reconciler_free(objectset_reconciler *r);
+/* Whether resourceVersion `rv` of COS `name` is the echo of this process's own last write of
+ * it (the status at the end of a pass, the finalizer): the pass that wrote it already saw
+ * everything that version holds, so the informer need not queue another (each such echo was
+ * a whole pass: a GET of the set, of its Secret and of every object).  A match is consumed.
+ * A write by anyone else makes another resourceVersion, which still queues.  Any thread. */
+bool objectset_reconciler_own_write(objectset_reconciler *r, const char *name, const char *rv);
+/* Drops what is remembered of COS `name` (it was deleted). */
+void objectset_reconciler_forget(objectset_reconciler *r, const char *name);
 /* kube_workqueue_reconcile_fn: key is the COS name. */
 kube_wq_result objectset_reconcile(const char *key, void *data);
 
@@ -80,6 +103,9 @@ typedef struct objectset_controller {
 typedef struct objectset_controller_config {
     unsigned concurrency;  /* 0: 1 */
     uint64_t minute_ms;    /* see objectset_reconciler_config */
+    uint64_t watched_resync_ms; /* see objectset_reconciler_config (--drift-repair-interval, the
+                                 * gate-off backstop too) */
+    objectset_token_source tokens; /* see objectset_reconciler_config */
 } objectset_controller_config;
 
 /* Starts the informer on ClusterObjectSets and the work queue, each owned by rt. */

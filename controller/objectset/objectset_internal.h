@@ -3,6 +3,7 @@
 #define OLM_OBJECTSET_INTERNAL_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -13,7 +14,12 @@
 
 struct objectset_reconciler {
     objectset_reconciler_config cfg;
+    pthread_mutex_t own_lock;
+    json_t *own_writes; /* COS name -> the resourceVersion our last write of it made (under own_lock) */
 };
+
+/* Records that this process's write of COS `name` made `rv` (objectset_reconciler_own_write). */
+void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written);
 
 /* --------------------------------------------------- resolve (objectset_resolve.c) */
 
@@ -33,14 +39,21 @@ typedef struct objectset_phases {
 
 void objectset_phases_free(objectset_phases *p);
 
+/* A referenced Secret, read once per pass: `memo` (a JSON object owned by the pass, keyed
+ * "ns/name"; NULL: no memo) keeps what was read, so the immutability check and every ref into
+ * the same Secret (a bundle's objects share one) cost one GET between them.  Not across
+ * passes: a Secret may be deleted and made again with other content (Blocked says so).
+ * *out is a new reference.  0, or the kube_get result with err. */
+int objectset_get_secret(kube_client *admin, json_t *memo, const char *ns, const char *name, json_t **out,
+                         olm_error *err);
 /* The Secrets the COS references that are not immutable, as upstream's message:
  * "the following secrets are not immutable (referenced secrets must have immutable set to
  * true): ns/a, ns/b".  0: all immutable (or missing: resolving reports those), 1: *msg set
  * (caller frees), -1: err (the API failed). */
-int objectset_check_immutable(kube_client *admin, const json_t *cos, char **msg, olm_error *err);
+int objectset_check_immutable(kube_client *admin, json_t *memo, const json_t *cos, char **msg, olm_error *err);
 /* Resolves every phase's objects (inline, or the Secret key, gunzipped when it starts with the
  * gzip magic) and digests them.  0, or -1 with err in upstream's words. */
-int objectset_resolve(kube_client *admin, const json_t *cos, objectset_phases *out, olm_error *err);
+int objectset_resolve(kube_client *admin, json_t *memo, const json_t *cos, objectset_phases *out, olm_error *err);
 /* sha256 of {"name":..,"objects":[..]} as Go's json.Marshal writes it. */
 char *objectset_phase_digest(const char *name, const json_t *objects);
 /* Compares status.observedPhases with the phases' digests: NULL when they agree, else
@@ -61,6 +74,7 @@ typedef struct objectset_target {
     const char *const *sibling_uids; /* other active revisions of the same owner */
     size_t nsiblings;
     const json_t *probes;      /* spec.progressionProbes, may be NULL */
+    struct objectset_watches *watches; /* told of our writes (objectset_watches_note_write); may be NULL */
 } objectset_target;
 
 typedef struct objectset_object_result {
@@ -110,6 +124,8 @@ typedef struct objectset_pass {
     int64_t remaining_ms;
     bool has_deadline;
     bool watched;         /* every type of its objects is watched: no need to poll */
+    char *token;          /* the shared source's token this pass acts with, or NULL; owned */
+    char *token_ns, *token_sa; /* its ServiceAccount; owned */
 } objectset_pass;
 
 static inline kube_wq_result objectset_ok(void)

@@ -18,12 +18,15 @@
  * is the same: one Apply entry of our field manager); and teardown deletes an object only when
  * this COS controls it (upstream deletes one whose revision annotation equals ours whoever
  * controls it, which lets an archived revision delete an object another revision of the same
- * number won in a collision). */
+ * number won in a collision).  Upstream reads the objects from its tracking cache; here a pass
+ * reads them from the apiserver, except one found in order at the version its watch still
+ * reports (objectset_watches_unchanged, objectset_watch.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube_object.h"
 #include "objectset_internal.h"
+#include "objectset_watch.h"
 
 #define MANAGED_BY_LABEL "app.kubernetes.io/managed-by"
 #define OWNER_NAME_LABEL "olm.operatorframework.io/owner-name"
@@ -187,6 +190,7 @@ static int apply(const objectset_target *t, json_t *obj, bool force, const char 
     olm_error aerr;
     if (kube_apply(t->client, obj, OBJECTSET_FIELD_MANAGER, force, NULL, out, &aerr) != 0)
         return olm_error_set(err, "%s: %.1900s", what, aerr.msg);
+    objectset_watches_note_write(t->watches, *out); /* its watch event queues no pass */
     return 0;
 }
 
@@ -210,10 +214,53 @@ static char *describe_collision(const json_t *actual, const json_t *ref)
     return strbuf_detach(&sb);
 }
 
+/* The verdict key of `desired` in this set (objectset_watches_verdict): the set's uid and
+ * generation (its phases and probes), then the object's identity. */
+static void verdict_key(const objectset_target *t, const json_t *desired, strbuf *key)
+{
+    const json_t *md = json_object_get(desired, "metadata");
+    strbuf_printf(key, "%s\n%lld\n%s\n%s\n%s\n%s", kube_object_string(t->cos, "metadata.uid") ?: "",
+                  (long long)json_integer_value(kube_object_path(t->cos, "metadata.generation")),
+                  str(desired, "apiVersion"), str(desired, "kind"), str(md, "namespace"), str(md, "name"));
+}
+
+/* After a pass found the object in order: remember the version when its probe passed (a
+ * failing probe's message needs the object, which is read again). */
+static int found_in_order(const objectset_target *t, const char *key, objectset_object_result *out, int rc)
+{
+    if (rc == 0 && out->probe.status == PROBE_TRUE)
+        objectset_watches_verdict(t->watches, key, out->obj);
+    else
+        objectset_watches_verdict_drop(t->watches, key);
+    return rc;
+}
+
+static int reconcile_read(const objectset_target *t, const json_t *desired, objectset_cp cp, const char *key,
+                          objectset_object_result *out, olm_error *err);
+
 int objectset_object_reconcile(const objectset_target *t, const json_t *desired, objectset_cp cp,
                                objectset_object_result *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
+    strbuf key = STRBUF_INIT;
+    if (t->watches)
+        verdict_key(t, desired, &key);
+    /* In order at a version the watch still reports: nothing to read, apply or probe. */
+    if (t->watches && objectset_watches_unchanged(t->watches, strbuf_str(&key))) {
+        strbuf_free(&key);
+        out->action = OBJECTSET_UPDATED;
+        out->probe.status = PROBE_TRUE;
+        return 0;
+    }
+    int rc = reconcile_read(t, desired, cp, t->watches ? strbuf_str(&key) : NULL, out, err);
+    strbuf_free(&key);
+    return rc;
+}
+
+/* objectset_object_reconcile with the object read from the apiserver. */
+static int reconcile_read(const objectset_target *t, const json_t *desired, objectset_cp cp, const char *key,
+                          objectset_object_result *out, olm_error *err)
+{
     const json_t *md = json_object_get(desired, "metadata");
     const char *ns = json_string_value(json_object_get(md, "namespace"));
     json_t *actual = NULL;
@@ -229,7 +276,7 @@ int objectset_object_reconcile(const objectset_target *t, const json_t *desired,
         if (rc != 0)
             return -1;
         out->action = OBJECTSET_CREATED;
-        return run_probe(t, out, err);
+        return found_in_order(t, key, out, run_probe(t, out, err));
     }
     if (g != 0)
         return olm_error_set(err, "getting object: %s", gerr.msg);
@@ -272,7 +319,7 @@ int objectset_object_reconcile(const objectset_target *t, const json_t *desired,
         json_decref(o);
         out->action = OBJECTSET_UPDATED; /* boxcutter's Idle: nothing to change */
         out->obj = actual;
-        return run_probe(t, out, err);
+        return found_in_order(t, key, out, run_probe(t, out, err));
     }
     json_decref(actual);
     int rc = apply(t, o, true, adopt ? "patching (owner change)" : "patching", &out->obj, err);
@@ -280,7 +327,7 @@ int objectset_object_reconcile(const objectset_target *t, const json_t *desired,
     if (rc != 0)
         return -1;
     out->action = OBJECTSET_UPDATED;
-    return run_probe(t, out, err);
+    return found_in_order(t, key, out, run_probe(t, out, err));
 }
 
 int objectset_object_teardown(const objectset_target *t, const json_t *desired, bool *gone, olm_error *err)

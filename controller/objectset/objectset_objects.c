@@ -6,7 +6,7 @@
 json_t *objectset_objects(kube_client *admin, const json_t *cos, olm_error *err)
 {
     objectset_phases ph;
-    if (objectset_resolve(admin, cos, &ph, err) != 0)
+    if (objectset_resolve(admin, NULL, cos, &ph, err) != 0)
         return NULL;
     json_t *all = json_array();
     for (size_t i = 0; all && i < ph.n; i++)

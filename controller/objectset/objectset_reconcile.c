@@ -42,18 +42,63 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
         return NULL;
     }
     r->cfg = *cfg;
+    if (pthread_mutex_init(&r->own_lock, NULL) != 0 || !(r->own_writes = json_object())) {
+        json_decref(r->own_writes);
+        free(r);
+        olm_error_set(err, "out of memory");
+        return NULL;
+    }
     if (!r->cfg.minute_ms)
         r->cfg.minute_ms = 60000;
     if (!r->cfg.poll_ms)
         r->cfg.poll_ms = 2000;
     if (!r->cfg.resync_ms)
         r->cfg.resync_ms = 30000;
+    if (!r->cfg.watched_resync_ms)
+        r->cfg.watched_resync_ms = 300000;
     return r;
 }
 
 void objectset_reconciler_free(objectset_reconciler *r)
 {
+    if (!r)
+        return;
+    json_decref(r->own_writes);
+    pthread_mutex_destroy(&r->own_lock);
     free(r);
+}
+
+void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written)
+{
+    const char *rv = kube_object_string(written, "metadata.resourceVersion");
+    pthread_mutex_lock(&r->own_lock);
+    if (rv)
+        json_object_set_new(r->own_writes, name, json_string(rv));
+    else
+        json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
+}
+
+bool objectset_reconciler_own_write(objectset_reconciler *r, const char *name, const char *rv)
+{
+    if (!r || !name || !rv)
+        return false;
+    pthread_mutex_lock(&r->own_lock);
+    const char *own = json_string_value(json_object_get(r->own_writes, name));
+    bool echo = own && strcmp(own, rv) == 0;
+    if (echo)
+        json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
+    return echo;
+}
+
+void objectset_reconciler_forget(objectset_reconciler *r, const char *name)
+{
+    if (!r || !name)
+        return;
+    pthread_mutex_lock(&r->own_lock);
+    json_object_del(r->own_writes, name);
+    pthread_mutex_unlock(&r->own_lock);
 }
 
 bool objectset_is_archived(const json_t *cos)
@@ -98,7 +143,8 @@ static json_t *other_active(objectset_pass *p)
 }
 
 /* The client the objects are handled with (objectset.h, Identity).  *owned tells whether the
- * caller frees it.  NULL with err. */
+ * caller frees it.  A token from the shared source is remembered in the pass (p->token) so a
+ * failed pass can hand it back as rejected.  NULL with err. */
 static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
 {
     *owned = false;
@@ -110,12 +156,22 @@ static kube_client *identity(objectset_pass *p, bool *owned, olm_error *err)
     char *token = NULL;
     time_t exp = 0;
     olm_error terr;
-    if (kube_token_request(p->r->cfg.admin, ns, sa, 3600, NULL, &token, &exp, &terr) != 0) {
+    const objectset_token_source *ts = &p->r->cfg.tokens;
+    int rc = ts->get ? ts->get(ts->data, ns, sa, &token, &terr)
+                     : kube_token_request(p->r->cfg.admin, ns, sa, 3600, NULL, &token, &exp, &terr);
+    if (rc != 0) {
         olm_error_set(err, "failed to get a token for ServiceAccount %s/%s: %s", ns, sa, terr.msg);
         return NULL;
     }
     kube_client *c = kube_client_new_for_token(p->r->cfg.admin, token, NULL, err);
-    free(token);
+    if (ts->get && c) {
+        p->token = token; /* kept for tokens.rejected; freed by the caller */
+        p->token_ns = strdup(ns); /* p->cos may be replaced (the finalizer patch) */
+        p->token_sa = strdup(sa);
+    } else {
+        explicit_bzero(token, strlen(token));
+        free(token);
+    }
     *owned = c != NULL;
     return c;
 }
@@ -129,6 +185,7 @@ int objectset_set_finalizer(objectset_pass *p, bool present, olm_error *err)
     if (rc != 0)
         return olm_error_set(err, "%s teardown finalizer: %s", present ? "adding" : "removing", ferr.msg);
     if (latest) {
+        objectset_note_own_write(p->r, p->name, latest);
         json_decref(p->cos);
         p->cos = latest;
     }
@@ -178,15 +235,18 @@ static kube_wq_result reconcile(objectset_pass *p)
     /* Blocked takes precedence over ProgressDeadlineExceeded: it is more actionable. */
     char *blocked = NULL;
     olm_error err;
-    int im = objectset_check_immutable(p->r->cfg.admin, p->cos, &blocked, &err);
+    json_t *secrets = json_object(); /* this pass's Secret reads (objectset_get_secret) */
+    int im = objectset_check_immutable(p->r->cfg.admin, secrets, p->cos, &blocked, &err);
     if (im != 0) {
         objectset_mark_not_progressing(&p->s, "Blocked", im > 0 ? blocked : err.msg);
         free(blocked);
+        json_decref(secrets);
         return objectset_ok();
     }
     const json_t *probes = json_object_get(json_object_get(p->cos, "spec"), "progressionProbes");
     objectset_phases ph = {0};
-    if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, p->cos, &ph, &err) != 0) {
+    if (probe_user_check(probes, &err) != 0 || objectset_resolve(p->r->cfg.admin, secrets, p->cos, &ph, &err) != 0) {
+        json_decref(secrets);
         objectset_set_retrying(&p->s, err.msg);
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", p->name, "converting to boxcutter revision: %s", err.msg);
         kube_wq_result res = objectset_failed();
@@ -194,6 +254,7 @@ static kube_wq_result reconcile(objectset_pass *p)
             res.requeue_after_ms = (uint64_t)p->remaining_ms; /* the deadline-aware rate limiter */
         return res;
     }
+    json_decref(secrets);
     json_t *observed = json_object_get(p->s.status, "observedPhases");
     if (json_array_size(observed) == 0) {
         json_t *arr = json_array();
@@ -228,7 +289,8 @@ static kube_wq_result reconcile(objectset_pass *p)
     objectset_target t = {
         .client = client, .cos = p->cos,
         .revision = json_integer_value(json_object_get(json_object_get(p->cos, "spec"), "revision")),
-        .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes};
+        .owner_name = owner ? owner : "", .sibling_uids = uids, .nsiblings = uids ? nsib : 0, .probes = probes,
+        .watches = p->r->cfg.watches};
     kube_wq_result res;
     if (objectset_is_archived(p->cos)) {
         res = objectset_archive(p, &t, &ph);
@@ -268,14 +330,26 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
                     .now = now}};
     json_incref(cos);
     kube_wq_result res = reconcile(&p);
+    if (p.token) {
+        if (res.kind == KUBE_WQ_ERROR && r->cfg.tokens.rejected && p.token_ns && p.token_sa)
+            r->cfg.tokens.rejected(r->cfg.tokens.data, p.token_ns, p.token_sa, p.token);
+        explicit_bzero(p.token, strlen(p.token));
+        free(p.token);
+        free(p.token_ns);
+        free(p.token_sa);
+    }
     if (p.s.status && (before ? !json_equal(before, p.s.status) : json_object_size(p.s.status) > 0)) {
         json_t *body = json_deep_copy(p.cos);
         if (body) {
             json_object_set(body, "status", p.s.status);
-            if (kube_update_status(r->cfg.admin, body, NULL, &err) != 0) {
+            json_t *written = NULL;
+            if (kube_update_status(r->cfg.admin, body, &written, &err) != 0) {
                 olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "error updating status: %s", err.msg);
                 res = objectset_failed();
+            } else if (written) {
+                objectset_note_own_write(r, key, written);
             }
+            json_decref(written);
         }
         json_decref(body);
     }

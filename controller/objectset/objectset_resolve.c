@@ -33,7 +33,24 @@ void objectset_phases_free(objectset_phases *p)
     memset(p, 0, sizeof *p);
 }
 
-int objectset_check_immutable(kube_client *admin, const json_t *cos, char **msg, olm_error *err)
+int objectset_get_secret(kube_client *admin, json_t *memo, const char *ns, const char *name, json_t **out,
+                         olm_error *err)
+{
+    *out = NULL;
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    json_t *seen = memo ? json_object_get(memo, key) : NULL;
+    if (seen) {
+        *out = json_incref(seen);
+        return 0;
+    }
+    int g = kube_get(admin, "v1", "Secret", ns, name, out, err);
+    if (g == 0 && memo)
+        json_object_set(memo, key, *out);
+    return g;
+}
+
+int objectset_check_immutable(kube_client *admin, json_t *memo, const json_t *cos, char **msg, olm_error *err)
 {
     *msg = NULL;
     strbuf bad = STRBUF_INIT, seen = STRBUF_INIT; /* seen: "\nns/name\n" entries */
@@ -54,7 +71,7 @@ int objectset_check_immutable(kube_client *admin, const json_t *cos, char **msg,
             strbuf_puts(&seen, key);
             json_t *secret = NULL;
             olm_error gerr;
-            int g = kube_get(admin, "v1", "Secret", ns, name, &secret, &gerr);
+            int g = objectset_get_secret(admin, memo, ns, name, &secret, &gerr);
             if (g == KUBE_NOT_FOUND)
                 continue; /* resolving says so, and retries */
             if (g != 0) {
@@ -133,12 +150,12 @@ static char *gunzip(const unsigned char *in, size_t n, size_t *out_len, const ch
 }
 
 /* resolveObjectRef.  A new object, or NULL with err. */
-static json_t *resolve_ref(kube_client *admin, const json_t *ref, olm_error *err)
+static json_t *resolve_ref(kube_client *admin, json_t *memo, const json_t *ref, olm_error *err)
 {
     const char *name = str(ref, "name"), *ns = str(ref, "namespace"), *key = str(ref, "key");
     json_t *secret = NULL;
     olm_error gerr;
-    if (kube_get(admin, "v1", "Secret", ns, name, &secret, &gerr) != 0) {
+    if (objectset_get_secret(admin, memo, ns, name, &secret, &gerr) != 0) {
         olm_error_set(err, "getting Secret %s/%s: %s", ns, name, gerr.msg);
         return NULL;
     }
@@ -230,7 +247,7 @@ char *objectset_phase_digest(const char *name, const json_t *objects)
     return phase_digest(name, objects, NULL);
 }
 
-int objectset_resolve(kube_client *admin, const json_t *cos, objectset_phases *out, olm_error *err)
+int objectset_resolve(kube_client *admin, json_t *memo, const json_t *cos, objectset_phases *out, olm_error *err)
 {
     memset(out, 0, sizeof *out);
     const json_t *spec = json_object_get(cos, "spec");
@@ -264,7 +281,7 @@ int objectset_resolve(kube_client *admin, const json_t *cos, objectset_phases *o
                 obj = json_deep_copy(inl);
             } else if (*str(ref, "name")) {
                 olm_error rerr;
-                if (!(obj = resolve_ref(admin, ref, &rerr))) {
+                if (!(obj = resolve_ref(admin, memo, ref, &rerr))) {
                     olm_error_set(err, "resolving ref in phase \"%s\": %s", p->name, rerr.msg);
                     free(from_ref);
                     objectset_phases_free(out);

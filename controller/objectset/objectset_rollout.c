@@ -30,6 +30,19 @@ static void archive_previous(objectset_pass *p, const json_t *others, json_int_t
     }
 }
 
+/* Whether an older revision than `revision` is among the siblings (Active ones: archive_previous's work). */
+static bool has_previous(const json_t *others, json_int_t revision)
+{
+    size_t i;
+    const json_t *o;
+    json_array_foreach(others, i, o) {
+        const json_t *spec = kube_object_path(o, "spec");
+        if (json_integer_value(spec ? json_object_get(spec, "revision") : NULL) < revision)
+            return true;
+    }
+    return false;
+}
+
 kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const objectset_phases *ph, const json_t *others)
 {
     /* boxcutter validates the revision first and retries a failing one after 10 s. */
@@ -128,14 +141,26 @@ kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const 
     if (in_transition)
         objectset_mark_progressing(&p->s, "RollingOut", strbuf_str(&rolling));
     if (done == ph->n) {
-        archive_previous(p, others, t->revision);
+        /* Archive the previous revisions only once this one's Succeeded is stored: the
+         * ClusterExtension's installed revision is the newest Active one with Succeeded, so
+         * archiving first (in the same pass as the status write, as upstream's order) leaves a
+         * moment with none, read as Installed False.  The first complete pass writes the
+         * status and comes back at once (its own status echo queues nothing). */
+        bool stored = kube_object_condition_is(p->cos, "Succeeded", "True");
+        if (stored)
+            archive_previous(p, others, t->revision);
         strbuf m = STRBUF_INIT;
         strbuf_printf(&m, "Revision %s has rolled out.", version);
         objectset_mark_progressing(&p->s, "Succeeded", strbuf_str(&m));
         strbuf_free(&m);
         objectset_mark_available(&p->s, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
         objectset_mark_succeeded(&p->s);
-        res = objectset_after(p->r->cfg.resync_ms); /* drift repair and re-probing, in place of upstream's watches */
+        /* Drift repair and re-probing: the watches queue it on a change; the resync is the
+         * safety net (a rare one when watched, --drift-repair-interval as the gate-off backstop:
+         * 1,000 sets every 30 s would be ~270 GETs/s). */
+        res = objectset_after(p->watched ? p->r->cfg.watched_resync_ms : p->r->cfg.resync_ms);
+        if (!stored && has_previous(others, t->revision))
+            res = objectset_after(1);
     } else {
         if (probe_msgs.len)
             objectset_mark_available(&p->s, "False", "ProbeFailure", strbuf_str(&probe_msgs));

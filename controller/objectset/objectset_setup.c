@@ -4,7 +4,8 @@
  * that controls it, as upstream's tracking cache does), and the work queue that runs
  * objectset_reconcile.  Besides, a revision waiting for probes on objects of a type that is
  * not watched (its watch starting, or refused: 403) is re-probed every poll_ms, and every
- * revision is re-applied and re-probed every resync_ms (objectset.h). */
+ * revision is re-applied and re-probed every resync_ms, or watched_resync_ms when its types
+ * are watched (objectset.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,15 +29,23 @@ static void on_add(json_t *obj, void *data)
 
 static void on_update(json_t *old_obj, json_t *new_obj, void *data)
 {
+    objectset_controller *c = data;
     const char *a = kube_object_string(old_obj, "metadata.resourceVersion");
     const char *b = kube_object_string(new_obj, "metadata.resourceVersion");
-    if (!a || !b || strcmp(a, b) != 0)
-        enqueue(data, new_obj);
+    if (a && b && strcmp(a, b) == 0)
+        return;
+    /* The echo of our own status or finalizer write: the pass that made it saw all of it. */
+    if (objectset_reconciler_own_write(c->rec, kube_object_string(new_obj, "metadata.name"), b))
+        return;
+    enqueue(c, new_obj);
 }
 
 static void on_delete(json_t *obj, void *data)
 {
-    enqueue(data, obj);
+    objectset_controller *c = data;
+    objectset_reconciler_forget(c->rec, kube_object_string(obj, "metadata.name"));
+    objectset_watches_forget_set(c->watches, kube_object_string(obj, "metadata.uid"));
+    enqueue(c, obj);
 }
 
 static void on_error(const char *msg, void *data)
@@ -107,7 +116,8 @@ int objectset_controller_start(objectset_controller *c, daemon_runtime *rt, cons
         return -1;
     daemon_runtime_own(rt, DAEMON_STAGE_WATCH, c->watches, &c->watches, stop_watches);
     objectset_reconciler_config rc = {.admin = rt->client, .sets = c->sets, .minute_ms = cfg->minute_ms,
-                                      .watches = c->watches};
+                                      .watches = c->watches, .tokens = cfg->tokens,
+                                      .watched_resync_ms = cfg->watched_resync_ms};
     if (!(c->rec = objectset_reconciler_new(&rc, err)))
         return -1;
     kube_workqueue_options qo = {.concurrency = cfg->concurrency ? cfg->concurrency : 1};

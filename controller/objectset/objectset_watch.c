@@ -38,6 +38,9 @@ struct objectset_watches {
     pthread_mutex_t mu;
     char **known;         /* every path asked for (under mu) */
     bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
+    json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
+    json_t *latest;       /* uid -> resourceVersion the watches last reported (under mu) */
+    json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
     size_t nknown, nstarted;
     uv_async_t async;
     one_watch *watches;   /* loop thread */
@@ -62,18 +65,129 @@ static void reduce(json_t *obj)
     kube_object_reduce(obj, small, NULL);
 }
 
-static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+void objectset_watches_note_write(objectset_watches *ws, const json_t *written)
 {
-    (void)type;
-    one_watch *ow = data;
+    const char *uid = kube_object_string(written, "metadata.uid");
+    const char *rv = kube_object_string(written, "metadata.resourceVersion");
+    if (!ws || !uid || !rv)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (ws->written)
+        json_object_set_new(ws->written, uid, json_string(rv));
+    pthread_mutex_unlock(&ws->mu);
+}
+
+/* Whether obj is the version our own write made (objectset_watches_note_write); consumed. */
+static bool own_write(struct objectset_watches *ws, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!uid || !rv)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const char *mine = json_string_value(json_object_get(ws->written, uid));
+    bool echo = mine && strcmp(mine, rv) == 0;
+    if (echo)
+        json_object_del(ws->written, uid);
+    pthread_mutex_unlock(&ws->mu);
+    return echo;
+}
+
+static void forget_write(struct objectset_watches *ws, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    pthread_mutex_lock(&ws->mu);
+    if (uid)
+        json_object_del(ws->written, uid);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+/* What the watches last reported of each object (objectset_watches_unchanged reads it). */
+static void track(struct objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!uid)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (type == KUBE_WATCH_DELETED || !rv)
+        json_object_del(ws->latest, uid);
+    else
+        json_object_set_new(ws->latest, uid, json_string(rv));
+    pthread_mutex_unlock(&ws->mu);
+}
+
+void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+{
+    track(ws, type, obj);
+    if (type == KUBE_WATCH_DELETED)
+        forget_write(ws, obj);
+    else if (own_write(ws, obj))
+        return;
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
         const char *kind = json_string_value(json_object_get(r, "kind"));
         const char *name = json_string_value(json_object_get(r, "name"));
         if (json_is_true(json_object_get(r, "controller")) && kind && name && strcmp(kind, "ClusterObjectSet") == 0)
-            ow->owner->enqueue(name, ow->owner->data);
+            ws->enqueue(name, ws->data);
     }
+}
+
+static void on_event(kube_watch_event_type type, json_t *obj, void *data)
+{
+    objectset_watches_handle_event(((one_watch *)data)->owner, type, obj);
+}
+
+void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj)
+{
+    const char *uid = kube_object_string(obj, "metadata.uid");
+    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
+    if (!ws || !key)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    if (uid && rv)
+        json_object_set_new(ws->verdicts, key, json_pack("[s,s]", uid, rv));
+    else
+        json_object_del(ws->verdicts, key);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+void objectset_watches_verdict_drop(objectset_watches *ws, const char *key)
+{
+    if (!ws || !key)
+        return;
+    pthread_mutex_lock(&ws->mu);
+    json_object_del(ws->verdicts, key);
+    pthread_mutex_unlock(&ws->mu);
+}
+
+bool objectset_watches_unchanged(objectset_watches *ws, const char *key)
+{
+    if (!ws || !key)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const json_t *v = json_object_get(ws->verdicts, key);
+    const char *uid = json_string_value(json_array_get(v, 0)), *rv = json_string_value(json_array_get(v, 1));
+    const char *seen = uid ? json_string_value(json_object_get(ws->latest, uid)) : NULL;
+    bool same = seen && rv && strcmp(seen, rv) == 0;
+    pthread_mutex_unlock(&ws->mu);
+    return same;
+}
+
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid)
+{
+    if (!ws || !cos_uid)
+        return;
+    size_t n = strlen(cos_uid);
+    pthread_mutex_lock(&ws->mu);
+    const char *k;
+    json_t *v, *tmp;
+    json_object_foreach_safe(ws->verdicts, tmp, k, v) {
+        if (strncmp(k, cos_uid, n) == 0 && k[n] == '\n')
+            json_object_del(ws->verdicts, k);
+    }
+    pthread_mutex_unlock(&ws->mu);
 }
 
 static void watch_closed(void *data)
@@ -156,7 +270,8 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data};
+    *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data,
+                              .written = json_object(), .latest = json_object(), .verdicts = json_object()};
     pthread_mutex_init(&ws->mu, NULL);
     if (uv_async_init(loop, &ws->async, on_async) != 0) {
         pthread_mutex_destroy(&ws->mu);
@@ -246,6 +361,9 @@ void objectset_watches_free(objectset_watches *ws)
         free(ws->known[i]);
     free(ws->known);
     free(ws->refused);
+    json_decref(ws->written);
+    json_decref(ws->latest);
+    json_decref(ws->verdicts);
     pthread_mutex_destroy(&ws->mu);
     free(ws);
 }

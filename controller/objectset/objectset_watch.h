@@ -4,10 +4,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <jansson.h>
 #include <uv.h>
 
 #include "kube_config.h"
 #include "kube_uvcurl.h"
+#include "kube_watch.h"
 #include "olm_error.h"
 
 typedef struct objectset_watches objectset_watches;
@@ -21,6 +23,27 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
  * queue their sets); false for a new path (its watch is starting) or a refused one.  ws may
  * be NULL (false). */
 bool objectset_watches_want(objectset_watches *ws, const char *path);
+/* Any thread: `written` (an object as a write of ours returned it) is ours; the watch event
+ * that reports exactly that version (same uid and resourceVersion) queues nothing: the pass
+ * that wrote it probed what it returned.  One entry per object (the newest write), consumed by
+ * its event.  ws may be NULL. */
+void objectset_watches_note_write(objectset_watches *ws, const json_t *written);
+/* Loop thread: what one event of a watch does (exposed for the tests): the set named by the
+ * object's controller ownerReference is queued, unless the event is the echo of our own
+ * write (objectset_watches_note_write). */
+void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj);
+/* Verdicts (any thread): a pass that found an object of a set in order -- controlled by the
+ * set, everything it would apply already there, its probe passing -- records that for the
+ * version it saw (key: objectset_object.c's, "<set uid>\n..." for the set, its generation and
+ * the object).  objectset_watches_unchanged: true while the watch has reported no other
+ * version of that object since (and has reported that one: a type not watched, or a watch
+ * refused, never answers true), so the next pass need not GET it -- as upstream reads its
+ * objects from the tracking cache.  A change of the object is an event that queues the set,
+ * whose pass then reads it.  _verdict_drop forgets one; _forget_set every key of a set. */
+void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj);
+void objectset_watches_verdict_drop(objectset_watches *ws, const char *key);
+bool objectset_watches_unchanged(objectset_watches *ws, const char *key);
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid);
 /* Loop thread: watches running (not refused). */
 size_t objectset_watches_active(const objectset_watches *ws);
 /* Loop thread: stops every watch; closed(data) once all are closed. */

@@ -123,4 +123,34 @@ const json_t *revision_condition(const json_t *cos, const char *type);
  * "the SSA patch is not Invalid", i.e. no new revision is needed. */
 bool revision_unchanged(const json_t *current, const json_t *desired);
 
+/* ------------------------------------------------------------ revisions compared by meaning
+ * (revision_compare.c, revision_typed.c) */
+
+/* What upstream's typed objects hold beyond the rendered JSON: "strategy":{} on a Deployment and
+ * "resources":{} on each of its containers when absent (Go writes empty non-pointer structs).
+ * In place; revision_build applies it to every object, so that upstream, whose check is by
+ * bytes, finds our revisions to be its own.  0, or -1 on out of memory. */
+int revision_typed_fields(json_t *obj);
+
+/* `phases` (a spec.phases array) with each {"ref": ...} replaced by {"object": ...} read from
+ * `secrets` (an array of Secret objects, data base64, gzip'd or not), as upstream's
+ * resolveObjectRef reads them.  A new array, or NULL with err (a Secret or key missing,
+ * undecodable data, out of memory). */
+json_t *revision_phases_inline(const json_t *phases, const json_t *secrets, olm_error *err);
+
+/* 1 when two objects are the same apart from what two writers of one bundle may legitimately
+ * differ in: key order, nulls, empty objects and empty arrays (Go's zero values), numbers written
+ * as 1 or 1.0.  0 when not, -1 on out of memory. */
+int revision_objects_equivalent(const json_t *a, const json_t *b);
+
+/* Phases (both inline, as revision_phases_inline gives them) with the same names, order,
+ * collisionProtection and equivalent objects in the same order: 1, else 0 (-1: out of memory). */
+int revision_phases_equivalent(const json_t *a, const json_t *b);
+
+/* The semantic form of revision_unchanged: `current` (a listed revision, with its phases inline
+ * in `current_phases`) is Active, has `desired`'s collisionProtection and equivalent phases
+ * (`desired_phases`, inline).  1, 0, or -1 on out of memory. */
+int revision_equivalent(const json_t *current, const json_t *current_phases, const json_t *desired,
+                        const json_t *desired_phases);
+
 #endif

@@ -49,6 +49,8 @@ static json_t *revision_object(const json_t *obj, const char *extension, const r
     if (!o)
         return NULL;
     json_object_del(o, "status");
+    if (revision_typed_fields(o) != 0)
+        goto oom;
     json_t *meta = json_object_get(o, "metadata");
     json_t *kept = json_object();
     if (!kept)

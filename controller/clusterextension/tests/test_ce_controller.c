@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -71,6 +72,56 @@ static void test_cache_form(void **state)
     json_decref(o);
 }
 
+/* BoxcutterRuntime: the revision cache keeps the owner label and the hash of what the
+ * reconcile reads; the teardown finalizer appearing calls for no reconcile, a status, spec,
+ * annotation or deletion change does.  (Mutation checks: the hash left out of the cache form,
+ * or the filter answering true, or false, each fails this test.) */
+static json_t *revision(const char *rv, const char *finalizers, const char *status)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{\"metadata\":{\"name\":\"ext-1\",\"uid\":\"u\",\"resourceVersion\":\"%s\",\"generation\":1,"
+             "\"labels\":{\"olm.operatorframework.io/owner-name\":\"ext\",\"other\":\"x\"},"
+             "\"annotations\":{\"olm.operatorframework.io/bundle-version\":\"1.0.0\"}%s},"
+             "\"spec\":{\"revision\":1,\"lifecycleState\":\"Active\",\"phases\":[]},\"status\":%s}",
+             rv, finalizers, status);
+    json_error_t je;
+    json_t *o = json_loads(buf, 0, &je);
+    assert_non_null(o);
+    clusterextension_revision_cache_form(o);
+    return o;
+}
+
+static void test_revision_update_filter(void **state)
+{
+    (void)state;
+    const char *rolling = "{\"conditions\":[{\"type\":\"Progressing\",\"status\":\"True\",\"reason\":\"RollingOut\"}]}";
+    const char *done = "{\"conditions\":[{\"type\":\"Progressing\",\"status\":\"True\",\"reason\":\"Succeeded\"}]}";
+    json_t *a = revision("1", "", rolling);
+    /* The cache form: the owner label, name, uid, resourceVersion and the hash; no spec or status. */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(a, "metadata"), "labels"),
+                                                          "olm.operatorframework.io/owner-name")),
+                        "ext");
+    assert_null(json_object_get(a, "spec"));
+    assert_null(json_object_get(a, "status"));
+    assert_non_null(json_string_value(json_object_get(a, "readHash")));
+    json_t *fin = revision("2", ",\"finalizers\":[\"olm.operatorframework.io/teardown\"]", rolling);
+    assert_false(clusterextension_revision_update_needs_reconcile(a, fin));
+    json_t *st = revision("3", ",\"finalizers\":[\"olm.operatorframework.io/teardown\"]", done);
+    assert_true(clusterextension_revision_update_needs_reconcile(fin, st));
+    json_t *del = revision("4", ",\"finalizers\":[\"olm.operatorframework.io/teardown\"],"
+                                "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"", done);
+    assert_true(clusterextension_revision_update_needs_reconcile(st, del));
+    /* Objects without the hash (not in cache form): always. */
+    json_t *bare = json_pack("{s:{s:s}}", "metadata", "name", "ext-1");
+    assert_true(clusterextension_revision_update_needs_reconcile(bare, bare));
+    json_decref(a);
+    json_decref(fin);
+    json_decref(st);
+    json_decref(del);
+    json_decref(bare);
+}
+
 static void test_metrics(void **state)
 {
     json_t *list = obj("[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"source\":{\"catalog\":{\"packageName\":\"p\\\"q\"}}},"
@@ -102,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_update_filter),
         cmocka_unit_test(test_cache_form),
         cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_revision_update_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,12 @@
  *   revision.c  update_current skipped -> test_mutable_fields_updated_in_place
  *   revision.c  rolling_target never taken -> test_upgrade_is_revision_2
  *   revision.c  Secrets' owner references not patched -> test_install_is_revision_1
+ *   revision.c  ensure_secret_owners ignores what is known (infos_secrets_owned), or not recorded at the creation ->
+ *       test_secret_owners_checked_once_per_revision; infos_set_secrets_owned not called after the
+ *       LIST -> the same; ensure_secret_owners never LISTs -> the same
  *   revision.c  migrated revision not marked Succeeded -> test_install_record_migrates_to_revision_1
+ *   reconcile.c  revisions read again after migrate_record found nothing -> test_install_is_revision_1
+ *   reconcile.c  not read again after a migration -> test_install_record_migrates_to_revision_1
  *   revision.c  GC of Active revisions too (`if (0)` for `!archived`) -> test_old_archived_revisions_collected
  *   revision.c  a revision being deleted deleted again -> test_deletion_takes_the_revisions
  *   revision.c  `if (left > 0) return 1` dropped -> test_deletion_takes_the_revisions
@@ -144,11 +149,47 @@ static void test_install_is_revision_1(void **state)
     /* Nothing applied by this controller, and no install record. */
     assert_null(fake_apiserver_object(f->api, DEPLOYMENT_PATH));
     assert_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
+    /* One LIST of the extension's revisions (none: no install to migrate, no second look). */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets?labelSelector", NULL), 1);
     /* Upstream's status after that first reconcile: nothing installed, no revision seen yet. */
     assert_condition(f, "Installed", "False", "Failed");
     assert_null(json_object_get(json_object_get(ce, "status"), "activeRevisions"));
     /* Progressing comes from a revision only: none has said anything yet. */
     assert_null(ce_fixture_condition(f, "Progressing"));
+}
+
+/* The Secrets' ownerReferences to their revision (ensureSecretOwnerReferences): set at the
+ * creation; later reconciles of the same revision do not LIST the Secrets again.  A new process
+ * (a new reconciler) checks once, and gives a Secret that lacks the reference (a crash between
+ * the revision's creation and the patch) its reference. */
+static void test_secret_owners_checked_once_per_revision(void **state)
+{
+    ce_fixture *f = *state;
+    first_reconcile(f);
+    const char *list = "/namespaces/" CE_SYS "/secrets?labelSelector";
+    size_t lists = fake_apiserver_count(f->api, "GET", list, NULL);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", list, NULL), lists);
+    /* A Secret without its reference, seen by a new process. */
+    json_t *cos = fake_apiserver_object(f->api, COS1);
+    const json_t *ref = json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(json_object_get(cos, "spec"), "phases"), 0), "objects"), 0),
+        "ref");
+    char path[512];
+    snprintf(path, sizeof path, "/api/v1/namespaces/" CE_SYS "/secrets/%s", str(ref, "name", NULL, NULL));
+    json_t *secret = fake_apiserver_object(f->api, path);
+    assert_non_null(secret);
+    json_object_del(json_object_get(secret, "metadata"), "ownerReferences");
+    clusterextension_reconciler_free(f->r);
+    f->r = NULL;
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", list, NULL), lists + 1);
+    secret = fake_apiserver_object(f->api, path);
+    const json_t *sowner = json_array_get(json_object_get(json_object_get(secret, "metadata"), "ownerReferences"), 0);
+    assert_string_equal(str(sowner, "name", NULL, NULL), CE_NAME "-1");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", list, NULL), lists + 1);
 }
 
 static void test_rolling_revision_is_reported(void **state)
@@ -385,6 +426,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_install_is_revision_1, setup_gate, ce_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_owners_checked_once_per_revision, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_rolling_revision_is_reported, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_succeeded_revision_is_installed, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_is_revision_2, setup_gate, ce_fixture_teardown),

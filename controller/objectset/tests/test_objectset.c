@@ -1,6 +1,20 @@
 /* The ClusterObjectSet reconciler against the fake apiserver: phases gated by progression
  * probes, upstream's conditions and messages, Secret references (immutability, digests),
- * collision protection, archive teardown and the progress deadline. */
+ * collision protection, archive teardown and the progress deadline; and what spares apiserver
+ * requests: one GET per referenced Secret per pass, the shared token source, the echoes of our
+ * own writes, the rare resync of a watched revision.
+ *
+ * Mutation checks (line broken, test seen failing, line restored):
+ *   objectset_reconcile.c  no Secret memo (NULL)              -> test_secret_read_once_per_pass
+ *   objectset_reconcile.c  token source ignored               -> test_token_source
+ *   objectset_reconcile.c  tokens.rejected not called         -> test_token_source
+ *   objectset_reconcile.c  status write not noted / not consumed -> test_own_status_write_is_an_echo
+ *   objectset_object.c     apply not noted to the watches     -> test_watch_skips_own_write_echo
+ *   objectset_watch.c      echo not skipped / DELETED not forgotten -> test_watch_skips_own_write_echo
+ *   objectset_rollout.c    watched resync as the unwatched    -> test_watch_skips_own_write_echo
+ *   objectset_watch.c      unchanged never true / latest not tracked / DELETED not untracked /
+ *                          forget_set a no-op                 -> test_unchanged_objects_not_read
+ *   objectset_object.c     a failing probe's verdict kept     -> test_unchanged_objects_not_read */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +27,7 @@
 #include "kube_object.h"
 #include "objectset.h"
 #include "objectset_internal.h"
+#include "objectset_watch.h"
 #include "olm_base64.h"
 #include "probe.h"
 
@@ -322,8 +337,9 @@ static void test_idle_and_repair(void **state)
     put_cos(f, "i", "", "Prevent", "", CM_INLINE);
     run(f, "i");
     bind_pvc(f);
-    run(f, "i");
+    kube_wq_result res = run(f, "i");
     assert_cond(f, "i", "Succeeded", "True", "Succeeded", NULL);
+    assert_int_equal(res.requeue_after_ms, 30000); /* no watches: re-applied and re-probed every 30 s */
     size_t patches = fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL);
     run(f, "i");
     assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), patches);
@@ -355,7 +371,7 @@ static void test_duplicate_object(void **state)
 }
 
 /* Revision handover: revision 2 of the same owner takes the objects of revision 1 (a sibling
- * with a lower revision), archives it once rolled out, and archiving revision 1 only drops its
+ * with a lower revision), archives it once its own Succeeded is stored, and archiving revision 1 only drops its
  * ownerReference from the objects revision 2 now controls. */
 static void test_revision_handover(void **state)
 {
@@ -382,6 +398,11 @@ static void test_revision_handover(void **state)
         assert_int_equal(json_is_true(json_object_get(r, "controller")), is2);
     }
     assert_cond(f, "ext-2", "Succeeded", "True", "Succeeded", NULL);
+    /* Not archived in the pass that wrote ext-2's Succeeded: until it is stored, ext-1 is the
+     * extension's installed revision (no moment without one). */
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
+                        "Active");
+    run(f, "ext-2");
     assert_string_equal(kube_object_string(fake_apiserver_object(f->api, COS "ext-1"), "spec.lifecycleState"),
                         "Archived");
     run(f, "ext-1");
@@ -438,6 +459,261 @@ static void test_user_probes(void **state)
     json_decref(probes);
 }
 
+/* One GET of a referenced Secret per pass: the immutability check and the ref share it. */
+static void test_secret_read_once_per_pass(void **state)
+{
+    fx *f = *state;
+    put_secret(f, true, "v1");
+    put_cos(f, "once", "", "Prevent", "", CM_REF);
+    run(f, "once");
+    bind_pvc(f);
+    fake_apiserver_log_clear(f->api);
+    run(f, "once");
+    assert_non_null(fake_apiserver_object(f->api, CM)); /* the ref was resolved and applied */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 1);
+    fake_apiserver_log_clear(f->api);
+    run(f, "once"); /* the next pass reads it again: it may have been made anew */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 1);
+}
+
+/* The token source (objectset_token_source): the objects are handled with its token, no
+ * TokenRequest is made, and a failed pass hands its token back as rejected. */
+typedef struct fake_tokens {
+    int gets, rejected;
+    char last_rejected[64];
+} fake_tokens;
+
+static int fake_token_get(void *data, const char *ns, const char *sa, char **token, olm_error *err)
+{
+    (void)err;
+    fake_tokens *ft = data;
+    assert_string_equal(ns, "ns");
+    assert_string_equal(sa, "installer");
+    ft->gets++;
+    *token = strdup("cached-token");
+    return 0;
+}
+
+static void fake_token_rejected(void *data, const char *ns, const char *sa, const char *token)
+{
+    (void)ns;
+    (void)sa;
+    fake_tokens *ft = data;
+    ft->rejected++;
+    snprintf(ft->last_rejected, sizeof ft->last_rejected, "%s", token);
+}
+
+static void test_token_source(void **state)
+{
+    fx *f = *state;
+    fake_tokens ft = {0};
+    objectset_reconciler_free(f->rec);
+    olm_error err;
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now,
+                                      .tokens = {fake_token_get, fake_token_rejected, &ft}};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    assert_non_null(f->rec);
+    put_cos(f, "sa", ",\"annotations\":{\"olm.operatorframework.io/service-account-name\":\"installer\","
+            "\"olm.operatorframework.io/service-account-namespace\":\"ns\"}", "Prevent", "", CM_INLINE);
+    run(f, "sa");
+    bind_pvc(f);
+    run(f, "sa");
+    assert_cond(f, "sa", "Succeeded", "True", "Succeeded", NULL);
+    assert_int_equal(ft.gets, 2);
+    assert_int_equal(fake_apiserver_count(f->api, "POST", "/token", NULL), 0);
+    assert_true(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", "cached-token") > 0);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", "admin"), 0);
+    assert_int_equal(ft.rejected, 0);
+    /* A pass that fails (here: the apiserver refuses the token) gives it back. */
+    fake_apiserver_remove(f->api, CM);
+    fake_apiserver_fail(f->api, "PATCH", "configmaps/test-configmap", "cached-token", 401, "Unauthorized", -1);
+    assert_int_equal(run(f, "sa").kind, KUBE_WQ_ERROR);
+    assert_int_equal(ft.rejected, 1);
+    assert_string_equal(ft.last_rejected, "cached-token");
+}
+
+/* objectset_reconciler_own_write: the resourceVersion our status write made is an echo
+ * (once); any other version of the set is not. */
+static void test_own_status_write_is_an_echo(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "echo", "", "Prevent", "", CM_INLINE);
+    run(f, "echo");
+    json_t *cos = fake_apiserver_object(f->api, COS "echo");
+    assert_non_null(json_object_get(cos, "status"));
+    char rv[64];
+    snprintf(rv, sizeof rv, "%s", kube_object_string(cos, "metadata.resourceVersion"));
+    assert_false(objectset_reconciler_own_write(f->rec, "echo", "1"));
+    assert_false(objectset_reconciler_own_write(f->rec, "other", rv));
+    assert_true(objectset_reconciler_own_write(f->rec, "echo", rv));
+    assert_false(objectset_reconciler_own_write(f->rec, "echo", rv)); /* consumed */
+    /* A pass that changes nothing writes nothing, and leaves no echo to expect. */
+    run(f, "echo");
+    size_t puts = fake_apiserver_count(f->api, "PUT", "/clusterobjectsets/echo/status", NULL);
+    run(f, "echo");
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", "/clusterobjectsets/echo/status", NULL), puts);
+    cos = fake_apiserver_object(f->api, COS "echo");
+    assert_false(objectset_reconciler_own_write(f->rec, "echo", kube_object_string(cos, "metadata.resourceVersion")));
+    /* Forgotten with the set. */
+    bind_pvc(f);
+    run(f, "echo");
+    cos = fake_apiserver_object(f->api, COS "echo");
+    snprintf(rv, sizeof rv, "%s", kube_object_string(cos, "metadata.resourceVersion"));
+    objectset_reconciler_forget(f->rec, "echo");
+    assert_false(objectset_reconciler_own_write(f->rec, "echo", rv));
+}
+
+/* objectset_watches: an object event queues the set that controls it, except the echo of our
+ * own write (the uid and resourceVersion our apply returned), once; a DELETED event queues. */
+static char queued[8][64];
+static int nqueued;
+
+static void record_queued(const char *name, void *data)
+{
+    (void)data;
+    if (nqueued < 8)
+        snprintf(queued[nqueued++], sizeof queued[0], "%s", name);
+}
+
+static void watches_closed(void *data)
+{
+    *(bool *)data = true;
+}
+
+static void test_watch_skips_own_write_echo(void **state)
+{
+    fx *f = *state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    nqueued = 0;
+    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, record_queued, NULL, &err);
+    assert_non_null(ws);
+    json_error_t je;
+    json_t *v5 = json_loads("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"5\","
+                            "\"ownerReferences\":[{\"kind\":\"ClusterObjectSet\",\"name\":\"set-1\",\"controller\":true}]}}",
+                            0, &je);
+    json_t *v6 = json_deep_copy(v5);
+    json_object_set_new(json_object_get(v6, "metadata"), "resourceVersion", json_string("6"));
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v5); /* someone else's change */
+    assert_int_equal(nqueued, 1);
+    assert_string_equal(queued[0], "set-1");
+    objectset_watches_note_write(ws, v6); /* our apply made version 6 */
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6);
+    assert_int_equal(nqueued, 1); /* its echo queues nothing */
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6); /* consumed: a repeat queues */
+    assert_int_equal(nqueued, 2);
+    objectset_watches_note_write(ws, v6);
+    objectset_watches_handle_event(ws, KUBE_WATCH_DELETED, v6); /* a deletion always queues */
+    assert_int_equal(nqueued, 3);
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6); /* and forgot the write */
+    assert_int_equal(nqueued, 4);
+    json_decref(v5);
+    json_decref(v6);
+    /* A pass's apply tells the watches: the created ConfigMap's event is an echo. */
+    objectset_reconciler_free(f->rec);
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .watches = ws};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    put_cos(f, "w", "", "Prevent", "", CM_INLINE);
+    run(f, "w");
+    bind_pvc(f);
+    kube_wq_result res = run(f, "w");
+    /* Rolled out, every type watched: the resync is the rare safety net (not 30 s). */
+    assert_cond(f, "w", "Succeeded", "True", "Succeeded", NULL);
+    assert_int_equal(res.kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_int_equal(res.requeue_after_ms, 300000);
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    assert_non_null(cm);
+    nqueued = 0;
+    objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, cm);
+    assert_int_equal(nqueued, 0);
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, cm);
+    assert_int_equal(nqueued, 1);
+    assert_string_equal(queued[0], "w");
+    bool closed = false;
+    objectset_watches_stop(ws, watches_closed, &closed);
+    while (!closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    objectset_watches_free(ws);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* Verdicts: once a pass found an object in order (ours, nothing to apply, its probe passing)
+ * at the version the watch reports, the next pass does not GET it; a new version reported by
+ * the watch (a change) makes the pass read it and repair it; a deleted one is re-created. */
+static void test_unchanged_objects_not_read(void **state)
+{
+    fx *f = *state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    nqueued = 0;
+    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, record_queued, NULL, &err);
+    objectset_reconciler_free(f->rec);
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .watches = ws};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    put_cos(f, "v", "", "Prevent", "", CM_INLINE);
+    run(f, "v");
+    bind_pvc(f);
+    run(f, "v");
+    assert_cond(f, "v", "Succeeded", "True", "Succeeded", NULL);
+    /* Without the watch's word nothing is taken for granted. */
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 1);
+    /* The watch reports the versions the pass saw: the next pass reads neither object. */
+    objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, fake_apiserver_object(f->api, PVC));
+    objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, fake_apiserver_object(f->api, CM));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(run(f, "v").kind, KUBE_WQ_REQUEUE_AFTER);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", "/status", NULL), 0);
+    assert_cond(f, "v", "Succeeded", "True", "Succeeded", NULL);
+    /* Someone changes the ConfigMap: the watch reports a new version, the pass reads and repairs it. */
+    json_t *cm = fake_apiserver_object(f->api, CM);
+    json_object_set_new(json_object_get(cm, "data"), "version", json_string("changed"));
+    json_object_set_new(json_object_get(cm, "metadata"), "resourceVersion", json_string("9999"));
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, cm);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "configmaps/test-configmap", NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "configmaps/test-configmap", NULL), 1);
+    assert_string_equal(kube_object_string(fake_apiserver_object(f->api, CM), "data.version"), "v1.2.0");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    /* Deleted: the watch says so, the pass creates it again. */
+    objectset_watches_handle_event(ws, KUBE_WATCH_DELETED, fake_apiserver_object(f->api, CM));
+    fake_apiserver_remove(f->api, CM);
+    run(f, "v");
+    assert_non_null(fake_apiserver_object(f->api, CM));
+    /* A PVC whose probe fails is read every pass (its message needs it). */
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, PVC), "status"), "phase", json_string("Pending"));
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, PVC), "metadata"), "resourceVersion",
+                        json_string("10001"));
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, PVC));
+    run(f, "v");
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 1);
+    /* The set's verdicts go with it. */
+    bind_pvc(f);
+    run(f, "v");
+    objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, PVC));
+    fake_apiserver_log_clear(f->api);
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
+    objectset_watches_forget_set(ws, kube_object_string(fake_apiserver_object(f->api, COS "v"), "metadata.uid"));
+    run(f, "v");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 1);
+    bool closed = false;
+    objectset_watches_stop(ws, watches_closed, &closed);
+    while (!closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    objectset_watches_free(ws);
+    objectset_reconciler_free(f->rec);
+    f->rec = NULL;
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +726,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idle_and_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_object, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secret_read_once_per_pass, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_source, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_status_write_is_an_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch_skips_own_write_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unchanged_objects_not_read, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
