@@ -22,6 +22,7 @@ state=$OLMV1_LOCAL_STATE
 [ "$state" != "$repo/.dev" ] || { echo "demo_rollout: use a state dir other than .dev" >&2; exit 2; }
 trap 'bash scripts/down-local.sh >/dev/null 2>&1 || echo "demo_rollout: down-local.sh failed (state $state)" >&2' EXIT
 
+echo "uptime at start: $(uptime)"
 t_up0=$(date +%s)
 OLMV1_NODE=real bash scripts/run-in-cluster.sh >"$state.run.log" 2>&1 ||
   { tail -n 40 "$state.run.log" >&2; exit 1; }
@@ -61,7 +62,7 @@ stats() { # stats LABEL VALUES...
   local label=$1
   shift
   python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[2:]]
-print(f"  {sys.argv[1]:<10} min {min(v):6.2f}  median {statistics.median(v):6.2f}  max {max(v):6.2f} s   ({" ".join(sys.argv[2:])})")' "$label" "$@"
+print(f"  {sys.argv[1]:<10} min {min(v):6.2f}  median {statistics.median(v):6.2f}  max {max(v):6.2f} s   (" + " ".join(sys.argv[2:]) + ")")' "$label" "$@"
 }
 
 set_gate() { # set_gate on|off: operator-controller's args with/without the gate, rolled out
