@@ -153,4 +153,8 @@ int revision_phases_equivalent(const json_t *a, const json_t *b);
 int revision_equivalent(const json_t *current, const json_t *current_phases, const json_t *desired,
                         const json_t *desired_phases);
 
+/* The gzip'd bytes of an object-data Secret's key, decompressed with upstream's 10 MiB limit
+ * (`what` names them in errors): malloc'd with *out_len, or NULL with err. */
+char *revision_gunzip(const unsigned char *in, size_t n, size_t *out_len, const char *what, olm_error *err);
+
 #endif

@@ -10,15 +10,14 @@
  * floats (1.0) or written as integers (1).  None of these changes what is applied, so a revision
  * that differs only in them is the current one: taking over another operator-controller's
  * install then makes no revision. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
 
 #include "olm_base64.h"
 #include "revision.h"
 
-#define MAX_DECOMPRESSED (10u * 1024u * 1024u) /* upstream's maxDecompressedSize */
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -26,45 +25,6 @@ static const char *str(const json_t *o, const char *k)
     return s ? s : "";
 }
 
-/* gunzip with upstream's 10 MiB limit; malloc'd, or NULL. */
-static char *gunzip(const unsigned char *in, size_t n, size_t *out_len)
-{
-    z_stream z = {0};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        return NULL;
-    size_t cap = n * 4 + 1024, len = 0;
-    char *buf = malloc(cap);
-    z.next_in = (unsigned char *)in;
-    z.avail_in = (uInt)n;
-    int zr = Z_OK;
-    while (buf && zr != Z_STREAM_END) {
-        if (len == cap) {
-            char *nb = cap > MAX_DECOMPRESSED ? NULL : realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        z.next_out = (unsigned char *)buf + len;
-        z.avail_out = (uInt)(cap - len);
-        zr = inflate(&z, Z_NO_FLUSH);
-        len = cap - z.avail_out;
-        if (zr != Z_OK && zr != Z_STREAM_END) {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    inflateEnd(&z);
-    if (buf && len > MAX_DECOMPRESSED) {
-        free(buf);
-        buf = NULL;
-    }
-    *out_len = len;
-    return buf;
-}
 
 /* The object stored at `ref` in one of `secrets`, as upstream's resolveObjectRef reads it
  * (base64 data, gzip when it starts with the gzip magic, then JSON).  New reference or NULL. */
@@ -98,12 +58,12 @@ static json_t *deref(const json_t *ref, const json_t *secrets, olm_error *err)
     }
     if (n >= 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b) {
         size_t un = 0;
-        char *plain = gunzip((unsigned char *)raw, n, &un);
+        char what[512];
+        snprintf(what, sizeof what, "key \"%s\" in Secret %s/%s", key, ns, name);
+        char *plain = revision_gunzip((unsigned char *)raw, n, &un, what, err);
         free(raw);
-        if (!plain) {
-            olm_error_set(err, "decompressing key \"%s\" in Secret %s/%s failed", key, ns, name);
+        if (!plain)
             return NULL;
-        }
         raw = plain;
         n = un;
     }
