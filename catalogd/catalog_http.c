@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include "catalog_http_util.h"
+#include "catalogd_http_api.h"
 #include "catalog_name.h"
 #include "strbuf.h"
 
@@ -212,6 +213,16 @@ static int check_preconditions(h2o_req_t *req, time_t mtime, int metas)
     return 0;
 }
 
+/* The digest ref the served content came from (catalogd_http_api.h): a client that expects
+ * another one knows this replica has not caught up yet. */
+static void set_resolved_ref(h2o_req_t *req, const store_view *view)
+{
+    const char *src = store_view_source(view);
+    if (src && *src)
+        h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT(CATALOGD_RESOLVED_REF_HEADER), 0, NULL, src,
+                              strlen(src));
+}
+
 static void set_last_modified(h2o_req_t *req, time_t mtime)
 {
     char *buf = h2o_mem_alloc_pool(&req->pool, H2O_TIMESTR_RFC1123_LEN + 1);
@@ -293,6 +304,7 @@ static int serve_all(h2o_req_t *req, catalog_server *s, store_view *view)
     uint64_t size = store_view_size(view);
     ADD_HDR(req, H2O_TOKEN_CONTENT_TYPE, CT_JSONL);
     set_last_modified(req, mtime);
+    set_resolved_ref(req, view);
     if (check_preconditions(req, mtime, 0))
         return 0;
 
@@ -390,6 +402,7 @@ static int serve_metas(h2o_req_t *req, catalog_server *s, store_view *view, cons
 {
     time_t mtime = store_view_mtime(view);
     set_last_modified(req, mtime);
+    set_resolved_ref(req, view);
     if (check_preconditions(req, mtime, 1))
         return 0;
     ADD_HDR(req, H2O_TOKEN_CONTENT_TYPE, CT_JSONL);

@@ -499,6 +499,34 @@ static void test_range(void **state)
     resp_free(&r);
 }
 
+/* Every content answer names the digest its content came from (Catalog-Resolved-Ref), so a
+ * client that read a newer ref in the ClusterCatalog's status knows a replica that has not
+ * caught up; a store written without a source sends none. */
+static void test_resolved_ref_header(void **state)
+{
+    (void)state;
+    olm_error err;
+    fbc_catalog *c = fbc_load_buffer(SMALL, strlen(SMALL), "sourced", &err);
+    assert_non_null(c);
+    assert_int_equal(store_write(W.root, "sourced", c, "reg/sourced@sha256:abc", &err), 0);
+    fbc_catalog_free(c);
+    store_view *v = store_open(W.root, "sourced", &err);
+    assert_non_null(v);
+    fixture_call(W.fx, set_catalog, v);
+    store_view_release(v);
+    const char *paths[] = {"/catalogs/sourced/api/v1/all", "/catalogs/sourced/api/v1/metas?schema=olm.package",
+                           "/catalogs/sample20/api/v1/all"};
+    for (int i = 0; i < 3; i++) {
+        resp r;
+        request(&r, "GET", paths[i], NULL);
+        expect(&r, 200, NULL);
+        assert_header(&r, "catalog-resolved-ref", i < 2 ? "reg/sourced@sha256:abc" : NULL);
+        resp_free(&r);
+    }
+    fixture_call(W.fx, remove_named, "sourced");
+    store_delete(W.root, "sourced", &err);
+}
+
 static void test_conditionals(void **state)
 {
     (void)state;
@@ -1153,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_gzip_is_precompressed),
         cmocka_unit_test(test_range),
         cmocka_unit_test(test_conditionals),
+        cmocka_unit_test(test_resolved_ref_header),
         cmocka_unit_test(test_metas_selection),
         cmocka_unit_test(test_metas_unknown_param),
         cmocka_unit_test(test_errors),

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "catalog.h"
+#include "catalogd_http_api.h"
 #include "http_client.h"
 #include "kube_object.h"
 #include "strbuf.h"
@@ -180,6 +181,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userp)
 /* GETs `url` and appends the body to `sb`.  The error says what failed, never where
  * an ephemeral local port was (messages must be stable across retries). */
 #define HTTP_NOT_FOUND 1 /* http_get: a 404, err set */
+#define HTTP_BEHIND 2    /* http_get: answered by a catalogd replica that serves another ref, err set */
 
 /* An idle pooled handle (reset to defaults, which keeps its connections) or a new one. */
 static CURL *handle_acquire(catalog_client *cc)
@@ -212,7 +214,20 @@ static void handle_release(catalog_client *cc, CURL *h, bool reusable)
         curl_easy_cleanup(h);
 }
 
-static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *err)
+/* The content's ref as the answer states it (catalogd_http_api.h), or NULL when it says none. */
+static const char *answered_ref(CURL *h)
+{
+    struct curl_header *hdr = NULL;
+    return curl_easy_header(h, CATALOGD_RESOLVED_REF_HEADER, 0, CURLH_HEADER, -1, &hdr) == CURLHE_OK && hdr
+               ? hdr->value
+               : NULL;
+}
+
+/* With `want_ref`, an answer that states another ref is HTTP_BEHIND: a catalogd replica that
+ * has not pulled the ref the ClusterCatalog's status names yet (or, for a moment, a leader
+ * already serving a ref the status does not name yet).  Its connection is closed, so that the
+ * next attempt may reach another replica. */
+static int http_get(catalog_client *cc, const char *url, const char *want_ref, strbuf *sb, olm_error *err)
 {
     CURL *h = handle_acquire(cc);
     if (!h)
@@ -232,7 +247,13 @@ static int http_get(catalog_client *cc, const char *url, strbuf *sb, olm_error *
     CURLcode rc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    handle_release(cc, h, rc == CURLE_OK);
+    const char *got = rc == CURLE_OK && status == 200 && want_ref ? answered_ref(h) : NULL;
+    bool behind = got && strcmp(got, want_ref) != 0;
+    if (behind)
+        olm_error_set(err, "the catalogd replica that answered %s serves %s, not yet %s", url, got, want_ref);
+    handle_release(cc, h, rc == CURLE_OK && !behind);
+    if (behind)
+        return HTTP_BEHIND;
     if (rc != CURLE_OK)
         return olm_error_set(err, "Get \"%s\": %s", url, ebuf[0] ? ebuf : curl_easy_strerror(rc));
     if (status != 200) {
@@ -280,12 +301,13 @@ static bool meta_of_package(const char *line, size_t len, const char *pkg)
 /* The package's metas out of the whole catalog (/api/v1/all): for a catalogd that serves no
  * /metas (upstream's --feature-gates APIV1MetasHandler=false, the default of its standard
  * manifest), as upstream's client always reads the whole catalog. */
-static int fetch_from_all(catalog_client *cc, const char *base, size_t blen, const char *pkg, strbuf *out,
-                          olm_error *err)
+static int fetch_from_all(catalog_client *cc, const char *base, size_t blen, const char *ref, const char *pkg,
+                          strbuf *out, olm_error *err)
 {
     strbuf url = STRBUF_INIT, all = STRBUF_INIT;
-    int rc = strbuf_printf(&url, "%.*s/api/v1/all", (int)blen, base) < 0 ? olm_error_set(err, "out of memory")
-                                                                          : http_get(cc, strbuf_str(&url), &all, err);
+    int rc = strbuf_printf(&url, "%.*s/api/v1/all", (int)blen, base) < 0
+                 ? olm_error_set(err, "out of memory")
+                 : http_get(cc, strbuf_str(&url), ref, &all, err);
     for (size_t i = 0; rc == 0 && i < all.len;) {
         const char *line = all.data + i, *nl = memchr(line, '\n', all.len - i);
         size_t n = nl ? (size_t)(nl - line) : all.len - i;
@@ -295,12 +317,13 @@ static int fetch_from_all(catalog_client *cc, const char *base, size_t blen, con
     }
     strbuf_free(&url);
     strbuf_free(&all);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
-/* Fetches both metas selections and loads them as one FBC. */
-static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const char *base, const char *pkg,
-                                  olm_error *err)
+/* Fetches both metas selections of content `ref` and loads them as one FBC; *behind when a
+ * replica answered with another ref's content. */
+static fbc_catalog *fetch_package_once(catalog_client *cc, const char *cat, const char *base, const char *ref,
+                                       const char *pkg, bool *behind, olm_error *err)
 {
     char *esc = curl_easy_escape(NULL, pkg, 0);
     if (!esc) {
@@ -315,12 +338,12 @@ static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const cha
     olm_error herr;
     int rc = strbuf_printf(&url, "%.*s/api/v1/metas?schema=olm.package&name=%s", (int)blen, base, esc);
     if (rc == 0)
-        rc = http_get(cc, strbuf_str(&url), &body, &herr);
+        rc = http_get(cc, strbuf_str(&url), ref, &body, &herr);
     else
         olm_error_set(&herr, "out of memory");
     if (rc == HTTP_NOT_FOUND) { /* no /metas here: the whole catalog, filtered */
         strbuf_reset(&body);
-        rc = fetch_from_all(cc, base, blen, pkg, &body, &herr);
+        rc = fetch_from_all(cc, base, blen, ref, pkg, &body, &herr);
         curl_free(esc);
         strbuf_free(&url);
         esc = NULL;
@@ -330,10 +353,11 @@ static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const cha
         rc = strbuf_putc(&body, '\n');
     strbuf_reset(&url);
     if (rc == 0 && (rc = strbuf_printf(&url, "%.*s/api/v1/metas?package=%s", (int)blen, base, esc)) == 0)
-        rc = http_get(cc, strbuf_str(&url), &body, &herr);
+        rc = http_get(cc, strbuf_str(&url), ref, &body, &herr);
     curl_free(esc);
     strbuf_free(&url);
 loaded:
+    *behind = rc == HTTP_BEHIND;
     if (rc != 0) {
         olm_error_set(err, "error retrieving cache for catalog \"%s\": %s", cat, herr.msg);
     } else {
@@ -343,6 +367,26 @@ loaded:
                           pkg, herr.msg);
     }
     strbuf_free(&body);
+    return fbc;
+}
+
+/* Replicas catch up within a pull of the leader's new digest; the first answer from one that
+ * has not may be followed at once by one from a replica that has (the connection that reached
+ * it is closed).  Still behind: an error like any other failed fetch, not cached, asked again
+ * by the next reconcile (the caller's backoff), rather than resolving against old content the
+ * status no longer names, which would then stay cached under the new ref. */
+#define FETCH_ATTEMPTS_WHEN_BEHIND 3
+
+static fbc_catalog *fetch_package(catalog_client *cc, const char *cat, const char *base, const char *ref,
+                                  const char *pkg, olm_error *err)
+{
+    bool behind = false;
+    fbc_catalog *fbc = NULL;
+    for (int i = 0; i < FETCH_ATTEMPTS_WHEN_BEHIND && !fbc; i++) {
+        fbc = fetch_package_once(cc, cat, base, ref, pkg, &behind, err);
+        if (!behind)
+            break;
+    }
     return fbc;
 }
 
@@ -373,7 +417,7 @@ int catalog_client_get_package(catalog_client *cc, const json_t *catalog, const 
     }
     /* Fetch outside the lock: other catalogs and packages need not wait.  Two threads
      * may fetch the same entry; the second one to finish uses the first one's. */
-    fbc_catalog *fbc = fetch_package(cc, cat, base, package, err);
+    fbc_catalog *fbc = fetch_package(cc, cat, base, ref, package, err);
     if (!fbc)
         return -1;
     catalog_package *np = calloc(1, sizeof *np);

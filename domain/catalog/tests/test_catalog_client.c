@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,10 @@ static const char *ALL =
     "{\"schema\":\"olm.bundle\",\"name\":\"foo.v1.0.0\",\"package\":\"foo\",\"image\":\"reg/foo@sha256:aa\","
     "\"properties\":[{\"type\":\"olm.package\",\"value\":{\"packageName\":\"foo\",\"version\":\"1.0.0\"}}]}\n";
 
+/* Catalog "lagging": a catalogd replica that answers with the content of ref ...:old for its
+ * next `lagging_answers` requests, then with ...:new (the Catalog-Resolved-Ref header). */
+static atomic_int lagging_answers;
+
 /* The fake catalogd: a handler of the shared HTTP fake (testsupport/fake_http_server.h). */
 static void serve(fake_http_server *s, const fake_http_request *req, fake_http_response *resp)
 {
@@ -48,7 +53,11 @@ static void serve(fake_http_server *s, const fake_http_request *req, fake_http_r
     const char *t = req->target;
     resp->status = 200;
     resp->content_type = "application/jsonl";
-    if (strcmp(t, "/catalogs/good/api/v1/metas?schema=olm.package&name=foo") == 0)
+    if (strncmp(t, "/catalogs/lagging/", 18) == 0) {
+        bool old = atomic_fetch_sub(&lagging_answers, 1) > 0;
+        resp->headers = old ? "Catalog-Resolved-Ref: reg/c@sha256:old\r\n" : "Catalog-Resolved-Ref: reg/c@sha256:new\r\n";
+        resp->body = strstr(t, "schema=olm.package") ? PKG_BLOB : PKG_REST;
+    } else if (strcmp(t, "/catalogs/good/api/v1/metas?schema=olm.package&name=foo") == 0)
         resp->body = PKG_BLOB;
     else if (strcmp(t, "/catalogs/good/api/v1/metas?package=foo") == 0)
         resp->body = PKG_REST;
@@ -190,6 +199,46 @@ static void test_fetch_and_cache(void **state)
     json_decref(c);
     json_decref(c2);
     free(good);
+    catalog_client_free(cc);
+}
+
+/* A catalogd replica still serving the content of a ref the ClusterCatalog's status no longer
+ * names (a follower that has not pulled the leader's new digest yet): its answer is not taken
+ * as the new ref's content, nor cached under it; one that has caught up is. */
+static void test_replica_behind(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *base = base_of(f, "lagging");
+    json_t *c = catalog("lagging", base, "reg/c@sha256:new", true, NULL);
+    catalog_package *p = NULL;
+    olm_error err;
+
+    atomic_store(&lagging_answers, 1000); /* behind all along: an error, nothing cached */
+    size_t before = fake_http_count(f);
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), -1);
+    assert_null(p);
+    if (!strstr(err.msg, "serves reg/c@sha256:old, not yet reg/c@sha256:new"))
+        fail_msg("got %s", err.msg);
+    assert_int_equal(fake_http_count(f) - before, 3); /* the first GET of each of 3 attempts */
+    assert_int_equal(catalog_client_cached(cc), 0);
+
+    atomic_store(&lagging_answers, 1); /* caught up by the second attempt */
+    before = fake_http_count(f);
+    assert_int_equal(catalog_client_get_package(cc, c, "foo", &p, &err), 0);
+    assert_int_equal(catalog_package_fbc(p)->nbundles, 1);
+    assert_int_equal(fake_http_count(f) - before, 3);
+    assert_int_equal(catalog_client_cached(cc), 1);
+    catalog_package_release(p);
+
+    /* The old ref's content, asked for by its own ref (a client whose informer is behind), is taken. */
+    json_t *old = catalog("lagging", base, "reg/c@sha256:old", true, NULL);
+    atomic_store(&lagging_answers, 1000);
+    assert_int_equal(catalog_client_get_package(cc, old, "foo", &p, &err), 0);
+    catalog_package_release(p);
+    json_decref(old);
+    json_decref(c);
+    free(base);
     catalog_client_free(cc);
 }
 
@@ -416,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_catalog_errors),
         cmocka_unit_test(test_fetch_and_cache),
         cmocka_unit_test(test_fetch_without_metas),
+        cmocka_unit_test(test_replica_behind),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_tls_profile),
         cmocka_unit_test(test_connection_reuse),
