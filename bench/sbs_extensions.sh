@@ -30,6 +30,8 @@
 # reconciled by the new process (its reconcile counter) and its queue empty; for Go, which
 # exports no counter without its authenticated metrics endpoint, every extension's "reconcile
 # ending" in its log and then none for 3 s, timed at the last one's log timestamp.
+# PROFILE_APISERVER=SECS: a CPU profile of kube-apiserver over the first SECS s of each batch, in
+# the run's log folder (apiserver-N.pprof; `go tool pprof -top FILE`).
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SHARED_BENCH=${SHARED_BENCH:-$REPO/../shared/upstream/bench}
@@ -182,8 +184,10 @@ PY
   local before after t0 done_n=0 polls=0 c0
   before=$(request_counts)
   echo "N=$n: before, CPU so far: $(cpus); load $(loadavg)"
+  [ -n "${PROFILE_APISERVER:-}" ] && { kubectl get --raw "/debug/pprof/profile?seconds=$PROFILE_APISERVER" >"$P/apiserver-$n.pprof" 2>/dev/null & }
   t0=$(now)
   kubectl apply -f "$P/ces-$n.json" >/dev/null
+  echo "  kubectl apply of the $n ClusterExtensions returned after $(since "$t0") s"
   while :; do
     if [ "${POLL:-1}" = 1 ]; then
       done_n=$(ce_installed_count "sbs-bench%3D$tag"); polls=$((polls + 1))
@@ -195,6 +199,13 @@ PY
     sleep 0.2
   done
   echo "N=$n: apply -> $done_n/$n Installed in $(since "$t0") s ($polls LIST polls), load $(loadavg)"
+  [ "$IMPL" = C ] && grep -h "installed bundle" "$P/operator-controller.log" | tail -n "$n" | python3 -c '
+import datetime, sys
+t0 = float(sys.argv[1])
+ts = sorted(datetime.datetime.strptime(l.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp() - t0 for l in sys.stdin)
+if ts:
+    q = lambda f: ts[min(len(ts) - 1, int(f * len(ts)))]
+    print("  installs logged by operator-controller, s after the apply began: first %.2f, 50%% %.2f, 90%% %.2f, last %.2f" % (ts[0], q(0.5), q(0.9), ts[-1]))' "$t0"
   after=$(request_counts)
   echo "  CPU by then: $(cpus)"
   request_diff "$before" "$after"
