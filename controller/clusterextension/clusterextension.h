@@ -258,9 +258,9 @@ int clusterextension_cert_choose(clusterextension_cert_mode mode, bool openshift
 typedef struct clusterextension_reconciler_config {
     kube_client *admin;             /* the controller's identity (borrowed) */
     kube_informer *catalogs;        /* ClusterCatalog cache (borrowed) */
-    /* Optional (borrowed): the ClusterExtension informer.  A restart's first reconciles then
-     * take each extension from one LIST instead of a GET when this cache holds the same
-     * resourceVersion (clusterextension_prefetch.c). */
+    /* Optional (borrowed): the ClusterExtension informer.  Reconciles then take their
+     * extension from its cache instead of a GET when the cached copy is the newest this
+     * process knows of (clusterextension_cached.c). */
     kube_informer *extensions;
     catalog_client *catalog_client; /* borrowed */
     const char *system_namespace;   /* install records live here */

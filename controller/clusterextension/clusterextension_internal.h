@@ -53,9 +53,10 @@ struct clusterextension_reconciler {
     pthread_mutex_t prefetch_lock;
     bool prefetch_done;
     json_t *prefetched;
-    /* The same for the ClusterExtensions themselves (with cfg.extensions). */
-    bool prefetch_ces_done;
-    json_t *prefetched_ces;
+    /* clusterextension_cached.c: name -> the newest resourceVersion of the ClusterExtension
+     * this process wrote or read, under known_lock. */
+    pthread_mutex_t known_lock;
+    json_t *known_versions;
     /* BoxcutterRuntime off (clusterextension_revision_retire.c): the extensions that still have
      * ClusterObjectSet revisions, found by one LIST on the first need; under retire_mu. */
     pthread_mutex_t retire_mu;
@@ -64,10 +65,16 @@ struct clusterextension_reconciler {
     clusterextension_same *same;
 };
 
-/* clusterextension_prefetch.c: the ClusterExtension `name` as the first reconcile of the
- * process listed it, when the informer's cache holds it at the same resourceVersion (taken:
- * the next call returns NULL), or NULL (then it is read with a GET). */
-json_t *clusterextension_extension_prefetched(clusterextension_reconciler *r, const char *name);
+/* clusterextension_cached.c: a copy of the ClusterExtension `name` from the informer's cache
+ * when it is the newest this process knows of (or it knows none), else NULL (then it is read
+ * with a GET).  _known records an object this process wrote or read (the newest it knows);
+ * _forget_known drops the entry of an extension that is gone. */
+json_t *clusterextension_extension_cached(clusterextension_reconciler *r, const char *name);
+void clusterextension_extension_known(clusterextension_reconciler *r, const json_t *obj);
+void clusterextension_extension_forget_known(clusterextension_reconciler *r, const char *name);
+/* clusterextension_cached.c: a write from this reconcile's copy was refused (409): the next
+ * reconcile reads the extension with a GET, whatever the cache holds. */
+void clusterextension_extension_stale(clusterextension_reconciler *r, const char *name);
 /* clusterextension_prefetch.c: whether clusterextension_revisions_retire may write `name`'s
  * record in this reconcile (its revisions not scanned yet, or some to take over): then the
  * record listed before is not used. */

@@ -27,8 +27,12 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     r->infos = clusterextension_infos_new();
     pthread_mutex_init(&r->retire_mu, NULL);
     r->same = clusterextension_same_new();
+    r->known_versions = json_object();
+    pthread_mutex_init(&r->known_lock, NULL);
     if (pthread_mutex_init(&r->prefetch_lock, NULL) != 0) {
         pthread_mutex_destroy(&r->retire_mu);
+        pthread_mutex_destroy(&r->known_lock);
+        json_decref(r->known_versions);
         clusterextension_same_free(r->same);
         free(r->system_namespace);
         free(r->cache_dir);
@@ -38,7 +42,7 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
     }
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same) {
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same || !r->known_versions) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -70,7 +74,8 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     clusterextension_retire_free(r);
     clusterextension_same_free(r->same);
     json_decref(r->prefetched);
-    json_decref(r->prefetched_ces);
+    json_decref(r->known_versions);
+    pthread_mutex_destroy(&r->known_lock);
     pthread_mutex_destroy(&r->prefetch_lock);
     free(r);
 }
@@ -146,10 +151,15 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
     json_t *updated = NULL;
     int rc = kube_object_set_finalizer(run->r->cfg.admin, CE_API_VERSION, CE_KIND, run->ce, CE_FINALIZER, present,
                                        UPSTREAM_FINALIZERS, &updated, err);
-    if (rc < 0)
-        return olm_error_wrap(err, "error updating finalizers");
+    if (rc == KUBE_CONFLICT)
+        clusterextension_extension_stale(run->r, run->name);
+    if (rc < 0) {
+        olm_error_wrap(err, "error updating finalizers");
+        return rc == KUBE_NOT_FOUND ? KUBE_NOT_FOUND : -1;
+    }
     if (!updated)
         return 0; /* nothing to change */
+    clusterextension_extension_known(run->r, updated);
     json_decref(run->ce);
     run->ce = updated;
     run->name = clusterextension_str(updated, "metadata.name");
@@ -249,10 +259,16 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         json_decref(obj);
         return olm_error_set(err, "out of memory");
     }
-    int rc = kube_update_status(run->r->cfg.admin, obj, NULL, err);
+    json_t *written = NULL;
+    int rc = kube_update_status(run->r->cfg.admin, obj, &written, err);
     json_decref(obj);
+    if (rc == KUBE_CONFLICT)
+        clusterextension_extension_stale(run->r, run->name);
     if (rc < 0)
         return olm_error_wrap(err, "error updating status");
+    if (written)
+        clusterextension_extension_known(run->r, written);
+    json_decref(written);
     return 0;
 }
 
@@ -349,7 +365,8 @@ static kube_wq_result_kind handle_delete(clusterextension_run *run)
     const char *pkg = clusterextension_str(run->ce, "spec.source.catalog.packageName");
     if (*pkg && run->r->cfg.catalog_client)
         catalog_client_forget_package(run->r->cfg.catalog_client, pkg);
-    if (set_finalizer(run, false, &err) != 0) {
+    int frc = set_finalizer(run, false, &err);
+    if (frc != 0 && frc != KUBE_NOT_FOUND) { /* not found: gone already */
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
@@ -466,7 +483,15 @@ static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
 static kube_wq_result_kind run_pipeline(clusterextension_run *run)
 {
     olm_error err;
-    if (!has_finalizer(run->ce) && set_finalizer(run, true, &err) != 0) {
+    /* First sight: our finalizer goes on before anything is written for an extension, so one
+     * without it (and without any sign of upstream's install) has no record of ours to read. */
+    bool first_sight = !has_finalizer(run->ce) && run->actx.never_installed;
+    int frc = has_finalizer(run->ce) ? 0 : set_finalizer(run, true, &err);
+    if (frc == KUBE_NOT_FOUND) { /* deleted since the informer's copy: nothing to do */
+        clusterextension_extension_forget_known(run->r, run->name);
+        return KUBE_WQ_OK;
+    }
+    if (frc != 0) {
         olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
         return KUBE_WQ_ERROR;
     }
@@ -479,7 +504,12 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
         return installed_unreadable(run, &err);
     run->prefetched_record = clusterextension_record_prefetched(run->r, run->name);
     run->actx.record_secret = retiring ? NULL : run->prefetched_record;
-    int found = applier_read_record(&run->actx, &run->rec, &err);
+    /* (Should one be there all the same, say after a finalizer removed by hand, the record's
+     * create answers AlreadyExists and the write reads it then: applier_write_record.) */
+    bool assume_none = first_sight && !run->actx.record_secret;
+    if (assume_none)
+        run->no_helm_release = true; /* as applier_read_record finds for one never installed */
+    int found = assume_none ? 0 : applier_read_record(&run->actx, &run->rec, &err);
     run->actx.record_secret = NULL;
     /* Upstream may have installed another bundle since we wrote our record. */
     if (found == 1 && applier_refresh_record(&run->actx, clusterextension_str(run->ce, "status.install.bundle.name"),
@@ -548,9 +578,15 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     clusterextension_run run = {.r = r, .rev_installed = -1};
     olm_error err;
     kube_wq_result_kind kind;
-    run.ce = clusterextension_extension_prefetched(r, key);
-    int rc = run.ce ? KUBE_OK : kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
+    run.ce = clusterextension_extension_cached(r, key);
+    int rc = KUBE_OK;
+    if (!run.ce) {
+        rc = kube_get(r->cfg.admin, CE_API_VERSION, CE_KIND, NULL, key, &run.ce, &err);
+        if (rc == KUBE_OK)
+            clusterextension_extension_known(r, run.ce);
+    }
     if (rc == KUBE_NOT_FOUND) {
+        clusterextension_extension_forget_known(r, key);
         clusterextension_drift_forget(r, key);
         clusterextension_infos_forget(r->infos, key);
         kind = KUBE_WQ_OK;

@@ -771,7 +771,7 @@ static void test_restart_with_nothing_changed_mints_no_token(void **state)
 }
 
 /* Issue 25: what one first install asks of the apiserver as the controller (token "admin"):
- * the extension read, the finalizer, the record read (absent), the record and Helm release
+ * the extension read, the finalizer, no record read (first sight: none of ours), the record and Helm release
  * created, one status write, the system namespace read once for all installs, no LIST of Helm
  * releases (nobody ever installed it); as the ServiceAccount, one token. */
 static void test_first_install_request_budget(void **state)
@@ -784,6 +784,8 @@ static void test_first_install_request_budget(void **state)
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_string_equal(installed_bundle(f), CE_V1);
     assert_int_equal(fake_apiserver_count(f->api, "GET", "type%3Dindex", NULL), 0); /* no LIST of Helm releases */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 0);
+    assert_int_equal(fake_apiserver_count(f->api, "POST", "/api/v1/namespaces/" CE_SYS "/secrets", NULL), 2);
     assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS, "admin") -
                          fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/" CE_SYS "/", "admin"),
                      1);
@@ -812,35 +814,71 @@ static void test_first_install_request_budget(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, NULL), 0); /* nothing applied */
 }
 
-/* Issue 25: a restart's first reconcile takes its ClusterExtension from one LIST of them all
- * when the informer holds it at the same resourceVersion (no change since), and reads it with
- * a GET otherwise; each listed one is taken once. */
-static void test_restart_takes_the_listed_extension(void **state)
+/* Issue 25: a reconcile takes its ClusterExtension from the informer's cache (no GET, no
+ * LIST), as long as the cached copy is the newest this process knows of: once it wrote the
+ * extension (or read it) and the watch has not brought that version back yet, it reads it
+ * with a GET; a write refused for a stale copy (409) makes the next reconcile read it too; an
+ * extension deleted while the cache still held it ends the reconcile as gone. */
+static void test_reconcile_reads_the_informer_copy(void **state)
 {
     ce_fixture *f = *state;
     install_v1(f);
-    clusterextension_reconciler_free(f->r); /* the restart */
+    clusterextension_reconciler_free(f->r); /* a restart */
     f->r = NULL;
     ce_fixture_extensions_informer(f);
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
-    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 0);
-    assert_int_equal(fake_apiserver_count(f->api, "GET", "/v1/clusterextensions", NULL) -
-                         fake_apiserver_count(f->api, "GET", "/v1/clusterextensions/", NULL),
-                     1); /* the LIST */
-    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
-    fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
-    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 1); /* taken once */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/v1/clusterextensions", NULL), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
 
-    /* Changed since the informer saw it: a GET. */
-    clusterextension_reconciler_free(f->r);
-    f->r = NULL;
+    /* Our status write, not in the cache yet: the next reconcile reads the extension. */
     json_t *ce = fake_apiserver_object(f->api, CE_PATH);
-    json_object_set_new(json_object_get(ce, "metadata"), "resourceVersion", json_string("999999"));
+    json_object_set_new(json_object_get(ce, "metadata"), "generation", json_integer(2));
+    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, ce); /* a spec change, as the watch delivers it */
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* observedGeneration 2: written */
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", CE_PATH "/status", NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 0);
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 1);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    /* The watch brings it back: the cache again. */
+    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, CE_PATH));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 0);
+
+    /* Deleted while the cache still holds it (a new process: nothing known): gone, no error. */
+    clusterextension_reconciler_free(f->r);
+    f->r = NULL;
+    json_t *held = json_deep_copy(fake_apiserver_object(f->api, CE_PATH));
+    json_object_set_new(json_object_get(held, "metadata"), "finalizers", json_array());
+    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, held);
+    json_decref(held);
+    fake_apiserver_remove(f->api, CE_PATH);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", CE_PATH, NULL), 1); /* the finalizer: 404 */
+    assert_int_equal(fake_apiserver_count(f->api, "PATCH", "/apis/apps", NULL), 0); /* nothing applied */
+}
+
+/* Issue 25: an extension seen for the first time (no finalizer of ours) is installed without
+ * reading a record first; should there be one all the same (our finalizer removed by hand),
+ * the record's create answers AlreadyExists and the write reads and replaces it. */
+static void test_first_sight_record_there_all_the_same(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    json_t *ce = fake_apiserver_object(f->api, CE_PATH);
+    json_object_set_new(json_object_get(ce, "metadata"), "finalizers", json_array());
+    json_object_del(json_object_get(ce, "status"), "install");
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 1); /* after the create's 409 */
+    assert_non_null(fake_apiserver_object(f->api, CE_RECORD_PATH));
 }
 
 /* Issue 25: the Helm releases are not listed for an extension nobody ever installed; should
@@ -920,7 +958,8 @@ int main(void)
         T(test_restart_with_nothing_changed_mints_no_token),
         T(test_first_install_request_budget),
         T(test_helm_release_of_a_lost_record_listed_after_all),
-        T(test_restart_takes_the_listed_extension),
+        T(test_reconcile_reads_the_informer_copy),
+        T(test_first_sight_record_there_all_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
