@@ -7,7 +7,8 @@
  * has not: the cache may not have delivered this process's own last write yet (a status or
  * finalizer write, then an event that reconciles again before the watch brings the write
  * back), and a copy older than our own write would only be refused (409) at the status write.
- * So the reconciler remembers, per extension, the newest resourceVersion it knows (from its
+ * The cache keeps each object parsed only in part, and whole as text (clusterextension_cache_form):
+ * the text is what a reconcile parses.  So the reconciler remembers, per extension, the newest resourceVersion it knows (from its
  * writes and its GETs) and takes the cached copy only when it is that one, or when it knows
  * none (this process never wrote or read the extension: the cache is as new as a GET made now
  * could show, give or take the watch's delay, which a GET has too: a change not yet delivered
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clusterextension_controller.h"
 #include "clusterextension_internal.h"
 
 static const char *resource_version(const json_t *obj)
@@ -35,7 +37,8 @@ json_t *clusterextension_extension_cached(clusterextension_reconciler *r, const 
         return NULL;
     json_t *cached = kube_informer_get(r->cfg.extensions, name);
     const char *rv = resource_version(cached);
-    if (!rv) {
+    const char *text = clusterextension_cached_text(cached);
+    if (!rv || !text) {
         json_decref(cached);
         return NULL;
     }
@@ -43,10 +46,10 @@ json_t *clusterextension_extension_cached(clusterextension_reconciler *r, const 
     const char *known = json_string_value(json_object_get(r->known_versions, name));
     bool current = !known || strcmp(known, rv) == 0;
     pthread_mutex_unlock(&r->known_lock);
-    /* A copy of our own: the reconcile replaces parts of its object, the cache's is shared. */
-    json_t *copy = current ? json_deep_copy(cached) : NULL;
+    /* The whole object, kept as text by the cache (clusterextension_cache_form). */
+    json_t *obj = current ? json_loads(text, 0, NULL) : NULL;
     json_decref(cached);
-    return copy;
+    return obj;
 }
 
 void clusterextension_extension_known(clusterextension_reconciler *r, const json_t *obj)

@@ -61,8 +61,17 @@ static json_t *slim_conditions(const json_t *conds)
     return out;
 }
 
+const char *clusterextension_cached_text(const json_t *cached)
+{
+    return json_string_value(json_object_get(cached, CE_CACHE_TEXT_KEY));
+}
+
 void clusterextension_cache_form(json_t *obj)
 {
+    /* The whole object as compact text first: a few KB against ~20 KB parsed. */
+    char *text = json_dumps(obj, JSON_COMPACT);
+    json_t *text_value = text ? json_stringn_nocheck(text, strlen(text)) : NULL;
+    free(text);
     static const char *const meta_keep[] = {"name", "namespace", "uid", "resourceVersion", "generation",
                                             "deletionTimestamp", "finalizers"};
     json_t *md = json_object_get(obj, "metadata"), *slim_md = json_object();
@@ -74,7 +83,8 @@ void clusterextension_cache_form(json_t *obj)
     json_t *conds = slim_conditions(kube_object_path(obj, "status.conditions"));
     json_t *spec = pkg ? json_pack("{s:{s:{s:O}}}", "source", "catalog", "packageName", pkg) : json_object();
     json_t *status = json_object();
-    if (!slim_md || !conds || !spec || !status) { /* out of memory: keep the object whole */
+    if (!slim_md || !conds || !spec || !status || !text_value) { /* out of memory: keep the object whole */
+        json_decref(text_value);
         json_decref(slim_md);
         json_decref(conds);
         json_decref(spec);
@@ -88,6 +98,7 @@ void clusterextension_cache_form(json_t *obj)
     json_object_set_new(obj, "metadata", slim_md);
     json_object_set_new(obj, "spec", spec);
     json_object_set_new(obj, "status", status);
+    json_object_set_new(obj, CE_CACHE_TEXT_KEY, text_value);
 }
 
 /* FNV-1a of what the extension's reconcile reads of a revision: its labels, annotations,

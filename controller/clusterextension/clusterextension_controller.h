@@ -64,14 +64,18 @@ int clusterextension_controller_metrics(clusterextension_controller *c, strbuf *
  * reconcile that added it carries on with the updated object). */
 bool clusterextension_update_needs_reconcile(const json_t *old_obj, const json_t *new_obj);
 
-/* What the ClusterExtension cache keeps of each object, in place: only what the update
- * filter and the metrics read (metadata's key, resourceVersion, generation,
+/* What the ClusterExtension cache keeps of each object, in place: parsed, only what the
+ * update filter and the metrics read (metadata's key, resourceVersion, generation,
  * deletionTimestamp and finalizers; spec.source.catalog.packageName; status.install; each
- * condition's type and status).  Reconciles read the object itself from the apiserver; a
- * whole ClusterExtension (status messages, the last-applied annotation) is ~20 KB in
- * jansson, and at 1,000 extensions the cache was the biggest part of the heap.  Out of
- * memory: the object stays whole. */
+ * condition's type and status), and the whole object as compact JSON text under
+ * CE_CACHE_TEXT_KEY (clusterextension_cached_text), which reconciles parse instead of a GET
+ * (clusterextension_cached.c).  A whole ClusterExtension (status messages, the last-applied
+ * annotation) is ~20 KB in jansson against a few KB of text; at 1,000 extensions the parsed
+ * cache was the biggest part of the heap.  Out of memory: the object stays whole (and has
+ * no text: reconciles then GET it). */
+#define CE_CACHE_TEXT_KEY "olmv1.cachedText"
 void clusterextension_cache_form(json_t *obj);
+const char *clusterextension_cached_text(const json_t *cached);
 
 /* BoxcutterRuntime: what the revision (ClusterObjectSet) cache keeps, in place: name, uid,
  * resourceVersion and the owner label (spec and status, a few KB each, are read by the

@@ -1,5 +1,6 @@
 /* ce_fixture: see ce_fixture.h. */
 #include "ce_fixture.h"
+#include "clusterextension_controller.h"
 #include "olm_fs.h"
 
 #include <setjmp.h>
@@ -261,10 +262,17 @@ void ce_fixture_extensions_informer(ce_fixture *f)
     kube_watch_options wo = {.path = "/apis/olm.operatorframework.io/v1/clusterextensions"};
     f->extensions = kube_informer_new(f->uc, &f->informer_cfg, &wo, NULL, NULL, &err);
     assert_non_null(f->extensions);
-    json_t *copy = json_deep_copy(fake_apiserver_object(f->api, CE_PATH)); /* as the watch saw it then */
-    kube_informer_apply(f->extensions, KUBE_WATCH_ADDED, copy);
-    json_decref(copy);
+    ce_fixture_informer_apply(f, KUBE_WATCH_ADDED, fake_apiserver_object(f->api, CE_PATH)); /* as the watch saw it then */
     kube_informer_mark_synced(f->extensions);
+}
+
+void ce_fixture_informer_apply(ce_fixture *f, kube_watch_event_type type, const json_t *obj)
+{
+    json_t *copy = json_deep_copy(obj);
+    json_object_del(json_object_get(copy, "metadata"), "managedFields");
+    clusterextension_cache_form(copy); /* what the controller's watch keeps */
+    kube_informer_apply(f->extensions, type, copy);
+    json_decref(copy);
 }
 
 kube_wq_result ce_fixture_reconcile(ce_fixture *f)

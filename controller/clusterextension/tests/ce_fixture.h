@@ -82,6 +82,9 @@ void ce_fixture_unpullable(ce_fixture *f);
 
 /* Makes f->extensions (before ce_fixture_reconciler), holding the stored ClusterExtension as
  * a synced informer would; stopped by the teardown. */
+/* Feeds a copy of `obj` to the fixture's ClusterExtension informer as the controller's watch
+ * would (managedFields dropped, clusterextension_cache_form). */
+void ce_fixture_informer_apply(ce_fixture *f, kube_watch_event_type type, const json_t *obj);
 void ce_fixture_extensions_informer(ce_fixture *f);
 
 /* One reconcile of CE_NAME. */

@@ -59,7 +59,17 @@ static void test_cache_form(void **state)
                     "\"catalog\":{\"packageName\":\"p\",\"version\":\"1.x\"}}},\"status\":{\"install\":{\"bundle\":"
                     "{\"name\":\"p.v1\",\"version\":\"1.0.0\"}},\"conditions\":[{\"type\":\"Installed\",\"status\":"
                     "\"True\",\"reason\":\"Succeeded\",\"message\":\"long text\",\"lastTransitionTime\":\"t\"}]}}");
+    json_t *whole = json_deep_copy(o);
+    json_object_del(json_object_get(whole, "metadata"), "managedFields"); /* the watch drops them before */
+    json_object_del(json_object_get(o, "metadata"), "managedFields");
     clusterextension_cache_form(o);
+    /* The whole object, as text, for reconciles. */
+    json_t *text = json_loads(clusterextension_cached_text(o), 0, NULL);
+    assert_non_null(text);
+    assert_true(json_equal(text, whole));
+    json_decref(text);
+    json_decref(whole);
+    json_object_del(o, CE_CACHE_TEXT_KEY);
     json_t *want = obj("{\"apiVersion\":\"olm.operatorframework.io/v1\",\"metadata\":{\"name\":\"e\",\"uid\":\"u\","
                        "\"resourceVersion\":\"7\",\"generation\":3,\"finalizers\":[\"f\"]},\"spec\":{\"source\":"
                        "{\"catalog\":{\"packageName\":\"p\"}}},\"status\":{\"install\":{\"bundle\":{\"name\":\"p.v1\","

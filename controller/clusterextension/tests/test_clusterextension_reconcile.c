@@ -835,7 +835,7 @@ static void test_reconcile_reads_the_informer_copy(void **state)
     /* Our status write, not in the cache yet: the next reconcile reads the extension. */
     json_t *ce = fake_apiserver_object(f->api, CE_PATH);
     json_object_set_new(json_object_get(ce, "metadata"), "generation", json_integer(2));
-    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, ce); /* a spec change, as the watch delivers it */
+    ce_fixture_informer_apply(f, KUBE_WATCH_MODIFIED, ce); /* a spec change, as the watch delivers it */
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* observedGeneration 2: written */
     assert_int_equal(fake_apiserver_count(f->api, "PUT", CE_PATH "/status", NULL), 1);
@@ -845,7 +845,7 @@ static void test_reconcile_reads_the_informer_copy(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 1);
     assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     /* The watch brings it back: the cache again. */
-    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, CE_PATH));
+    ce_fixture_informer_apply(f, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, CE_PATH));
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_int_equal(fake_apiserver_count(f->api, "GET", CE_PATH, NULL), 0);
@@ -855,7 +855,7 @@ static void test_reconcile_reads_the_informer_copy(void **state)
     f->r = NULL;
     json_t *held = json_deep_copy(fake_apiserver_object(f->api, CE_PATH));
     json_object_set_new(json_object_get(held, "metadata"), "finalizers", json_array());
-    kube_informer_apply(f->extensions, KUBE_WATCH_MODIFIED, held);
+    ce_fixture_informer_apply(f, KUBE_WATCH_MODIFIED, held);
     json_decref(held);
     fake_apiserver_remove(f->api, CE_PATH);
     fake_apiserver_log_clear(f->api);
