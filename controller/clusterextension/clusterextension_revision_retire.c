@@ -49,8 +49,35 @@ static const char *meta_str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
-/* Whether `name` has revisions to retire (the first call lists them all).  0, or -1 with err
- * (the next reconcile lists again). */
+/* Adds to `names` the owners of revision object Secrets in the system namespace.  A process
+ * stopped between deleting an extension's retired revisions and their Secrets left those; with
+ * no revision left to list, only this finds them (the retire then deletes just the Secrets).
+ * The type is selected by the server (record and Helm release Secrets carry the owner label
+ * too: 2 per extension) and checked here again. */
+static int add_secret_owners(clusterextension_reconciler *r, json_t *names, olm_error *err)
+{
+    kube_list_options lo = {.label_selector = REVISION_LABEL_OWNER_NAME, .field_selector = "type=" REVISION_SECRET_TYPE};
+    json_t *list = NULL;
+    int rc = kube_list(r->cfg.admin, "v1", "Secret", r->system_namespace, &lo, &list, err);
+    if (rc == KUBE_FORBIDDEN)
+        return 0;
+    if (rc < 0)
+        return olm_error_wrap(err, "listing ClusterObjectSet revisions' Secrets left by BoxcutterRuntime");
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(list, "items"), i, o) {
+        const char *type = json_string_value(json_object_get(o, "type"));
+        const char *owner = json_string_value(
+            json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), REVISION_LABEL_OWNER_NAME));
+        if (type && strcmp(type, REVISION_SECRET_TYPE) == 0 && owner && *owner)
+            json_object_set_new(names, owner, json_true());
+    }
+    json_decref(list);
+    return 0;
+}
+
+/* Whether `name` has revisions to retire, or their Secrets (the first call lists them all).
+ * 0, or -1 with err (the next reconcile lists again). */
 static int retire_pending(clusterextension_reconciler *r, const char *name, bool *pending, olm_error *err)
 {
     int rc = 0;
@@ -70,8 +97,13 @@ static int retire_pending(clusterextension_reconciler *r, const char *name, bool
                         "not allowed to list ClusterObjectSets (%s): installs made with BoxcutterRuntime on are not "
                         "taken over; grant list/delete on clusterobjectsets to do so",
                         err->msg);
-            r->retire_names = names;
-            r->retire_scanned = true;
+            if (add_secret_owners(r, names, err) != 0) {
+                json_decref(names);
+                rc = -1;
+            } else {
+                r->retire_names = names;
+                r->retire_scanned = true;
+            }
         } else if (lrc < 0) {
             json_decref(names);
             rc = olm_error_wrap(err, "listing ClusterObjectSets left by BoxcutterRuntime");
@@ -84,8 +116,13 @@ static int retire_pending(clusterextension_reconciler *r, const char *name, bool
                 if (owner && *owner)
                     json_object_set_new(names, owner, json_true());
             }
-            r->retire_names = names;
-            r->retire_scanned = true;
+            if (add_secret_owners(r, names, err) != 0) {
+                json_decref(names);
+                rc = -1;
+            } else {
+                r->retire_names = names;
+                r->retire_scanned = true;
+            }
         }
         json_decref(list);
     }

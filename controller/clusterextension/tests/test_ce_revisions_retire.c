@@ -193,6 +193,31 @@ static void test_gate_off_takes_the_install_over(void **state)
     assert_string_equal(str(fake_apiserver_object(f->api, DEPLOYMENT_PATH), "metadata", "uid", NULL), "dep-uid");
 }
 
+/* The revisions deleted, then the process stopped before their Secrets were: the next
+ * process finds the Secrets (no revision is left to point at them) and deletes them. */
+static void test_secrets_left_by_a_stop_are_deleted(void **state)
+{
+    ce_fixture *f = *state;
+    char **secrets = installed_with_gate_on(f);
+    switch_gate(f, false);
+    fake_apiserver_fail(f->api, "DELETE", SECRETS_PATH, NULL, 500, "stopped", -1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    fake_apiserver_fail_clear(f->api);
+    assert_null(fake_apiserver_object(f->api, COS1));
+    char path[512];
+    snprintf(path, sizeof path, SECRETS_PATH "%s", secrets[0]);
+    assert_non_null(fake_apiserver_object(f->api, path)); /* left behind */
+    switch_gate(f, false); /* the next process */
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    for (size_t i = 0; secrets[i]; i++) {
+        snprintf(path, sizeof path, SECRETS_PATH "%s", secrets[i]);
+        assert_null(fake_apiserver_object(f->api, path));
+    }
+    assert_non_null(fake_apiserver_object(f->api, CE_RECORD_PATH)); /* the record stays */
+    assert_string_equal(ce_fixture_condition_field(f, "Installed", "status"), "True");
+    free_names(secrets);
+}
+
 /* Deleted before any reconcile of the gate-off process: the uninstall finds the objects. */
 static void test_uninstall_right_after_switching_off(void **state)
 {
@@ -240,6 +265,7 @@ static void test_gate_off_mid_upgrade_records_both(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_secrets_left_by_a_stop_are_deleted, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_gate_off_takes_the_install_over, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_uninstall_right_after_switching_off, setup_gate, ce_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_gate_off_mid_upgrade_records_both, setup_gate, ce_fixture_teardown),
