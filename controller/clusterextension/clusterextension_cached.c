@@ -8,9 +8,9 @@
  * finalizer write, then an event that reconciles again before the watch brings the write
  * back), and a copy older than our own write would only be refused (409) at the status write.
  * The cache keeps each object parsed only in part, and whole as text (clusterextension_cache_form):
- * the text is what a reconcile parses.  So the reconciler remembers, per extension, the newest resourceVersion it knows (from its
- * writes and its GETs) and takes the cached copy only when it is that one, or when it knows
- * none (this process never wrote or read the extension: the cache is as new as a GET made now
+ * the text is what a reconcile parses.  The reconciler remembers, per extension, the newest
+ * resourceVersion it knows (from its writes and its GETs) and takes the cached copy only when
+ * it is that one, or when it knows none (this process never wrote or read the extension: the cache is as new as a GET made now
  * could show, give or take the watch's delay, which a GET has too: a change not yet delivered
  * queues the extension again when it is).  Otherwise, or without a synced informer, a GET.
  *
@@ -20,23 +20,14 @@
 
 #include "clusterextension_controller.h"
 #include "clusterextension_internal.h"
-
-static const char *resource_version(const json_t *obj)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-}
-
-static const char *name_of(const json_t *obj)
-{
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-}
+#include "kube_object.h"
 
 json_t *clusterextension_extension_cached(clusterextension_reconciler *r, const char *name)
 {
     if (!r->cfg.extensions || !kube_informer_has_synced(r->cfg.extensions))
         return NULL;
     json_t *cached = kube_informer_get(r->cfg.extensions, name);
-    const char *rv = resource_version(cached);
+    const char *rv = kube_object_string(cached, "metadata.resourceVersion");
     const char *text = clusterextension_cached_text(cached);
     if (!rv || !text) {
         json_decref(cached);
@@ -54,27 +45,25 @@ json_t *clusterextension_extension_cached(clusterextension_reconciler *r, const 
 
 void clusterextension_extension_known(clusterextension_reconciler *r, const json_t *obj)
 {
-    const char *name = name_of(obj), *rv = resource_version(obj);
+    const char *name = kube_object_string(obj, "metadata.name"), *rv = kube_object_string(obj, "metadata.resourceVersion");
     if (!name || !rv)
         return;
     pthread_mutex_lock(&r->known_lock);
-    if (r->known_versions)
-        json_object_set_new(r->known_versions, name, json_string(rv));
+    json_object_set_new(r->known_versions, name, json_string(rv));
     pthread_mutex_unlock(&r->known_lock);
 }
 
 void clusterextension_extension_forget_known(clusterextension_reconciler *r, const char *name)
 {
     pthread_mutex_lock(&r->known_lock);
-    if (r->known_versions)
-        json_object_del(r->known_versions, name);
+    json_object_del(r->known_versions, name);
     pthread_mutex_unlock(&r->known_lock);
 }
 
 void clusterextension_extension_stale(clusterextension_reconciler *r, const char *name)
 {
     pthread_mutex_lock(&r->known_lock);
-    if (r->known_versions && name)
+    if (name)
         json_object_set_new(r->known_versions, name, json_string("")); /* no copy has it: a GET */
     pthread_mutex_unlock(&r->known_lock);
 }

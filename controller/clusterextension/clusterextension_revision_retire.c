@@ -89,40 +89,31 @@ static int retire_pending(clusterextension_reconciler *r, const char *name, bool
         json_t *names = json_object();
         if (!names) {
             rc = olm_error_set(err, "out of memory");
-        } else if (lrc == KUBE_NOT_FOUND || lrc == KUBE_FORBIDDEN) {
-            /* No ClusterObjectSet CRD (never installed with the gate on), or no right to list
-             * them: nothing we could take over. */
-            if (lrc == KUBE_FORBIDDEN)
-                olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                        "not allowed to list ClusterObjectSets (%s): installs made with BoxcutterRuntime on are not "
-                        "taken over; grant list/delete on clusterobjectsets to do so",
-                        err->msg);
-            if (add_secret_owners(r, names, err) != 0) {
-                json_decref(names);
-                rc = -1;
-            } else {
-                r->retire_names = names;
-                r->retire_scanned = true;
-            }
-        } else if (lrc < 0) {
-            json_decref(names);
+        } else if (lrc < 0 && lrc != KUBE_NOT_FOUND && lrc != KUBE_FORBIDDEN) {
             rc = olm_error_wrap(err, "listing ClusterObjectSets left by BoxcutterRuntime");
+        } else if (lrc == KUBE_FORBIDDEN) {
+            /* No right to list them: nothing we could take over.  (KUBE_NOT_FOUND: no
+             * ClusterObjectSet CRD, never installed with the gate on.) */
+            olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
+                    "not allowed to list ClusterObjectSets (%s): installs made with BoxcutterRuntime on are not "
+                    "taken over; grant list/delete on clusterobjectsets to do so",
+                    err->msg);
+        }
+        size_t i;
+        const json_t *o;
+        json_array_foreach(lrc == KUBE_OK ? json_object_get(list, "items") : NULL, i, o) {
+            const char *owner = json_string_value(
+                json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), REVISION_LABEL_OWNER_NAME));
+            if (names && owner && *owner)
+                json_object_set_new(names, owner, json_true());
+        }
+        if (rc == 0 && add_secret_owners(r, names, err) != 0)
+            rc = -1;
+        if (rc == 0) {
+            r->retire_names = names;
+            r->retire_scanned = true;
         } else {
-            size_t i;
-            const json_t *o;
-            json_array_foreach(json_object_get(list, "items"), i, o) {
-                const char *owner = json_string_value(
-                    json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), REVISION_LABEL_OWNER_NAME));
-                if (owner && *owner)
-                    json_object_set_new(names, owner, json_true());
-            }
-            if (add_secret_owners(r, names, err) != 0) {
-                json_decref(names);
-                rc = -1;
-            } else {
-                r->retire_names = names;
-                r->retire_scanned = true;
-            }
+            json_decref(names);
         }
         json_decref(list);
     }
