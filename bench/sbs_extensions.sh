@@ -69,6 +69,31 @@ for line in sys.stdin:
     key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
     counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
 print(json.dumps(counts))'; }
+# CPU of every process on the machine (by command name) and of the machine as a whole, to diff:
+# what the figures above leave out (kube-controller-manager, scheduler, kwok, the registry, kubectl).
+machine_cpu() { python3 -c '
+import glob, json, os
+hz = os.sysconf("SC_CLK_TCK")
+by = {}
+for f in glob.glob("/proc/[0-9]*/stat"):
+    try:
+        s = open(f).read()
+    except OSError:
+        continue
+    comm, rest = s[s.index("(") + 1:s.rindex(")")], s[s.rindex(")") + 2:].split()
+    by[comm] = by.get(comm, 0) + (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / hz
+cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+by["(machine busy)"], by["(machine idle)"] = (sum(cpu) - cpu[3] - cpu[4]) / hz, (cpu[3] + cpu[4]) / hz
+print(json.dumps(by))'; }
+machine_cpu_diff() { python3 - "$1" "$2" <<'PY'
+import json, sys
+b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = {k: a[k] - b.get(k, 0) for k in a}
+top = sorted((k for k in d if not k.startswith("(") and d[k] >= 0.3), key=lambda k: -d[k])
+print("  machine CPU-s: busy %.1f, idle %.1f; %s" % (d["(machine busy)"], d["(machine idle)"],
+      ", ".join("%s %.1f" % (k, d[k]) for k in top)))
+PY
+}
 request_diff() { python3 - "$1" "$2" <<'PY'
 import json, sys
 b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
@@ -181,8 +206,8 @@ print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
     for i in range(n)]}))
 PY
   kubectl apply -f "$P/objs-$n.json" >/dev/null
-  local before after t0 done_n=0 polls=0 c0
-  before=$(request_counts)
+  local before after mbefore t0 done_n=0 polls=0 c0
+  before=$(request_counts) mbefore=$(machine_cpu)
   echo "N=$n: before, CPU so far: $(cpus); load $(loadavg)"
   [ -n "${PROFILE_APISERVER:-}" ] && { kubectl get --raw "/debug/pprof/profile?seconds=$PROFILE_APISERVER" >"$P/apiserver-$n.pprof" 2>/dev/null & }
   t0=$(now)
@@ -208,6 +233,7 @@ if ts:
     print("  installs logged by operator-controller, s after the apply began: first %.2f, 50%% %.2f, 90%% %.2f, last %.2f" % (ts[0], q(0.5), q(0.9), ts[-1]))' "$t0"
   after=$(request_counts)
   echo "  CPU by then: $(cpus)"
+  machine_cpu_diff "$mbefore" "$(machine_cpu)"
   request_diff "$before" "$after"
   c0=$(self_cpu)
   local bytes t1; t1=$(now)
@@ -246,7 +272,7 @@ restart() {
   done
   echo "N=$n: settled (no reconcile for 10 s) $(since "$s0") s after all were Installed, load $(loadavg)"
   kubectl get --raw /metrics >/dev/null
-  before=$(request_counts)
+  before=$(request_counts) mbefore=$(machine_cpu)
   local api0 etcd0; api0=$(cpu_s "$OLMV1_APISERVER_PID"); etcd0=$(cpu_s "$OLMV1_ETCD_PID")
   t0=$(now); t0_clock=$(date +%H:%M:%S.%N)
   stop_pid "$OC_PID"

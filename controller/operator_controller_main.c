@@ -103,7 +103,9 @@ static int start_controllers(void *data, olm_error *err)
             .pull = {.registry = {.insecure_hosts = insecure, .auth_file = auth, .extra_cas = a->pull_cas,
                                   .registries_follow = a->rt.registries, /* auth_store: the controller's */
                                   .timeout_seconds = 900,
-                                  .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)}},
+                                  .deadline_seconds = (long)(a->f.pull_timeout_ms / 1000)},
+                     /* a bundle's metadata is in its layers: no config (labels) GET */
+                     .skip_config = 1},
             .repair_interval_ms = a->f.repair_interval_ms,
             .deadline_minute_ms = (uint64_t)a->f.deadline_minute_s * 1000u,
             .cert_mode = a->f.cert_mode,

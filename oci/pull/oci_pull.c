@@ -109,13 +109,19 @@ static int fetch_meta(oci_registry *reg, const oci_ref *ref, const char *digest,
     }
     if (oci_manifest_parse(body, len, &m->manifest, err) != 0)
         goto out;
-    if (oci_blob_fetch_mem(reg, repo, &m->manifest.config, OCI_MAX_CONFIG_SIZE, &config, &clen,
-                           err) != 0) {
-        olm_error_wrap(err, "image config");
-        goto out;
+    if (opts->skip_config && !opts->catalog) {
+        if (!(m->labels_json = strdup("{}"))) {
+            olm_error_set(err, "out of memory");
+            goto out;
+        }
+    } else {
+        if (oci_blob_fetch_mem(reg, repo, &m->manifest.config, OCI_MAX_CONFIG_SIZE, &config, &clen, err) != 0) {
+            olm_error_wrap(err, "image config");
+            goto out;
+        }
+        if (!(m->labels_json = config_labels(config, clen, err)))
+            goto out;
     }
-    if (!(m->labels_json = config_labels(config, clen, err)))
-        goto out;
     if (opts->catalog) {
         json_t *labels = json_loads(m->labels_json, 0, NULL);
         const char *dir = json_string_value(json_object_get(labels, OCI_LABEL_CATALOG_CONFIGS));

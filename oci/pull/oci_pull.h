@@ -34,6 +34,9 @@ typedef struct oci_pull_opts {
     int catalog;                /* catalog image: the prefix is the configs label,
                                    which must be present; `prefix` is ignored */
     const char *platform;       /* "os/arch[/variant]" for indexes; NULL = this host */
+    int skip_config;            /* the image config is not fetched and labels_json is "{}":
+                                   for bundle pulls, whose metadata is in the layers (one
+                                   registry request fewer per pull); ignored for catalogs */
     oci_unpack_limits limits;
     /* Optional: told of each file as soon as a download has unpacked it, before the pull
      * ends (catalogd starts decoding catalog files then); see oci_unpacker_observe.  `path`
@@ -46,7 +49,8 @@ typedef struct oci_pull_opts {
 /* What a pull produced.  Strings owned; oci_pull_result_free. */
 typedef struct oci_pull_result {
     char *digest_ref;  /* "registry/repository@sha256:..." (of the index for multi-arch) */
-    char *labels_json; /* the config's Labels as a compact JSON object ("{}" if none) */
+    char *labels_json; /* the config's Labels as a compact JSON object ("{}" if none or
+                          skip_config) */
     char *dir;         /* the unpacked tree */
     char *fbc_root;    /* catalog pulls: dir + the label's path; else NULL */
     int cache_hit;     /* oci_pull_cached: 1 when nothing was downloaded */

@@ -138,8 +138,17 @@ static void write_file(const char *dir, const char *rel, const char *content)
 }
 
 /* Builds an image from `dir` (under `prefix`) with one optional label and pushes it. */
+static void push_dir_config(const char *dir, const char *prefix, const char *label_key, const char *label_value,
+                            const char *ref_s, char digest[OCI_DIGEST_BUFSZ], char config_digest[OCI_DIGEST_BUFSZ]);
 static void push_dir(const char *dir, const char *prefix, const char *label_key,
                      const char *label_value, const char *ref_s, char digest[OCI_DIGEST_BUFSZ])
+{
+    push_dir_config(dir, prefix, label_key, label_value, ref_s, digest, NULL);
+}
+
+/* push_dir, telling the digest of the image's config too (when config_digest is not NULL). */
+static void push_dir_config(const char *dir, const char *prefix, const char *label_key, const char *label_value,
+                            const char *ref_s, char digest[OCI_DIGEST_BUFSZ], char config_digest[OCI_DIGEST_BUFSZ])
 {
     olm_error err;
     oci_label label = {label_key, label_value};
@@ -153,6 +162,8 @@ static void push_dir(const char *dir, const char *prefix, const char *label_key,
     if (oci_image_push(reg, &ref, &img, &err) != 0)
         fail_msg("%s", err.msg);
     snprintf(digest, OCI_DIGEST_BUFSZ, "%s", img.manifest_digest);
+    if (config_digest)
+        snprintf(config_digest, OCI_DIGEST_BUFSZ, "%s", img.config.digest);
     oci_registry_free(reg);
     oci_ref_free(&ref);
     oci_image_free(&img);
@@ -296,6 +307,56 @@ static void test_cold_pull_needs_no_head(void **state)
     assert_int_equal(log_lines(get_digest), digests0);
     oci_remove_path(src);
     oci_remove_path(base);
+}
+
+/* A bundle pull (skip_config) unpacks the layers without fetching the image config: one
+ * registry request fewer per install.  The same pull without it does fetch the config. */
+static void test_bundle_pull_skips_config(void **state)
+{
+    (void)state;
+    if (!reg_state.available)
+        skip();
+    char src[] = "/tmp/oci-pull-src-XXXXXX";
+    assert_non_null(mkdtemp(src));
+    char base[] = "/tmp/oci-pull-cache-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    write_file(src, "metadata/annotations.yaml", "annotations: {}\n");
+    char ref[128], digest[OCI_DIGEST_BUFSZ], config[OCI_DIGEST_BUFSZ], config_get[160];
+    snprintf(ref, sizeof ref, "%s/unit/bundle:v1", reg_state.host);
+    push_dir_config(src, NULL, "org.example.k", "v", ref, digest, config);
+    snprintf(config_get, sizeof config_get, "\"GET /v2/unit/bundle/blobs/%s ", config);
+    int config_gets0 = log_lines(config_get);
+    const char *manifest_get = "\"GET /v2/unit/bundle/manifests/v1 ";
+    int manifest_gets0 = log_lines(manifest_get);
+
+    olm_error err;
+    oci_pull_result res;
+    oci_pull_opts opts = {.skip_config = 1};
+    if (oci_pull_cached(base, "bundle-owner", ref, &opts, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(res.cache_hit, 0);
+    assert_string_equal(res.labels_json, "{}");
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/metadata/annotations.yaml", res.dir);
+    assert_string_equal(read_file(p), "annotations: {}\n");
+    oci_pull_result_free(&res);
+    /* the manifest GET is logged before the layer's: once it is in, so is every request */
+    assert_int_equal(log_lines_at_least(manifest_get, manifest_gets0 + 1), manifest_gets0 + 1);
+    struct timespec settle = {0, 200 * 1000 * 1000};
+    nanosleep(&settle, NULL);
+    assert_int_equal(log_lines(config_get), config_gets0);
+
+    /* the default pull does fetch it (and tells its labels) */
+    char dest[PATH_MAX];
+    snprintf(dest, sizeof dest, "%s-out", src);
+    if (oci_pull(ref, dest, NULL, &res, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(res.labels_json, "{\"org.example.k\":\"v\"}");
+    oci_pull_result_free(&res);
+    assert_int_equal(log_lines_at_least(config_get, config_gets0 + 1), config_gets0 + 1);
+    oci_remove_path(src);
+    oci_remove_path(base);
+    oci_remove_path(dest);
 }
 
 static void test_cache_and_catalog(void **state)
@@ -449,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_resolve_and_pull),
         cmocka_unit_test(test_cache_and_catalog),
         cmocka_unit_test(test_cold_pull_needs_no_head),
+        cmocka_unit_test(test_bundle_pull_skips_config),
         cmocka_unit_test(test_pull_through_mirrors),
     };
     return cmocka_run_group_tests(tests, start_registry, stop_registry);
