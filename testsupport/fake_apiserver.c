@@ -23,6 +23,7 @@ typedef struct fail_rule {
 typedef struct logged {
     char *line; /* "METHOD path?query" */
     char *token;
+    char *body; /* writes only: what was sent */
     bool get;
 } logged;
 
@@ -580,7 +581,8 @@ static void record(fake_apiserver *fs, const fake_http_request *req, const char 
     char *line = NULL;
     if (asprintf(&line, "%s %s", req->method, req->target) < 0)
         xmalloc_fail();
-    fs->log[fs->nlog++] = (logged){line, xstrdup(token), strcmp(req->method, "GET") == 0};
+    bool get = strcmp(req->method, "GET") == 0;
+    fs->log[fs->nlog++] = (logged){line, xstrdup(token), !get && req->body ? xstrdup(req->body) : NULL, get};
 }
 
 static void handle(fake_apiserver *fs, const fake_http_request *req, fake_http_response *resp)
@@ -800,12 +802,26 @@ const char *fake_apiserver_write_at(fake_apiserver *fs, size_t want)
     return line;
 }
 
+const char *fake_apiserver_write_body_at(fake_apiserver *fs, size_t want)
+{
+    pthread_mutex_lock(&fs->lock);
+    const char *body = NULL;
+    for (size_t i = 0, n = 0; i < fs->nlog; i++)
+        if (!fs->log[i].get && n++ == want) {
+            body = fs->log[i].body;
+            break;
+        }
+    pthread_mutex_unlock(&fs->lock);
+    return body;
+}
+
 void fake_apiserver_log_clear(fake_apiserver *fs)
 {
     pthread_mutex_lock(&fs->lock);
     for (size_t i = 0; i < fs->nlog; i++) {
         free(fs->log[i].line);
         free(fs->log[i].token);
+        free(fs->log[i].body);
     }
     free(fs->log);
     fs->log = NULL;

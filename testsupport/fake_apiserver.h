@@ -74,6 +74,8 @@ size_t fake_apiserver_count(fake_apiserver *fs, const char *method, const char *
 /* Requests other than GET since the last clear, in order: "METHOD path?query". */
 size_t fake_apiserver_nwrites(fake_apiserver *fs);
 const char *fake_apiserver_write_at(fake_apiserver *fs, size_t i);
+/* The body the i-th of those sent (NULL: none); valid until the next clear. */
+const char *fake_apiserver_write_body_at(fake_apiserver *fs, size_t i);
 void fake_apiserver_log_clear(fake_apiserver *fs);
 
 #endif

@@ -171,6 +171,35 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
 
 /* ------------------------------------------------------------ status */
 
+/* The body of a status write: the status subresource keeps the stored metadata (managedFields
+ * included) and spec whatever is sent, so only the identity and the write's preconditions
+ * (uid, resourceVersion) go with the new status: ~1.5 KB for the apiserver to decode and
+ * check instead of the whole object (~7 KB, most of it managedFields and kubectl's
+ * last-applied annotation).  Takes `status`. */
+static json_t *status_write_body(const json_t *ce, json_t *status)
+{
+    json_t *obj = json_object(), *md = json_object();
+    const json_t *cur_md = json_object_get(ce, "metadata");
+    const char *const keep[] = {"name", "uid", "resourceVersion"};
+    bool ok = obj && md;
+    for (size_t i = 0; ok && i < 2; i++) {
+        json_t *v = json_object_get(ce, i ? "kind" : "apiVersion");
+        ok = !v || json_object_set(obj, i ? "kind" : "apiVersion", v) == 0;
+    }
+    for (size_t i = 0; ok && i < sizeof keep / sizeof *keep; i++) {
+        json_t *v = json_object_get(cur_md, keep[i]);
+        ok = !v || json_object_set(md, keep[i], v) == 0;
+    }
+    ok = ok && json_object_set(obj, "metadata", md) == 0 && json_object_set(obj, "status", status) == 0;
+    json_decref(md);
+    json_decref(status);
+    if (!ok) {
+        json_decref(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 /* Writes status when it changed.  KUBE_CONFLICT and other failures make the reconcile
  * retry (the next one recomputes from a fresh read). */
 static int write_status(clusterextension_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
@@ -254,11 +283,9 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
         json_decref(status);
         return 0;
     }
-    json_t *obj = json_copy(run->ce); /* shallow: only "status" is replaced */
-    if (!obj || json_object_set_new(obj, "status", status) != 0) {
-        json_decref(obj);
+    json_t *obj = status_write_body(run->ce, status);
+    if (!obj)
         return olm_error_set(err, "out of memory");
-    }
     json_t *written = NULL;
     int rc = kube_update_status(run->r->cfg.admin, obj, &written, err);
     json_decref(obj);

@@ -770,6 +770,43 @@ static void test_restart_with_nothing_changed_mints_no_token(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, "sa-token-2"), 1);
 }
 
+/* A status write carries the status and the object's identity and preconditions only: the
+ * status subresource keeps the stored spec and metadata, so anything more is bytes for the
+ * apiserver to decode (kubectl's last-applied annotation, labels, the spec). */
+static void test_status_write_sends_status_only(void **state)
+{
+    ce_fixture *f = *state;
+    ce_fixture_catalog(f, CE_CATALOG_V1);
+    ce_fixture_pullable(f, CE_V1);
+    ce_fixture_extension(f, NULL, NULL);
+    json_t *md = json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata");
+    json_object_set_new(md, "annotations", json_pack("{s:s}", "kubectl.kubernetes.io/last-applied-configuration", "{}"));
+    json_object_set_new(md, "labels", json_pack("{s:s}", "team", "a"));
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_string_equal(installed_bundle(f), CE_V1);
+    const char *body = NULL;
+    for (size_t i = 0; i < fake_apiserver_nwrites(f->api); i++)
+        if (strncmp(fake_apiserver_write_at(f->api, i), "PUT " CE_PATH "/status", strlen("PUT " CE_PATH "/status")) == 0)
+            body = fake_apiserver_write_body_at(f->api, i);
+    assert_non_null(body);
+    json_t *sent = json_loads(body, 0, NULL);
+    assert_non_null(sent);
+    const json_t *smd = json_object_get(sent, "metadata");
+    assert_string_equal(json_string_value(json_object_get(smd, "name")), CE_NAME);
+    assert_non_null(json_string_value(json_object_get(smd, "resourceVersion")));
+    assert_null(json_object_get(smd, "annotations"));
+    assert_null(json_object_get(smd, "labels"));
+    assert_null(json_object_get(sent, "spec"));
+    assert_string_equal(json_string_value(json_object_get(sent, "kind")), "ClusterExtension");
+    assert_non_null(json_object_get(json_object_get(sent, "status"), "conditions"));
+    json_decref(sent);
+    /* the stored object keeps what the write did not carry */
+    md = json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata");
+    assert_non_null(json_object_get(json_object_get(md, "annotations"), "kubectl.kubernetes.io/last-applied-configuration"));
+    assert_non_null(json_object_get(fake_apiserver_object(f->api, CE_PATH), "spec"));
+}
+
 /* Issue 25: what one first install asks of the apiserver as the controller (token "admin"):
  * the extension read, the finalizer, no record read (first sight: none of ours), the record and Helm release
  * created, one status write, the system namespace read once for all installs, no LIST of Helm
@@ -956,6 +993,7 @@ int main(void)
         T(test_probe_digests_reach_the_drift_watcher),
         T(test_namespace_read_only_to_explain),
         T(test_restart_with_nothing_changed_mints_no_token),
+        T(test_status_write_sends_status_only),
         T(test_first_install_request_budget),
         T(test_helm_release_of_a_lost_record_listed_after_all),
         T(test_reconcile_reads_the_informer_copy),
