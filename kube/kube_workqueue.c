@@ -43,7 +43,7 @@ struct kube_workqueue {
 
     wq_item *qhead, *qtail;
     size_t qlen;
-    wq_item *waiting;
+    wq_item *waiting, *waiting_tail;
     size_t nwaiting;
     uv_timer_t timer; /* fires for the head of `waiting` */
     unsigned running;
@@ -143,6 +143,8 @@ static void waiting_unlink(kube_workqueue *q, wq_item *it)
         q->waiting = it->wnext;
     if (it->wnext)
         it->wnext->wprev = it->wprev;
+    else
+        q->waiting_tail = it->wprev;
     it->wprev = it->wnext = NULL;
     it->ready_at = 0;
     q->nwaiting--;
@@ -374,16 +376,23 @@ int kube_workqueue_add_after(kube_workqueue *q, const char *key, uint64_t delay_
     if (it->ready_at)
         waiting_unlink(q, it);
     it->ready_at = at;
-    wq_item **pp = &q->waiting, *prev = NULL;
-    while (*pp && (*pp)->ready_at <= at) {
-        prev = *pp;
-        pp = &(*pp)->wnext;
-    }
-    it->wnext = *pp;
+    /* From the tail: delays are mostly the same few (requeue, repair interval), so a new
+     * wake-up is usually the latest, and the walk stops at once (from the head it crossed
+     * every waiting extension).  After any with the same time: first come, first served. */
+    wq_item *prev = q->waiting_tail;
+    while (prev && prev->ready_at > at)
+        prev = prev->wprev;
+    wq_item *next = prev ? prev->wnext : q->waiting;
     it->wprev = prev;
-    if (*pp)
-        (*pp)->wprev = it;
-    *pp = it;
+    it->wnext = next;
+    if (prev)
+        prev->wnext = it;
+    else
+        q->waiting = it;
+    if (next)
+        next->wprev = it;
+    else
+        q->waiting_tail = it;
     q->nwaiting++;
     if (q->waiting == it)
         arm_timer(q);

@@ -142,7 +142,8 @@ static int openshift_verdict(kube_client *c, const explain_args *a, json_t **out
         return CLI_EXIT_UNREACHABLE;
     if (!served)
         return 0;
-    upgradeable_reconcile_opts o = {.system_namespace = a->system_namespace};
+    /* Records and revisions alike (whichever runtime installed it; see olmv1 upgradeable). */
+    upgradeable_reconcile_opts o = {.system_namespace = a->system_namespace, .revisions = true};
     upgradeable_inputs in;
     if (upgradeable_inputs_read(c, &o, &in, err) < 0)
         return CLI_EXIT_FAILED;

@@ -47,7 +47,8 @@ static void upgradeable_usage(FILE *out)
             "                          (a JSON array of {type, value}); BUNDLE defaults to the\n"
             "                          file name without its extension\n"
             "  --kubeconfig FILE       read the installed extensions from a cluster instead: the\n"
-            "                          install record Secrets and ClusterExtensions, and (without\n"
+            "                          install record Secrets, the ClusterObjectSet revisions\n"
+            "                          (BoxcutterRuntime) and ClusterExtensions, and (without\n"
             "                          --to or --cluster-version) ClusterVersion \"version\"\n"
             "                          status.desired.version\n"
             "  --system-namespace NS   where the install records live (default olmv1-system)\n"
@@ -210,8 +211,11 @@ static int cluster_mode(const char *kubeconfig, const char *sysns, const char *c
         return 2;
     }
     /* With --to the cluster version is not needed: do not ask for it. */
+    /* The revisions too: the CLI cannot know whether operator-controller runs with
+     * BoxcutterRuntime (installs are then ClusterObjectSet revisions, with no record); a cluster
+     * without the ClusterObjectSet API has none. */
     upgradeable_reconcile_opts o = {.system_namespace = sysns, .cluster_version_override = cluster,
-                                    .skip_cluster_version = to != NULL};
+                                    .skip_cluster_version = to != NULL, .revisions = true};
     upgradeable_inputs in;
     int rc = 2;
     if (upgradeable_inputs_read(c, &o, &in, &err) < 0) {

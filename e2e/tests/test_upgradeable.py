@@ -265,9 +265,17 @@ def test_upgradeable_watch_revisions(world, cleanup):
         wait_for(lambda u: u["status"] == "True", "the first pass")
         put_revision(w, cleanup, 1, PROP % '"4.18"', succeeded=True)  # ClusterObjectSet events
         wait_for(lambda u: u["status"] == "False" and u["message"] == blocked_message(w), "the revision to block")
+        # The CLI's cluster mode reads the revisions too (it cannot know the runtime).
+        got = cli(w)
+        if got is not None:
+            assert got.returncode == 1, got.stdout + got.stderr
+            assert f'blocks  {w["ce"]} (bundle {w["bundle"]}): olm.maxOpenShiftVersion 4.18' in got.stdout
         # The next revision, without the cap, succeeds: it is the installed one now.
         put_revision(w, cleanup, 2, "[]", succeeded=True)
         wait_for(lambda u: u["status"] == "True", "the newer revision to stop blocking")
+        if got is not None:
+            got = cli(w)
+            assert got.returncode == 0, got.stdout + got.stderr
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

@@ -425,12 +425,16 @@ static void test_add_after_order(void **state)
     assert_int_equal(kube_workqueue_add_after(q, "x", 200, &err), 0);
     assert_int_equal(kube_workqueue_add_after(q, "x", 30, &err), 0); /* earlier wins */
     assert_int_equal(kube_workqueue_add_after(q, "x", 500, &err), 0); /* later is ignored */
+    /* the same time as one waiting: after it (first come, first served), in the middle and
+     * at the tail (which "x" left when it moved to the front) */
+    assert_int_equal(kube_workqueue_add_after(q, "tie", 60, &err), 0);
+    assert_int_equal(kube_workqueue_add_after(q, "end", 120, &err), 0);
     assert_int_equal(kube_workqueue_add(q, "now", &err), 0);
-    assert_int_equal(kube_workqueue_waiting(q), 3);
+    assert_int_equal(kube_workqueue_waiting(q), 5);
     run_until_idle(&loop, q, &r);
-    assert_string_equal(joined(&r), "now,x,mid,late");
+    assert_string_equal(joined(&r), "now,x,mid,tie,late,end");
     assert_true(r.at_ms[1] + 1 - t0 >= 30);
-    assert_true(r.at_ms[3] + 1 - t0 >= 120);
+    assert_true(r.at_ms[4] + 1 - t0 >= 120);
     assert_int_equal(uv_loop_close(&loop), 0);
     rec_free(&r);
 }
