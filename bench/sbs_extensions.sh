@@ -59,51 +59,7 @@ trap cleanup EXIT
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 self_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($16 + $17) / hz}' "/proc/$$/stat"; } # waited-for children: the poller's curl and jq
 cpus() { echo "operator-controller $(cpu_s "$OC_PID") s, kube-apiserver $(cpu_s "$OLMV1_APISERVER_PID") s, etcd $(cpu_s "$OLMV1_ETCD_PID") s, catalogd $(cpu_s "$CD_PID") s, poller $(self_cpu) s"; }
-request_counts() { kubectl get --raw /metrics | python3 -c '
-import re, sys, json
-counts = {}
-for line in sys.stdin:
-    if not line.startswith("apiserver_request_total{"):
-        continue
-    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
-    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
-    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
-print(json.dumps(counts))'; }
-# CPU of every process on the machine (by command name) and of the machine as a whole, to diff:
-# what the figures above leave out (kube-controller-manager, scheduler, kwok, the registry, kubectl).
-machine_cpu() { python3 -c '
-import glob, json, os
-hz = os.sysconf("SC_CLK_TCK")
-by = {}
-for f in glob.glob("/proc/[0-9]*/stat"):
-    try:
-        s = open(f).read()
-    except OSError:
-        continue
-    comm, rest = s[s.index("(") + 1:s.rindex(")")], s[s.rindex(")") + 2:].split()
-    by[comm] = by.get(comm, 0) + (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / hz
-cpu = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-by["(machine busy)"], by["(machine idle)"] = (sum(cpu) - cpu[3] - cpu[4]) / hz, (cpu[3] + cpu[4]) / hz
-print(json.dumps(by))'; }
-machine_cpu_diff() { python3 - "$1" "$2" <<'PY'
-import json, sys
-b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-d = {k: a[k] - b.get(k, 0) for k in a}
-top = sorted((k for k in d if not k.startswith("(") and d[k] >= 0.3), key=lambda k: -d[k])
-print("  machine CPU-s: busy %.1f, idle %.1f; %s" % (d["(machine busy)"], d["(machine idle)"],
-      ", ".join("%s %.1f" % (k, d[k]) for k in top)))
-PY
-}
-request_diff() { python3 - "$1" "$2" <<'PY'
-import json, sys
-b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
-d = {k: v for k, v in d.items() if v > 0}
-print(f"  apiserver requests: {sum(d.values())} in all")
-for k in sorted(d, key=lambda k: -d[k])[:14]:
-    print(f"    {d[k]:6d}  {k}")
-PY
-}
+source "$REPO/bench/apiserver_figures.sh"
 
 # ---- one-time setup (kept with KEEP_CLUSTER=1)
 setup_tls
@@ -234,7 +190,7 @@ if ts:
   after=$(request_counts)
   echo "  CPU by then: $(cpus)"
   machine_cpu_diff "$mbefore" "$(machine_cpu)"
-  request_diff "$before" "$after"
+  request_diff "$before" "$after" "during the batch"
   c0=$(self_cpu)
   local bytes t1; t1=$(now)
   bytes=$(api "/apis/olm.operatorframework.io/v1/clusterextensions?labelSelector=sbs-bench%3D$tag" | wc -c)
@@ -303,25 +259,8 @@ print("%.2f" % (s(sys.argv[2]) - s(sys.argv[1][:15])))' "$t0_clock" "$t_last")
   after=$(request_counts)
   echo "N=$n restart ($IMPL): steady ${steady:-?} s after the stop began, load $(loadavg); operator-controller RSS $(rss_kib "$OC_PID") KiB"
   echo "  CPU during the restart: operator-controller $(cpu_s "$OC_PID") s, kube-apiserver $(awk -v a="$api0" -v b="$(cpu_s "$OLMV1_APISERVER_PID")" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$etcd0" -v b="$(cpu_s "$OLMV1_ETCD_PID")" 'BEGIN{printf "%.1f", b-a}') s"
-  python3 - "$before" "$after" <<'PY'
-import json, sys
-b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
-d = {k: v for k, v in d.items() if v > 0}
-installed = ("deployments", "configmaps", "serviceaccounts", "roles", "rolebindings", "services",
-             "clusterroles", "clusterrolebindings")
-writes = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
-w_inst = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] in [[r] for r in installed])
-w_status = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] == ["clusterextensions", "status"])
-by_verb = {}
-for k, v in d.items():
-    by_verb[k.split()[0]] = by_verb.get(k.split()[0], 0) + v
-print(f"  apiserver requests during the restart: {sum(d.values())} in all ("
-      + ", ".join(f"{k} {v}" for k, v in sorted(by_verb.items(), key=lambda x: -x[1]))
-      + f"); writes to installed objects {w_inst}; ClusterExtension status writes {w_status}")
-for k in sorted(d, key=lambda k: -d[k])[:16]:
-    print(f"    {d[k]:6d}  {k}")
-PY
+  restart_requests "$before" "$after"
+  machine_cpu_diff "$mbefore" "$(machine_cpu)"
 }
 LAST=${SIZES##* }
 for n in $SIZES; do batch "$n"; done

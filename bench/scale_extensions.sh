@@ -153,31 +153,9 @@ echo "machine: $(nproc) CPU(s), load average $(load)"
 [ -z "${SMAPS_DIR:-}" ] || { mkdir -p "$SMAPS_DIR"; cp "/proc/$opctl_pid/smaps" "$SMAPS_DIR/idle.smaps"; }
 echo "before: operator-controller RSS $(rss_kib) KiB ($(rss_split)); kube-apiserver RSS $(apiserver_rss) KiB; watches: $(watches)"
 
-request_counts() { kubectl get --raw /metrics | python3 -c '
-import re, sys, json
-counts = {}
-for line in sys.stdin:
-    if not line.startswith("apiserver_request_total{"):
-        continue
-    labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
-    key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
-    counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
-print(json.dumps(counts))'; }
-# The apiserver's requests of the install by verb and resource: from just before the apply to
-# the idle figures (the trailing probe/status writes of the rollouts included).
-print_request_delta() { python3 - "$1" "$2" "$3" "$n" <<'PY'
-import json, sys
-b, a, title, n = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
-d = {k: v for k, v in d.items() if v > 0 and not k.startswith("WATCH")}
-tot = sum(d.values())
-print(f"  apiserver requests {title}: {tot} in all (WATCH excluded), {tot / n:.1f} per extension")
-for k in sorted(d, key=lambda k: -d[k])[:int(__import__("os").environ.get("REQ_TOP", "25"))]:
-    print(f"    {d[k]:6d}  {d[k] / n:6.2f}/ext  {k}")
-PY
-}
+source "$repo/bench/apiserver_figures.sh"
 kubectl get --raw /metrics >/dev/null # warm
-install_before=$(request_counts)
+install_before=$(request_counts) install_mcpu=$(machine_cpu)
 echo "CPU used so far: $(cpus)"
 t0=$(now)
 kubectl apply -f "$state/ces.json" >/dev/null
@@ -212,7 +190,8 @@ echo "  apiserver watches: $(watches)"
 echo "  operator-controller drift watches $(metric operator_controller_drift_watches)," \
      "TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)," \
      "reconciles $(metric operator_controller_reconcile_total)"
-print_request_delta "$install_before" "$(request_counts)" "apply -> idle"
+REQ_TOP=${REQ_TOP:-25} request_diff "$install_before" "$(request_counts)" "apply -> idle" "$n"
+machine_cpu_diff "$install_mcpu" "$(machine_cpu)"
 echo "  CPU used by the idle figures: $(cpus)"
 # ---- RESTART=1: operator-controller restarted with the N extensions installed.  Steady state:
 # every extension reconciled once by the new process (its reconcile counter reaches N) and its
@@ -261,21 +240,7 @@ if [ "${RESTART:-0}" = 1 ]; then
   awk -v a="$t1" -v b="$t0" -v s="$t_stopped" -v n="$n" -v l="$(load)" \
     'BEGIN{printf "restart with %d installed: stopped in %.2f s, steady (all %d reconciled, queue empty) %.2f s after the stop began (load average %s)\n", n, s-b, n, a-b, l}'
   echo "  operator-controller RSS $(rss_kib) KiB, reconciles $(metric operator_controller_reconcile_total), TokenRequests $(metric operator_controller_serviceaccount_tokens_requested_total)"
-  python3 - "$before" "$after" <<'PY'
-import json, sys
-b, a = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a}
-d = {k: v for k, v in d.items() if v > 0}
-installed = ("deployments", "configmaps", "serviceaccounts", "roles", "rolebindings", "services")
-writes = ("POST", "PUT", "PATCH", "APPLY", "DELETE")
-# a subresource (serviceaccounts/token: the TokenRequests) is not a write to the object
-w_inst = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] in [[r] for r in installed])
-w_status = sum(v for k, v in d.items() if k.split()[0] in writes and k.split()[1:] == ["clusterextensions", "status"])
-print(f"  apiserver requests during the restart: {sum(d.values())} in all; writes to installed objects {w_inst}; "
-      f"ClusterExtension status writes {w_status}")
-for k in sorted(d, key=lambda k: -d[k])[:12]:
-    print(f"    {d[k]:6d}  {k}")
-PY
+  restart_requests "$before" "$after"
 fi
 done
 # MALLOC_STATS and KEEP_LOGS, at the end of either form of the run.
