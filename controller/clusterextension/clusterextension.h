@@ -190,8 +190,9 @@ char *clusterextension_message_clean(const char *message);
  * as adapted by the "decided" section).
  *
  * One reconcile of ClusterExtension <name>, run on a threadpool thread by the work queue:
- *   1. GET the object (fresh, not the informer copy: the status update needs its
- *      resourceVersion).  Gone → done.
+ *   1. The object from the informer's cache when it is the newest version this process
+ *      wrote or read, else a GET (clusterextension_cached.c: a status written from an older
+ *      copy would be refused).  Gone → done.
  *   2. Finalizer CE_FINALIZER: added on first sight; on deletion the install record's
  *      objects are uninstalled (applier_uninstall), the bundle cache is removed, and the
  *      finalizer released.

@@ -200,7 +200,10 @@ static json_t *status_write_body(const json_t *ce, json_t *status)
     return obj;
 }
 
-/* Writes status when it changed.  KUBE_CONFLICT and other failures make the reconcile
+/* write_status's answer when the object changed since the reconcile read it. */
+#define STATUS_CONFLICT 1
+
+/* Writes status when it changed: 0, STATUS_CONFLICT or -1.  Either failure makes the reconcile
  * retry (the next one recomputes from a fresh read). */
 static int write_status(clusterextension_run *run, bool installed_read_failed, const char *record_error, olm_error *err)
 {
@@ -289,14 +292,25 @@ static int write_status(clusterextension_run *run, bool installed_read_failed, c
     json_t *written = NULL;
     int rc = kube_update_status(run->r->cfg.admin, obj, &written, err);
     json_decref(obj);
-    if (rc == KUBE_CONFLICT)
+    if (rc == KUBE_CONFLICT) {
         clusterextension_extension_stale(run->r, run->name);
+        olm_error_set(err, "status not written: the ClusterExtension changed while this reconcile ran (an edit, "
+                           "a deletion begun); reconciling again from its new version");
+        return STATUS_CONFLICT;
+    }
     if (rc < 0)
         return olm_error_wrap(err, "error updating status");
     if (written)
         clusterextension_extension_known(run->r, written);
     json_decref(written);
     return 0;
+}
+
+/* A failed status write's line: a conflict is the object changing under the reconcile, which
+ * is expected and retried, so it is not an error line. */
+static void log_status_failure(const clusterextension_run *run, int rc, const olm_error *err)
+{
+    olm_log(rc == STATUS_CONFLICT ? OLM_LOG_INFO : OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err->msg);
 }
 
 /* ------------------------------------------------------------ deletion */
@@ -433,8 +447,9 @@ static kube_wq_result_kind installed_unreadable(clusterextension_run *run, const
     char recerr[OLM_ERROR_MAX];
     snprintf(recerr, sizeof recerr, "%s", why->msg);
     olm_error err;
-    if (write_status(run, true, recerr, &err) != 0)
-        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+    int src = write_status(run, true, recerr, &err);
+    if (src != 0)
+        log_status_failure(run, src, &err);
     return KUBE_WQ_ERROR;
 }
 
@@ -500,8 +515,9 @@ static kube_wq_result_kind run_pipeline_revisions(clusterextension_run *run)
     }
     if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
         clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
-    if (write_status(run, false, NULL, &err) != 0) {
-        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+    int src = write_status(run, false, NULL, &err);
+    if (src != 0) {
+        log_status_failure(run, src, &err);
         return KUBE_WQ_ERROR;
     }
     return kind;
@@ -565,9 +581,10 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     if (rc == 0 && run->resolved && run->res.catalog && run->res.catalog->name)
         clusterextension_infos_set(run->r->infos, run->name, run->res.catalog->name);
     double t0 = olm_time_mono_ms();
-    if (write_status(run, false, NULL, &err) != 0) {
+    int src = write_status(run, false, NULL, &err);
+    if (src != 0) {
         clusterextension_debug_step(run, "status", t0, "failed");
-        olm_log(OLM_LOG_ERROR, "clusterExtension", run->name, "%s", err.msg);
+        log_status_failure(run, src, &err);
         return KUBE_WQ_ERROR;
     }
     clusterextension_debug_step(run, "status", t0, NULL);

@@ -92,6 +92,7 @@
 #include <unistd.h>
 
 #include "ce_fixture.h"
+#include "stderr_capture.h"
 
 #define DEPLOYMENT_PATH "/apis/apps/v1/namespaces/" CE_NS "/deployments/pkg-operator"
 #define UPSTREAM_FINALIZER "olm.operatorframework.io/cleanup-contentmanager-cache"
@@ -470,8 +471,16 @@ static void test_status_conflict_retries(void **state)
     ce_fixture_pullable(f, CE_V1);
     ce_fixture_extension(f, NULL, NULL);
     fake_apiserver_fail(f->api, "PUT", CE_PATH "/status", NULL, 409, NULL, 1);
-    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
+    kube_wq_result_kind kind = ce_fixture_reconcile(f).kind;
+    char *logged = stderr_capture_end(&cap, 8192);
+    assert_int_equal(kind, KUBE_WQ_ERROR);
     assert_null(ce_fixture_condition(f, "Installed"));
+    /* an expected race, retried: an INFO line that says so, no ERROR line */
+    assert_non_null(strstr(logged, "INFO clusterExtension=" CE_NAME " status not written: the ClusterExtension changed"));
+    assert_null(strstr(logged, "ERROR"));
+    free(logged);
     /* The retry writes it. */
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_string_equal(installed_bundle(f), CE_V1);
