@@ -71,6 +71,35 @@ static void get(clusterextension_token_cache *c, const char *ns, const char *sa,
     assert_null(t.value);
 }
 
+/* Many ServiceAccounts (the table grows past its first buckets several times): each keeps its
+ * own token, found again without a mint; forgetting one drops it alone. */
+static void test_many_service_accounts(void **state)
+{
+    (void)state;
+    fake f = {.now = 1000, .server_lifetime = 3600};
+    clusterextension_token_cache *c = new_cache(&f, 3600);
+    char ns[32], want[64];
+    for (unsigned i = 0; i < 1000; i++) {
+        snprintf(ns, sizeof ns, "ns-%u", i);
+        snprintf(want, sizeof want, "tok-%s-installer-%u", ns, i + 1);
+        get(c, ns, "installer", want);
+    }
+    assert_int_equal(clusterextension_token_cache_size(c), 1000);
+    for (unsigned i = 0; i < 1000; i++) {
+        snprintf(ns, sizeof ns, "ns-%u", i);
+        snprintf(want, sizeof want, "tok-%s-installer-%u", ns, i + 1);
+        get(c, ns, "installer", want);
+    }
+    assert_int_equal(f.minted, 1000);
+    clusterextension_token_cache_forget(c, "ns-500", "installer");
+    assert_int_equal(clusterextension_token_cache_size(c), 999);
+    get(c, "ns-500", "installer", "tok-ns-500-installer-1001");
+    get(c, "ns-501", "installer", "tok-ns-501-installer-502");
+    assert_int_equal(f.minted, 1001);
+    clusterextension_token_cache_free(c);
+    pthread_mutex_destroy(&f.lock);
+}
+
 static void test_reused_until_two_thirds_of_the_lifetime(void **state)
 {
     fake f = {.now = 1000, .server_lifetime = 3600};
@@ -240,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_mint_failure_keeps_nothing),
         cmocka_unit_test(test_new_requires_a_mint_function),
         cmocka_unit_test(test_concurrent_use),
+        cmocka_unit_test(test_many_service_accounts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
