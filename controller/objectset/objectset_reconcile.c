@@ -229,6 +229,9 @@ static kube_wq_result reconcile(objectset_pass *p)
     }
     time_t now = p->r->cfg.now ? p->r->cfg.now() : time(NULL);
     p->remaining_ms = objectset_deadline_remaining_ms(p->cos, p->r->cfg.minute_ms, now, &p->has_deadline);
+    time_t created;
+    const char *ct = kube_object_string(p->cos, "metadata.creationTimestamp");
+    p->age_ms = ct && kube_parse_time(ct, &created) == 0 ? ((int64_t)now - (int64_t)created) * 1000 : -1;
     p->s.deadline_exceeded = p->has_deadline && p->remaining_ms <= 0;
     p->s.deadline_minutes = json_integer_value(json_object_get(json_object_get(p->cos, "spec"),
                                                                "progressDeadlineMinutes"));

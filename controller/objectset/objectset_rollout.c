@@ -167,8 +167,10 @@ kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const 
         else
             objectset_mark_available(&p->s, "False", "RollingOut", strbuf_str(&rolling));
         objectset_mark_progressing(&p->s, "RollingOut", strbuf_str(&rolling));
-        /* Watched objects queue the set when they change; otherwise poll. */
-        uint64_t wait = p->watched ? p->r->cfg.resync_ms : p->r->cfg.poll_ms;
+        /* Watched objects queue the set when they change; otherwise poll, less often as the
+         * rollout grows old. */
+        uint64_t wait = p->watched ? p->r->cfg.resync_ms
+                                   : objectset_poll_wait(p->r->cfg.poll_ms, p->r->cfg.resync_ms, p->age_ms);
         if (p->has_deadline && p->remaining_ms > 0 && (uint64_t)p->remaining_ms < wait)
             wait = (uint64_t)p->remaining_ms;
         res = objectset_after(wait);

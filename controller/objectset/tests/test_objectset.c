@@ -292,6 +292,32 @@ static void test_archive_teardown(void **state)
     assert_false(kube_object_has_finalizer(fake_apiserver_object(f->api, COS "t"), OBJECTSET_FINALIZER));
 }
 
+/* A rollout waiting on an object that is not watched (no watches here) is probed every 2 s at
+ * first, then less often as it grows old (a quarter of its age), at most every 30 s. */
+static void test_poll_slows_as_the_rollout_ages(void **state)
+{
+    fx *f = *state;
+    put_cos(f, "w", "", "Prevent", "", CM_INLINE); /* created 22:00:00; its PVC is never Bound */
+    const time_t created = 1700000000 - 13 * 60 - 20;
+    const struct {
+        time_t age_s;
+        uint64_t want_ms;
+    } at[] = {{1, 2000}, {4, 2000}, {60, 15000}, {100, 25000}, {3600, 30000}};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        fake_now_value = created + at[i].age_s;
+        kube_wq_result r = run(f, "w");
+        assert_int_equal(r.kind, KUBE_WQ_REQUEUE_AFTER);
+        assert_cond(f, "w", "Progressing", "True", "RollingOut", NULL);
+        if (r.requeue_after_ms != at[i].want_ms)
+            fail_msg("rolling out for %lld s: requeued after %llu ms, want %llu", (long long)at[i].age_s,
+                     (unsigned long long)r.requeue_after_ms, (unsigned long long)at[i].want_ms);
+    }
+    assert_int_equal(objectset_poll_wait(2000, 30000, -1), 2000); /* no creation time: as before */
+    bind_pvc(f);
+    run(f, "w");
+    assert_cond(f, "w", "Progressing", "True", "Succeeded", NULL);
+}
+
 static void test_progress_deadline(void **state)
 {
     fx *f = *state;
@@ -721,6 +747,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secret_refs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collision_prevent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_archive_teardown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_poll_slows_as_the_rollout_ages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revision_handover, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_error_retries, setup, teardown),
