@@ -63,6 +63,7 @@ typedef struct objectset_reconciler_config {
     kube_informer *sets;         /* the ClusterObjectSet cache (siblings); borrowed; NULL: list from the API */
     uint64_t minute_ms;          /* a progressDeadlineMinutes minute; 0: 60000 (tests shorten it) */
     uint64_t poll_ms;            /* re-probe while a rollout waits on objects not watched; 0: 2000 */
+    uint64_t poll_max_ms;        /* ... growing with the rollout's age up to this; 0: 10000 */
     uint64_t resync_ms;          /* re-apply and re-probe a rolled-out revision; 0: 30000 */
     uint64_t watched_resync_ms;  /* the same when every type of its objects is watched (a change of
                                   * one queues the set, as upstream, which never resyncs); 0: 300000 */

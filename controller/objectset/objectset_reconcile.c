@@ -52,6 +52,8 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
         r->cfg.minute_ms = 60000;
     if (!r->cfg.poll_ms)
         r->cfg.poll_ms = 2000;
+    if (!r->cfg.poll_max_ms)
+        r->cfg.poll_max_ms = 10000;
     if (!r->cfg.resync_ms)
         r->cfg.resync_ms = 30000;
     if (!r->cfg.watched_resync_ms)

@@ -170,7 +170,7 @@ kube_wq_result objectset_roll_out(objectset_pass *p, objectset_target *t, const 
         /* Watched objects queue the set when they change; otherwise poll, less often as the
          * rollout grows old. */
         uint64_t wait = p->watched ? p->r->cfg.resync_ms
-                                   : objectset_poll_wait(p->r->cfg.poll_ms, p->r->cfg.resync_ms, p->age_ms);
+                                   : objectset_poll_wait(p->r->cfg.poll_ms, p->r->cfg.poll_max_ms, p->age_ms);
         if (p->has_deadline && p->remaining_ms > 0 && (uint64_t)p->remaining_ms < wait)
             wait = (uint64_t)p->remaining_ms;
         res = objectset_after(wait);

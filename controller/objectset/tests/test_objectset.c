@@ -293,7 +293,7 @@ static void test_archive_teardown(void **state)
 }
 
 /* A rollout waiting on an object that is not watched (no watches here) is probed every 2 s at
- * first, then less often as it grows old (a quarter of its age), at most every 30 s. */
+ * first, then less often as it grows old (a quarter of its age), at most every 10 s. */
 static void test_poll_slows_as_the_rollout_ages(void **state)
 {
     fx *f = *state;
@@ -302,7 +302,7 @@ static void test_poll_slows_as_the_rollout_ages(void **state)
     const struct {
         time_t age_s;
         uint64_t want_ms;
-    } at[] = {{1, 2000}, {4, 2000}, {60, 15000}, {100, 25000}, {3600, 30000}};
+    } at[] = {{1, 2000}, {4, 2000}, {20, 5000}, {36, 9000}, {60, 10000}, {3600, 10000}};
     for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
         fake_now_value = created + at[i].age_s;
         kube_wq_result r = run(f, "w");
