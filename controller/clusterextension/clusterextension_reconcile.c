@@ -174,8 +174,8 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
 /* The body of a status write: the status subresource keeps the stored metadata (managedFields
  * included) and spec whatever is sent, so only the identity and the write's preconditions
  * (uid, resourceVersion) go with the new status: ~1.5 KB for the apiserver to decode and
- * check instead of the whole object (~7 KB, most of it managedFields and kubectl's
- * last-applied annotation).  Takes `status`. */
+ * check instead of the whole object (kubectl's last-applied annotation, labels, spec, and
+ * after a GET the managedFields: up to ~7 KB).  Takes `status`. */
 static json_t *status_write_body(const json_t *ce, json_t *status)
 {
     json_t *obj = json_object(), *md = json_object();
