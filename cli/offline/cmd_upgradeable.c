@@ -210,10 +210,10 @@ static int cluster_mode(const char *kubeconfig, const char *sysns, const char *c
         fprintf(stderr, "upgradeable: %s\n", err.msg);
         return 2;
     }
-    /* With --to the cluster version is not needed: do not ask for it. */
-    /* The revisions too: the CLI cannot know whether operator-controller runs with
-     * BoxcutterRuntime (installs are then ClusterObjectSet revisions, with no record); a cluster
-     * without the ClusterObjectSet API has none. */
+    /* With --to the cluster version is not needed: do not ask for it.  The revisions are read
+     * too: the CLI cannot know whether operator-controller runs with BoxcutterRuntime (installs
+     * are then ClusterObjectSet revisions, with no record); a cluster without the
+     * ClusterObjectSet API has none. */
     upgradeable_reconcile_opts o = {.system_namespace = sysns, .cluster_version_override = cluster,
                                     .skip_cluster_version = to != NULL, .revisions = true};
     upgradeable_inputs in;

@@ -176,21 +176,22 @@ static int set_finalizer(clusterextension_run *run, bool present, olm_error *err
  * (uid, resourceVersion) go with the new status: ~1.5 KB for the apiserver to decode and
  * check instead of the whole object (kubectl's last-applied annotation, labels, spec, and
  * after a GET the managedFields: up to ~7 KB).  Takes `status`. */
+static bool copy_keys(json_t *dst, const json_t *src, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(src, keys[i]);
+        if (v && json_object_set(dst, keys[i], v) != 0)
+            return false;
+    }
+    return true;
+}
+
 static json_t *status_write_body(const json_t *ce, json_t *status)
 {
+    static const char *const top[] = {"apiVersion", "kind"}, *const meta[] = {"name", "uid", "resourceVersion"};
     json_t *obj = json_object(), *md = json_object();
-    const json_t *cur_md = json_object_get(ce, "metadata");
-    const char *const keep[] = {"name", "uid", "resourceVersion"};
-    bool ok = obj && md;
-    for (size_t i = 0; ok && i < 2; i++) {
-        json_t *v = json_object_get(ce, i ? "kind" : "apiVersion");
-        ok = !v || json_object_set(obj, i ? "kind" : "apiVersion", v) == 0;
-    }
-    for (size_t i = 0; ok && i < sizeof keep / sizeof *keep; i++) {
-        json_t *v = json_object_get(cur_md, keep[i]);
-        ok = !v || json_object_set(md, keep[i], v) == 0;
-    }
-    ok = ok && json_object_set(obj, "metadata", md) == 0 && json_object_set(obj, "status", status) == 0;
+    bool ok = obj && md && copy_keys(obj, ce, top, 2) && copy_keys(md, json_object_get(ce, "metadata"), meta, 3) &&
+              json_object_set(obj, "metadata", md) == 0 && json_object_set(obj, "status", status) == 0;
     json_decref(md);
     json_decref(status);
     if (!ok) {

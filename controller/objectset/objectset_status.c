@@ -84,7 +84,7 @@ int64_t objectset_deadline_remaining_ms(const json_t *cos, uint64_t minute_ms, t
 uint64_t objectset_poll_wait(uint64_t poll_ms, uint64_t cap_ms, int64_t age_ms)
 {
     uint64_t wait = age_ms > 0 ? (uint64_t)age_ms / 4 : 0;
-    if (wait < poll_ms)
-        wait = poll_ms;
-    return wait < cap_ms ? wait : (cap_ms > poll_ms ? cap_ms : poll_ms);
+    if (wait > cap_ms)
+        wait = cap_ms;
+    return wait > poll_ms ? wait : poll_ms;
 }

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,18 +110,17 @@ static int fetch_meta(oci_registry *reg, const oci_ref *ref, const char *digest,
     }
     if (oci_manifest_parse(body, len, &m->manifest, err) != 0)
         goto out;
-    if (opts->skip_config && !opts->catalog) {
-        if (!(m->labels_json = strdup("{}"))) {
+    bool want_config = !opts->skip_config || opts->catalog; /* a catalog needs its configs label */
+    if (want_config &&
+        oci_blob_fetch_mem(reg, repo, &m->manifest.config, OCI_MAX_CONFIG_SIZE, &config, &clen, err) != 0) {
+        olm_error_wrap(err, "image config");
+        goto out;
+    }
+    m->labels_json = want_config ? config_labels(config, clen, err) : strdup("{}");
+    if (!m->labels_json) {
+        if (!want_config)
             olm_error_set(err, "out of memory");
-            goto out;
-        }
-    } else {
-        if (oci_blob_fetch_mem(reg, repo, &m->manifest.config, OCI_MAX_CONFIG_SIZE, &config, &clen, err) != 0) {
-            olm_error_wrap(err, "image config");
-            goto out;
-        }
-        if (!(m->labels_json = config_labels(config, clen, err)))
-            goto out;
+        goto out;
     }
     if (opts->catalog) {
         json_t *labels = json_loads(m->labels_json, 0, NULL);

@@ -137,16 +137,8 @@ static void write_file(const char *dir, const char *rel, const char *content)
     assert_int_equal(fclose(f), 0);
 }
 
-/* Builds an image from `dir` (under `prefix`) with one optional label and pushes it. */
-static void push_dir_config(const char *dir, const char *prefix, const char *label_key, const char *label_value,
-                            const char *ref_s, char digest[OCI_DIGEST_BUFSZ], char config_digest[OCI_DIGEST_BUFSZ]);
-static void push_dir(const char *dir, const char *prefix, const char *label_key,
-                     const char *label_value, const char *ref_s, char digest[OCI_DIGEST_BUFSZ])
-{
-    push_dir_config(dir, prefix, label_key, label_value, ref_s, digest, NULL);
-}
-
-/* push_dir, telling the digest of the image's config too (when config_digest is not NULL). */
+/* Builds an image from `dir` (under `prefix`) with one optional label and pushes it; tells its
+ * manifest's digest and, when config_digest is not NULL, its config's. */
 static void push_dir_config(const char *dir, const char *prefix, const char *label_key, const char *label_value,
                             const char *ref_s, char digest[OCI_DIGEST_BUFSZ], char config_digest[OCI_DIGEST_BUFSZ])
 {
@@ -167,6 +159,12 @@ static void push_dir_config(const char *dir, const char *prefix, const char *lab
     oci_registry_free(reg);
     oci_ref_free(&ref);
     oci_image_free(&img);
+}
+
+static void push_dir(const char *dir, const char *prefix, const char *label_key,
+                     const char *label_value, const char *ref_s, char digest[OCI_DIGEST_BUFSZ])
+{
+    push_dir_config(dir, prefix, label_key, label_value, ref_s, digest, NULL);
 }
 
 static char *read_file(const char *path)
