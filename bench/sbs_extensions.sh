@@ -30,6 +30,8 @@
 # reconciled by the new process (its reconcile counter) and its queue empty; for Go, which
 # exports no counter without its authenticated metrics endpoint, every extension's "reconcile
 # ending" in its log and then none for 3 s, timed at the last one's log timestamp.
+# INSTALLER=floor: bench/floor_installer.py instead of operator-controller (not OLM: the least any
+# installer asks of the cluster for this batch, a floor for the figures; see that file).
 # PROFILE_APISERVER=SECS: a CPU profile of kube-apiserver over the first SECS s of each batch, in
 # the run's log folder (apiserver-N.pprof; `go tool pprof -top FILE`).
 set -uo pipefail
@@ -117,7 +119,15 @@ apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
 for _ in $(seq 1200); do [ "$(cc_cond sbs-ops Serving)" = True ] && break; sleep 0.1; done
 OC_HPORT=$(free_port)
 start_oc() { # (re)starts operator-controller, waits until ready
-  if [ "$IMPL" = C ]; then
+  if [ "${INSTALLER:-}" = floor ]; then # not OLM: the yardstick of bench/floor_installer.py
+    "$REPO/build/cli/olmv1" bundle render "$WORK/pkgs/sbs-op-000/bundle-1.0.0" --install-namespace ns-x -o json \
+      >"$P/floor-template.json" || return 1
+    python3 -u "$REPO/bench/floor_installer.py" "$WORK/cluster/env" "$WORK/pkgs/catalog/catalog.json" \
+      "$P/floor-template.json" >>"$1" 2>&1 </dev/null &
+    OC_PID=$!
+    for _ in $(seq 100); do grep -q "floor: watching" "$1" && return 0; sleep 0.1; done
+    return 1
+  elif [ "$IMPL" = C ]; then
     "$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
       --system-namespace olmv1-system --cache-path "$P/opcon-cache" --health-addr "127.0.0.1:$OC_HPORT" \
       --catalogd-ca-file "$WORK/tls/ca.crt" --insecure-registries "$OLMV1_REGISTRY" "${OPCTL_EXTRA[@]}" \
@@ -130,7 +140,7 @@ start_oc() { # (re)starts operator-controller, waits until ready
   fi
 }
 start_oc "$P/operator-controller.log" || { log "operator-controller did not become ready"; exit 1; }
-[ "$IMPL" = C ] || POLL=1 # the installed gauge is ours
+[ "$IMPL" = C ] && [ "${INSTALLER:-}" != floor ] || POLL=1 # the installed gauge is ours
 installed_gauge() { curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_installed_extensions" {print $2}'; }
 echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --short HEAD); logs in $P"
 

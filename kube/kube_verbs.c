@@ -56,16 +56,28 @@ static int object_call(kube_client *c, const char *method, const json_t *obj, bo
     return rc;
 }
 
-int kube_get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
-                      olm_error *err)
+static int get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name,
+                        const char *query, json_t **out, olm_error *err)
 {
     *out = NULL;
     char *path = kube_resource_path(ri, ns, name, NULL, err);
     if (!path)
         return KUBE_ERROR;
-    int rc = kube_request_json(c, "GET", path, NULL, NULL, NULL, out, err);
+    int rc = kube_request_json(c, "GET", path, query, NULL, NULL, out, err);
     free(path);
     return rc;
+}
+
+int kube_get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
+                      olm_error *err)
+{
+    return get_resource(c, ri, ns, name, NULL, out, err);
+}
+
+int kube_get_resource_cached(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name,
+                             json_t **out, olm_error *err)
+{
+    return get_resource(c, ri, ns, name, "resourceVersion=0", out, err);
 }
 
 int kube_get(kube_client *c, const char *api_version, const char *kind, const char *ns,

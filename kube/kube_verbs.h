@@ -30,6 +30,12 @@ int kube_get(kube_client *c, const char *api_version, const char *kind, const ch
  * no discovery on `c`.  A resource the server no longer serves answers 404: KUBE_NOT_FOUND. */
 int kube_get_resource(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
                       olm_error *err);
+/* The same GET with resourceVersion=0: any version the apiserver holds, answered from its
+ * watch cache instead of a quorum read of etcd (a 404 costs the apiserver half, etcd nothing),
+ * at most as old as that cache's lag behind etcd (milliseconds, unless the apiserver is cut
+ * off from etcd). */
+int kube_get_resource_cached(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name,
+                             json_t **out, olm_error *err);
 
 typedef struct kube_list_options {
     const char *label_selector;

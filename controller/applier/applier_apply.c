@@ -1,7 +1,8 @@
 /* applier_apply: one install or upgrade (applier.h).
  *
  *   1. build the labelled, ordered working set (applier_objects.c);
- *   2. conflict check for every object with admin reads, before anything is written;
+ *   2. conflict check for every object (reads from the apiserver's watch cache), before
+ *      anything is written;
  *   3. server-side apply of each object as the ServiceAccount, in phase order, waiting
  *      for the CRDs to be Established before anything after them;
  *   4. prune what the previous record had and the new set has not (applier_prune.c);
@@ -58,7 +59,7 @@ static int check_conflicts(const applier_ctx *ctx, const applier_set *set, const
         const applier_obj *o = &set->v[i];
         json_t *cur = NULL;
         olm_error gerr = {""};
-        int rc = applier_get(ctx, o->api_version, o->kind, o->ns, o->name, &cur, &gerr);
+        int rc = applier_get_cached(ctx, o->api_version, o->kind, o->ns, o->name, &cur, &gerr);
         if (rc == KUBE_NOT_FOUND)
             continue;
         if (rc < 0 && bundle_defines(set, o->api_version, o->kind))

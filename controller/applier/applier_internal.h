@@ -87,6 +87,12 @@ void applier_ref_free(install_object_ref *ref);
 int applier_ref_copy(const install_object_ref *src, install_object_ref *dst);
 bool applier_record_has(const install_object_ref *refs, size_t n, const install_object_ref *ref);
 
+/* applier_get answered from the apiserver's watch cache (kube_get_resource_cached): for the
+ * conflict check, which cannot be atomic with the apply that follows it anyway, so a read a few
+ * milliseconds behind etcd changes nothing it guarantees. */
+int applier_get_cached(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
+                       json_t **out, olm_error *err);
+
 /* Server-side apply of o->obj as the ServiceAccount; *out (may be NULL) gets the result.
  * The error names the object and keeps the apiserver's message. */
 int applier_apply_one(const applier_ctx *ctx, const applier_obj *o, json_t **out, olm_error *err);

@@ -170,8 +170,11 @@ void applier_set_free(applier_set *s)
 
 /* ------------------------------------------------------------ cluster helpers */
 
-int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
-                json_t **out, olm_error *err)
+typedef int (*get_fn)(kube_client *c, const kube_resource_info *ri, const char *ns, const char *name, json_t **out,
+                      olm_error *err);
+
+static int get_with(get_fn get, const applier_ctx *ctx, const char *av, const char *kind, const char *ns,
+                    const char *name, json_t **out, olm_error *err)
 {
     *out = NULL;
     kube_resource_info ri;
@@ -192,9 +195,9 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
      * reconcile, and its own discovery could disagree with the controller's cache (a CRD
      * removed since), which would make a gone object an error instead of NotFound. */
     if (!ctx->as_sa || ctx->as_sa == ctx->admin)
-        return kube_get_resource(ctx->admin, &ri, ns, name, out, err);
+        return get(ctx->admin, &ri, ns, name, out, err);
     olm_error serr = {""};
-    int rc = kube_get_resource(ctx->as_sa, &ri, ns, name, out, &serr);
+    int rc = get(ctx->as_sa, &ri, ns, name, out, &serr);
     if (!applier_denied(rc)) {
         if (rc < 0 && err)
             *err = serr;
@@ -202,7 +205,7 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
     }
     /* The ServiceAccount may patch without get: the controller's identity may still read. */
     olm_error aerr = {""};
-    int arc = kube_get_resource(ctx->admin, &ri, ns, name, out, &aerr);
+    int arc = get(ctx->admin, &ri, ns, name, out, &aerr);
     if (applier_denied(arc)) {
         if (err)
             *err = serr; /* neither may: the ServiceAccount's refusal is the one to fix */
@@ -211,6 +214,18 @@ int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const 
     if (arc < 0 && err)
         *err = aerr;
     return arc;
+}
+
+int applier_get(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
+                json_t **out, olm_error *err)
+{
+    return get_with(kube_get_resource, ctx, av, kind, ns, name, out, err);
+}
+
+int applier_get_cached(const applier_ctx *ctx, const char *av, const char *kind, const char *ns, const char *name,
+                       json_t **out, olm_error *err)
+{
+    return get_with(kube_get_resource_cached, ctx, av, kind, ns, name, out, err);
 }
 
 static char *dup_or_empty(const char *s)

@@ -398,6 +398,8 @@ static void test_adopt_upstream_helm_release(void **state)
     json_decref(chunks);
 }
 
+/* An object there without our labels stops the install before anything is written; the
+ * check reads from the apiserver's watch cache. */
 static void test_conflict_before_any_write(void **state)
 {
     struct fx *f = *state;
@@ -409,6 +411,9 @@ static void test_conflict_before_any_write(void **state)
     assert_int_equal(applier_apply(&f->ctx, &bundle, objs, NULL, &rec, &err), -1);
     assert_string_equal(err.msg, "ConfigMap 'cm' already exists in namespace 'ns' and cannot be managed by operator-controller");
     assert_int_equal(fake_apiserver_nwrites(f->api), 0); /* nothing written */
+    /* The check read the apiserver's watch cache, not etcd (resourceVersion=0), once. */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/ns/configmaps/cm?resourceVersion=0", NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/api/v1/namespaces/ns/configmaps/cm", NULL), 1);
 
     /* Listed in our previous record and merely unlabelled: ours, the apply relabels it. */
     install_object_ref ref = {"v1", "ConfigMap", "ns", "cm", 0};
