@@ -31,7 +31,8 @@
 # exports no counter without its authenticated metrics endpoint, every extension's "reconcile
 # ending" in its log and then none for 3 s, timed at the last one's log timestamp.
 # INSTALLER=floor: bench/floor_installer.py instead of operator-controller (not OLM: the least any
-# installer asks of the cluster for this batch, a floor for the figures; see that file).
+# installer asks of the cluster for this batch, a floor for the figures; see that file; not with
+# RESTART=1, which counts operator-controller's reconciles).
 # PROFILE_APISERVER=SECS: a CPU profile of kube-apiserver over the first SECS s of each batch, in
 # the run's log folder (apiserver-N.pprof; `go tool pprof -top FILE`).
 set -uo pipefail
