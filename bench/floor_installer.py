@@ -24,19 +24,12 @@ Usage: floor_installer.py ENVFILE CATALOG_JSON TEMPLATE_JSON [WORKERS]
 import http.client
 import json
 import queue
-import ssl
 import sys
 import threading
+import time
 from datetime import datetime, timezone
 
-
-def read_env(path):
-    env = {}
-    for line in open(path):
-        if line.startswith("export "):
-            k, v = line[7:].strip().split("=", 1)
-            env[k] = v.strip("'")
-    return env
+from cluster_env import admin_connection, read_env
 
 
 def read_fbc(path):
@@ -54,10 +47,7 @@ def read_fbc(path):
 
 class Apiserver:
     def __init__(self, env):
-        ctx = ssl.create_default_context(cafile=env["OLMV1_CA_CERT"])
-        ctx.load_cert_chain(env["OLMV1_ADMIN_CERT"], env["OLMV1_ADMIN_KEY"])
-        self.ctx, self.port = ctx, int(env["OLMV1_APISERVER_PORT"])
-        self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=ctx)
+        self.conn = admin_connection(env)
 
     def request(self, method, path, body, ctype):
         self.conn.request(method, path, body=json.dumps(body).encode(),
@@ -129,17 +119,26 @@ def main():
     work = queue.Queue()
     for _ in range(workers):
         threading.Thread(target=worker, args=(env, images, template, work), daemon=True).start()
-    api = Apiserver(env)
-    # One watch of all ClusterExtensions from now on; each one added is installed once.
-    api.conn.request("GET", "/apis/olm.operatorframework.io/v1/clusterextensions?watch=1",
-                     headers={"Accept": "application/json", "User-Agent": "floor"})
-    r = api.conn.getresponse()
+    # One watch of all ClusterExtensions from now on; each one added is installed once.  On a
+    # fresh cluster the apiserver answers 429 until its cache of the new CRD is filled: again.
+    for attempt in range(60):
+        api = Apiserver(env)
+        api.conn.request("GET", "/apis/olm.operatorframework.io/v1/clusterextensions?watch=1",
+                         headers={"Accept": "application/json", "User-Agent": "floor"})
+        r = api.conn.getresponse()
+        if r.status == 200:
+            break
+        body = r.read()
+        if r.status != 429 or attempt == 59:
+            sys.exit(f"floor: the watch of ClusterExtensions answered {r.status}: {body[:500]!r}")
+        time.sleep(0.5)
     print("floor: watching", flush=True)
     for line in r:
         ev = json.loads(line)
+        if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
+            sys.exit(f"floor: the watch ended with {line[:500]!r}")
         if ev["type"] == "ADDED" and not ev["object"].get("status", {}).get("install"):
             work.put(ev["object"])
-
 
 if __name__ == "__main__":
     main()

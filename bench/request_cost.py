@@ -17,23 +17,15 @@ Everything it creates is in the namespace request-cost, and a ClusterExtension r
 end.
 """
 import base64
-import http.client
 import json
 import os
-import ssl
 import sys
 import time
 
+from cluster_env import admin_connection, read_env
+
 NS = "request-cost"
 
-
-def read_env(path):
-    env = {}
-    for line in open(path):
-        if line.startswith("export "):
-            k, v = line[7:].strip().split("=", 1)
-            env[k] = v.strip("'")
-    return env
 
 
 def cpu_s(pid):
@@ -43,9 +35,7 @@ def cpu_s(pid):
 
 class Api:
     def __init__(self, env):
-        ctx = ssl.create_default_context(cafile=env["OLMV1_CA_CERT"])
-        ctx.load_cert_chain(env["OLMV1_ADMIN_CERT"], env["OLMV1_ADMIN_KEY"])
-        self.conn = http.client.HTTPSConnection("127.0.0.1", int(env["OLMV1_APISERVER_PORT"]), context=ctx)
+        self.conn = admin_connection(env)
 
     def __call__(self, method, path, body=None, ctype="application/json"):
         headers = {"Accept": "application/json", "User-Agent": "request-cost"}

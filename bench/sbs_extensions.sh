@@ -126,7 +126,7 @@ start_oc() { # (re)starts operator-controller, waits until ready
     python3 -u "$REPO/bench/floor_installer.py" "$WORK/cluster/env" "$WORK/pkgs/catalog/catalog.json" \
       "$P/floor-template.json" >>"$1" 2>&1 </dev/null &
     OC_PID=$!
-    for _ in $(seq 100); do grep -q "floor: watching" "$1" && return 0; sleep 0.1; done
+    for _ in $(seq 400); do grep -q "floor: watching" "$1" && return 0; sleep 0.1; done
     return 1
   elif [ "$IMPL" = C ]; then
     "$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
