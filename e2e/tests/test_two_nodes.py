@@ -60,6 +60,15 @@ def holder(cluster, i):
     return cluster.env["OLMV1_NODE_HOLDER_PIDS"].split()[i]
 
 
+def procs_of(cgroup_procs):
+    """The PIDs in a cgroup.procs file; none when the cgroup went away while the tree was listed
+    (a container's cgroup removed between the glob and the read: ENOENT or, on cgroup v1, ENODEV)."""
+    try:
+        return cgroup_procs.read_text().split()
+    except OSError:
+        return []
+
+
 def in_node(cluster, i, *cmd, timeout=30):
     """cmd (a host binary) in node i's network namespace."""
     return subprocess.run(["nsenter", f"--net=/proc/{holder(cluster, i)}/ns/net", *cmd],
@@ -478,7 +487,7 @@ def test_up_after_kill_9_of_both_nodes_and_down_leaves_nothing(cluster):
     first = cluster.env
     cgroups = [first[f"OLMV1_NODE_{i}_CGROUP"] for i in range(2)]
     pids = {int(p) for cg in cgroups for f in Path("/sys/fs/cgroup").glob(f"*/{cg}/**/cgroup.procs")
-            for p in f.read_text().split()}
+            for p in procs_of(f)}
     pids |= {int(v) for k, v in first.items() if k.endswith("_PID")}
     assert len(pids) > 12, pids  # control plane, two nodes' daemons and holders, shims, containers
     for pid in pids:
