@@ -238,7 +238,9 @@ static bool page_aligned(const void *p)
 }
 
 /* A parallel load's parts hand their pages to the joined text: it is a mapping of its own
- * (page aligned, which a malloc'd block never is), not a copy. */
+ * (counted by fbc_text_mappings, and page aligned), not a copy.  Whether a text is mapped is
+ * read from that count: a malloc'd block is page aligned now and then (glibc aligns to 16
+ * bytes; one in 256 lands on a page), which made the alignment alone a flaky witness. */
 static void test_joined_text_is_moved_pages(void **state)
 {
     (void)state;
@@ -248,10 +250,11 @@ static void test_joined_text_is_moved_pages(void **state)
     fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
     assert_non_null(c);
     assert_true(page_aligned(c->jsonl));
+    assert_int_equal(fbc_text_mappings(), 1);
     fbc_catalog_free(c);
     c = fbc_load_dir(dir, &err); /* a serial load writes one growing buffer: malloc'd */
     assert_non_null(c);
-    assert_false(page_aligned(c->jsonl));
+    assert_int_equal(fbc_text_mappings(), 0);
     fbc_catalog_free(c);
 }
 
@@ -337,7 +340,7 @@ static void test_same_catalog_without_mappings(void **state)
         fbc_catalog *c = fbc_load_dir_parallel(dir, 2, &err);
         refuse_text_maps_from = SIZE_MAX;
         assert_non_null(c);
-        assert_int_equal(page_aligned(c->jsonl), cases[k].joined_mapped);
+        assert_int_equal(fbc_text_mappings(), cases[k].joined_mapped ? 1 : 0);
         fbc_catalog_free(c);
     }
 }
