@@ -10,8 +10,9 @@ which of an install's requests weigh, and what a different request would cost.
 Usage: bench/request_cost.py ENVFILE [N] [KINDS]
   ENVFILE  the cluster's env file (e2e/cluster/up.sh --state-dir DIR: DIR/env)
   N        requests per kind (default 500)
-  KINDS    comma-separated, default all: get404 get404-cache get get-cache post-configmap
-           apply-configmap reapply-configmap post-secret token patch-ce-finalizer patch-ce-status
+  KINDS    comma-separated, default all: get404 get404-cache get404-cache-sa-token
+           get404-cache-sa-impersonated get-sa-cache get get-cache post-configmap apply-configmap
+           reapply-configmap post-secret token patch-ce-finalizer patch-ce-status
 Everything it creates is in the namespace request-cost, and a ClusterExtension request-cost
 (the CRDs of config/crd must be installed; no operator-controller should run), deleted at the
 end.
@@ -37,8 +38,8 @@ class Api:
     def __init__(self, env):
         self.conn = admin_connection(env)
 
-    def __call__(self, method, path, body=None, ctype="application/json"):
-        headers = {"Accept": "application/json", "User-Agent": "request-cost"}
+    def __call__(self, method, path, body=None, ctype="application/json", extra=None):
+        headers = {"Accept": "application/json", "User-Agent": "request-cost", **(extra or {})}
         if body is not None:
             headers["Content-Type"] = ctype
             body = json.dumps(body).encode()
@@ -74,13 +75,22 @@ def ce_status(i):
         "install": {"bundle": {"name": "b.v1.0.0", "version": "1.0.0"}}}}
 
 
-def kinds(api):
+def kinds(api, ids):
     cms = f"/api/v1/namespaces/{NS}/configmaps"
+    as_sa = {"Authorization": f"Bearer {ids['sa']}"}
+    impersonating = {"Authorization": f"Bearer {ids['impersonator']}",
+                     "Impersonate-User": f"system:serviceaccount:{NS}:sa"}
     blob = base64.b64encode(os.urandom(3000)).decode()
     apply = "?fieldManager=request-cost&force=true"
     return {
         "get404": lambda i: api("GET", f"{cms}/absent-{i}"),
         "get404-cache": lambda i: api("GET", f"{cms}/absent-{i}?resourceVersion=0"),
+        # the same GET as a ServiceAccount: with its token, or by a third one impersonating it
+        # (operator-controller's two ways, --service-account-identity; RBAC decides both)
+        "get404-cache-sa-token": lambda i: api("GET", f"{cms}/absent-{i}?resourceVersion=0", extra=as_sa),
+        "get404-cache-sa-impersonated": lambda i: api("GET", f"{cms}/absent-{i}?resourceVersion=0",
+                                                      extra=impersonating),
+        "get-sa-cache": lambda i: api("GET", f"/api/v1/namespaces/{NS}/serviceaccounts/sa?resourceVersion=0"),
         "post-configmap": lambda i: api("POST", cms, configmap(f"posted-{i}")),
         "get": lambda i: api("GET", f"{cms}/posted-{i}"),
         "get-cache": lambda i: api("GET", f"{cms}/posted-{i}?resourceVersion=0"),
@@ -100,19 +110,41 @@ def kinds(api):
     }
 
 
+def service_accounts(api):
+    """ServiceAccount sa (may get configmaps in NS) and impersonator (may get and impersonate
+    serviceaccounts, as config/rbac lets operator-controller); their tokens."""
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    rules = {"request-cost-sa": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}],
+             "request-cost-impersonator": [{"apiGroups": [""], "resources": ["serviceaccounts"],
+                                            "verbs": ["get", "impersonate"]}]}
+    tokens = {}
+    for sa, role in (("sa", "request-cost-sa"), ("impersonator", "request-cost-impersonator")):
+        api("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                                 "metadata": {"name": sa}})
+        api("POST", f"{rbac}/clusterroles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                                             "metadata": {"name": role}, "rules": rules[role]})
+        api("POST", f"{rbac}/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": NS}]})
+        api.conn.request("POST", f"/api/v1/namespaces/{NS}/serviceaccounts/{sa}/token", body=json.dumps({
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}),
+            headers={"Content-Type": "application/json", "Accept": "application/json"})
+        tokens[sa] = json.loads(api.conn.getresponse().read())["status"]["token"]
+    return tokens
+
+
 def main():
     env = read_env(sys.argv[1])
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 500
     api = Api(env)
-    table = kinds(api)
     chosen = sys.argv[3].split(",") if len(sys.argv) > 3 else list(table)
     api("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-    api("POST", f"/api/v1/namespaces/{NS}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
-                                                             "metadata": {"name": "sa"}})
     api("POST", "/apis/olm.operatorframework.io/v1/clusterextensions", {
         "apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension", "metadata": {"name": "request-cost"},
         "spec": {"namespace": NS, "serviceAccount": {"name": "sa"},
                  "source": {"sourceType": "Catalog", "catalog": {"packageName": "request-cost"}}}})
+    table = kinds(api, service_accounts(api))
     apiserver, etcd = env["OLMV1_APISERVER_PID"], env["OLMV1_ETCD_PID"]
     try:
         for kind in chosen:
@@ -128,6 +160,9 @@ def main():
         api("PATCH", CE, {"metadata": {"finalizers": None}}, "application/merge-patch+json")
         api("DELETE", CE)
         api("DELETE", f"/api/v1/namespaces/{NS}")
+        for kind in ("clusterroles", "clusterrolebindings"):
+            for name in ("request-cost-sa", "request-cost-impersonator"):
+                api("DELETE", f"/apis/rbac.authorization.k8s.io/v1/{kind}/{name}")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,17 @@ while [ "$(kubectl get ns -o name | grep -c '^namespace/sbs-')" -gt 0 ]; do
   sleep 2
 done
 log "no sbs-* namespace left (waited $(since "$t0") s)"
+# Their namespaces gone, the cluster may still be collecting what was in them (the garbage
+# collector, the apiserver's and etcd's share): a batch started then pays for it and paired
+# runs differ by seconds.  Wait (at most 180 s) until kube-apiserver uses under 10% of a CPU
+# over 2 s.
+t0=$(now)
+while :; do
+  a0=$(cpu_s "$OLMV1_APISERVER_PID"); sleep 2; a1=$(cpu_s "$OLMV1_APISERVER_PID")
+  awk -v a="$a0" -v b="$a1" 'BEGIN{exit !(b - a < 0.2)}' && break
+  awk -v a="$t0" -v b="$(now)" 'BEGIN{exit !(b-a>180)}' && { log "the apiserver still busy after 180 s"; break; }
+done
+log "the apiserver quiet (waited $(since "$t0") s)"
 P=$WORK/run-$(date +%H%M%S); mkdir -p "$P"
 apply_crds "$IMPL"
 start_catalogd "$IMPL" "$P/catalogd-cache" "$P/catalogd.log"

@@ -119,6 +119,7 @@ static int start_controllers(void *data, olm_error *err)
         .catalog_client = {.cas = a->catalogd_cas, .tls = &a->f.common.tls},
         .concurrency = a->f.concurrency,
         .global_pull_secret = a->f.common.global_pull_secret,
+        .identity_mode = a->f.identity_mode,
     };
     if (clusterextension_controller_start(&a->ce, &a->rt, &cfg, err) != 0)
         return -1;

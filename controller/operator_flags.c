@@ -88,6 +88,11 @@ void operator_usage(FILE *out)
           "  --ignore-service-account       spec.serviceAccount means nothing, as in upstream OLM v1: every\n"
           "                                 bundle is applied with this controller's own identity (which then\n"
           "                                 needs config/rbac-upstream-rights); default: a named one is used\n"
+          "  --service-account-identity M   how bundles are applied as spec.serviceAccount: impersonation\n"
+          "                                 (Impersonate-User with this controller's own credentials),\n"
+          "                                 token (a TokenRequest per ServiceAccount, as upstream), or auto\n"
+          "                                 (default: impersonation when this controller may impersonate\n"
+          "                                 and get serviceaccounts, as config/rbac allows; else token)\n"
           "  --available-condition=false    no Available condition on ClusterExtensions (as upstream without\n"
           "                                 its BoxcutterRuntime gate); default true: Available from the\n"
           "                                 built-in probes over the installed objects (Deployments\n"
@@ -138,6 +143,7 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
                           "--pull-timeout: want a duration of at least 1s (e.g. 10m), not %s"),
         OLM_FLAG_STRING("--webhook-cert-provider", &f->webhook_cert_provider, "auto"),
         OLM_FLAG_BOOL("--ignore-service-account", &f->ignore_service_account, "false"),
+        OLM_FLAG_STRING("--service-account-identity", &f->service_account_identity, "auto"),
         OLM_FLAG_BOOL("--available-condition", &f->available_condition, "true"),
         OLM_FLAG_UINT("--progress-deadline-minute-seconds", &f->deadline_minute_s, "60", 1, 3600,
                       "--progress-deadline-minute-seconds must be 1..3600, not %s"),
@@ -160,6 +166,17 @@ int operator_flags_parse(int argc, char **argv, operator_flags *f, char *msg, si
         f->cert_mode = CE_CERT_SERVICE_CA;
     else {
         snprintf(msg, msgsz, "--webhook-cert-provider: want auto, cert-manager or openshift-service-ca, got \"%s\"", wcp);
+        return -1;
+    }
+    const char *sai = f->service_account_identity;
+    if (strcmp(sai, "auto") == 0)
+        f->identity_mode = CE_IDENTITY_AUTO;
+    else if (strcmp(sai, "impersonation") == 0)
+        f->identity_mode = CE_IDENTITY_IMPERSONATION;
+    else if (strcmp(sai, "token") == 0)
+        f->identity_mode = CE_IDENTITY_TOKEN;
+    else {
+        snprintf(msg, msgsz, "--service-account-identity: want auto, impersonation or token, got \"%s\"", sai);
         return -1;
     }
     olm_flag_empty_is_unset(&f->catalogd_cas_dir);

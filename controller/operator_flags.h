@@ -29,6 +29,8 @@ typedef struct operator_flags {
     bool ignore_service_account;     /* --ignore-service-account: upstream's meaning of spec.serviceAccount */
     bool available_condition;        /* --available-condition: Available from the built-in probes (default true) */
     clusterextension_cert_mode cert_mode; /* what it says, after the webhook gates */
+    const char *service_account_identity; /* --service-account-identity auto|impersonation|token */
+    clusterextension_identity_mode identity_mode; /* what it says */
     /* Upstream's --feature-gates (operator_flags.c lists them with our defaults). */
     bool gate_single_own_namespace; /* SingleOwnNamespaceInstallSupport: spec.config.inline.watchNamespace */
     bool gate_deployment_config;    /* DeploymentConfig: spec.config.inline.deploymentConfig */

@@ -504,6 +504,41 @@ fail:
     return -1;
 }
 
+bool kube_credential_is_impersonation(const char *credential)
+{
+    return credential && strncmp(credential, KUBE_IMPERSONATION_PREFIX, strlen(KUBE_IMPERSONATION_PREFIX)) == 0;
+}
+
+/* *to = a copy of from (NULL stays NULL); false when out of memory. */
+static bool dup_field(char **to, const char *from, olm_error *err)
+{
+    return !from || (*to = dup_or_oom(from, err)) != NULL;
+}
+
+int kube_config_with_credential(const kube_config *base, const char *credential, kube_config *out, olm_error *err)
+{
+    if (!kube_credential_is_impersonation(credential))
+        return kube_config_with_token(base, credential, out, err);
+    memset(out, 0, sizeof *out);
+    const char *user = credential + strlen(KUBE_IMPERSONATION_PREFIX);
+    size_t user_len = strcspn(user, " ");
+    if (user_len == 0)
+        return olm_error_set(err, "kube_config_with_credential: no user to impersonate");
+    out->insecure_skip_tls_verify = base->insecure_skip_tls_verify;
+    out->request_metrics = base->request_metrics;
+    if (!dup_field(&out->server, base->server, err) || !dup_field(&out->ca_file, base->ca_file, err) ||
+        !dup_field(&out->client_cert_file, base->client_cert_file, err) ||
+        !dup_field(&out->client_key_file, base->client_key_file, err) || !dup_field(&out->token, base->token, err) ||
+        !dup_field(&out->token_file, base->token_file, err) || !dup_field(&out->namespace, base->namespace, err) ||
+        !(out->impersonate_user = strndup(user, user_len))) {
+        if (!out->impersonate_user)
+            olm_error_set(err, "out of memory");
+        kube_config_free(out);
+        return -1;
+    }
+    return 0;
+}
+
 static void remove_tmp(const char *dir)
 {
     static const char *const names[] = {"ca.crt", "client.crt", "client.key"};
@@ -529,6 +564,7 @@ void kube_config_free(kube_config *cfg)
         explicit_bzero(cfg->token, strlen(cfg->token));
     free(cfg->token);
     free(cfg->token_file);
+    free(cfg->impersonate_user);
     free(cfg->namespace);
     free(cfg->tmp_dir);
     memset(cfg, 0, sizeof *cfg);
@@ -578,6 +614,16 @@ int kube_curl_apply(CURL *h, const kube_config *cfg, struct curl_slist **headers
             return olm_error_set(err, "out of memory");
         struct curl_slist *nl = curl_slist_append(*headers, hdr);
         explicit_bzero(hdr, (size_t)n);
+        free(hdr);
+        if (!nl)
+            return olm_error_set(err, "out of memory");
+        *headers = nl;
+    }
+    if (cfg->impersonate_user) {
+        char *hdr = NULL;
+        if (asprintf(&hdr, "Impersonate-User: %s", cfg->impersonate_user) < 0)
+            return olm_error_set(err, "out of memory");
+        struct curl_slist *nl = curl_slist_append(*headers, hdr);
         free(hdr);
         if (!nl)
             return olm_error_set(err, "out of memory");

@@ -154,6 +154,23 @@ static char *dup_opt(const char *s, bool *oom)
     return d;
 }
 
+/* An impersonating client sends base's own credentials, so it uses base's own pool: the same
+ * TLS configuration (a client certificate is bound to the connection), the same connections. */
+static kube_client *new_impersonating(kube_client *base, const char *credential, const kube_client_options *opts,
+                                      olm_error *err)
+{
+    kube_client *c = client_alloc(opts, err);
+    if (!c)
+        return NULL;
+    if (kube_config_with_credential(&base->cfg, credential, &c->cfg, err) != 0) {
+        kube_client_free(c);
+        return NULL;
+    }
+    atomic_fetch_add(&base->conns->refs, 1);
+    c->conns = base->conns;
+    return c;
+}
+
 kube_client *kube_client_new_for_token(kube_client *base, const char *token, const kube_client_options *opts,
                                        olm_error *err)
 {
@@ -161,6 +178,8 @@ kube_client *kube_client_new_for_token(kube_client *base, const char *token, con
         olm_error_set(err, "kube_client_new_for_token: a base client and a token are required");
         return NULL;
     }
+    if (kube_credential_is_impersonation(token))
+        return new_impersonating(base, token, opts, err);
     kube_conn_pool *p = token_pool(base, err);
     if (!p)
         return NULL;

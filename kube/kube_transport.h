@@ -62,6 +62,9 @@ void kube_client_free(kube_client *c);
  * bound to a connection.  base may be freed before the clients made from it. */
 kube_client *kube_client_new_for_token(kube_client *base, const char *token, const kube_client_options *opts,
                                        olm_error *err);
+/* `token` may also be an impersonation credential (KUBE_IMPERSONATION_PREFIX, kube_config.h):
+ * the client then sends base's own credentials with Impersonate-User, over base's own pool,
+ * and names base's credential files: base must outlive it. */
 /* Borrowed; valid while the client lives. */
 const kube_config *kube_client_config(const kube_client *c);
 /* How many responses of this client were HTTP 401 Unauthorized (any thread).  Lets a

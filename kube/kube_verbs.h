@@ -96,6 +96,14 @@ int kube_delete(kube_client *c, const char *api_version, const char *kind, const
 int kube_token_request(kube_client *c, const char *ns, const char *sa, int64_t expiration_seconds,
                        const char *const *audiences, char **token, time_t *expires, olm_error *err);
 
+/* What a SelfSubjectAccessReview asks: may this client `verb` `resource` of API `group`
+ * ("" or NULL: the core group), in `namespace` (NULL: in every namespace)? */
+typedef struct kube_access {
+    const char *verb, *group, *resource, *namespace;
+} kube_access;
+/* *allowed is the API server's answer for the client's own identity. */
+int kube_self_allowed(kube_client *c, const kube_access *a, bool *allowed, olm_error *err);
+
 /* Parses an RFC 3339 UTC timestamp ("2024-01-02T03:04:05Z"); -1 on bad input. */
 int kube_parse_time(const char *s, time_t *out);
 

@@ -102,6 +102,14 @@ void clusterextension_token_free(clusterextension_token *t);
  * kube_client with the right to create serviceaccounts/token. */
 int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
                        olm_error *err);
+/* The mint function when operator-controller impersonates ServiceAccounts: no token, an
+ * impersonation credential (kube_config.h) once the ServiceAccount is seen to exist (`data`: a
+ * kube_client that may get serviceaccounts).  KUBE_NOT_FOUND when it does not, as a
+ * TokenRequest says; the credential is "valid" for `seconds`, after which the cache checks
+ * again.  A ServiceAccount deleted meanwhile is not noticed before then (a token would be
+ * refused at once): what the apiserver authorizes is the name's RBAC either way. */
+int clusterextension_identity_mint_impersonation(void *data, const char *ns, const char *sa, int64_t seconds,
+                                                 char **credential, time_t *expires, olm_error *err);
 
 /* clusterextension_status: the status a ClusterExtension reconcile writes, computed
  * from what the steps found (olmv1-behaviour.md §1.1, §2.2, §2.3, §2.4).
@@ -245,6 +253,15 @@ typedef enum clusterextension_cert_mode {
     CE_CERT_MANAGER,     /* cert-manager: an Issuer and a Certificate per webhook deployment */
     CE_CERT_SERVICE_CA,  /* OpenShift's service-ca: annotations only */
 } clusterextension_cert_mode;
+
+/* --service-account-identity: how requests act as a ClusterExtension's ServiceAccount. */
+typedef enum clusterextension_identity_mode {
+    CE_IDENTITY_AUTO = 0,      /* impersonation when operator-controller may impersonate ServiceAccounts
+                                * and read them (config/rbac grants both), else tokens */
+    CE_IDENTITY_IMPERSONATION, /* Impersonate-User with operator-controller's own credentials, once the
+                                * ServiceAccount is seen to exist */
+    CE_IDENTITY_TOKEN,         /* a TokenRequest per ServiceAccount, cached (upstream's way) */
+} clusterextension_identity_mode;
 
 /* What a bundle with webhooks gets (Progressing True/Retrying) when no provider exists. */
 #define CE_NO_CERT_PROVIDER_MESSAGE                                                                              \

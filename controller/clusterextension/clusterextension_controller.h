@@ -27,7 +27,8 @@ typedef struct clusterextension_controller {
     kube_workqueue *wq;
     catalog_client *cc;
     clusterextension_reconciler *rec;
-    clusterextension_token_cache *tokens;
+    clusterextension_token_cache *tokens; /* tokens, or impersonation credentials (impersonating) */
+    bool impersonating;
     drift_watcher *drift;
 } clusterextension_controller;
 
@@ -37,6 +38,7 @@ typedef struct clusterextension_controller_config {
     catalog_client_options catalog_client;
     unsigned concurrency;           /* reconciles at once */
     const char *global_pull_secret; /* NS/NAME, or NULL */
+    clusterextension_identity_mode identity_mode; /* auto: decided at start (an access review) */
 } clusterextension_controller_config;
 
 /* Both informers, the catalog client, the pull-secret watch, the token cache, the drift

@@ -13,6 +13,9 @@
 
 typedef struct drift_cfg {
     kube_config cfg;
+    /* What cfg was made from: a token, or an impersonation (kube_config.h), whose cfg.token
+     * is operator-controller's own (or none).  Compared with each new spec's, zeroed when freed. */
+    char *credential;
     unsigned refs;
 } drift_cfg;
 

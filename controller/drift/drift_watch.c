@@ -34,6 +34,9 @@ void drift_cfg_unref(drift_cfg *c)
 {
     if (c && --c->refs == 0) {
         kube_config_free(&c->cfg); /* zeroes the token */
+        if (c->credential)
+            explicit_bzero(c->credential, strlen(c->credential));
+        free(c->credential);
         free(c);
     }
 }
@@ -41,21 +44,28 @@ void drift_cfg_unref(drift_cfg *c)
 drift_cfg *drift_cfg_new(drift_watcher *d, const char *token, olm_error *err)
 {
     drift_cfg *c = calloc(1, sizeof *c);
-    if (!c) {
+    if (!c || !(c->credential = strdup(token))) {
+        free(c);
         olm_error_set(err, "out of memory");
         return NULL;
+    }
+    c->refs = 1;
+    if (kube_credential_is_impersonation(token)) { /* base's own credentials, as that user */
+        if (kube_config_with_credential(d->base, token, &c->cfg, err) != 0) {
+            drift_cfg_unref(c);
+            return NULL;
+        }
+        return c;
     }
     c->cfg.server = strdup(d->base->server);
     c->cfg.ca_file = d->base->ca_file ? strdup(d->base->ca_file) : NULL; /* the path, not a copy of the file */
     c->cfg.insecure_skip_tls_verify = d->base->insecure_skip_tls_verify;
     c->cfg.token = strdup(token);
     if (!c->cfg.server || (d->base->ca_file && !c->cfg.ca_file) || !c->cfg.token) {
-        kube_config_free(&c->cfg);
-        free(c);
+        drift_cfg_unref(c);
         olm_error_set(err, "out of memory");
         return NULL;
     }
-    c->refs = 1;
     return c;
 }
 
@@ -333,7 +343,7 @@ void drift_watch_own_error(drift_watch *w, long http_status, const char *msg)
             drift_logf(d, e->name, "drift watch: the token of ServiceAccount %s/%s was rejected (HTTP 401); reconciling "
                   "for a new one", e->ns, e->sa);
             if (d->cb.token_rejected)
-                d->cb.token_rejected(e->ns, e->sa, e->cfg->cfg.token, d->cb.data);
+                d->cb.token_rejected(e->ns, e->sa, e->cfg->credential, d->cb.data);
             d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
         }
         halt_all(e);

@@ -150,13 +150,13 @@ static void apply_spec(drift_watcher *d, drift_spec *s)
             e->cfg = NULL;
             e->rejected = false;
         }
-    } else if (e->rejected && strcmp(e->cfg->cfg.token, s->token) == 0) {
+    } else if (e->rejected && strcmp(e->cfg->credential, s->token) == 0) {
         /* Posted by a reconcile that took the token from the cache before the 401 dropped
          * it: the next reconcile mints a new one. */
         d->cb.enqueue_after(e->name, d->coalesce_ms, d->cb.data);
         return;
     }
-    if (!s->tokenless && (!e->cfg || strcmp(e->cfg->cfg.token, s->token) != 0)) {
+    if (!s->tokenless && (!e->cfg || strcmp(e->cfg->credential, s->token) != 0)) {
         drift_cfg *c = drift_cfg_new(d, s->token, &err);
         if (!c) {
             drift_logf(d, s->extension, "drift watch: %s", err.msg);

@@ -25,16 +25,29 @@ from test_operator_controller import (LABEL, VERSIONS, apply_ce, conditions, con
 KINDS_PER_EXTENSION = 5
 
 
-@pytest.fixture(scope="module")
-def world(crds, tmp_path_factory):
-    """test_operator_controller's package and catalog, with an operator-controller that has no
-    periodic repair (--drift-repair-interval 0): only the drift watches repair."""
-    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("opctl-drift"), LABEL, drift_repair_interval="0") as env:
+def drift_world(tmp_path_factory, ctl_extra=()):
+    with olmv1_e2e.olm_env(tmp_path_factory.mktemp("opctl-drift"), LABEL, drift_repair_interval="0",
+                           ctl_extra=ctl_extra) as env:
         pkg = unique("dpk")
         images = olmv1_e2e.push_bundles(env, pkg, VERSIONS)
         ref = olmv1_e2e.push_catalog(env, pkg, images, VERSIONS, "latest")
         env.update(pkg=pkg, images=images, catalog=olmv1_e2e.create_catalog(env, pkg, ref))
         yield env
+
+
+@pytest.fixture(scope="module")
+def world(crds, tmp_path_factory):
+    """test_operator_controller's package and catalog, with an operator-controller that has no
+    periodic repair (--drift-repair-interval 0): only the drift watches repair.  It runs under
+    config/rbac, so it acts as ServiceAccounts by impersonation (the default where allowed)."""
+    yield from drift_world(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def token_world(crds, tmp_path_factory):
+    """The same with ServiceAccount tokens (--service-account-identity=token, what auto chooses
+    under upstream's RBAC, which grants no impersonation)."""
+    yield from drift_world(tmp_path_factory, ctl_extra=("--service-account-identity=token",))
 
 
 def drop_namespace(ns):
@@ -234,11 +247,13 @@ def test_kind_the_service_account_may_not_watch_falls_back(world, name):
         drop_namespace(ns)
 
 
-def test_recreated_service_account_gets_a_new_token(world, ns, name):
+def test_recreated_service_account_gets_a_new_token(token_world, ns, name):
     """The ServiceAccount is deleted and created again, so the cached token is no longer accepted
     (the watches already open keep streaming until they end).  Drift is still repaired: the
     repair's apply gets a 401, drops the token, mints a new one and retries; the watches are then
     opened again with the new token."""
+    world = token_world
+    assert "acting as ServiceAccounts with TokenRequest tokens" in world["ctl"].log_text()
     pkg = world["pkg"]
     apply_ce(world, name, ns, version="1.0.0")
     wait_installed(world, name, "1.0.0")
@@ -266,4 +281,49 @@ def test_recreated_service_account_gets_a_new_token(world, ns, name):
              "the Deployment to be re-created", world["ctl"])
     wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to come back")
     still_installed(world, name)
+    delete_ce(world, name)
+
+
+def test_impersonation_needs_no_token_and_checks_the_service_account(world, ns, name):
+    """Under config/rbac operator-controller impersonates the extension's ServiceAccount: it
+    installs, repairs drift and watches with no TokenRequest at all; the objects are applied as
+    that ServiceAccount (its RBAC decides: a Role it lacks makes the install fail); and a
+    ServiceAccount that does not exist is reported as such before anything is applied."""
+    pkg = world["pkg"]
+    assert "acting as ServiceAccounts by impersonation" in world["ctl"].log_text()
+    minted = metric(world, "operator_controller_serviceaccount_tokens_requested_total")
+    assert minted == 0
+
+    # A missing ServiceAccount: upstream's message (a TokenRequest's NotFound there).
+    kubectl("delete", "serviceaccount", "installer", "-n", ns, "--wait=true")
+    apply_ce(world, name, ns, version="1.0.0")
+    wait_for(lambda: "service account \"installer\" not found" in
+             conditions(name)[1].get("Progressing", {}).get("message", ""),
+             "the missing ServiceAccount to be reported", world["ctl"])
+    assert conditions(name)[1]["Installed"]["status"] != "True"
+
+    # Created, without the right to read Deployments: the requests are that ServiceAccount's.
+    olmv1_e2e.set_rules(ns, [r for r in SA_RULES_FULL if r["apiGroups"] != ["apps"]])
+    kubectl("create", "serviceaccount", "installer", "-n", ns)
+    refused = f'User "system:serviceaccount:{ns}:installer" cannot'
+    wait_for(lambda: refused in conditions(name)[1].get("Progressing", {}).get("message", ""),
+             "the ServiceAccount's own refusal in the status", world["ctl"])
+    # Its RBAC complete: the next attempt installs, and every kind is watched.
+    olmv1_e2e.set_rules(ns, SA_RULES_FULL)
+    wait_installed(world, name, "1.0.0")
+    wait_watches(world, lambda n: n >= KINDS_PER_EXTENSION, "the drift watches to start")
+    old_uid = kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"]
+    kubectl("delete", "deployment", f"{pkg}-manager", "-n", ns, "--wait=true")
+    wait_for(lambda: kubectl_json("get", "deployment", f"{pkg}-manager", "-n", ns)["metadata"]["uid"] != old_uid,
+             "the Deployment to be re-created", world["ctl"])
+
+    # Deleted and created again: impersonation names the user, so nothing is refused and drift
+    # is still repaired through the same watches.
+    kubectl("delete", "serviceaccount", "installer", "-n", ns, "--wait=true")
+    kubectl("create", "serviceaccount", "installer", "-n", ns)
+    kubectl("patch", "configmap", f"{pkg}-config", "-n", ns, "--type=merge", "-p", '{"data":{"version":"tampered"}}')
+    wait_for(lambda: configmap_version(world, ns) == "1.0.0", "the ConfigMap to be put back", world["ctl"])
+    still_installed(world, name)
+    assert metric(world, "operator_controller_serviceaccount_tokens_requested_total") == 0
+    assert "was rejected (HTTP 401)" not in world["ctl"].log_text()
     delete_ce(world, name)

@@ -230,6 +230,72 @@ static void test_token_clients_share_pool_not_tokens(void **state)
     kube_client_free(b);
 }
 
+/* An impersonation credential in place of a token: the base's own credentials, the user in
+ * Impersonate-User, over the base's own pool; a token client never carries that header. */
+static void test_impersonating_client(void **state)
+{
+    struct fixture *f = *state;
+    olm_error err = {""};
+    kube_client *imp = kube_client_new_for_token(f->c, KUBE_IMPERSONATION_PREFIX "system:serviceaccount:ns:installer",
+                                                 NULL, &err);
+    kube_client *tok = kube_client_new_for_token(f->c, "token-a", NULL, &err);
+    assert_non_null(imp);
+    assert_non_null(tok);
+    assert_ptr_equal(imp->conns, f->c->conns); /* the base's credentials: the base's connections */
+    assert_null(kube_client_new_for_token(f->c, KUBE_IMPERSONATION_PREFIX, NULL, &err));
+    assert_non_null(strstr(err.msg, "no user to impersonate"));
+    kube_client *order[] = {imp, tok, f->c};
+    for (size_t i = 0; i < 3; i++) {
+        fake_http_push(&f->srv, 200, "{}");
+        json_t *obj = NULL;
+        assert_int_equal(kube_get(order[i], "v1", "ConfigMap", "ns", "x", &obj, &err), KUBE_OK);
+        json_decref(obj);
+    }
+    char buf[256];
+    assert_string_equal(fake_http_header(req_at(f, 0), "Authorization", buf, sizeof buf), "Bearer admin-token");
+    assert_string_equal(fake_http_header(req_at(f, 0), "Impersonate-User", buf, sizeof buf),
+                        "system:serviceaccount:ns:installer");
+    assert_string_equal(fake_http_header(req_at(f, 1), "Authorization", buf, sizeof buf), "Bearer token-a");
+    assert_string_equal(fake_http_header(req_at(f, 1), "Impersonate-User", buf, sizeof buf), "");
+    assert_string_equal(fake_http_header(req_at(f, 2), "Impersonate-User", buf, sizeof buf), "");
+    kube_client_free(imp);
+    kube_client_free(tok);
+}
+
+static void test_self_access_review(void **state)
+{
+    struct fixture *f = *state;
+    olm_error err = {""};
+    bool allowed = true;
+    fake_http_push(&f->srv, 201, "{\"kind\":\"SelfSubjectAccessReview\",\"status\":{\"allowed\":false}}");
+    kube_access a = {.verb = "impersonate", .resource = "serviceaccounts"};
+    assert_int_equal(kube_self_allowed(f->c, &a, &allowed, &err), KUBE_OK);
+    assert_false(allowed);
+    const fake_http_request *r = req_at(f, 0);
+    assert_string_equal(r->method, "POST");
+    assert_string_equal(r->target, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    json_t *got = json_loads(r->body, 0, NULL);
+    json_t *want = json_pack("{s:s,s:s,s:{s:{s:s,s:s,s:s}}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+                             "SelfSubjectAccessReview", "spec", "resourceAttributes", "verb", "impersonate", "group", "",
+                             "resource", "serviceaccounts");
+    assert_true(json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    fake_http_push(&f->srv, 201, "{\"status\":{\"allowed\":true}}");
+    kube_access g = {.verb = "get", .resource = "serviceaccounts", .namespace = "ns"};
+    assert_int_equal(kube_self_allowed(f->c, &g, &allowed, &err), KUBE_OK);
+    assert_true(allowed);
+    got = json_loads(req_at(f, 1)->body, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(got, "spec"), "resourceAttributes"), "namespace")),
+                        "ns");
+    json_decref(got);
+    fake_http_push(&f->srv, 403, "{\"kind\":\"Status\",\"message\":\"no\",\"reason\":\"Forbidden\",\"code\":403}");
+    assert_int_equal(kube_self_allowed(f->c, &a, &allowed, &err), KUBE_FORBIDDEN);
+    assert_false(allowed);
+    assert_non_null(strstr(err.msg, "SelfSubjectAccessReview of impersonate serviceaccounts"));
+}
+
 static void test_list(void **state)
 {
     struct fixture *f = *state;
@@ -609,6 +675,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_patch_and_apply, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_delete, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_token_request, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_impersonating_client, srv_setup, srv_teardown),
+        cmocka_unit_test_setup_teardown(test_self_access_review, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_discovery, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_raw_request, srv_setup, srv_teardown),
         cmocka_unit_test_setup_teardown(test_retry_after, srv_setup, srv_teardown),

@@ -320,6 +320,48 @@ static void test_with_token(void **state)
     assert_non_null(strstr(err.msg, "empty token"));
 }
 
+/* An impersonation credential keeps the base's own credentials (its files, by name) and adds
+ * the user; a token credential is kube_config_with_token's copy. */
+static void test_with_credential(void **state)
+{
+    (void)state;
+    kube_config base;
+    olm_error err = {""};
+    int rc = load_text(HEAD "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+                            "clusters:\n- name: k\n  cluster: {server: 'https://h:1', certificate-authority-data: Q0EgUEVNCg==}\n"
+                            "users:\n- name: u\n  user: {client-certificate-data: Q0VSVAo=, client-key-data: S0VZCg==}\n",
+                       &base, &err);
+    assert_int_equal(rc, 0);
+    assert_false(kube_credential_is_impersonation("eyJ.tok"));
+    kube_config imp;
+    assert_int_equal(kube_config_with_credential(&base, KUBE_IMPERSONATION_PREFIX "system:serviceaccount:n:s 7", &imp, &err), 0);
+    assert_string_equal(imp.impersonate_user, "system:serviceaccount:n:s");
+    assert_string_equal(imp.server, "https://h:1");
+    assert_string_equal(imp.ca_file, base.ca_file); /* the same files: one TLS configuration */
+    assert_string_equal(imp.client_cert_file, base.client_cert_file);
+    assert_string_equal(imp.client_key_file, base.client_key_file);
+    assert_null(imp.token);
+    assert_null(imp.tmp_dir); /* the files stay the base's */
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdrs = NULL;
+    assert_int_equal(kube_curl_apply(h, &imp, &hdrs, &err), 0);
+    assert_non_null(hdrs);
+    assert_string_equal(hdrs->data, "Impersonate-User: system:serviceaccount:n:s");
+    assert_null(hdrs->next); /* a client certificate: no Authorization header */
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    kube_config_free(&imp);
+
+    kube_config tok;
+    assert_int_equal(kube_config_with_credential(&base, "sa-token", &tok, &err), 0);
+    assert_string_equal(tok.token, "sa-token");
+    assert_null(tok.impersonate_user);
+    assert_null(tok.client_cert_file);
+    kube_config_free(&tok);
+    assert_int_equal(kube_config_with_credential(&base, KUBE_IMPERSONATION_PREFIX, &tok, &err), -1);
+    kube_config_free(&base);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -330,6 +372,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_kubeconfig, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_with_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_with_credential, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clusterextension.h"
+#include "fake_http_server.h"
 
 typedef struct fake {
     time_t now;
@@ -258,6 +259,59 @@ static void test_concurrent_use(void **state)
     clusterextension_token_cache_free(c);
 }
 
+/* Impersonation: no TokenRequest; the ServiceAccount is read from the watch cache, and a 404
+ * there is read again from etcd before it counts (it is usually created just before). */
+static void test_impersonation_mint_checks_the_service_account(void **state)
+{
+    (void)state;
+    fake_http_server srv;
+    assert_int_equal(fake_http_start(&srv), 0);
+    kube_config cfg = {.server = strdup(srv.url), .token = strdup("own-token")};
+    olm_error err = {""};
+    kube_client *admin = kube_client_new(&cfg, NULL, &err);
+    assert_non_null(admin);
+    static const char sa_json[] = "{\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"installer\"}}";
+    static const char gone[] = "{\"kind\":\"Status\",\"message\":\"serviceaccounts \\\"installer\\\" not found\","
+                               "\"reason\":\"NotFound\",\"code\":404}";
+    char *cred = NULL;
+    time_t exp = 0, t0 = time(NULL);
+
+    fake_http_push(&srv, 200, sa_json);
+    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 3600, &cred, &exp, &err), 0);
+    assert_true(kube_credential_is_impersonation(cred));
+    assert_memory_equal(cred, KUBE_IMPERSONATION_PREFIX "system:serviceaccount:ns:installer ",
+                        strlen(KUBE_IMPERSONATION_PREFIX "system:serviceaccount:ns:installer "));
+    char *first = cred;
+    assert_true(exp >= t0 + 3600 && exp <= time(NULL) + 3600);
+    assert_int_equal(fake_http_count(&srv), 1);
+    assert_string_equal(srv.reqs[0].target, "/api/v1/namespaces/ns/serviceaccounts/installer?resourceVersion=0");
+
+    fake_http_push(&srv, 404, gone); /* not in the watch cache yet */
+    fake_http_push(&srv, 200, sa_json);
+    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err), 0);
+    assert_non_null(cred);
+    assert_string_not_equal(cred, first); /* each one new, as a token would be */
+    free(first);
+    free(cred);
+    assert_int_equal(fake_http_count(&srv), 3);
+    assert_string_equal(srv.reqs[2].target, "/api/v1/namespaces/ns/serviceaccounts/installer");
+
+    fake_http_push(&srv, 404, gone);
+    fake_http_push(&srv, 404, gone);
+    cred = NULL;
+    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err),
+                     KUBE_NOT_FOUND);
+    assert_null(cred);
+
+    fake_http_push(&srv, 403, "{\"kind\":\"Status\",\"message\":\"forbidden\",\"reason\":\"Forbidden\",\"code\":403}");
+    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err),
+                     KUBE_FORBIDDEN);
+    assert_null(cred);
+    assert_int_equal(fake_http_count(&srv), 6);
+    kube_client_free(admin);
+    fake_http_stop(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_new_requires_a_mint_function),
         cmocka_unit_test(test_concurrent_use),
         cmocka_unit_test(test_many_service_accounts),
+        cmocka_unit_test(test_impersonation_mint_checks_the_service_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
