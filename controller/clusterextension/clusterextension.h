@@ -262,6 +262,10 @@ typedef enum clusterextension_identity_mode {
                                 * ServiceAccount is seen to exist */
     CE_IDENTITY_TOKEN,         /* a TokenRequest per ServiceAccount, cached (upstream's way) */
 } clusterextension_identity_mode;
+/* Whether to act as ServiceAccounts by impersonation under `mode`: for auto, whether the
+ * apiserver lets `admin` impersonate and get serviceaccounts (SelfSubjectAccessReviews; a
+ * failure to ask means tokens).  Logs which, and why. */
+bool clusterextension_identity_impersonates(kube_client *admin, clusterextension_identity_mode mode);
 
 /* What a bundle with webhooks gets (Progressing True/Retrying) when no provider exists. */
 #define CE_NO_CERT_PROVIDER_MESSAGE                                                                              \

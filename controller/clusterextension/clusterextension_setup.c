@@ -185,40 +185,6 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
     return 0;
 }
 
-/* Whether to act as ServiceAccounts by impersonation (clusterextension_identity_mode).  Auto
- * asks the apiserver once: impersonation spares a TokenRequest per ServiceAccount (the
- * apiserver's dearest request of an install after the ClusterExtension's own writes), and
- * needs rights that are no more than minting tokens for any ServiceAccount already is;
- * upstream's RBAC grants only the latter, so operator-controller keeps working under it. */
-static bool impersonates(kube_client *admin, clusterextension_identity_mode mode)
-{
-    if (mode != CE_IDENTITY_AUTO) {
-        olm_log(OLM_LOG_INFO, "clusterExtension", NULL, "acting as ServiceAccounts %s (--service-account-identity)",
-                mode == CE_IDENTITY_IMPERSONATION ? "by impersonation" : "with TokenRequest tokens");
-        return mode == CE_IDENTITY_IMPERSONATION;
-    }
-    static const kube_access need[] = {{.verb = "impersonate", .resource = "serviceaccounts"},
-                                       {.verb = "get", .resource = "serviceaccounts"}};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        bool allowed = false;
-        olm_error err;
-        if (kube_self_allowed(admin, &need[i], &allowed, &err) != 0) {
-            olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                    "acting as ServiceAccounts with TokenRequest tokens: could not ask whether impersonation is "
-                    "allowed: %s", err.msg);
-            return false;
-        }
-        if (!allowed) {
-            olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-                    "acting as ServiceAccounts with TokenRequest tokens: not allowed to %s serviceaccounts (config/rbac "
-                    "allows it, for impersonation)", need[i].verb);
-            return false;
-        }
-    }
-    olm_log(OLM_LOG_INFO, "clusterExtension", NULL, "acting as ServiceAccounts by impersonation");
-    return true;
-}
-
 int clusterextension_controller_start(clusterextension_controller *c, daemon_runtime *rt,
                                       const clusterextension_controller_config *cfg, olm_error *err)
 {
@@ -230,7 +196,7 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
         return -1;
     if (daemon_runtime_watch_pull_secret(rt, cfg->global_pull_secret, pull_secret_loaded, c, err) != 0)
         return -1;
-    c->impersonating = impersonates(rt->client, cfg->identity_mode);
+    c->impersonating = clusterextension_identity_impersonates(rt->client, cfg->identity_mode);
     clusterextension_token_cache_options to = {
         .mint = c->impersonating ? clusterextension_identity_mint_impersonation : clusterextension_token_mint_kube,
         .mint_data = rt->client};

@@ -3,7 +3,6 @@
 #include "olm_hash.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,32 +253,6 @@ uint64_t clusterextension_token_cache_mints(clusterextension_token_cache *c)
     uint64_t n = c->mints;
     pthread_mutex_unlock(&c->lock);
     return n;
-}
-
-int clusterextension_identity_mint_impersonation(void *data, const char *ns, const char *sa, int64_t seconds,
-                                                 char **credential, time_t *expires, olm_error *err)
-{
-    *credential = NULL;
-    kube_resource_info ri;
-    kube_builtin_kind("v1", "ServiceAccount", &ri);
-    json_t *obj = NULL;
-    /* From the watch cache: the ServiceAccount is usually created just before the extension,
-     * so a 404 there is read again from etcd before it counts. */
-    int rc = kube_get_resource_cached(data, &ri, ns, sa, &obj, err);
-    if (rc == KUBE_NOT_FOUND)
-        rc = kube_get_resource(data, &ri, ns, sa, &obj, err);
-    json_decref(obj);
-    if (rc < 0)
-        return rc;
-    /* A serial after the user: each credential is new, as each token is (kube_config.h). */
-    static atomic_ullong serial;
-    if (asprintf(credential, "%ssystem:serviceaccount:%s:%s %llu", KUBE_IMPERSONATION_PREFIX, ns, sa,
-                 (unsigned long long)atomic_fetch_add(&serial, 1) + 1) < 0) {
-        *credential = NULL;
-        return olm_error_set(err, "out of memory");
-    }
-    *expires = time(NULL) + (time_t)seconds;
-    return 0;
 }
 
 int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,

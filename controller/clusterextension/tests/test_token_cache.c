@@ -312,6 +312,40 @@ static void test_impersonation_mint_checks_the_service_account(void **state)
     fake_http_stop(&srv);
 }
 
+/* auto asks whether it may impersonate and get serviceaccounts: both yes -> impersonation;
+ * a no, or no answer (a 403 on the review itself) -> tokens; a fixed mode asks nothing. */
+static void test_identity_choice(void **state)
+{
+    (void)state;
+    fake_http_server srv;
+    assert_int_equal(fake_http_start(&srv), 0);
+    kube_config cfg = {.server = strdup(srv.url), .token = strdup("own-token")};
+    olm_error err = {""};
+    kube_client *admin = kube_client_new(&cfg, NULL, &err);
+    assert_non_null(admin);
+    static const char yes[] = "{\"status\":{\"allowed\":true}}", no[] = "{\"status\":{\"allowed\":false}}";
+    fake_http_push(&srv, 201, yes);
+    fake_http_push(&srv, 201, yes);
+    assert_true(clusterextension_identity_impersonates(admin, CE_IDENTITY_AUTO));
+    assert_int_equal(fake_http_count(&srv), 2);
+    assert_non_null(strstr(srv.reqs[0].body, "\"verb\":\"impersonate\""));
+    assert_non_null(strstr(srv.reqs[1].body, "\"verb\":\"get\""));
+    fake_http_push(&srv, 201, no); /* upstream's RBAC: no impersonation */
+    assert_false(clusterextension_identity_impersonates(admin, CE_IDENTITY_AUTO));
+    assert_int_equal(fake_http_count(&srv), 3);
+    fake_http_push(&srv, 201, yes);
+    fake_http_push(&srv, 201, no);
+    assert_false(clusterextension_identity_impersonates(admin, CE_IDENTITY_AUTO));
+    fake_http_push(&srv, 403, "{\"kind\":\"Status\",\"message\":\"no\",\"reason\":\"Forbidden\",\"code\":403}");
+    assert_false(clusterextension_identity_impersonates(admin, CE_IDENTITY_AUTO));
+    assert_int_equal(fake_http_count(&srv), 6);
+    assert_true(clusterextension_identity_impersonates(admin, CE_IDENTITY_IMPERSONATION));
+    assert_false(clusterextension_identity_impersonates(admin, CE_IDENTITY_TOKEN));
+    assert_int_equal(fake_http_count(&srv), 6);
+    kube_client_free(admin);
+    fake_http_stop(&srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_use),
         cmocka_unit_test(test_many_service_accounts),
         cmocka_unit_test(test_impersonation_mint_checks_the_service_account),
+        cmocka_unit_test(test_identity_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
