@@ -217,7 +217,13 @@ def system_rbac(crds):
     (OC_SA, ("create", "deployments.apps", "-n", "default"), False),
     (OC_SA, ("create", "customresourcedefinitions.apiextensions.k8s.io"), False),
     (OC_SA, ("get", "secrets", "-n", "default"), False),
-    (OC_SA, ("get", "serviceaccounts", "-n", "default"), False),
+    # acting as the extensions' ServiceAccounts by impersonation (and checking one exists first);
+    # never as any other user or group
+    (OC_SA, ("get", "serviceaccounts", "-n", "default"), True),
+    (OC_SA, ("impersonate", "serviceaccounts", "-n", "default"), True),
+    (OC_SA, ("list", "serviceaccounts", "-n", "default"), False),
+    (OC_SA, ("impersonate", "users"), False),
+    (OC_SA, ("impersonate", "groups"), False),
     (OC_SA, ("update", "clustercatalogs.olm.operatorframework.io"), False),
     (OC_SA, ("update", "clusteroperators.config.openshift.io"), False),
     (CATALOGD_SA, ("patch", "clustercatalogs.olm.operatorframework.io", "--subresource=status"), True),
@@ -232,6 +238,7 @@ def system_rbac(crds):
     (CATALOGD_SA, ("get", "clusterextensions.olm.operatorframework.io"), False),
     (CATALOGD_SA, ("get", "secrets", "-n", "default"), False),
     (CATALOGD_SA, ("create", "serviceaccounts", "--subresource=token", "-n", "default"), False),
+    (CATALOGD_SA, ("impersonate", "serviceaccounts", "-n", "default"), False),
 ])
 def test_rbac_least_privilege(system_rbac, user, args, allowed):
     """The apiserver's RBAC authorizer answers for the daemons' ServiceAccounts."""
