@@ -287,15 +287,18 @@ static void test_in_cluster(void **state)
     unsetenv("OLMV1_SA_DIR");
 }
 
+/* Namespace ns, a server with an inline CA, a user with an inline client certificate and key. */
+#define CERT_USER_KUBECONFIG                                                                                      \
+    HEAD "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u, namespace: ns}\n"             \
+         "clusters:\n- name: k\n  cluster: {server: 'https://h:1', certificate-authority-data: Q0EgUEVNCg==}\n"     \
+         "users:\n- name: u\n  user: {client-certificate-data: Q0VSVAo=, client-key-data: S0VZCg==}\n"
+
 static void test_with_token(void **state)
 {
     (void)state;
     kube_config base;
     olm_error err = {""};
-    int rc = load_text(HEAD "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u, namespace: ns}\n"
-                            "clusters:\n- name: k\n  cluster: {server: 'https://h:1', certificate-authority-data: Q0EgUEVNCg==}\n"
-                            "users:\n- name: u\n  user: {client-certificate-data: Q0VSVAo=, client-key-data: S0VZCg==}\n",
-                       &base, &err);
+    int rc = load_text(CERT_USER_KUBECONFIG, &base, &err);
     assert_int_equal(rc, 0);
     kube_config sa;
     assert_int_equal(kube_config_with_token(&base, "sa-token", &sa, &err), 0);
@@ -327,10 +330,7 @@ static void test_with_credential(void **state)
     (void)state;
     kube_config base;
     olm_error err = {""};
-    int rc = load_text(HEAD "current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
-                            "clusters:\n- name: k\n  cluster: {server: 'https://h:1', certificate-authority-data: Q0EgUEVNCg==}\n"
-                            "users:\n- name: u\n  user: {client-certificate-data: Q0VSVAo=, client-key-data: S0VZCg==}\n",
-                       &base, &err);
+    int rc = load_text(CERT_USER_KUBECONFIG, &base, &err);
     assert_int_equal(rc, 0);
     assert_false(kube_credential_is_impersonation("eyJ.tok"));
     kube_config imp;

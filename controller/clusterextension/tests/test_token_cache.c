@@ -259,17 +259,25 @@ static void test_concurrent_use(void **state)
     clusterextension_token_cache_free(c);
 }
 
+/* A fake apiserver started in *srv, and operator-controller's own client for it. */
+static kube_client *admin_on(fake_http_server *srv)
+{
+    assert_int_equal(fake_http_start(srv), 0);
+    kube_config cfg = {.server = strdup(srv->url), .token = strdup("own-token")};
+    olm_error err = {""};
+    kube_client *admin = kube_client_new(&cfg, NULL, &err);
+    assert_non_null(admin);
+    return admin;
+}
+
 /* Impersonation: no TokenRequest; the ServiceAccount is read from the watch cache, and a 404
  * there is read again from etcd before it counts (it is usually created just before). */
 static void test_impersonation_mint_checks_the_service_account(void **state)
 {
     (void)state;
     fake_http_server srv;
-    assert_int_equal(fake_http_start(&srv), 0);
-    kube_config cfg = {.server = strdup(srv.url), .token = strdup("own-token")};
+    kube_client *admin = admin_on(&srv);
     olm_error err = {""};
-    kube_client *admin = kube_client_new(&cfg, NULL, &err);
-    assert_non_null(admin);
     static const char sa_json[] = "{\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"installer\"}}";
     static const char gone[] = "{\"kind\":\"Status\",\"message\":\"serviceaccounts \\\"installer\\\" not found\","
                                "\"reason\":\"NotFound\",\"code\":404}";
@@ -318,11 +326,7 @@ static void test_identity_choice(void **state)
 {
     (void)state;
     fake_http_server srv;
-    assert_int_equal(fake_http_start(&srv), 0);
-    kube_config cfg = {.server = strdup(srv.url), .token = strdup("own-token")};
-    olm_error err = {""};
-    kube_client *admin = kube_client_new(&cfg, NULL, &err);
-    assert_non_null(admin);
+    kube_client *admin = admin_on(&srv);
     static const char yes[] = "{\"status\":{\"allowed\":true}}", no[] = "{\"status\":{\"allowed\":false}}";
     fake_http_push(&srv, 201, yes);
     fake_http_push(&srv, 201, yes);
