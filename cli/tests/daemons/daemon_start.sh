@@ -193,12 +193,13 @@ if [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "https://127.0.0.1:
 # --global-pull-secret is watched: the API server refusing shows as a line naming the Secret.
 for _ in $(seq 50); do grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log" && break; sleep 0.1; done
 if grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log"; then ok; else bad "no global pull secret line"; fi
+# --- the live starts do reach it (so the zero above means something).  Asked before the daemons
+# stop: their first API request may come after the lines above (slow under ASan on a busy
+# machine; CI once killed them first), so this waits for it, up to 30 s.
+for _ in $(seq 60); do contacts=$(api_contacts); [[ $contacts -gt 0 ]] && break; sleep 0.5; done
+if [[ $contacts -gt 0 ]]; then ok; else bad "the live starts never reached the fake API server"; fi
 kill -TERM "$cpid" "$opid"
 wait "$cpid" && wait "$opid" && ok || bad "a daemon did not stop cleanly: $(tail -3 "$tmp/catalogd.log" "$tmp/opctl.log")"
-
-# --- the live starts did reach it (so the zero above means something)
-contacts=$(api_contacts)
-if [[ $contacts -gt 0 ]]; then ok; else bad "the live starts never reached the fake API server"; fi
 exec 3>&-
 
 echo "daemon_start: $pass passed, $fail failed"
