@@ -20,7 +20,9 @@
 # Usage: bench/sbs_extensions.sh            (SIZES="1 100 1000" by default)
 # Environment: SIZES, WORK (default /tmp/sbs-c; with KEEP_CLUSTER=1 the cluster, registry and
 # pushed packages stay, and the next run on the same WORK reuses them), OPCTL_ARGS (extra
-# operator-controller flags, split on spaces, e.g. "--log-level debug"), POLL=0 (no LIST
+# operator-controller flags, split on spaces, e.g. "--log-level debug"), OPCTL_ENV (extra
+# environment for operator-controller only, NAME=VALUE split on spaces, e.g.
+# "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2" to try another allocator), POLL=0 (no LIST
 # polling: wait on operator-controller's installed gauge instead, to see what polling costs),
 # MAX_INSTALL_WAIT (default 300 s), IMPL=Go (upstream's catalogd and operator-controller from
 # ../shared/upstream/bin, run as lib.sh runs them, with its cluster-admin installer binding; the
@@ -46,6 +48,7 @@ case $IMPL in C | Go) ;; *) echo "bench: IMPL is C or Go" >&2; exit 1 ;; esac
 MAX_INSTALL_WAIT=${MAX_INSTALL_WAIT:-300}
 export RES=$WORK/results.jsonl
 read -r -a OPCTL_EXTRA <<<"${OPCTL_ARGS:-}"
+read -r -a OPCTL_ENV_EXTRA <<<"${OPCTL_ENV:-}"
 mkdir -p "$WORK"
 cd "$REPO"
 bash e2e/cluster/up.sh --state-dir "$WORK/cluster" >&2 || exit 1
@@ -140,7 +143,7 @@ start_oc() { # (re)starts operator-controller, waits until ready
     for _ in $(seq 400); do grep -q "floor: watching" "$1" && return 0; sleep 0.1; done
     return 1
   elif [ "$IMPL" = C ]; then
-    "$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
+    env "${OPCTL_ENV_EXTRA[@]}" "$REPO/build/controller/operator-controller" --kubeconfig "$WORK/id/operator-controller.kubeconfig" \
       --system-namespace olmv1-system --cache-path "$P/opcon-cache" --health-addr "127.0.0.1:$OC_HPORT" \
       --catalogd-ca-file "$WORK/tls/ca.crt" --insecure-registries "$OLMV1_REGISTRY" "${OPCTL_EXTRA[@]}" \
       >>"$1" 2>&1 </dev/null &
@@ -210,7 +213,7 @@ if ts:
     q = lambda f: ts[min(len(ts) - 1, int(f * len(ts)))]
     print("  installs logged by operator-controller, s after the apply began: first %.2f, 50%% %.2f, 90%% %.2f, last %.2f" % (ts[0], q(0.5), q(0.9), ts[-1]))' "$t0"
   after=$(request_counts)
-  echo "  CPU by then: $(cpus)"
+  echo "  CPU by then: $(cpus); operator-controller peak RSS $(awk '/^VmHWM/ {print $2}' "/proc/$OC_PID/status" 2>/dev/null) KiB"
   machine_cpu_diff "$mbefore" "$(machine_cpu)"
   request_diff "$before" "$after" "during the batch"
   c0=$(self_cpu)
