@@ -12,6 +12,8 @@ for line in sys.stdin:
         continue
     labels = dict(re.findall(r"(\w+)=\"([^\"]*)\"", line.split("}")[0]))
     key = " ".join(x for x in (labels.get("verb"), labels.get("resource"), labels.get("subresource")) if x)
+    if labels.get("verb") == "WATCH" and labels.get("code") != "200":  # refused watches apart
+        key += " (" + labels.get("code", "?") + ")"
     counts[key] = counts.get(key, 0) + float(line.rsplit(" ", 1)[1])
 print(json.dumps(counts))'; }
 
@@ -26,6 +28,12 @@ tot = sum(d.values())
 print(f"  apiserver requests {title}: {tot} in all (WATCH excluded)" + (f", {tot / n:.1f} per extension" if n else ""))
 for k in sorted(d, key=lambda k: -d[k])[:int(os.environ.get("REQ_TOP", "14"))]:
     print(f"    {d[k]:6d}  " + (f"{d[k] / n:6.2f}/ext  " if n else "") + k)
+# A watch is counted when it ends, so the open ones are not here; one refused (403: an identity
+# that may not watch what was asked) ends at once and is.
+w = {k: int(a.get(k, 0) - b.get(k, 0)) for k in a if k.startswith("WATCH") and k.endswith(")")}
+w = {k: v for k, v in w.items() if v > 0}
+if w:
+    print("  watches refused: " + ", ".join(f"{w[k]} {k[6:]}" for k in sorted(w, key=lambda k: -w[k])))
 PY
 }
 
