@@ -15,6 +15,7 @@ At start catalogd removes the temp dirs of pulls killed with a previous process
 (<cache>/unpack/<catalog>/.<digest>.pull-XXXXXX/), which nothing else ever removed.
 """
 import os
+import re
 import signal
 import socket
 import ssl
@@ -106,7 +107,7 @@ def main():
         open(os.path.join(stale, "catalog.json"), "w").close()
         kept = os.path.join(cache, "unpack", "sample20", "sha256:0123")
         os.makedirs(kept)
-        port, plain_port = free_port(), free_port()
+        port = free_port()
         log = os.path.join(work, "catalogd.log")
         logf = open(log, "w")
         d = subprocess.Popen([CATALOGD, "--kubeconfig", kubeconfig, "--cache-dir", cache,
@@ -147,10 +148,16 @@ def main():
         # Plain HTTP (catalogd-serve: the same server code without TLS).
         out = os.path.join(work, "plain.log")
         with open(out, "w") as o:
-            p = subprocess.Popen([SERVE, "--cache-dir", cache, "--addr", f"127.0.0.1:{plain_port}"],
+            # Port 0, read back from its "serving on" line: a port picked earlier could be taken
+            # by another test (ctest -j) while catalogd ran above.
+            p = subprocess.Popen([SERVE, "--cache-dir", cache, "--addr", "127.0.0.1:0"],
                                  stdout=o, stderr=subprocess.STDOUT)
         try:
             wait_for(lambda: "serving on" in open(out).read() or p.poll() is not None, "catalogd-serve")
+            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", open(out).read())
+            if not m:
+                raise SystemExit("catalogd-serve did not start:\n" + open(out).read())
+            plain_port = int(m.group(1))
             for _ in range(2):
                 hang_up(plain_port, None)
             time.sleep(0.3)

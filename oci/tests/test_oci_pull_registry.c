@@ -58,17 +58,10 @@ static int can_connect(int port)
     return ok;
 }
 
-static int start_registry(void **state)
+/* Starts docker-registry on `port`: 1 serving, 0 exited (the port was taken meanwhile: a
+ * port from free_port() is free only until another test binds it), -1 on error. */
+static int start_registry_on(int port)
 {
-    (void)state;
-    if (access(REGISTRY_BIN, X_OK) != 0)
-        return 0; /* tests skip */
-    snprintf(reg_state.dir, sizeof reg_state.dir, "/tmp/oci-pull-reg-XXXXXX");
-    if (!mkdtemp(reg_state.dir))
-        return -1;
-    int port = free_port();
-    if (port < 0)
-        return -1;
     char cfg[128];
     snprintf(cfg, sizeof cfg, "%s/config.yml", reg_state.dir);
     FILE *f = fopen(cfg, "w");
@@ -93,11 +86,39 @@ static int start_registry(void **state)
     }
     reg_state.pid = pid;
     snprintf(reg_state.host, sizeof reg_state.host, "127.0.0.1:%d", port);
+    struct timespec tenth = {0, 100 * 1000 * 1000};
     for (int i = 0; i < 150 && !can_connect(port); i++) {
-        struct timespec ts = {0, 100 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            reg_state.pid = 0;
+            return 0;
+        }
+        nanosleep(&tenth, NULL);
     }
-    reg_state.available = can_connect(port);
+    /* Someone else's listener answers as well: the registry alive a moment later is ours. */
+    nanosleep(&tenth, NULL);
+    if (waitpid(pid, NULL, WNOHANG) == pid) {
+        reg_state.pid = 0;
+        return 0;
+    }
+    return can_connect(port) ? 1 : -1;
+}
+
+static int start_registry(void **state)
+{
+    (void)state;
+    if (access(REGISTRY_BIN, X_OK) != 0)
+        return 0; /* tests skip */
+    snprintf(reg_state.dir, sizeof reg_state.dir, "/tmp/oci-pull-reg-XXXXXX");
+    if (!mkdtemp(reg_state.dir))
+        return -1;
+    int rc = 0;
+    for (int attempt = 0; attempt < 5 && rc == 0; attempt++) {
+        int port = free_port();
+        if (port < 0)
+            return -1;
+        rc = start_registry_on(port);
+    }
+    reg_state.available = rc == 1;
     return reg_state.available ? 0 : -1;
 }
 

@@ -168,7 +168,7 @@ if [[ $contacts == 0 ]]; then ok; else bad "$contacts connection(s) to the API s
 # --- live: the new listeners answer (the API server never answers meanwhile)
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 get() { curl -sS --max-time 5 --cacert "$FIX/server.crt" "$@"; }
-wait_for() { for _ in $(seq 100); do curl -s -o /dev/null --max-time 1 -k "$1" && return 0; sleep 0.1; done; return 1; }
+wait_for() { for _ in $(seq 300); do curl -s -o /dev/null --max-time 1 -k "$1" && return 0; sleep 0.1; done; return 1; }
 cport=$(free_port) chport=$(free_port) cmport=$(free_port)
 "$CATALOGD" --cache-dir "$tmp/catalogd-cache" --catalogs-server-addr "127.0.0.1:$cport" --no-access-log \
     --health-probe-bind-address "127.0.0.1:$chport" --metrics-bind-address "127.0.0.1:$cmport" \
@@ -191,7 +191,8 @@ if [[ $(get -o /dev/null -w '%{http_code}' "https://127.0.0.1:$mport/healthz") =
 if [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$hport/metrics") == 404 ]]; then ok; else bad "operator-controller metrics on the health listener"; fi
 if [[ $(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "https://127.0.0.1:$cport/metrics" -k) == 404 ]]; then ok; else bad "catalogd metrics on the catalog server"; fi
 # --global-pull-secret is watched: the API server refusing shows as a line naming the Secret.
-for _ in $(seq 50); do grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log" && break; sleep 0.1; done
+# (logged after its first request failed: as slow to come as the contact below, so 30 s too)
+for _ in $(seq 300); do grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log" && break; sleep 0.1; done
 if grep -q "watching the global pull secret olmv1-system/pull" "$tmp/opctl.log"; then ok; else bad "no global pull secret line"; fi
 # --- the live starts do reach it (so the zero above means something).  Asked before the daemons
 # stop: their first API request may come after the lines above (slow under ASan on a busy
