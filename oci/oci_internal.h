@@ -3,6 +3,7 @@
 #ifndef OLM_OCI_INTERNAL_H
 #define OLM_OCI_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,11 @@ const char *oci_registry_host(const oci_registry *reg);
 /* Reports a human progress line through opts.progress, if set (printf-style). */
 void oci_registry_progress(const oci_registry *reg, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The insecure registries that answered over plain HTTP, for this process
+ * (oci_scheme_memo.c): oci_registry_new starts there; set(host, false) forgets. */
+bool oci_scheme_memo_plain_http(const char *host);
+void oci_scheme_memo_set(const char *host, bool plain_http);
 
 /* A response sink (oci_request.sink) that hashes what it is given and keeps it
  * in `file` (when set) or in memory (buf, NUL-terminated, owned by the sink

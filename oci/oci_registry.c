@@ -37,6 +37,9 @@ struct oci_registry {
      * the first exchange with the registry itself. */
     bool tls_unverified;
     bool http_fallback_pending;
+    /* Plain HTTP because this process learned it (oci_scheme_memo.c): a transport failure
+     * over it forgets that and tries TLS, once. */
+    bool plain_from_memo;
     char *auth_file;
     oci_auth_store *auth_store;
     char *ca_path;
@@ -105,8 +108,10 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
      * containers/image does; one on loopback that nobody named speaks plain HTTP. */
     bool named_insecure = opts->insecure || host_in_list(registry, opts->insecure_hosts);
     reg->tls_unverified = named_insecure;
-    reg->http_fallback_pending = named_insecure;
-    reg->scheme = named_insecure || !oci_registry_is_loopback(registry) ? "https" : "http";
+    reg->plain_from_memo = named_insecure && oci_scheme_memo_plain_http(registry);
+    reg->http_fallback_pending = named_insecure && !reg->plain_from_memo;
+    reg->scheme = reg->plain_from_memo ? "http"
+                  : named_insecure || !oci_registry_is_loopback(registry) ? "https" : "http";
     /* docker.io is the name; the API lives on registry-1.docker.io */
     const char *api_host = strcmp(registry, "docker.io") == 0 ? "registry-1.docker.io" : registry;
     reg->host = strdup(registry);
@@ -719,30 +724,37 @@ static int handle_challenge(oci_registry *reg, const char *www, const char *scop
 
 /* ---------------------------------------------------------------- requests */
 
-/* An insecure registry that did not take a TLS connection: from now on, plain HTTP (the
- * registry's base URL and the request's URL, which starts with it). */
-static int fall_back_to_http(oci_registry *reg, char **url, olm_error *err)
+/* An insecure registry that did not take a connection over its scheme: from now on the
+ * other one (the registry's base URL and the request's URL, which starts with it).  `why`
+ * is the failure, for the progress line. */
+static int switch_scheme(oci_registry *reg, char **url, const char *why, olm_error *err)
 {
-    const char *https = "https://";
-    size_t n = strlen(https);
+    bool to_http = strcmp(reg->scheme, "https") == 0;
+    const char *from = to_http ? "https://" : "http://", *to = to_http ? "http" : "https";
+    size_t n = strlen(from);
     char *base = NULL, *u = NULL;
-    if (asprintf(&base, "http://%s", reg->base_url + n) < 0)
+    if (asprintf(&base, "%s://%s", to, reg->base_url + n) < 0)
         base = NULL;
-    if (base && asprintf(&u, "http://%s", *url + n) < 0)
+    if (base && asprintf(&u, "%s://%s", to, *url + n) < 0)
         u = NULL;
     if (!base || !u) {
         free(base);
         olm_error_set(err, "out of memory");
         return -1;
     }
-    oci_registry_progress(reg, "%s: no TLS connection (%s); trying plain HTTP (an insecure registry)",
-                          reg->host, err->msg);
+    if (to_http)
+        oci_registry_progress(reg, "%s: no TLS connection (%s); trying plain HTTP (an insecure registry)",
+                              reg->host, why);
+    else
+        oci_registry_progress(reg, "%s: no plain HTTP connection any more (%s); trying TLS (an insecure registry)",
+                              reg->host, why);
     free(reg->base_url);
     reg->base_url = base;
     free(*url);
     *url = u;
-    reg->scheme = "http";
+    reg->scheme = to_http ? "http" : "https";
     reg->http_fallback_pending = false;
+    reg->plain_from_memo = false;
     return 0;
 }
 
@@ -769,7 +781,10 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
      * host an upload Location might point at. */
     size_t blen = strlen(reg->base_url);
     int same_host = strncmp(url, reg->base_url, blen) == 0 && (url[blen] == '/' || !url[blen]);
-    char tls_error[sizeof err->msg] = "";
+    /* An insecure registry's first scheme that did not connect, and why. */
+    const char *first_scheme = NULL;
+    char first_error[sizeof err->msg] = "";
+    bool learned_plain = false; /* switched to plain HTTP after a failed TLS connection */
     for (int attempt = 0;; attempt++) {
         const char *authz = NULL;
         if (same_host && reg->mode == AUTH_BEARER) {
@@ -791,22 +806,31 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
                     same_host && reg->mode == AUTH_BASIC ? &reg->creds : NULL, resp, &www,
                     &transport_failed, err) != 0) {
             free(www);
-            if (same_host && transport_failed && reg->http_fallback_pending) {
-                snprintf(tls_error, sizeof tls_error, "%s", err->msg);
-                if (fall_back_to_http(reg, &url, err) != 0)
+            if (same_host && transport_failed && (reg->http_fallback_pending || reg->plain_from_memo)) {
+                if (reg->plain_from_memo)
+                    oci_scheme_memo_set(reg->host, false);
+                else
+                    learned_plain = true;
+                first_scheme = reg->plain_from_memo ? "plain HTTP" : "TLS";
+                snprintf(first_error, sizeof first_error, "%s", err->msg);
+                if (switch_scheme(reg, &url, first_error, err) != 0)
                     goto out;
                 attempt--; /* the same attempt, over the other scheme */
                 continue;
             }
-            if (tls_error[0]) {
-                char http_error[sizeof err->msg];
-                snprintf(http_error, sizeof http_error, "%s", err->msg);
-                olm_error_set(err, "%s (and over TLS before that: %s)", http_error, tls_error);
+            if (first_scheme) {
+                char second_error[sizeof err->msg];
+                snprintf(second_error, sizeof second_error, "%s", err->msg);
+                olm_error_set(err, "%s (and over %s before that: %s)", second_error, first_scheme, first_error);
             }
             goto out;
         }
-        if (same_host)
+        if (same_host) {
             reg->http_fallback_pending = false; /* the registry answered: its scheme is settled */
+            if (learned_plain) /* over plain HTTP, after TLS failed: the next pulls start there */
+                oci_scheme_memo_set(reg->host, true);
+            learned_plain = false;
+        }
         if (resp->status != 401 || attempt > 0 || !same_host) {
             free(www);
             break;

@@ -405,6 +405,13 @@ static void test_no_credentials_to_a_plain_http_realm(void **state)
     fake_stop(tok);
 }
 
+/* Counts the progress lines saying that TLS did not connect and plain HTTP comes next. */
+static void count_tls_fallbacks(void *ctx, const char *line)
+{
+    if (strstr(line, "no TLS connection"))
+        ++*(int *)ctx;
+}
+
 /* An insecure registry, as containers/image means it: TLS whose certificate is not checked,
  * and plain HTTP when TLS does not connect at all.  Named 127.1:PORT, so that the client
  * does not take it for a loopback registry (always plain HTTP). */
@@ -439,10 +446,27 @@ static void test_insecure_registry_tls_then_http(void **state)
     assert_int_equal(pull(host, "plain-refused", NULL, &err), -1);
     assert_non_null(strstr(err.msg, "https://127.1:"));
     insecure.registry.insecure_hosts = host;
+    insecure.registry.progress = count_tls_fallbacks;
+    int fallbacks = 0;
+    insecure.registry.progress_ctx = &fallbacks;
     if (pull(host, "plain-fallback", &insecure, &err) != 0)
         fail_msg("insecure plain-HTTP pull failed: %s", err.msg);
+    assert_int_equal(fallbacks, 1);
+    /* learned for this process: the next pull starts over plain HTTP, with no TLS attempt */
+    if (pull(host, "plain-again", &insecure, &err) != 0)
+        fail_msg("second insecure plain-HTTP pull failed: %s", err.msg);
+    assert_int_equal(fallbacks, 1);
     free((char *)plain->manifest);
     fake_stop(plain);
+    /* gone: plain HTTP fails, TLS is tried at once, and the memory is forgotten (the next
+     * attempt starts with TLS again) */
+    assert_int_equal(pull(host, "plain-gone", &insecure, &err), -1);
+    if (!strstr(err.msg, "https://127.1:") || !strstr(err.msg, "and over plain HTTP before that: "))
+        fail_msg("unexpected error: %s", err.msg);
+    assert_int_equal(pull(host, "plain-gone-again", &insecure, &err), -1);
+    if (!strstr(err.msg, "and over TLS before that: "))
+        fail_msg("unexpected error: %s", err.msg);
+    insecure.registry.progress = NULL;
 
     /* nothing listening: the error names both attempts */
     insecure.registry.insecure_hosts = "127.1:1";

@@ -196,8 +196,53 @@ static void test_fetch_and_cache(void **state)
     catalog_package_release(p);
     catalog_client_forget(cc, "good");
     assert_int_equal(catalog_client_cached(cc), 0);
+    /* Forgotten from the index too: fetched again, not found there (freed) */
+    before = (int)fake_http_count(f);
+    assert_int_equal(catalog_client_get_package(cc, c2, "foo", &p, &err), 0);
+    assert_int_equal((int)fake_http_count(f) - before, 2);
+    assert_int_equal(catalog_client_cached(cc), 1);
+    catalog_package_release(p);
     json_decref(c);
     json_decref(c2);
+    free(good);
+    catalog_client_free(cc);
+}
+
+/* More packages than the cache's index has buckets (so chains of several): every one found
+ * again without a request, every other one forgotten from the middle of its chain. */
+static void test_cache_many_packages(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *good = base_of(f, "good");
+    json_t *c = catalog("good", good, "reg/c@sha256:1", true, NULL);
+    enum { N = 1500 };
+    char name[32];
+    catalog_package *p;
+    olm_error err;
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "pkg-%d", i);
+        assert_int_equal(catalog_client_get_package(cc, c, name, &p, &err), 0);
+        catalog_package_release(p);
+    }
+    assert_int_equal(catalog_client_cached(cc), N);
+    for (int i = 0; i < N; i += 2) {
+        snprintf(name, sizeof name, "pkg-%d", i);
+        catalog_client_forget_package(cc, name);
+    }
+    assert_int_equal(catalog_client_cached(cc), N / 2);
+    int before = (int)fake_http_count(f);
+    for (int i = 1; i < N; i += 2) {
+        snprintf(name, sizeof name, "pkg-%d", i);
+        assert_int_equal(catalog_client_get_package(cc, c, name, &p, &err), 0);
+        catalog_package_release(p);
+    }
+    assert_int_equal((int)fake_http_count(f) - before, 0);
+    snprintf(name, sizeof name, "pkg-%d", 0);
+    assert_int_equal(catalog_client_get_package(cc, c, name, &p, &err), 0); /* forgotten: fetched */
+    catalog_package_release(p);
+    assert_int_equal((int)fake_http_count(f) - before, 2);
+    json_decref(c);
     free(good);
     catalog_client_free(cc);
 }
@@ -464,6 +509,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_errors),
         cmocka_unit_test(test_fetch_and_cache),
+        cmocka_unit_test(test_cache_many_packages),
         cmocka_unit_test(test_fetch_without_metas),
         cmocka_unit_test(test_replica_behind),
         cmocka_unit_test(test_collect),
