@@ -826,8 +826,24 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
             goto out;
         }
         if (same_host) {
-            reg->http_fallback_pending = false; /* the registry answered: its scheme is settled */
-            if (learned_plain) /* over plain HTTP, after TLS failed: the next pulls start there */
+            /* 400 over plain HTTP is what a TLS port says to a plain request (Go's net/http,
+             * nginx): not a registry speaking plain HTTP.  Remembered, it goes back to TLS. */
+            bool tls_port = strcmp(reg->scheme, "http") == 0 && resp->status == 400;
+            if (reg->plain_from_memo && tls_port) {
+                free(www);
+                oci_response_free(resp);
+                oci_scheme_memo_set(reg->host, false);
+                first_scheme = "plain HTTP";
+                snprintf(first_error, sizeof first_error, "%s answered HTTP 400 over plain HTTP", reg->host);
+                if (switch_scheme(reg, &url, first_error, err) != 0)
+                    goto out;
+                attempt--;
+                continue;
+            }
+            /* the registry answered: its scheme is settled */
+            reg->http_fallback_pending = false;
+            reg->plain_from_memo = false;
+            if (learned_plain && !tls_port) /* over plain HTTP, after TLS failed: the next pulls start there */
                 oci_scheme_memo_set(reg->host, true);
             learned_plain = false;
         }

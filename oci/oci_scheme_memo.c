@@ -22,16 +22,19 @@ static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static char memo_hosts[MEMO_SLOTS][MEMO_HOST_MAX];
 static size_t memo_next; /* the slot the next new host takes */
 
+/* The slot holding `host` ("": an empty slot), or -1. */
 static int find_locked(const char *host)
 {
     for (int i = 0; i < MEMO_SLOTS; i++)
-        if (memo_hosts[i][0] && strcmp(memo_hosts[i], host) == 0)
+        if (strcmp(memo_hosts[i], host) == 0)
             return i;
     return -1;
 }
 
 bool oci_scheme_memo_plain_http(const char *host)
 {
+    if (!*host)
+        return false;
     pthread_mutex_lock(&memo_lock);
     bool known = find_locked(host) >= 0;
     pthread_mutex_unlock(&memo_lock);
@@ -40,13 +43,17 @@ bool oci_scheme_memo_plain_http(const char *host)
 
 void oci_scheme_memo_set(const char *host, bool plain_http)
 {
-    if (strlen(host) >= MEMO_HOST_MAX)
+    if (!*host || strlen(host) >= MEMO_HOST_MAX)
         return; /* not remembered: such a host only keeps probing TLS first */
     pthread_mutex_lock(&memo_lock);
     int i = find_locked(host);
     if (plain_http && i < 0) {
-        snprintf(memo_hosts[memo_next], MEMO_HOST_MAX, "%s", host);
-        memo_next = (memo_next + 1) % MEMO_SLOTS;
+        int slot = find_locked(""); /* an empty slot, else the oldest entry */
+        if (slot < 0) {
+            slot = (int)memo_next;
+            memo_next = (memo_next + 1) % MEMO_SLOTS;
+        }
+        snprintf(memo_hosts[slot], MEMO_HOST_MAX, "%s", host);
     } else if (!plain_http && i >= 0) {
         memo_hosts[i][0] = '\0';
     }

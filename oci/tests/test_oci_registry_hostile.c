@@ -405,6 +405,13 @@ static void test_no_credentials_to_a_plain_http_realm(void **state)
     fake_stop(tok);
 }
 
+/* What a TLS port says to a plain HTTP request. */
+static int bad_request_handler(fake *f, conn *c, const char *method, const char *path, const char *authz)
+{
+    (void)f, (void)method, (void)path, (void)authz;
+    return respond(c, 400, "text/plain", "Client sent an HTTP request to an HTTPS server.", 47);
+}
+
 /* Counts the progress lines saying that TLS did not connect and plain HTTP comes next. */
 static void count_tls_fallbacks(void *ctx, const char *line)
 {
@@ -456,6 +463,9 @@ static void test_insecure_registry_tls_then_http(void **state)
     if (pull(host, "plain-again", &insecure, &err) != 0)
         fail_msg("second insecure plain-HTTP pull failed: %s", err.msg);
     assert_int_equal(fallbacks, 1);
+    /* only for a registry named insecure: without the name it is TLS, refused */
+    assert_int_equal(pull(host, "plain-not-named", NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "https://127.1:"));
     free((char *)plain->manifest);
     fake_stop(plain);
     /* gone: plain HTTP fails, TLS is tried at once, and the memory is forgotten (the next
@@ -466,6 +476,17 @@ static void test_insecure_registry_tls_then_http(void **state)
     assert_int_equal(pull(host, "plain-gone-again", &insecure, &err), -1);
     if (!strstr(err.msg, "and over TLS before that: "))
         fail_msg("unexpected error: %s", err.msg);
+
+    /* A plain answer of 400 is a TLS port refusing plain HTTP, not a plain registry: not
+     * remembered, so the next pull tries TLS first again. */
+    fake *tls_port = fake_start(bad_request_handler, NULL, NULL);
+    snprintf(host, sizeof host, "127.1:%d", tls_port->port);
+    insecure.registry.insecure_hosts = host;
+    fallbacks = 0;
+    assert_int_equal(pull(host, "tls-port-1", &insecure, &err), -1);
+    assert_int_equal(pull(host, "tls-port-2", &insecure, &err), -1);
+    assert_int_equal(fallbacks, 2);
+    fake_stop(tls_port);
     insecure.registry.progress = NULL;
 
     /* nothing listening: the error names both attempts */
