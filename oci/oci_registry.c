@@ -758,6 +758,18 @@ static int switch_scheme(oci_registry *reg, char **url, const char *why, olm_err
     return 0;
 }
 
+/* The scheme an insecure registry was tried over did not serve (`why`): forget a remembered
+ * plain HTTP, keep which scheme failed and why for the final error, and switch. */
+static int retry_over_other_scheme(oci_registry *reg, char **url, const char *why, const char **first_scheme,
+                                   char *first_error, size_t first_error_size, olm_error *err)
+{
+    if (reg->plain_from_memo)
+        oci_scheme_memo_set(reg->host, false);
+    *first_scheme = strcmp(reg->scheme, "http") == 0 ? "plain HTTP" : "TLS";
+    snprintf(first_error, first_error_size, "%s", why);
+    return switch_scheme(reg, url, first_error, err);
+}
+
 int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *resp,
                     olm_error *err)
 {
@@ -781,10 +793,10 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
      * host an upload Location might point at. */
     size_t blen = strlen(reg->base_url);
     int same_host = strncmp(url, reg->base_url, blen) == 0 && (url[blen] == '/' || !url[blen]);
-    /* An insecure registry's first scheme that did not connect, and why. */
+    /* An insecure registry's first scheme that did not serve, and why ("TLS": this request
+     * went on over plain HTTP, which the process remembers once the registry answers). */
     const char *first_scheme = NULL;
     char first_error[sizeof err->msg] = "";
-    bool learned_plain = false; /* switched to plain HTTP after a failed TLS connection */
     for (int attempt = 0;; attempt++) {
         const char *authz = NULL;
         if (same_host && reg->mode == AUTH_BEARER) {
@@ -807,13 +819,8 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
                     &transport_failed, err) != 0) {
             free(www);
             if (same_host && transport_failed && (reg->http_fallback_pending || reg->plain_from_memo)) {
-                if (reg->plain_from_memo)
-                    oci_scheme_memo_set(reg->host, false);
-                else
-                    learned_plain = true;
-                first_scheme = reg->plain_from_memo ? "plain HTTP" : "TLS";
-                snprintf(first_error, sizeof first_error, "%s", err->msg);
-                if (switch_scheme(reg, &url, first_error, err) != 0)
+                if (retry_over_other_scheme(reg, &url, err->msg, &first_scheme, first_error, sizeof first_error,
+                                            err) != 0)
                     goto out;
                 attempt--; /* the same attempt, over the other scheme */
                 continue;
@@ -832,10 +839,9 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
             if (reg->plain_from_memo && tls_port) {
                 free(www);
                 oci_response_free(resp);
-                oci_scheme_memo_set(reg->host, false);
-                first_scheme = "plain HTTP";
-                snprintf(first_error, sizeof first_error, "%s answered HTTP 400 over plain HTTP", reg->host);
-                if (switch_scheme(reg, &url, first_error, err) != 0)
+                char why[sizeof err->msg];
+                snprintf(why, sizeof why, "%s answered HTTP 400 over plain HTTP", reg->host);
+                if (retry_over_other_scheme(reg, &url, why, &first_scheme, first_error, sizeof first_error, err) != 0)
                     goto out;
                 attempt--;
                 continue;
@@ -843,9 +849,9 @@ int oci_registry_do(oci_registry *reg, const oci_request *req, oci_response *res
             /* the registry answered: its scheme is settled */
             reg->http_fallback_pending = false;
             reg->plain_from_memo = false;
-            if (learned_plain && !tls_port) /* over plain HTTP, after TLS failed: the next pulls start there */
+            bool learned_plain = first_scheme && strcmp(first_scheme, "TLS") == 0;
+            if (learned_plain && !tls_port && attempt == 0) /* over plain HTTP, after TLS failed: the next pulls start there */
                 oci_scheme_memo_set(reg->host, true);
-            learned_plain = false;
         }
         if (resp->status != 401 || attempt > 0 || !same_host) {
             free(www);
