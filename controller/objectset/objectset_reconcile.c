@@ -201,6 +201,11 @@ static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
     p->watched = p->r->cfg.watches != NULL;
     if (!p->r->cfg.watches)
         return;
+    /* The credential this pass acts with (identity()), offered for the types operator-controller
+     * may not watch itself. */
+    char as[512] = "";
+    if (p->token && p->token_ns && p->token_sa)
+        snprintf(as, sizeof as, "%s/%s", p->token_ns, p->token_sa);
     for (size_t i = 0; i < ph->n; i++) {
         size_t j;
         const json_t *o;
@@ -212,7 +217,7 @@ static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
                 continue; /* the rollout reports it */
             }
             char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
-            if (!objectset_watches_want(p->r->cfg.watches, path))
+            if (!objectset_watches_want_as(p->r->cfg.watches, path, *as ? as : NULL, p->token))
                 p->watched = false;
             free(path);
         }
@@ -276,7 +281,6 @@ static kube_wq_result reconcile(objectset_pass *p)
             return objectset_ok();
         }
     }
-    watch_kinds(p, &ph);
     bool owned = false;
     kube_client *client = identity(p, &owned, &err);
     if (!client) {
@@ -284,6 +288,7 @@ static kube_wq_result reconcile(objectset_pass *p)
         objectset_phases_free(&ph);
         return objectset_failed();
     }
+    watch_kinds(p, &ph);
     json_t *others = other_active(p);
     size_t nsib = json_array_size(others);
     const char **uids = calloc(nsib + 1, sizeof *uids);

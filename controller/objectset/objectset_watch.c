@@ -6,8 +6,15 @@
  * names, so probes are evaluated again when a PVC binds or a Deployment loses readiness.
  *
  * The watches run with operator-controller's own identity.  Where it may not list+watch a
- * type (the least-privilege RBAC without config/rbac-upstream-rights: 403), that type is left
- * to the reconciler's polling (objectset.h), and one line says so.
+ * type (the least-privilege RBAC without config/rbac-upstream-rights: 403), the type is watched
+ * with the credential of a ServiceAccount whose revisions have objects of it (the credential
+ * the revision's own pass acts with, offered through objectset_watches_want_as), as the drift
+ * watches do with the extensions' (drift.h says why that widens nobody's privileges: the watch
+ * reads what that identity may read, and its events only queue the set named by the object's
+ * controller ownerReference, whose pass reads and writes with its own identity).  A
+ * ServiceAccount refused too (403) is not asked again for that type; a credential rejected
+ * (401: expired) waits for the next one offered.  Until such a watch has listed, the type is
+ * left to the reconciler's polling (objectset.h), and one line says so.
  *
  * Threading: objectset_watch_want runs on the threadpool (reconciles) and hands the path to
  * the loop through a mutex and a uv_async_t; everything else is loop thread. */
@@ -26,8 +33,22 @@ typedef struct one_watch {
     struct objectset_watches *owner;
     char *path;
     kube_watch *w;
+    char *as;        /* "ns/name" of the ServiceAccount it runs as; NULL: operator-controller itself */
+    kube_config cfg; /* as's credential (zeroed for operator-controller's own); freed when stopped */
     struct one_watch *next;
 } one_watch;
+
+/* One resource type asked for (under objectset_watches.mu). */
+typedef struct watched_path {
+    char *path;
+    bool refused;        /* operator-controller's own watch was refused (401/403) */
+    /* After a refusal: a watch with a ServiceAccount's credential. */
+    char *offer_as, *offer_credential; /* the newest one offered and not yet tried */
+    bool borrowing;      /* such a watch is starting or running */
+    bool borrowed_synced; /* ... and has listed: its events cover the type */
+    char **denied;       /* ServiceAccounts refused for this type (403): not asked again */
+    size_t ndenied;
+} watched_path;
 
 struct objectset_watches {
     uv_loop_t *loop;
@@ -36,8 +57,7 @@ struct objectset_watches {
     void (*enqueue)(const char *name, void *data);
     void *data;
     pthread_mutex_t mu;
-    char **known;         /* every path asked for (under mu) */
-    bool *refused;        /* per known path: the apiserver said 401/403 (under mu) */
+    watched_path *known;  /* every path asked for (under mu) */
     json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
     json_t *latest;       /* uid -> resourceVersion the watches last reported (under mu) */
     json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
@@ -197,51 +217,164 @@ static void watch_closed(void *data)
         ws->closed(ws->closed_data);
 }
 
+/* A watch's stop has closed: its credential goes (zeroed) with it. */
+static void one_closed(void *data)
+{
+    one_watch *ow = data;
+    kube_config_free(&ow->cfg);
+    watch_closed(ow->owner);
+}
+
+static void stop_one(one_watch *ow)
+{
+    if (!ow->w)
+        return;
+    ow->owner->pending++;
+    kube_watch_stop(ow->w, one_closed, ow);
+    ow->w = NULL;
+}
+
+/* Under mu. */
+static watched_path *find_path(struct objectset_watches *ws, const char *path)
+{
+    for (size_t i = 0; i < ws->nknown; i++)
+        if (strcmp(ws->known[i].path, path) == 0)
+            return &ws->known[i];
+    return NULL;
+}
+
+static bool is_denied(const watched_path *wp, const char *as)
+{
+    for (size_t i = 0; i < wp->ndenied; i++)
+        if (strcmp(wp->denied[i], as) == 0)
+            return true;
+    return false;
+}
+
+static void drop_offer(watched_path *wp)
+{
+    if (wp->offer_credential)
+        explicit_bzero(wp->offer_credential, strlen(wp->offer_credential));
+    free(wp->offer_credential);
+    free(wp->offer_as);
+    wp->offer_credential = wp->offer_as = NULL;
+}
+
+/* A watch of a ServiceAccount's ended with `status` (401/403): the type waits for another. */
+static void borrowed_refused(one_watch *ow, long status, const char *msg)
+{
+    struct objectset_watches *ws = ow->owner;
+    pthread_mutex_lock(&ws->mu);
+    watched_path *wp = find_path(ws, ow->path);
+    if (wp) {
+        wp->borrowing = wp->borrowed_synced = false;
+        char **d = status == 403 && !is_denied(wp, ow->as) ? realloc(wp->denied, (wp->ndenied + 1) * sizeof *d) : NULL;
+        if (d) {
+            wp->denied = d;
+            if ((d[wp->ndenied] = strdup(ow->as)))
+                wp->ndenied++;
+        }
+    }
+    pthread_mutex_unlock(&ws->mu);
+    if (status == 403)
+        olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+                "ServiceAccount %s may not list+watch %s either (%s); another one with revisions of that type will be "
+                "asked, meanwhile ClusterObjectSets re-probe those objects by polling",
+                ow->as, ow->path, msg);
+    else
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
+                "the watch of %s as ServiceAccount %s lost its credential (%s); the next revision pass brings a fresh one",
+                ow->path, ow->as, msg);
+}
+
 static void on_error(const char *msg, void *data)
 {
     one_watch *ow = data;
     long st = kube_watch_last_status(ow->w);
     if (st != 401 && st != 403)
         return; /* retried by the watch */
-    olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
-            "operator-controller may not list+watch %s (%s); ClusterObjectSets re-probe its objects by polling", ow->path,
-            msg);
-    pthread_mutex_lock(&ow->owner->mu);
-    for (size_t i = 0; i < ow->owner->nknown; i++)
-        if (strcmp(ow->owner->known[i], ow->path) == 0)
-            ow->owner->refused[i] = true;
-    pthread_mutex_unlock(&ow->owner->mu);
-    /* Stopped, never retried: leave it in the list (freed at the end) without its watch. */
-    if (ow->w) {
-        ow->owner->pending++;
-        kube_watch_stop(ow->w, watch_closed, ow->owner);
-        ow->w = NULL;
+    if (ow->as) {
+        borrowed_refused(ow, st, msg);
+    } else {
+        olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+                "operator-controller may not list+watch %s (%s); it is watched as a ServiceAccount of the revisions "
+                "that have objects of it where one may, meanwhile ClusterObjectSets re-probe them by polling",
+                ow->path, msg);
+        pthread_mutex_lock(&ow->owner->mu);
+        watched_path *wp = find_path(ow->owner, ow->path);
+        if (wp)
+            wp->refused = true;
+        pthread_mutex_unlock(&ow->owner->mu);
     }
+    /* Stopped, never retried: leave it in the list (freed at the end) without its watch. */
+    stop_one(ow);
+    if (ow->as)
+        uv_async_send(&ow->owner->async); /* an offer may be waiting already */
 }
 
-static void start_one(struct objectset_watches *ws, const char *path)
+static void on_synced(void *data)
+{
+    one_watch *ow = data;
+    if (!ow->as)
+        return;
+    pthread_mutex_lock(&ow->owner->mu);
+    watched_path *wp = find_path(ow->owner, ow->path);
+    if (wp && wp->borrowing)
+        wp->borrowed_synced = true;
+    pthread_mutex_unlock(&ow->owner->mu);
+}
+
+/* Starts a watch of `path` as operator-controller (as NULL) or as ServiceAccount `as` with
+ * `credential`.  False when it could not start (logged). */
+static bool start_one(struct objectset_watches *ws, const char *path, const char *as, const char *credential)
 {
     one_watch *ow = calloc(1, sizeof *ow);
-    if (!ow || !(ow->path = strdup(path))) {
+    if (!ow || !(ow->path = strdup(path)) || (as && !(ow->as = strdup(as)))) {
+        if (ow)
+            free(ow->path);
         free(ow);
-        return;
+        return false;
     }
     ow->owner = ws;
     kube_watch_options wo = {.path = path, .label_selector = SELECTOR, .drop_managed_fields = true, .transform = reduce};
-    kube_watch_handlers h = {on_event, NULL, on_error};
+    kube_watch_handlers h = {on_event, on_synced, on_error};
     olm_error err;
-    if (!(ow->w = kube_watch_new(ws->uc, ws->cfg, &wo, &h, ow, &err)) || kube_watch_start(ow->w, &err) != 0) {
-        olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch %s: %s", path, err.msg);
-        if (ow->w) {
-            ws->pending++;
-            kube_watch_stop(ow->w, watch_closed, ws);
-            ow->w = NULL;
-        }
+    bool cfg_ok = !as || kube_config_with_credential(ws->cfg, credential, &ow->cfg, &err) == 0;
+    if (!cfg_ok || !(ow->w = kube_watch_new(ws->uc, as ? &ow->cfg : ws->cfg, &wo, &h, ow, &err)) ||
+        kube_watch_start(ow->w, &err) != 0) {
+        olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch %s%s%s: %s", path, as ? " as ServiceAccount " : "",
+                as ? as : "", err.msg);
+        if (ow->w)
+            stop_one(ow); /* frees the credential once closed */
+        else
+            kube_config_free(&ow->cfg);
     }
     if (ow->w)
-        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s%s%s", path, SELECTOR,
+                as ? " as ServiceAccount " : "", as ? as : "");
     ow->next = ws->watches;
     ws->watches = ow;
+    return ow->w != NULL;
+}
+
+/* Under mu: the next offer to try, taken out of its path (the caller frees both strings). */
+static char *take_offer(struct objectset_watches *ws, char **as, char **credential)
+{
+    for (size_t i = 0; i < ws->nknown; i++) {
+        watched_path *wp = &ws->known[i];
+        if (!wp->refused || wp->borrowing || !wp->offer_credential)
+            continue;
+        if (is_denied(wp, wp->offer_as)) {
+            drop_offer(wp);
+            continue;
+        }
+        wp->borrowing = true;
+        *as = wp->offer_as;
+        *credential = wp->offer_credential;
+        wp->offer_as = wp->offer_credential = NULL;
+        return strdup(wp->path);
+    }
+    return NULL;
 }
 
 static void on_async(uv_async_t *a)
@@ -253,11 +386,30 @@ static void on_async(uv_async_t *a)
         char *path = NULL;
         pthread_mutex_lock(&ws->mu);
         if (ws->nstarted < ws->nknown)
-            path = strdup(ws->known[ws->nstarted++]);
+            path = strdup(ws->known[ws->nstarted++].path);
         pthread_mutex_unlock(&ws->mu);
         if (!path)
             break;
-        start_one(ws, path);
+        start_one(ws, path, NULL, NULL);
+        free(path);
+    }
+    for (;;) {
+        char *as = NULL, *credential = NULL;
+        pthread_mutex_lock(&ws->mu);
+        char *path = take_offer(ws, &as, &credential);
+        pthread_mutex_unlock(&ws->mu);
+        if (!path)
+            break;
+        if (!start_one(ws, path, as, credential)) {
+            pthread_mutex_lock(&ws->mu);
+            watched_path *wp = find_path(ws, path);
+            if (wp)
+                wp->borrowing = false; /* the next offer tries again */
+            pthread_mutex_unlock(&ws->mu);
+        }
+        explicit_bzero(credential, strlen(credential));
+        free(credential);
+        free(as);
         free(path);
     }
 }
@@ -285,35 +437,42 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
 
 bool objectset_watches_want(objectset_watches *ws, const char *path)
 {
+    return objectset_watches_want_as(ws, path, NULL, NULL);
+}
+
+bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *as, const char *credential)
+{
     if (!ws || !path)
         return false;
-    bool added = false, watched = false;
+    bool wake = false, watched = false;
     pthread_mutex_lock(&ws->mu);
-    bool known = false;
-    for (size_t i = 0; i < ws->nknown && !known; i++) {
-        if (strcmp(ws->known[i], path) == 0) {
-            known = true;
-            watched = !ws->refused[i];
-        }
-    }
-    if (!known) {
-        char **n = realloc(ws->known, (ws->nknown + 1) * sizeof *n);
+    watched_path *wp = find_path(ws, path);
+    if (wp) {
+        watched = !wp->refused || wp->borrowed_synced;
+    } else {
+        watched_path *n = realloc(ws->known, (ws->nknown + 1) * sizeof *n);
+        char *p = n ? strdup(path) : NULL;
         if (n)
             ws->known = n;
-        bool *r = realloc(ws->refused, (ws->nknown + 1) * sizeof *r);
-        if (r)
-            ws->refused = r;
-        char *p = strdup(path);
-        if (n && r && p) {
-            ws->refused[ws->nknown] = false;
-            ws->known[ws->nknown++] = p;
-            added = true;
-        } else {
-            free(p);
+        if (p) {
+            wp = &ws->known[ws->nknown++];
+            *wp = (watched_path){.path = p};
+            wake = true;
         }
     }
+    /* Refused to operator-controller: this ServiceAccount's credential may do, unless it was
+     * refused too.  The newest offer replaces an older one (a fresher token). */
+    if (wp && wp->refused && !wp->borrowing && as && credential && !is_denied(wp, as)) {
+        drop_offer(wp);
+        wp->offer_as = strdup(as);
+        wp->offer_credential = strdup(credential);
+        if (!wp->offer_as || !wp->offer_credential)
+            drop_offer(wp);
+        else
+            wake = true;
+    }
     pthread_mutex_unlock(&ws->mu);
-    if (added)
+    if (wake)
         uv_async_send(&ws->async);
     return watched;
 }
@@ -337,13 +496,8 @@ void objectset_watches_stop(objectset_watches *ws, void (*closed)(void *data), v
     ws->closed = closed;
     ws->closed_data = data;
     ws->pending++; /* the async handle */
-    for (one_watch *ow = ws->watches; ow; ow = ow->next) {
-        if (ow->w) {
-            ws->pending++;
-            kube_watch_stop(ow->w, watch_closed, ws);
-            ow->w = NULL;
-        }
-    }
+    for (one_watch *ow = ws->watches; ow; ow = ow->next)
+        stop_one(ow);
     uv_close((uv_handle_t *)&ws->async, async_closed);
 }
 
@@ -354,13 +508,20 @@ void objectset_watches_free(objectset_watches *ws)
     while (ws->watches) {
         one_watch *ow = ws->watches;
         ws->watches = ow->next;
+        kube_config_free(&ow->cfg);
         free(ow->path);
+        free(ow->as);
         free(ow);
     }
-    for (size_t i = 0; i < ws->nknown; i++)
-        free(ws->known[i]);
+    for (size_t i = 0; i < ws->nknown; i++) {
+        watched_path *wp = &ws->known[i];
+        drop_offer(wp);
+        for (size_t j = 0; j < wp->ndenied; j++)
+            free(wp->denied[j]);
+        free(wp->denied);
+        free(wp->path);
+    }
     free(ws->known);
-    free(ws->refused);
     json_decref(ws->written);
     json_decref(ws->latest);
     json_decref(ws->verdicts);

@@ -1,0 +1,211 @@
+/* objectset_watches when operator-controller may not watch a type itself: the type is watched
+ * with the credential a revision's pass offers (a ServiceAccount's token, or an impersonation
+ * of it), a ServiceAccount refused too is not asked again, and once the borrowed watch has
+ * listed the type counts as watched and its events queue the set that controls the object.
+ * Real kube_watches against testsupport's HTTP fake (streaming mode), which authorizes by the
+ * bearer token or the Impersonate-User header as an apiserver's RBAC would. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_http_server.h"
+#include "kube_config.h"
+#include "kube_uvcurl.h"
+#include "objectset_watch.h"
+
+#define PATH "/apis/apps/v1/deployments"
+#define SA_A "system:serviceaccount:ns:a"
+
+typedef struct counts {
+    int lists_operator, lists_b, lists_a, watches_a;
+    char last_user[128];
+} counts;
+
+static counts seen;
+static char queued[8][64];
+static int nqueued;
+
+static void record_queued(const char *name, void *data)
+{
+    (void)data;
+    if (nqueued < 8)
+        snprintf(queued[nqueued++], sizeof queued[0], "%s", name);
+}
+
+/* Who a request acts as: the impersonated user, else the bearer token. */
+static void user_of(const fake_http_request *req, char *out, size_t len)
+{
+    char buf[256];
+    const char *imp = fake_http_header(req, "Impersonate-User", buf, sizeof buf); /* "" when absent */
+    if (*imp) {
+        snprintf(out, len, "%s", imp);
+        return;
+    }
+    const char *auth = fake_http_header(req, "Authorization", buf, sizeof buf);
+    snprintf(out, len, "%s", auth && strncmp(auth, "Bearer ", 7) == 0 ? auth + 7 : "");
+}
+
+static void handler(fake_http_conn *c, const fake_http_request *req, void *user)
+{
+    (void)user;
+    char who[128];
+    user_of(req, who, sizeof who);
+    bool watch = strstr(req->target, "watch=") != NULL;
+    pthread_mutex_lock(&c->s->lock);
+    snprintf(seen.last_user, sizeof seen.last_user, "%s", who);
+    int *count = strcmp(who, "operator-token") == 0 ? &seen.lists_operator
+                 : strcmp(who, "token-b") == 0      ? &seen.lists_b
+                 : strcmp(who, SA_A) == 0           ? (watch ? &seen.watches_a : &seen.lists_a)
+                                                    : NULL;
+    if (count)
+        (*count)++;
+    pthread_mutex_unlock(&c->s->lock);
+    if (strcmp(who, SA_A) != 0) {
+        fake_http_respond(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"deployments.apps "
+                                  "is forbidden: cannot list resource deployments at the cluster scope\"}");
+        return;
+    }
+    if (!watch) {
+        fake_http_respond(c, 200, "{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[]}");
+        return;
+    }
+    fake_http_chunked_begin(c, 200);
+    static const char ev[] =
+        "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"op\",\"namespace\":\"ns\",\"uid\":\"u1\","
+        "\"resourceVersion\":\"6\",\"ownerReferences\":[{\"kind\":\"ClusterObjectSet\",\"name\":\"rev-a-1\","
+        "\"controller\":true}]}}}\n";
+    fake_http_chunk(c, ev, strlen(ev));
+    fake_http_hold_open(c);
+}
+
+static int get_count(fake_http_server *s, const int *field)
+{
+    pthread_mutex_lock(&s->lock);
+    int n = *field;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+/* Runs the loop until cond() or 10 s (a failure). */
+static void spin_until(uv_loop_t *loop, bool (*cond)(void *), void *data)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!cond(data)) {
+        uv_run(loop, UV_RUN_NOWAIT);
+        usleep(1000);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10)
+            fail_msg("condition not reached within 10 s");
+    }
+}
+
+typedef struct world {
+    fake_http_server srv;
+    uv_loop_t loop;
+    objectset_watches *ws;
+    int want_operator, want_b;
+} world;
+
+static bool operator_refused(void *data)
+{
+    world *w = data;
+    return get_count(&w->srv, &seen.lists_operator) >= 1 && objectset_watches_active(w->ws) == 0;
+}
+
+static bool b_refused(void *data)
+{
+    world *w = data;
+    return get_count(&w->srv, &seen.lists_b) >= 1 && objectset_watches_active(w->ws) == 0;
+}
+
+static bool event_queued(void *data)
+{
+    (void)data;
+    return nqueued >= 1;
+}
+
+static bool flag_set(void *data)
+{
+    return *(bool *)data;
+}
+
+static void set_flag(void *data)
+{
+    *(bool *)data = true;
+}
+
+static void test_refused_type_watched_as_service_account(void **state)
+{
+    (void)state;
+    memset(&seen, 0, sizeof seen);
+    nqueued = 0;
+    world w;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(fake_http_start_streaming(&w.srv, handler, NULL), 0);
+    assert_int_equal(uv_loop_init(&w.loop), 0);
+    olm_error err;
+    kube_uvcurl *uc = kube_uvcurl_new(&w.loop, &err);
+    assert_non_null(uc);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = w.srv.url;
+    cfg.token = "operator-token";
+    w.ws = objectset_watches_new(&w.loop, uc, &cfg, record_queued, NULL, &err);
+    assert_non_null(w.ws);
+
+    /* operator-controller's own watch: refused. */
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL));
+    spin_until(&w.loop, operator_refused, &w);
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL)); /* polled meanwhile */
+
+    /* ServiceAccount b's token: refused too, and not asked again. */
+    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    spin_until(&w.loop, b_refused, &w);
+    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    for (int i = 0; i < 50; i++) {
+        uv_run(&w.loop, UV_RUN_NOWAIT);
+        usleep(1000);
+    }
+    assert_int_equal(get_count(&w.srv, &seen.lists_b), 1);
+    assert_int_equal(get_count(&w.srv, &seen.lists_operator), 1);
+
+    /* ServiceAccount a, by impersonation: it may.  Once listed, the type is watched, and an
+     * event queues the set controlling the object. */
+    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/a", KUBE_IMPERSONATION_PREFIX SA_A " 1"));
+    spin_until(&w.loop, event_queued, NULL);
+    assert_string_equal(queued[0], "rev-a-1");
+    assert_int_equal(get_count(&w.srv, &seen.lists_a), 1);
+    assert_int_equal(get_count(&w.srv, &seen.watches_a), 1);
+    assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL));
+    assert_true(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    assert_int_equal(objectset_watches_active(w.ws), 1);
+    assert_int_equal(get_count(&w.srv, &seen.lists_b), 1);
+
+    bool closed = false;
+    objectset_watches_stop(w.ws, set_flag, &closed);
+    spin_until(&w.loop, flag_set, &closed);
+    objectset_watches_free(w.ws);
+    bool uc_closed = false;
+    kube_uvcurl_close(uc, set_flag, &uc_closed);
+    spin_until(&w.loop, flag_set, &uc_closed);
+    uv_run(&w.loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&w.loop), 0);
+    fake_http_stop(&w.srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_type_watched_as_service_account),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
