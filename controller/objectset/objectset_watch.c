@@ -319,9 +319,16 @@ static void on_synced(void *data)
         return;
     pthread_mutex_lock(&ow->owner->mu);
     watched_path *wp = find_path(ow->owner, ow->path);
+    bool first = wp && wp->borrowing && !wp->borrowed_synced;
     if (wp && wp->borrowing)
         wp->borrowed_synced = true;
     pthread_mutex_unlock(&ow->owner->mu);
+    /* From here on a change of such an object queues its set: said once, as it is what ends the polling. */
+    if (first)
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
+                "watching %s?labelSelector=%s as ServiceAccount %s (listed); revisions with objects of that type no "
+                "longer poll them",
+                ow->path, SELECTOR, ow->as);
 }
 
 /* Starts a watch of `path` as operator-controller (as NULL) or as ServiceAccount `as` with
@@ -349,9 +356,8 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
         else
             kube_config_free(&ow->cfg);
     }
-    if (ow->w)
-        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s%s%s", path, SELECTOR,
-                as ? " as ServiceAccount " : "", as ? as : "");
+    if (ow->w && !as) /* a ServiceAccount's watch is logged once it has listed (on_synced) */
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
     ow->next = ws->watches;
     ws->watches = ow;
     return ow->w != NULL;

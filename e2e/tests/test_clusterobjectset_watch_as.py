@@ -1,0 +1,81 @@
+"""ClusterObjectSets under the least-privilege config/rbac (issue 25): operator-controller may not
+list+watch ConfigMaps cluster-wide, so its own watch of them is refused; the type is then watched
+with the credential of the revision's ServiceAccount (annotations
+olm.operatorframework.io/service-account-name/-namespace), which a ClusterRoleBinding lets list and
+watch them.  A ConfigMap deleted by hand from a rolled-out revision comes back from that watch's
+event: --drift-repair-interval is 1h (the resync of a watched revision) and an unwatched rolled-out
+revision is re-applied only every 30 s, past this test's wait.
+"""
+
+import pytest
+
+import olmv1_e2e
+from conftest import kubectl, kubectl_json, unique
+from olmv1_e2e import wait_for
+from test_clusterobjectset import apply_cos, configmap, wait_cond
+
+SELECTOR = "labelSelector=app.kubernetes.io/managed-by=olm.operatorframework.io"
+
+
+@pytest.fixture(scope="module")
+def ctl(crds, tmp_path_factory):
+    olmv1_e2e.require_binaries()
+    work = tmp_path_factory.mktemp("cos-watch-as")
+    system_ns = unique("olmv1-sys")
+    kubectl("create", "namespace", system_ns)
+    bindings = olmv1_e2e.system_rbac(system_ns)
+    identity = olmv1_e2e.daemon_identity(work, system_ns, "operator-controller-controller-manager")
+    c = olmv1_e2e.Controller(work, system_ns, identity=identity, drift_repair_interval="1h",
+                             extra=["--feature-gates=BoxcutterRuntime=true"])
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+        for b in bindings:
+            kubectl("delete", "clusterrolebinding", b, "--ignore-not-found", check=False)
+
+
+@pytest.fixture
+def installer():
+    """A namespace with ServiceAccount "installer", bound cluster-wide to a ClusterRole that may
+    manage and watch ConfigMaps."""
+    ns = unique("cos-as")
+    role = f"cos-cm-{ns}"
+    kubectl("create", "namespace", ns)
+    kubectl("create", "serviceaccount", "installer", "-n", ns)
+    kubectl("create", "clusterrole", role, "--verb=get,list,watch,create,update,patch,delete",
+            "--resource=configmaps")
+    kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}", f"--serviceaccount={ns}:installer")
+    yield ns
+    kubectl("delete", "clusterrolebinding", role, "--ignore-not-found", check=False)
+    kubectl("delete", "clusterrole", role, "--ignore-not-found", check=False)
+    kubectl("delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
+
+
+def test_type_refused_to_operator_controller_is_watched_as_the_service_account(ctl, installer):
+    ns = installer
+    name = unique("cos-as")
+    try:
+        apply_cos([], name, [{"name": "resources", "objects": [{"object": configmap(ns, "kept", {"k": "v"})}]}],
+                  annotations={"olm.operatorframework.io/service-account-name": "installer",
+                               "olm.operatorframework.io/service-account-namespace": ns})
+        wait_cond(ctl, name, "Progressing", "True", "Succeeded")
+        # operator-controller's own watch is refused; the revision's ServiceAccount's is not.
+        wait_for(lambda: "may not list+watch /api/v1/configmaps" in ctl.log_text(),
+                 "operator-controller's own ConfigMap watch to be refused", ctl)
+        line = f"watching /api/v1/configmaps?{SELECTOR} as ServiceAccount {ns}/installer (listed)"
+        wait_for(lambda: line in ctl.log_text(), "the ConfigMap watch as the revision's ServiceAccount", ctl)
+        assert f"ServiceAccount {ns}/installer may not list+watch" not in ctl.log_text()
+
+        uid = kubectl_json("get", "configmap", "kept", "-n", ns)["metadata"]["uid"]
+        kubectl("delete", "configmap", "kept", "-n", ns)
+        def recreated():
+            out = kubectl("get", "configmap", "kept", "-n", ns, "--ignore-not-found", "-o",
+                          "jsonpath={.metadata.uid}").stdout.strip()
+            return out if out and out != uid else None
+
+        wait_for(recreated, "the ConfigMap to be re-created by the watch's event", ctl, timeout=20)
+    finally:
+        kubectl("delete", "clusterobjectset", name, "--ignore-not-found", "--wait=false", check=False)
