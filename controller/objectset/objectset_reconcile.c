@@ -217,7 +217,7 @@ static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
                 continue; /* the rollout reports it */
             }
             char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
-            if (!objectset_watches_want_as(p->r->cfg.watches, path, *as ? as : NULL, p->token))
+            if (!objectset_watches_want_as(p->r->cfg.watches, path, p->name, *as ? as : NULL, p->token))
                 p->watched = false;
             free(path);
         }

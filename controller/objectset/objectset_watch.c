@@ -34,6 +34,7 @@ typedef struct one_watch {
     char *path;
     kube_watch *w;
     char *as;        /* "ns/name" of the ServiceAccount it runs as; NULL: operator-controller itself */
+    char *set;       /* the ClusterObjectSet whose pass offered as's credential (queued when it is rejected) */
     kube_config cfg; /* as's credential (zeroed for operator-controller's own); freed when stopped */
     struct one_watch *next;
 } one_watch;
@@ -43,7 +44,7 @@ typedef struct watched_path {
     char *path;
     bool refused;        /* operator-controller's own watch was refused (401/403) */
     /* After a refusal: a watch with a ServiceAccount's credential. */
-    char *offer_as, *offer_credential; /* the newest one offered and not yet tried */
+    char *offer_as, *offer_credential, *offer_set; /* the newest one offered and not yet tried, and by which set */
     bool borrowing;      /* such a watch is starting or running */
     bool borrowed_synced; /* ... and has listed: its events cover the type */
     char **denied;       /* ServiceAccounts refused for this type (403): not asked again */
@@ -257,7 +258,8 @@ static void drop_offer(watched_path *wp)
         explicit_bzero(wp->offer_credential, strlen(wp->offer_credential));
     free(wp->offer_credential);
     free(wp->offer_as);
-    wp->offer_credential = wp->offer_as = NULL;
+    free(wp->offer_set);
+    wp->offer_credential = wp->offer_as = wp->offer_set = NULL;
 }
 
 /* A watch of a ServiceAccount's ended with `status` (401/403): the type waits for another. */
@@ -283,8 +285,12 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
                 ow->as, ow->path, msg);
     else
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
-                "the watch of %s as ServiceAccount %s lost its credential (%s); the next revision pass brings a fresh one",
-                ow->path, ow->as, msg);
+                "the watch of %s as ServiceAccount %s lost its credential (%s); a pass of %s brings a fresh one",
+                ow->path, ow->as, msg, ow->set ? ow->set : "a revision");
+    /* A token expired: the set that offered it asks its token source again now, rather than at
+     * its next resync (--drift-repair-interval), while its objects' type is not watched. */
+    if (status == 401 && ow->set)
+        ws->enqueue(ow->set, ws->data);
 }
 
 static void on_error(const char *msg, void *data)
@@ -333,12 +339,15 @@ static void on_synced(void *data)
 
 /* Starts a watch of `path` as operator-controller (as NULL) or as ServiceAccount `as` with
  * `credential`.  False when it could not start (logged). */
-static bool start_one(struct objectset_watches *ws, const char *path, const char *as, const char *credential)
+static bool start_one(struct objectset_watches *ws, const char *path, const char *as, const char *credential,
+                      const char *set)
 {
     one_watch *ow = calloc(1, sizeof *ow);
-    if (!ow || !(ow->path = strdup(path)) || (as && !(ow->as = strdup(as)))) {
-        if (ow)
+    if (!ow || !(ow->path = strdup(path)) || (as && !(ow->as = strdup(as))) || (set && !(ow->set = strdup(set)))) {
+        if (ow) {
             free(ow->path);
+            free(ow->as);
+        }
         free(ow);
         return false;
     }
@@ -363,8 +372,8 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
     return ow->w != NULL;
 }
 
-/* Under mu: the next offer to try, taken out of its path (the caller frees both strings). */
-static char *take_offer(struct objectset_watches *ws, char **as, char **credential)
+/* Under mu: the next offer to try, taken out of its path (the caller frees the strings). */
+static char *take_offer(struct objectset_watches *ws, char **as, char **credential, char **set)
 {
     for (size_t i = 0; i < ws->nknown; i++) {
         watched_path *wp = &ws->known[i];
@@ -377,7 +386,8 @@ static char *take_offer(struct objectset_watches *ws, char **as, char **credenti
         wp->borrowing = true;
         *as = wp->offer_as;
         *credential = wp->offer_credential;
-        wp->offer_as = wp->offer_credential = NULL;
+        *set = wp->offer_set;
+        wp->offer_as = wp->offer_credential = wp->offer_set = NULL;
         return strdup(wp->path);
     }
     return NULL;
@@ -396,17 +406,17 @@ static void on_async(uv_async_t *a)
         pthread_mutex_unlock(&ws->mu);
         if (!path)
             break;
-        start_one(ws, path, NULL, NULL);
+        start_one(ws, path, NULL, NULL, NULL);
         free(path);
     }
     for (;;) {
-        char *as = NULL, *credential = NULL;
+        char *as = NULL, *credential = NULL, *set = NULL;
         pthread_mutex_lock(&ws->mu);
-        char *path = take_offer(ws, &as, &credential);
+        char *path = take_offer(ws, &as, &credential, &set);
         pthread_mutex_unlock(&ws->mu);
         if (!path)
             break;
-        if (!start_one(ws, path, as, credential)) {
+        if (!start_one(ws, path, as, credential, set)) {
             pthread_mutex_lock(&ws->mu);
             watched_path *wp = find_path(ws, path);
             if (wp)
@@ -416,6 +426,7 @@ static void on_async(uv_async_t *a)
         explicit_bzero(credential, strlen(credential));
         free(credential);
         free(as);
+        free(set);
         free(path);
     }
 }
@@ -443,10 +454,11 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
 
 bool objectset_watches_want(objectset_watches *ws, const char *path)
 {
-    return objectset_watches_want_as(ws, path, NULL, NULL);
+    return objectset_watches_want_as(ws, path, NULL, NULL, NULL);
 }
 
-bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *as, const char *credential)
+bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *set, const char *as,
+                               const char *credential)
 {
     if (!ws || !path)
         return false;
@@ -472,7 +484,8 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
         drop_offer(wp);
         wp->offer_as = strdup(as);
         wp->offer_credential = strdup(credential);
-        if (!wp->offer_as || !wp->offer_credential)
+        wp->offer_set = set ? strdup(set) : NULL;
+        if (!wp->offer_as || !wp->offer_credential || (set && !wp->offer_set))
             drop_offer(wp);
         else
             wake = true;
@@ -517,6 +530,7 @@ void objectset_watches_free(objectset_watches *ws)
         kube_config_free(&ow->cfg);
         free(ow->path);
         free(ow->as);
+        free(ow->set);
         free(ow);
     }
     for (size_t i = 0; i < ws->nknown; i++) {

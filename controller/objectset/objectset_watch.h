@@ -24,11 +24,13 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
  * be NULL (false). */
 bool objectset_watches_want(objectset_watches *ws, const char *path);
 /* The same, offering the credential (kube_config_with_credential's: a token or an
- * impersonation) of ServiceAccount `as` ("ns/name"), with which the revision asking acts: when
- * operator-controller's own watch of `path` was refused, the type is watched with it (unless
- * `as` was refused too), and true is returned once that watch has listed.  as and credential
- * NULL: as objectset_watches_want.  Both copied. */
-bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *as, const char *credential);
+ * impersonation) of ServiceAccount `as` ("ns/name"), with which the pass of ClusterObjectSet
+ * `set` acts: when operator-controller's own watch of `path` was refused, the type is watched
+ * with it (unless `as` was refused too), and true is returned once that watch has listed; when
+ * the apiserver later rejects the credential (401: an expired token), `set` is queued so that
+ * its pass offers a fresh one.  as and credential NULL: as objectset_watches_want.  Copied. */
+bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *set, const char *as,
+                               const char *credential);
 /* Any thread: `written` (an object as a write of ours returned it) is ours; the watch event
  * that reports exactly that version (same uid and resourceVersion) queues nothing: the pass
  * that wrote it probed what it returned.  One entry per object (the newest write), consumed by

@@ -68,7 +68,12 @@ static void handler(fake_http_conn *c, const fake_http_request *req, void *user)
     if (count)
         (*count)++;
     pthread_mutex_unlock(&c->s->lock);
-    if (strcmp(who, SA_A) != 0) {
+    if (strcmp(who, "token-c-old") == 0 && watch) { /* listed, then the token expired */
+        fake_http_respond(c, 401, "{\"kind\":\"Status\",\"code\":401,\"reason\":\"Unauthorized\"}");
+        return;
+    }
+    bool allowed = strcmp(who, SA_A) == 0 || strncmp(who, "token-c-", 8) == 0;
+    if (!allowed) {
         fake_http_respond(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"deployments.apps "
                                   "is forbidden: cannot list resource deployments at the cluster scope\"}");
         return;
@@ -111,9 +116,44 @@ static void spin_until(uv_loop_t *loop, bool (*cond)(void *), void *data)
 typedef struct world {
     fake_http_server srv;
     uv_loop_t loop;
+    kube_uvcurl *uc;
+    kube_config cfg; /* borrowed strings: not freed */
     objectset_watches *ws;
-    int want_operator, want_b;
 } world;
+
+static bool flag_set(void *data);
+static void set_flag(void *data);
+
+/* The fake apiserver, a loop and the watches, operator-controller's token "operator-token". */
+static void world_start(world *w)
+{
+    memset(&seen, 0, sizeof seen);
+    nqueued = 0;
+    memset(w, 0, sizeof *w);
+    assert_int_equal(fake_http_start_streaming(&w->srv, handler, NULL), 0);
+    assert_int_equal(uv_loop_init(&w->loop), 0);
+    olm_error err;
+    w->uc = kube_uvcurl_new(&w->loop, &err);
+    assert_non_null(w->uc);
+    w->cfg.server = w->srv.url;
+    w->cfg.token = "operator-token";
+    w->ws = objectset_watches_new(&w->loop, w->uc, &w->cfg, record_queued, NULL, &err);
+    assert_non_null(w->ws);
+}
+
+static void world_stop(world *w)
+{
+    bool closed = false;
+    objectset_watches_stop(w->ws, set_flag, &closed);
+    spin_until(&w->loop, flag_set, &closed);
+    objectset_watches_free(w->ws);
+    bool uc_closed = false;
+    kube_uvcurl_close(w->uc, set_flag, &uc_closed);
+    spin_until(&w->loop, flag_set, &uc_closed);
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&w->loop), 0);
+    fake_http_stop(&w->srv);
+}
 
 static bool operator_refused(void *data)
 {
@@ -146,31 +186,18 @@ static void set_flag(void *data)
 static void test_refused_type_watched_as_service_account(void **state)
 {
     (void)state;
-    memset(&seen, 0, sizeof seen);
-    nqueued = 0;
     world w;
-    memset(&w, 0, sizeof w);
-    assert_int_equal(fake_http_start_streaming(&w.srv, handler, NULL), 0);
-    assert_int_equal(uv_loop_init(&w.loop), 0);
-    olm_error err;
-    kube_uvcurl *uc = kube_uvcurl_new(&w.loop, &err);
-    assert_non_null(uc);
-    kube_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.server = w.srv.url;
-    cfg.token = "operator-token";
-    w.ws = objectset_watches_new(&w.loop, uc, &cfg, record_queued, NULL, &err);
-    assert_non_null(w.ws);
+    world_start(&w);
 
     /* operator-controller's own watch: refused. */
-    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL));
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
     spin_until(&w.loop, operator_refused, &w);
-    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL)); /* polled meanwhile */
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL)); /* polled meanwhile */
 
     /* ServiceAccount b's token: refused too, and not asked again. */
-    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-b-1", "ns/b", "token-b"));
     spin_until(&w.loop, b_refused, &w);
-    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-b-1", "ns/b", "token-b"));
     for (int i = 0; i < 50; i++) {
         uv_run(&w.loop, UV_RUN_NOWAIT);
         usleep(1000);
@@ -180,32 +207,55 @@ static void test_refused_type_watched_as_service_account(void **state)
 
     /* ServiceAccount a, by impersonation: it may.  Once listed, the type is watched, and an
      * event queues the set controlling the object. */
-    assert_false(objectset_watches_want_as(w.ws, PATH, "ns/a", KUBE_IMPERSONATION_PREFIX SA_A " 1"));
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-a-1", "ns/a", KUBE_IMPERSONATION_PREFIX SA_A " 1"));
     spin_until(&w.loop, event_queued, NULL);
     assert_string_equal(queued[0], "rev-a-1");
     assert_int_equal(get_count(&w.srv, &seen.lists_a), 1);
     assert_int_equal(get_count(&w.srv, &seen.watches_a), 1);
-    assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL));
-    assert_true(objectset_watches_want_as(w.ws, PATH, "ns/b", "token-b"));
+    assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+    assert_true(objectset_watches_want_as(w.ws, PATH, "rev-b-1", "ns/b", "token-b"));
     assert_int_equal(objectset_watches_active(w.ws), 1);
     assert_int_equal(get_count(&w.srv, &seen.lists_b), 1);
 
-    bool closed = false;
-    objectset_watches_stop(w.ws, set_flag, &closed);
-    spin_until(&w.loop, flag_set, &closed);
-    objectset_watches_free(w.ws);
-    bool uc_closed = false;
-    kube_uvcurl_close(uc, set_flag, &uc_closed);
-    spin_until(&w.loop, flag_set, &uc_closed);
-    uv_run(&w.loop, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&w.loop), 0);
-    fake_http_stop(&w.srv);
+    world_stop(&w);
+}
+
+static bool queued_twice(void *data)
+{
+    (void)data;
+    return nqueued >= 2;
+}
+
+/* A credential the apiserver stops taking (401: an expired token) ends the borrowed watch, the
+ * type is polled again, and the set that offered it is queued at once so that its pass offers a
+ * fresh one, which watches again. */
+static void test_rejected_credential_queues_its_set(void **state)
+{
+    (void)state;
+    world w;
+    world_start(&w);
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+    spin_until(&w.loop, operator_refused, &w);
+
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-c-1", "ns/c", "token-c-old"));
+    spin_until(&w.loop, event_queued, NULL);
+    assert_string_equal(queued[0], "rev-c-1"); /* queued for a fresh credential, not refused */
+    assert_int_equal(objectset_watches_active(w.ws), 0);
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-c-1", "ns/c", "token-c-new"));
+    spin_until(&w.loop, queued_twice, NULL); /* the new watch's event */
+    assert_string_equal(queued[1], "rev-a-1");
+    assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+
+    world_stop(&w);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_type_watched_as_service_account),
+        cmocka_unit_test(test_rejected_credential_queues_its_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
