@@ -16,6 +16,7 @@ struct objectset_reconciler {
     objectset_reconciler_config cfg;
     pthread_mutex_t own_lock;
     json_t *own_writes; /* COS name -> the resourceVersion our last write of it made (under own_lock) */
+    json_t *last_read;  /* COS name -> the whole set as our last GET or write of it returned (under own_lock) */
 };
 
 /* Records that this process's write of COS `name` made `rv` (objectset_reconciler_own_write). */

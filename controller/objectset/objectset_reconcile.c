@@ -42,8 +42,10 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
         return NULL;
     }
     r->cfg = *cfg;
-    if (pthread_mutex_init(&r->own_lock, NULL) != 0 || !(r->own_writes = json_object())) {
+    if (pthread_mutex_init(&r->own_lock, NULL) != 0 || !(r->own_writes = json_object()) ||
+        !(r->last_read = json_object())) {
         json_decref(r->own_writes);
+        json_decref(r->last_read);
         free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -66,12 +68,68 @@ void objectset_reconciler_free(objectset_reconciler *r)
     if (!r)
         return;
     json_decref(r->own_writes);
+    json_decref(r->last_read);
     pthread_mutex_destroy(&r->own_lock);
     free(r);
 }
 
+/* Whether `cos` is worth keeping whole between passes: the revisions operator-controller makes
+ * reference their objects in Secrets (a set is a few hundred bytes); a set written by hand with
+ * its objects inline may be large, and is read again each pass. */
+static bool keep_whole(const json_t *cos)
+{
+    size_t i, j;
+    const json_t *ph, *o;
+    json_array_foreach(kube_object_path(cos, "spec.phases"), i, ph) {
+        json_array_foreach(json_object_get(ph, "objects"), j, o) {
+            if (json_object_get(o, "object"))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Keeps (or, NULL, drops) the whole set as a GET or a write of ours returned it. */
+static void remember_read(objectset_reconciler *r, const char *name, const json_t *cos)
+{
+    pthread_mutex_lock(&r->own_lock);
+    if (cos && keep_whole(cos))
+        json_object_set(r->last_read, name, (json_t *)cos);
+    else
+        json_object_del(r->last_read, name);
+    pthread_mutex_unlock(&r->own_lock);
+}
+
+/* The set a pass starts from.  The informer keeps a small form of each set with its
+ * resourceVersion; when that is the version our last GET or write returned, that copy is the
+ * set as it is (a resourceVersion names one content), so no GET: a revision rolling out is
+ * passed ~9 times (its objects' changes), each pass had read it again.  Otherwise (another
+ * writer, the informer behind, no informer) a GET, as upstream's cached client would read it
+ * from its informer. */
+static int read_set(objectset_reconciler *r, const char *key, json_t **out, olm_error *err)
+{
+    *out = NULL;
+    json_t *small = r->cfg.sets ? kube_informer_get(r->cfg.sets, key) : NULL;
+    const char *rv = kube_object_string(small, "metadata.resourceVersion");
+    if (rv) {
+        pthread_mutex_lock(&r->own_lock);
+        const json_t *kept = json_object_get(r->last_read, key);
+        const char *kept_rv = kube_object_string(kept, "metadata.resourceVersion");
+        if (kept_rv && strcmp(kept_rv, rv) == 0)
+            *out = json_deep_copy(kept);
+        pthread_mutex_unlock(&r->own_lock);
+    }
+    json_decref(small);
+    if (*out)
+        return 0;
+    int g = kube_get(r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, key, out, err);
+    remember_read(r, key, g == 0 ? *out : NULL);
+    return g;
+}
+
 void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written)
 {
+    remember_read(r, name, kube_object_string(written, "metadata.resourceVersion") ? written : NULL);
     const char *rv = kube_object_string(written, "metadata.resourceVersion");
     pthread_mutex_lock(&r->own_lock);
     if (rv)
@@ -100,6 +158,7 @@ void objectset_reconciler_forget(objectset_reconciler *r, const char *name)
         return;
     pthread_mutex_lock(&r->own_lock);
     json_object_del(r->own_writes, name);
+    json_object_del(r->last_read, name);
     pthread_mutex_unlock(&r->own_lock);
 }
 
@@ -324,7 +383,7 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
     objectset_reconciler *r = data;
     json_t *cos = NULL;
     olm_error err;
-    int g = kube_get(r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, key, &cos, &err);
+    int g = read_set(r, key, &cos, &err);
     if (g == KUBE_NOT_FOUND)
         return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
     if (g != 0) {

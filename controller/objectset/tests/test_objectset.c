@@ -24,6 +24,8 @@
 #include <cmocka.h>
 
 #include "fake_apiserver.h"
+#include "kube_informer.h"
+#include "kube_uvcurl.h"
 #include "kube_object.h"
 #include "objectset.h"
 #include "objectset_internal.h"
@@ -740,6 +742,77 @@ static void test_unchanged_objects_not_read(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A pass starts from the set as our last GET or write of it returned when the informer reports
+ * that resourceVersion: no GET.  A version written by someone else (the informer reports another
+ * one) is read; so is a set with its objects inline (not kept between passes). */
+static void test_set_not_read_again_while_unchanged(void **state)
+{
+    fx *f = *state;
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    kube_uvcurl *uc = kube_uvcurl_new(&loop, &err);
+    kube_config icfg = {.server = (char *)fake_apiserver_url(f->api)};
+    kube_watch_options wo = {.path = "/apis/olm.operatorframework.io/v1/clusterobjectsets"};
+    kube_informer *sets = kube_informer_new(uc, &icfg, &wo, NULL, NULL, &err);
+    assert_non_null(sets);
+    kube_informer_mark_synced(sets);
+    objectset_reconciler_free(f->rec);
+    objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .sets = sets};
+    f->rec = objectset_reconciler_new(&rc, &err);
+    put_secret(f, true, "v1");
+    fake_apiserver_put_json(f->api, COS "refs",
+                            "{\"apiVersion\":\"olm.operatorframework.io/v1\",\"kind\":\"ClusterObjectSet\","
+                            "\"metadata\":{\"name\":\"refs\",\"generation\":1,\"creationTimestamp\":"
+                            "\"2023-11-14T22:00:00Z\"},\"spec\":{\"lifecycleState\":\"Active\",\"revision\":1,"
+                            "\"collisionProtection\":\"Prevent\",\"phases\":[{\"name\":\"configmap\",\"objects\":["
+                            "{\"ref\":{\"name\":\"objs\",\"namespace\":\"ns\",\"key\":\"cm\"}}]}]}}");
+#define INFORMER_SEES(name) kube_informer_apply(sets, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, COS name))
+    INFORMER_SEES("refs");
+    run(f, "refs"); /* reads it, adds the finalizer, rolls out, writes the status */
+    assert_cond(f, "refs", "Succeeded", "True", "Succeeded", NULL);
+    INFORMER_SEES("refs"); /* the echo of our status write */
+    fake_apiserver_log_clear(f->api);
+    run(f, "refs"); /* e.g. queued by a change of its ConfigMap */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 0);
+    assert_non_null(fake_apiserver_object(f->api, CM));
+    /* Someone else's write: another resourceVersion, read again. */
+    json_object_set_new(json_object_get(fake_apiserver_object(f->api, COS "refs"), "metadata"), "labels",
+                        json_pack("{s:s}", "edited", "by-hand"));
+    fake_apiserver_put(f->api, COS "refs", json_deep_copy(fake_apiserver_object(f->api, COS "refs")));
+    INFORMER_SEES("refs");
+    run(f, "refs");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 1);
+    /* The informer behind our last write (its echo not come yet): read. */
+    fake_apiserver_log_clear(f->api);
+    json_t *old = json_pack("{s:{s:s, s:s}}", "metadata", "name", "refs", "resourceVersion", "1");
+    kube_informer_apply(sets, KUBE_WATCH_MODIFIED, old);
+    json_decref(old);
+    run(f, "refs");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 1);
+    /* A set with inline objects is read each pass. */
+    put_cos(f, "inline", "", "Prevent", "", CM_INLINE);
+    INFORMER_SEES("inline");
+    run(f, "inline");
+    INFORMER_SEES("inline");
+    fake_apiserver_log_clear(f->api);
+    run(f, "inline");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/inline", NULL), 1);
+#undef INFORMER_SEES
+    objectset_reconciler_free(f->rec);
+    f->rec = NULL;
+    bool closed = false;
+    kube_informer_stop(sets, watches_closed, &closed);
+    while (!closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    bool uc_closed = false;
+    kube_uvcurl_close(uc, watches_closed, &uc_closed);
+    while (!uc_closed)
+        uv_run(&loop, UV_RUN_ONCE);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_status_write_is_an_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch_skips_own_write_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unchanged_objects_not_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_not_read_again_while_unchanged, setup, teardown),
         cmocka_unit_test(test_user_probes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
