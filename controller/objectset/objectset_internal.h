@@ -17,6 +17,8 @@ struct objectset_reconciler {
     pthread_mutex_t own_lock;
     json_t *own_writes; /* COS name -> the resourceVersion our last write of it made (under own_lock) */
     json_t *last_read;  /* COS name -> the whole set as our last GET or write of it returned (under own_lock) */
+    json_t *rolling_secrets; /* COS name -> {"for": "<uid>/<generation>", "memo": its passes' Secret reads},
+                              * kept while it rolls out (under own_lock) */
 };
 
 /* Records that this process's write of COS `name` made `rv` (objectset_reconciler_own_write). */

@@ -43,9 +43,10 @@ objectset_reconciler *objectset_reconciler_new(const objectset_reconciler_config
     }
     r->cfg = *cfg;
     if (pthread_mutex_init(&r->own_lock, NULL) != 0 || !(r->own_writes = json_object()) ||
-        !(r->last_read = json_object())) {
+        !(r->last_read = json_object()) || !(r->rolling_secrets = json_object())) {
         json_decref(r->own_writes);
         json_decref(r->last_read);
+        json_decref(r->rolling_secrets);
         free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -69,6 +70,7 @@ void objectset_reconciler_free(objectset_reconciler *r)
         return;
     json_decref(r->own_writes);
     json_decref(r->last_read);
+    json_decref(r->rolling_secrets);
     pthread_mutex_destroy(&r->own_lock);
     free(r);
 }
@@ -159,6 +161,48 @@ void objectset_reconciler_forget(objectset_reconciler *r, const char *name)
     pthread_mutex_lock(&r->own_lock);
     json_object_del(r->own_writes, name);
     json_object_del(r->last_read, name);
+    json_object_del(r->rolling_secrets, name);
+    pthread_mutex_unlock(&r->own_lock);
+}
+
+/* The Secret reads a pass of `cos` starts with.  While a revision rolls out it is passed again
+ * at each change of its objects (a Deployment's ~3), and its object Secrets are immutable: the
+ * reads of its earlier passes of the same generation serve (a Secret found missing is not
+ * kept, so it is read again).  Once rolled out (or blocked, retrying) each pass reads them
+ * anew, as upstream's: a deleted Secret is then seen. */
+static json_t *secrets_memo(objectset_reconciler *r, const char *name, const json_t *cos, char *id, size_t idlen)
+{
+    snprintf(id, idlen, "%s/%lld", kube_object_string(cos, "metadata.uid") ?: "",
+             (long long)json_integer_value(kube_object_path(cos, "metadata.generation")));
+    json_t *memo = NULL;
+    pthread_mutex_lock(&r->own_lock);
+    const json_t *kept = json_object_get(r->rolling_secrets, name);
+    const char *for_id = json_string_value(json_object_get(kept, "for"));
+    if (for_id && strcmp(for_id, id) == 0)
+        memo = json_incref(json_object_get(kept, "memo"));
+    json_object_del(r->rolling_secrets, name);
+    pthread_mutex_unlock(&r->own_lock);
+    return memo ? memo : json_object();
+}
+
+/* Whether a pass left the set rolling out (Progressing RollingOut): more passes are coming. */
+static bool rolling_out(const json_t *status)
+{
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(status, "conditions"), i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *reason = json_string_value(json_object_get(c, "reason"));
+        if (type && strcmp(type, "Progressing") == 0)
+            return reason && strcmp(reason, "RollingOut") == 0;
+    }
+    return false;
+}
+
+static void keep_secrets_memo(objectset_reconciler *r, const char *name, const char *id, json_t *memo)
+{
+    pthread_mutex_lock(&r->own_lock);
+    json_object_set_new(r->rolling_secrets, name, json_pack("{s:s, s:O}", "for", id, "memo", memo));
     pthread_mutex_unlock(&r->own_lock);
 }
 
@@ -304,7 +348,8 @@ static kube_wq_result reconcile(objectset_pass *p)
     /* Blocked takes precedence over ProgressDeadlineExceeded: it is more actionable. */
     char *blocked = NULL;
     olm_error err;
-    json_t *secrets = json_object(); /* this pass's Secret reads (objectset_get_secret) */
+    char memo_id[512];
+    json_t *secrets = secrets_memo(p->r, p->name, p->cos, memo_id, sizeof memo_id); /* Secret reads */
     int im = objectset_check_immutable(p->r->cfg.admin, secrets, p->cos, &blocked, &err);
     if (im != 0) {
         objectset_mark_not_progressing(&p->s, "Blocked", im > 0 ? blocked : err.msg);
@@ -323,7 +368,6 @@ static kube_wq_result reconcile(objectset_pass *p)
             res.requeue_after_ms = (uint64_t)p->remaining_ms; /* the deadline-aware rate limiter */
         return res;
     }
-    json_decref(secrets);
     json_t *observed = json_object_get(p->s.status, "observedPhases");
     if (json_array_size(observed) == 0) {
         json_t *arr = json_array();
@@ -337,6 +381,7 @@ static kube_wq_result reconcile(objectset_pass *p)
             objectset_mark_not_progressing(&p->s, "Blocked", msg);
             free(msg);
             objectset_phases_free(&ph);
+            json_decref(secrets);
             return objectset_ok();
         }
     }
@@ -345,6 +390,7 @@ static kube_wq_result reconcile(objectset_pass *p)
     if (!client) {
         objectset_set_retrying(&p->s, err.msg);
         objectset_phases_free(&ph);
+        json_decref(secrets);
         return objectset_failed();
     }
     watch_kinds(p, &ph);
@@ -375,6 +421,9 @@ static kube_wq_result reconcile(objectset_pass *p)
     if (owned)
         kube_client_free(client);
     objectset_phases_free(&ph);
+    if (rolling_out(p->s.status))
+        keep_secrets_memo(p->r, p->name, memo_id, secrets);
+    json_decref(secrets);
     return res;
 }
 

@@ -44,8 +44,10 @@ int objectset_get_secret(kube_client *admin, json_t *memo, const char *ns, const
         return 0;
     }
     int g = kube_get(admin, "v1", "Secret", ns, name, out, err);
-    if (g == 0 && memo)
+    if (g == 0 && memo) {
+        json_object_del(json_object_get(*out, "metadata"), "managedFields"); /* a memo may outlive the pass */
         json_object_set(memo, key, *out);
+    }
     return g;
 }
 

@@ -487,20 +487,31 @@ static void test_user_probes(void **state)
     json_decref(probes);
 }
 
-/* One GET of a referenced Secret per pass: the immutability check and the ref share it. */
+/* A referenced Secret is read once per pass (the immutability check and the ref share it); the
+ * later passes of a set still rolling out (same generation) read it no more: it is immutable, and
+ * such a set is passed at each change of its objects.  Once rolled out, each pass reads it again
+ * (it may have been deleted or made anew). */
 static void test_secret_read_once_per_pass(void **state)
 {
     fx *f = *state;
     put_secret(f, true, "v1");
     put_cos(f, "once", "", "Prevent", "", CM_REF);
-    run(f, "once");
-    bind_pvc(f);
-    fake_apiserver_log_clear(f->api);
-    run(f, "once");
-    assert_non_null(fake_apiserver_object(f->api, CM)); /* the ref was resolved and applied */
+    run(f, "once"); /* rolling out: the PVC is not bound */
     assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 1);
     fake_apiserver_log_clear(f->api);
-    run(f, "once"); /* the next pass reads it again: it may have been made anew */
+    run(f, "once");
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 0);
+    bind_pvc(f);
+    fake_apiserver_log_clear(f->api);
+    run(f, "once"); /* rolls out, from the Secret read before */
+    assert_non_null(fake_apiserver_object(f->api, CM)); /* the ref was resolved and applied */
+    assert_cond(f, "once", "Succeeded", "True", "Succeeded", NULL);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 0);
+    fake_apiserver_log_clear(f->api);
+    run(f, "once"); /* rolled out: read again */
+    assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 1);
+    fake_apiserver_log_clear(f->api);
+    run(f, "once");
     assert_int_equal(fake_apiserver_count(f->api, "GET", "/secrets/objs", NULL), 1);
 }
 
