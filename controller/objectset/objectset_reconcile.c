@@ -94,9 +94,13 @@ static bool keep_whole(const json_t *cos)
 /* Keeps (or, NULL, drops) the whole set as a GET or a write of ours returned it. */
 static void remember_read(objectset_reconciler *r, const char *name, const json_t *cos)
 {
+    const char *rv = kube_object_string(cos, "metadata.resourceVersion");
+    char *text = cos && rv && keep_whole(cos) ? json_dumps(cos, JSON_COMPACT) : NULL;
+    json_t *entry = text ? json_pack("{s:s, s:s}", "rv", rv, "text", text) : NULL;
+    free(text);
     pthread_mutex_lock(&r->own_lock);
-    if (cos && keep_whole(cos))
-        json_object_set(r->last_read, name, (json_t *)cos);
+    if (entry)
+        json_object_set_new(r->last_read, name, entry);
     else
         json_object_del(r->last_read, name);
     pthread_mutex_unlock(&r->own_lock);
@@ -116,9 +120,9 @@ static int read_set(objectset_reconciler *r, const char *key, json_t **out, olm_
     if (rv) {
         pthread_mutex_lock(&r->own_lock);
         const json_t *kept = json_object_get(r->last_read, key);
-        const char *kept_rv = kube_object_string(kept, "metadata.resourceVersion");
+        const char *kept_rv = json_string_value(json_object_get(kept, "rv"));
         if (kept_rv && strcmp(kept_rv, rv) == 0)
-            *out = json_deep_copy(kept);
+            *out = json_loads(json_string_value(json_object_get(kept, "text")), 0, NULL);
         pthread_mutex_unlock(&r->own_lock);
     }
     json_decref(small);
@@ -179,10 +183,10 @@ static json_t *secrets_memo(objectset_reconciler *r, const char *name, const jso
     const json_t *kept = json_object_get(r->rolling_secrets, name);
     const char *for_id = json_string_value(json_object_get(kept, "for"));
     if (for_id && strcmp(for_id, id) == 0)
-        memo = json_incref(json_object_get(kept, "memo"));
+        memo = json_loads(json_string_value(json_object_get(kept, "text")), 0, NULL);
     json_object_del(r->rolling_secrets, name);
     pthread_mutex_unlock(&r->own_lock);
-    return memo ? memo : json_object();
+    return json_is_object(memo) ? memo : (json_decref(memo), json_object());
 }
 
 /* Whether a pass left the set rolling out (Progressing RollingOut): more passes are coming. */
@@ -201,8 +205,13 @@ static bool rolling_out(const json_t *status)
 
 static void keep_secrets_memo(objectset_reconciler *r, const char *name, const char *id, json_t *memo)
 {
+    char *text = json_dumps(memo, JSON_COMPACT);
+    json_t *entry = text ? json_pack("{s:s, s:s}", "for", id, "text", text) : NULL;
+    free(text);
+    if (!entry)
+        return;
     pthread_mutex_lock(&r->own_lock);
-    json_object_set_new(r->rolling_secrets, name, json_pack("{s:s, s:O}", "for", id, "memo", memo));
+    json_object_set_new(r->rolling_secrets, name, entry);
     pthread_mutex_unlock(&r->own_lock);
 }
 
@@ -471,6 +480,10 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
         }
         json_decref(body);
     }
+    /* Kept only while it rolls out, as its Secrets: a rolled-out set is passed rarely, and 1,000
+     * of them need not stay in memory for it. */
+    if (!rolling_out(p.s.status))
+        remember_read(r, key, NULL);
     json_decref(p.s.status);
     json_decref(p.cos);
     json_decref(cos);

@@ -753,9 +753,25 @@ static void test_unchanged_objects_not_read(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
-/* A pass starts from the set as our last GET or write of it returned when the informer reports
- * that resourceVersion: no GET.  A version written by someone else (the informer reports another
- * one) is read; so is a set with its objects inline (not kept between passes). */
+/* A Secret "pvcobj" holding the PVC of PVC_COS under key "pvc". */
+static void put_pvc_secret(fx *f)
+{
+    const char *obj = "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"test-pvc\","
+                      "\"namespace\":\"ns\"},\"spec\":{\"volumeName\":\"test-pv\"}}";
+    olm_error err;
+    size_t n = 0;
+    char *b64 = olm_base64_encode(obj, strlen(obj), &n, &err);
+    json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:b, s:{s:s}}", "apiVersion", "v1", "kind", "Secret",
+                               "metadata", "name", "pvcobj", "namespace", "ns", "type",
+                               "olm.operatorframework.io/object-data", "immutable", 1, "data", "pvc", b64);
+    free(b64);
+    fake_apiserver_put(f->api, "/api/v1/namespaces/ns/secrets/pvcobj", secret);
+}
+
+/* While a set rolls out, a pass starts from the set as our last GET or write of it returned when
+ * the informer reports that resourceVersion: no GET.  A version written by someone else (the
+ * informer reports another one) is read; so is a set with its objects inline (not kept: it may be
+ * large), and one rolled out (not kept: passed rarely, and 1,000 of them need not stay in memory). */
 static void test_set_not_read_again_while_unchanged(void **state)
 {
     fx *f = *state;
@@ -771,45 +787,60 @@ static void test_set_not_read_again_while_unchanged(void **state)
     objectset_reconciler_free(f->rec);
     objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .sets = sets};
     f->rec = objectset_reconciler_new(&rc, &err);
-    put_secret(f, true, "v1");
+    put_pvc_secret(f);
     fake_apiserver_put_json(f->api, COS "refs",
                             "{\"apiVersion\":\"olm.operatorframework.io/v1\",\"kind\":\"ClusterObjectSet\","
                             "\"metadata\":{\"name\":\"refs\",\"generation\":1,\"creationTimestamp\":"
                             "\"2023-11-14T22:00:00Z\"},\"spec\":{\"lifecycleState\":\"Active\",\"revision\":1,"
-                            "\"collisionProtection\":\"Prevent\",\"phases\":[{\"name\":\"configmap\",\"objects\":["
-                            "{\"ref\":{\"name\":\"objs\",\"namespace\":\"ns\",\"key\":\"cm\"}}]}]}}");
+                            "\"collisionProtection\":\"Prevent\",\"progressionProbes\":[{\"selector\":{\"type\":"
+                            "\"GroupKind\",\"groupKind\":{\"group\":\"\",\"kind\":\"PersistentVolumeClaim\"}},"
+                            "\"assertions\":[{\"type\":\"FieldValue\",\"fieldValue\":{\"fieldPath\":\"status.phase\","
+                            "\"value\":\"Bound\"}}]}],\"phases\":[{\"name\":\"pvc\",\"objects\":["
+                            "{\"ref\":{\"name\":\"pvcobj\",\"namespace\":\"ns\",\"key\":\"pvc\"}}]}]}}");
 #define INFORMER_SEES(name) kube_informer_apply(sets, KUBE_WATCH_MODIFIED, fake_apiserver_object(f->api, COS name))
+#define SET_GETS(name) fake_apiserver_count(f->api, "GET", "/clusterobjectsets/" name, NULL)
     INFORMER_SEES("refs");
-    run(f, "refs"); /* reads it, adds the finalizer, rolls out, writes the status */
-    assert_cond(f, "refs", "Succeeded", "True", "Succeeded", NULL);
+    run(f, "refs"); /* reads it, adds the finalizer, applies the PVC, writes the status: rolling out */
+    assert_cond(f, "refs", "Progressing", "True", "RollingOut", NULL);
     INFORMER_SEES("refs"); /* the echo of our status write */
     fake_apiserver_log_clear(f->api);
-    run(f, "refs"); /* e.g. queued by a change of its ConfigMap */
-    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 0);
-    assert_non_null(fake_apiserver_object(f->api, CM));
+    run(f, "refs"); /* e.g. queued by a change of its PVC */
+    assert_int_equal(SET_GETS("refs"), 0);
     /* Someone else's write: another resourceVersion, read again. */
     json_object_set_new(json_object_get(fake_apiserver_object(f->api, COS "refs"), "metadata"), "labels",
                         json_pack("{s:s}", "edited", "by-hand"));
     fake_apiserver_put(f->api, COS "refs", json_deep_copy(fake_apiserver_object(f->api, COS "refs")));
     INFORMER_SEES("refs");
     run(f, "refs");
-    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 1);
+    assert_int_equal(SET_GETS("refs"), 1);
     /* The informer behind our last write (its echo not come yet): read. */
     fake_apiserver_log_clear(f->api);
     json_t *old = json_pack("{s:{s:s, s:s}}", "metadata", "name", "refs", "resourceVersion", "1");
     kube_informer_apply(sets, KUBE_WATCH_MODIFIED, old);
     json_decref(old);
     run(f, "refs");
-    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/refs", NULL), 1);
-    /* A set with inline objects is read each pass. */
+    assert_int_equal(SET_GETS("refs"), 1);
+    /* Rolled out: no longer kept. */
+    bind_pvc(f);
+    INFORMER_SEES("refs");
+    run(f, "refs");
+    assert_cond(f, "refs", "Succeeded", "True", "Succeeded", NULL);
+    INFORMER_SEES("refs");
+    fake_apiserver_log_clear(f->api);
+    run(f, "refs");
+    assert_int_equal(SET_GETS("refs"), 1);
+    /* A set with inline objects is read each pass, rolling out or not. */
     put_cos(f, "inline", "", "Prevent", "", CM_INLINE);
+    fake_apiserver_remove(f->api, PVC);
     INFORMER_SEES("inline");
     run(f, "inline");
+    assert_cond(f, "inline", "Progressing", "True", "RollingOut", NULL);
     INFORMER_SEES("inline");
     fake_apiserver_log_clear(f->api);
     run(f, "inline");
-    assert_int_equal(fake_apiserver_count(f->api, "GET", "/clusterobjectsets/inline", NULL), 1);
+    assert_int_equal(SET_GETS("inline"), 1);
 #undef INFORMER_SEES
+#undef SET_GETS
     objectset_reconciler_free(f->rec);
     f->rec = NULL;
     bool closed = false;
