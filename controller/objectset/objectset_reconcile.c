@@ -95,7 +95,10 @@ static bool keep_whole(const json_t *cos)
 static void remember_read(objectset_reconciler *r, const char *name, const json_t *cos)
 {
     const char *rv = kube_object_string(cos, "metadata.resourceVersion");
-    char *text = cos && rv && keep_whole(cos) ? json_dumps(cos, JSON_COMPACT) : NULL;
+    json_t *kept = cos && rv && keep_whole(cos) ? json_deep_copy(cos) : NULL;
+    json_object_del(json_object_get(kept, "metadata"), "managedFields"); /* an update without them keeps them */
+    char *text = kept ? json_dumps(kept, JSON_COMPACT) : NULL;
+    json_decref(kept);
     json_t *entry = text ? json_pack("{s:s, s:s}", "rv", rv, "text", text) : NULL;
     free(text);
     pthread_mutex_lock(&r->own_lock);
@@ -396,13 +399,13 @@ static kube_wq_result reconcile(objectset_pass *p)
     }
     bool owned = false;
     kube_client *client = identity(p, &owned, &err);
+    watch_kinds(p, &ph); /* with the credential identity() found, if any, to offer */
     if (!client) {
         objectset_set_retrying(&p->s, err.msg);
         objectset_phases_free(&ph);
         json_decref(secrets);
         return objectset_failed();
     }
-    watch_kinds(p, &ph);
     json_t *others = other_active(p);
     size_t nsib = json_array_size(others);
     const char **uids = calloc(nsib + 1, sizeof *uids);

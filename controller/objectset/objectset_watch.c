@@ -21,20 +21,26 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube_object.h"
 #include "kube_watch.h"
 #include "objectset_watch.h"
+#include "olm_hash.h"
 #include "olm_log.h"
 
 #define SELECTOR "app.kubernetes.io/managed-by=olm.operatorframework.io"
+/* A ServiceAccount refused (403) is asked again after this long: RBAC may have been mended. */
+#define DENIAL_SECONDS 600
+#define REJECTED_KEPT 4 /* credentials rejected (401) per type, not tried again */
 
 typedef struct one_watch {
     struct objectset_watches *owner;
     char *path;
     kube_watch *w;
     char *as;        /* "ns/name" of the ServiceAccount it runs as; NULL: operator-controller itself */
-    char *set;       /* the ClusterObjectSet whose pass offered as's credential (queued when it is rejected) */
+    char *set;       /* the ClusterObjectSet whose pass offered as's credential */
+    uint64_t credential_hash; /* of as's credential, to refuse it again once rejected (401) */
     kube_config cfg; /* as's credential (zeroed for operator-controller's own); freed when stopped */
     struct one_watch *next;
 } one_watch;
@@ -47,8 +53,10 @@ typedef struct watched_path {
     char *offer_as, *offer_credential, *offer_set; /* the newest one offered and not yet tried, and by which set */
     bool borrowing;      /* such a watch is starting or running */
     bool borrowed_synced; /* ... and has listed: its events cover the type */
-    char **denied;       /* ServiceAccounts refused for this type (403): not asked again */
-    size_t ndenied;
+    json_t *denied;      /* ServiceAccount -> when it was refused (403): not asked again for DENIAL_SECONDS */
+    uint64_t rejected[REJECTED_KEPT]; /* hashes of credentials rejected (401), newest at rejected_next - 1 */
+    size_t rejected_next;
+    json_t *askers;      /* the sets that asked for this type (queued when a watch of it ends) */
 } watched_path;
 
 struct objectset_watches {
@@ -60,7 +68,7 @@ struct objectset_watches {
     pthread_mutex_t mu;
     watched_path *known;  /* every path asked for (under mu) */
     json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
-    json_t *latest;       /* uid -> resourceVersion the watches last reported (under mu) */
+    json_t *latest;       /* uid -> [resourceVersion, path] the watches last reported (under mu) */
     json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
     size_t nknown, nstarted;
     uv_async_t async;
@@ -123,8 +131,9 @@ static void forget_write(struct objectset_watches *ws, const json_t *obj)
     pthread_mutex_unlock(&ws->mu);
 }
 
-/* What the watches last reported of each object (objectset_watches_unchanged reads it). */
-static void track(struct objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+/* What the watches last reported of each object, and which watch (path; "" for the tests'
+ * events): objectset_watches_unchanged reads it, a watch that ends takes its entries away. */
+static void track(struct objectset_watches *ws, const char *path, kube_watch_event_type type, const json_t *obj)
 {
     const char *uid = kube_object_string(obj, "metadata.uid");
     const char *rv = kube_object_string(obj, "metadata.resourceVersion");
@@ -134,13 +143,26 @@ static void track(struct objectset_watches *ws, kube_watch_event_type type, cons
     if (type == KUBE_WATCH_DELETED || !rv)
         json_object_del(ws->latest, uid);
     else
-        json_object_set_new(ws->latest, uid, json_string(rv));
+        json_object_set_new(ws->latest, uid, json_pack("[s,s]", rv, path));
     pthread_mutex_unlock(&ws->mu);
 }
 
-void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+/* Under mu: a watch of `path` ended; what it reported may be out of date by the time another
+ * one lists (a deletion meanwhile is no event of the next watch), so it no longer vouches. */
+static void untrack_path(struct objectset_watches *ws, const char *path)
 {
-    track(ws, type, obj);
+    const char *uid;
+    json_t *v, *tmp;
+    json_object_foreach_safe(ws->latest, tmp, uid, v) {
+        const char *p = json_string_value(json_array_get(v, 1));
+        if (p && strcmp(p, path) == 0)
+            json_object_del(ws->latest, uid);
+    }
+}
+
+static void handle_event(objectset_watches *ws, const char *path, kube_watch_event_type type, const json_t *obj)
+{
+    track(ws, path, type, obj);
     if (type == KUBE_WATCH_DELETED)
         forget_write(ws, obj);
     else if (own_write(ws, obj))
@@ -155,9 +177,15 @@ void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type
     }
 }
 
+void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
+{
+    handle_event(ws, "", type, obj);
+}
+
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)
 {
-    objectset_watches_handle_event(((one_watch *)data)->owner, type, obj);
+    one_watch *ow = data;
+    handle_event(ow->owner, ow->path, type, obj);
 }
 
 void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj)
@@ -190,7 +218,7 @@ bool objectset_watches_unchanged(objectset_watches *ws, const char *key)
     pthread_mutex_lock(&ws->mu);
     const json_t *v = json_object_get(ws->verdicts, key);
     const char *uid = json_string_value(json_array_get(v, 0)), *rv = json_string_value(json_array_get(v, 1));
-    const char *seen = uid ? json_string_value(json_object_get(ws->latest, uid)) : NULL;
+    const char *seen = uid ? json_string_value(json_array_get(json_object_get(ws->latest, uid), 0)) : NULL;
     bool same = seen && rv && strcmp(seen, rv) == 0;
     pthread_mutex_unlock(&ws->mu);
     return same;
@@ -218,12 +246,27 @@ static void watch_closed(void *data)
         ws->closed(ws->closed_data);
 }
 
-/* A watch's stop has closed: its credential goes (zeroed) with it. */
+static void one_watch_free(one_watch *ow)
+{
+    kube_config_free(&ow->cfg); /* zeroes a token */
+    free(ow->path);
+    free(ow->as);
+    free(ow->set);
+    free(ow);
+}
+
+/* A watch's stop has closed: it leaves the list, its credential with it. */
 static void one_closed(void *data)
 {
     one_watch *ow = data;
-    kube_config_free(&ow->cfg);
-    watch_closed(ow->owner);
+    struct objectset_watches *ws = ow->owner;
+    for (one_watch **l = &ws->watches; *l; l = &(*l)->next)
+        if (*l == ow) {
+            *l = ow->next;
+            break;
+        }
+    one_watch_free(ow);
+    watch_closed(ws);
 }
 
 static void stop_one(one_watch *ow)
@@ -231,8 +274,9 @@ static void stop_one(one_watch *ow)
     if (!ow->w)
         return;
     ow->owner->pending++;
-    kube_watch_stop(ow->w, one_closed, ow);
+    kube_watch *w = ow->w;
     ow->w = NULL;
+    kube_watch_stop(w, one_closed, ow);
 }
 
 /* Under mu. */
@@ -246,8 +290,20 @@ static watched_path *find_path(struct objectset_watches *ws, const char *path)
 
 static bool is_denied(const watched_path *wp, const char *as)
 {
-    for (size_t i = 0; i < wp->ndenied; i++)
-        if (strcmp(wp->denied[i], as) == 0)
+    const json_t *t = json_object_get(wp->denied, as);
+    return t && time(NULL) - (time_t)json_integer_value(t) < DENIAL_SECONDS;
+}
+
+static uint64_t credential_hash(const char *credential)
+{
+    return olm_fnv1a_str(OLM_FNV1A_OFFSET, credential);
+}
+
+static bool was_rejected(const watched_path *wp, const char *credential)
+{
+    uint64_t h = credential_hash(credential);
+    for (size_t i = 0; i < REJECTED_KEPT; i++)
+        if (wp->rejected[i] == h)
             return true;
     return false;
 }
@@ -262,6 +318,21 @@ static void drop_offer(watched_path *wp)
     wp->offer_credential = wp->offer_as = wp->offer_set = NULL;
 }
 
+/* Loop thread: queues every set that asked for `path` (its watch ended: each pass polls again,
+ * reads what the watch no longer vouches for, and offers its credential). */
+static void queue_askers(struct objectset_watches *ws, const char *path)
+{
+    pthread_mutex_lock(&ws->mu);
+    watched_path *wp = find_path(ws, path);
+    json_t *names = wp && wp->askers ? json_deep_copy(wp->askers) : NULL;
+    pthread_mutex_unlock(&ws->mu);
+    const char *name;
+    json_t *v;
+    json_object_foreach(names, name, v)
+        ws->enqueue(name, ws->data);
+    json_decref(names);
+}
+
 /* A watch of a ServiceAccount's ended with `status` (401/403): the type waits for another. */
 static void borrowed_refused(one_watch *ow, long status, const char *msg)
 {
@@ -270,12 +341,10 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
     watched_path *wp = find_path(ws, ow->path);
     if (wp) {
         wp->borrowing = wp->borrowed_synced = false;
-        char **d = status == 403 && !is_denied(wp, ow->as) ? realloc(wp->denied, (wp->ndenied + 1) * sizeof *d) : NULL;
-        if (d) {
-            wp->denied = d;
-            if ((d[wp->ndenied] = strdup(ow->as)))
-                wp->ndenied++;
-        }
+        if (status == 403 && wp->denied)
+            json_object_set_new(wp->denied, ow->as, json_integer((json_int_t)time(NULL)));
+        if (status == 401) /* the same credential offered again would be rejected again */
+            wp->rejected[wp->rejected_next++ % REJECTED_KEPT] = ow->credential_hash;
     }
     pthread_mutex_unlock(&ws->mu);
     if (status == 403)
@@ -285,12 +354,9 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
                 ow->as, ow->path, msg);
     else
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
-                "the watch of %s as ServiceAccount %s lost its credential (%s); a pass of %s brings a fresh one",
-                ow->path, ow->as, msg, ow->set ? ow->set : "a revision");
-    /* A token expired: the set that offered it asks its token source again now, rather than at
-     * its next resync (--drift-repair-interval), while its objects' type is not watched. */
-    if (status == 401 && ow->set)
-        ws->enqueue(ow->set, ws->data);
+                "the watch of %s as ServiceAccount %s lost its credential (%s); the revisions with objects of that "
+                "type poll them until one offers a fresh one",
+                ow->path, ow->as, msg);
 }
 
 static void on_error(const char *msg, void *data)
@@ -299,6 +365,7 @@ static void on_error(const char *msg, void *data)
     long st = kube_watch_last_status(ow->w);
     if (st != 401 && st != 403)
         return; /* retried by the watch */
+    struct objectset_watches *ws = ow->owner;
     if (ow->as) {
         borrowed_refused(ow, st, msg);
     } else {
@@ -306,16 +373,22 @@ static void on_error(const char *msg, void *data)
                 "operator-controller may not list+watch %s (%s); it is watched as a ServiceAccount of the revisions "
                 "that have objects of it where one may, meanwhile ClusterObjectSets re-probe them by polling",
                 ow->path, msg);
-        pthread_mutex_lock(&ow->owner->mu);
-        watched_path *wp = find_path(ow->owner, ow->path);
+        pthread_mutex_lock(&ws->mu);
+        watched_path *wp = find_path(ws, ow->path);
         if (wp)
             wp->refused = true;
-        pthread_mutex_unlock(&ow->owner->mu);
+        pthread_mutex_unlock(&ws->mu);
     }
-    /* Stopped, never retried: leave it in the list (freed at the end) without its watch. */
+    pthread_mutex_lock(&ws->mu);
+    untrack_path(ws, ow->path);
+    pthread_mutex_unlock(&ws->mu);
+    char *path = strdup(ow->path);
+    /* Stopped, never retried; freed once closed. */
     stop_one(ow);
-    if (ow->as)
-        uv_async_send(&ow->owner->async); /* an offer may be waiting already */
+    if (path)
+        queue_askers(ws, path);
+    free(path);
+    uv_async_send(&ws->async); /* an offer may be waiting already */
 }
 
 static void on_synced(void *data)
@@ -344,14 +417,14 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
 {
     one_watch *ow = calloc(1, sizeof *ow);
     if (!ow || !(ow->path = strdup(path)) || (as && !(ow->as = strdup(as))) || (set && !(ow->set = strdup(set)))) {
-        if (ow) {
-            free(ow->path);
-            free(ow->as);
-        }
-        free(ow);
+        if (ow)
+            one_watch_free(ow);
         return false;
     }
     ow->owner = ws;
+    ow->credential_hash = as ? credential_hash(credential) : 0;
+    ow->next = ws->watches; /* listed before it can close (one_closed unlinks it) */
+    ws->watches = ow;
     kube_watch_options wo = {.path = path, .label_selector = SELECTOR, .drop_managed_fields = true, .transform = reduce};
     kube_watch_handlers h = {on_event, on_synced, on_error};
     olm_error err;
@@ -360,16 +433,17 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
         kube_watch_start(ow->w, &err) != 0) {
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch %s%s%s: %s", path, as ? " as ServiceAccount " : "",
                 as ? as : "", err.msg);
-        if (ow->w)
-            stop_one(ow); /* frees the credential once closed */
-        else
-            kube_config_free(&ow->cfg);
+        if (ow->w) {
+            stop_one(ow); /* unlinked and freed once closed */
+        } else {
+            ws->watches = ow->next;
+            one_watch_free(ow);
+        }
+        return false;
     }
-    if (ow->w && !as) /* a ServiceAccount's watch is logged once it has listed (on_synced) */
+    if (!as) /* a ServiceAccount's watch is logged once it has listed (on_synced) */
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
-    ow->next = ws->watches;
-    ws->watches = ow;
-    return ow->w != NULL;
+    return true;
 }
 
 /* Under mu: the next offer to try, taken out of its path (the caller frees the strings). */
@@ -379,7 +453,8 @@ static char *take_offer(struct objectset_watches *ws, char **as, char **credenti
         watched_path *wp = &ws->known[i];
         if (!wp->refused || wp->borrowing || !wp->offer_credential)
             continue;
-        if (is_denied(wp, wp->offer_as)) {
+        char *path = NULL;
+        if (is_denied(wp, wp->offer_as) || was_rejected(wp, wp->offer_credential) || !(path = strdup(wp->path))) {
             drop_offer(wp);
             continue;
         }
@@ -388,7 +463,7 @@ static char *take_offer(struct objectset_watches *ws, char **as, char **credenti
         *credential = wp->offer_credential;
         *set = wp->offer_set;
         wp->offer_as = wp->offer_credential = wp->offer_set = NULL;
-        return strdup(wp->path);
+        return path;
     }
     return NULL;
 }
@@ -474,13 +549,17 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
             ws->known = n;
         if (p) {
             wp = &ws->known[ws->nknown++];
-            *wp = (watched_path){.path = p};
+            *wp = (watched_path){.path = p, .denied = json_object(), .askers = json_object()};
             wake = true;
         }
     }
-    /* Refused to operator-controller: this ServiceAccount's credential may do, unless it was
-     * refused too.  The newest offer replaces an older one (a fresher token). */
-    if (wp && wp->refused && !wp->borrowing && as && credential && !is_denied(wp, as)) {
+    if (wp && set && wp->askers && !json_object_get(wp->askers, set))
+        json_object_set_new(wp->askers, set, json_true());
+    /* This ServiceAccount's credential may do where operator-controller may not (its own watch
+     * refused, or not answered yet: the offer waits), unless refused too or already rejected.
+     * The newest offer replaces an older one (a fresher token). */
+    if (wp && !wp->borrowed_synced && !wp->borrowing && as && credential && !is_denied(wp, as) &&
+        !was_rejected(wp, credential)) {
         drop_offer(wp);
         wp->offer_as = strdup(as);
         wp->offer_credential = strdup(credential);
@@ -488,7 +567,7 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
         if (!wp->offer_as || !wp->offer_credential || (set && !wp->offer_set))
             drop_offer(wp);
         else
-            wake = true;
+            wake = wake || wp->refused;
     }
     pthread_mutex_unlock(&ws->mu);
     if (wake)
@@ -524,21 +603,16 @@ void objectset_watches_free(objectset_watches *ws)
 {
     if (!ws)
         return;
-    while (ws->watches) {
+    while (ws->watches) { /* all stopped and closed by now: these never started a watch */
         one_watch *ow = ws->watches;
         ws->watches = ow->next;
-        kube_config_free(&ow->cfg);
-        free(ow->path);
-        free(ow->as);
-        free(ow->set);
-        free(ow);
+        one_watch_free(ow);
     }
     for (size_t i = 0; i < ws->nknown; i++) {
         watched_path *wp = &ws->known[i];
         drop_offer(wp);
-        for (size_t j = 0; j < wp->ndenied; j++)
-            free(wp->denied[j]);
-        free(wp->denied);
+        json_decref(wp->denied);
+        json_decref(wp->askers);
         free(wp->path);
     }
     free(ws->known);
