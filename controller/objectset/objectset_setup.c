@@ -44,7 +44,8 @@ static void on_delete(json_t *obj, void *data)
 {
     objectset_controller *c = data;
     objectset_reconciler_forget(c->rec, kube_object_string(obj, "metadata.name"));
-    objectset_watches_forget_set(c->watches, kube_object_string(obj, "metadata.uid"));
+    objectset_watches_forget_set(c->watches, kube_object_string(obj, "metadata.uid"),
+                                 kube_object_string(obj, "metadata.name"));
     enqueue(c, obj);
 }
 

@@ -41,6 +41,7 @@ typedef struct one_watch {
     char *as;        /* "ns/name" of the ServiceAccount it runs as; NULL: operator-controller itself */
     char *set;       /* the ClusterObjectSet whose pass offered as's credential */
     uint64_t credential_hash; /* of as's credential, to refuse it again once rejected (401) */
+    bool synced;     /* it has listed: sets may have been told the type is watched (loop thread) */
     kube_config cfg; /* as's credential (zeroed for operator-controller's own); freed when stopped */
     struct one_watch *next;
 } one_watch;
@@ -224,12 +225,14 @@ bool objectset_watches_unchanged(objectset_watches *ws, const char *key)
     return same;
 }
 
-void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid)
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid, const char *name)
 {
     if (!ws || !cos_uid)
         return;
     size_t n = strlen(cos_uid);
     pthread_mutex_lock(&ws->mu);
+    for (size_t i = 0; name && i < ws->nknown; i++)
+        json_object_del(ws->known[i].askers, name);
     const char *k;
     json_t *v, *tmp;
     json_object_foreach_safe(ws->verdicts, tmp, k, v) {
@@ -382,7 +385,11 @@ static void on_error(const char *msg, void *data)
     pthread_mutex_lock(&ws->mu);
     untrack_path(ws, ow->path);
     pthread_mutex_unlock(&ws->mu);
-    char *path = strdup(ow->path);
+    /* The sets told the type was watched (operator-controller's own watch counts as watched from
+     * the start; a ServiceAccount's once it had listed) resync rarely: queue them once, to poll.
+     * A ServiceAccount's watch refused before it listed told nobody (and queueing then would make
+     * every set offer, be refused, and queue them all again). */
+    char *path = !ow->as || ow->synced ? strdup(ow->path) : NULL;
     /* Stopped, never retried; freed once closed. */
     stop_one(ow);
     if (path)
@@ -394,6 +401,7 @@ static void on_error(const char *msg, void *data)
 static void on_synced(void *data)
 {
     one_watch *ow = data;
+    ow->synced = true;
     if (!ow->as)
         return;
     pthread_mutex_lock(&ow->owner->mu);

@@ -47,11 +47,12 @@ void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type
  * version of that object since (and has reported that one: a type not watched, or a watch
  * refused, never answers true), so the next pass need not GET it -- as upstream reads its
  * objects from the tracking cache.  A change of the object is an event that queues the set,
- * whose pass then reads it.  _verdict_drop forgets one; _forget_set every key of a set. */
+ * whose pass then reads it.  _verdict_drop forgets one; _forget_set every key of a set (uid), and
+ * the set (name) as one asking for its types (objectset_watches_want_as). */
 void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj);
 void objectset_watches_verdict_drop(objectset_watches *ws, const char *key);
 bool objectset_watches_unchanged(objectset_watches *ws, const char *key);
-void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid);
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid, const char *name);
 /* Loop thread: watches running (not refused). */
 size_t objectset_watches_active(const objectset_watches *ws);
 /* Loop thread: stops every watch; closed(data) once all are closed. */

@@ -740,7 +740,7 @@ static void test_unchanged_objects_not_read(void **state)
     fake_apiserver_log_clear(f->api);
     run(f, "v");
     assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 0);
-    objectset_watches_forget_set(ws, kube_object_string(fake_apiserver_object(f->api, COS "v"), "metadata.uid"));
+    objectset_watches_forget_set(ws, kube_object_string(fake_apiserver_object(f->api, COS "v"), "metadata.uid"), "v");
     run(f, "v");
     assert_int_equal(fake_apiserver_count(f->api, "GET", "persistentvolumeclaims/test-pvc", NULL), 1);
     bool closed = false;
