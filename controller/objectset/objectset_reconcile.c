@@ -91,7 +91,9 @@ static bool keep_whole(const json_t *cos)
     return true;
 }
 
-/* Keeps (or, NULL, drops) the whole set as a GET or a write of ours returned it. */
+/* Keeps (or, NULL, drops) the whole set as a GET or a write of ours returned it.  Called once,
+ * at the end of a pass, when the pass knows whether the set is still rolling out: a set kept
+ * at each GET and write was serialized there and then dropped by most passes. */
 static void remember_read(objectset_reconciler *r, const char *name, const json_t *cos)
 {
     const char *rv = kube_object_string(cos, "metadata.resourceVersion");
@@ -115,9 +117,10 @@ static void remember_read(objectset_reconciler *r, const char *name, const json_
  * passed ~9 times (its objects' changes), each pass had read it again.  Otherwise (another
  * writer, the informer behind, no informer) a GET, as upstream's cached client would read it
  * from its informer. */
-static int read_set(objectset_reconciler *r, const char *key, json_t **out, olm_error *err)
+static int read_set(objectset_reconciler *r, const char *key, json_t **out, bool *from_kept, olm_error *err)
 {
     *out = NULL;
+    *from_kept = false;
     json_t *small = r->cfg.sets ? kube_informer_get(r->cfg.sets, key) : NULL;
     const char *rv = kube_object_string(small, "metadata.resourceVersion");
     if (rv) {
@@ -129,16 +132,15 @@ static int read_set(objectset_reconciler *r, const char *key, json_t **out, olm_
         pthread_mutex_unlock(&r->own_lock);
     }
     json_decref(small);
-    if (*out)
+    if (*out) {
+        *from_kept = true;
         return 0;
-    int g = kube_get(r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, key, out, err);
-    remember_read(r, key, g == 0 ? *out : NULL);
-    return g;
+    }
+    return kube_get(r->cfg.admin, OBJECTSET_API_VERSION, OBJECTSET_KIND, NULL, key, out, err);
 }
 
 void objectset_note_own_write(objectset_reconciler *r, const char *name, const json_t *written)
 {
-    remember_read(r, name, kube_object_string(written, "metadata.resourceVersion") ? written : NULL);
     const char *rv = kube_object_string(written, "metadata.resourceVersion");
     pthread_mutex_lock(&r->own_lock);
     if (rv)
@@ -444,7 +446,8 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
     objectset_reconciler *r = data;
     json_t *cos = NULL;
     olm_error err;
-    int g = read_set(r, key, &cos, &err);
+    bool from_kept;
+    int g = read_set(r, key, &cos, &from_kept, &err);
     if (g == KUBE_NOT_FOUND)
         return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
     if (g != 0) {
@@ -468,25 +471,32 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
         free(p.token_ns);
         free(p.token_sa);
     }
+    json_t *written = NULL;
+    bool write_failed = false;
     if (p.s.status && (before ? !json_equal(before, p.s.status) : json_object_size(p.s.status) > 0)) {
         json_t *body = json_deep_copy(p.cos);
         if (body) {
             json_object_set(body, "status", p.s.status);
-            json_t *written = NULL;
             if (kube_update_status(r->cfg.admin, body, &written, &err) != 0) {
                 olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "error updating status: %s", err.msg);
                 res = objectset_failed();
+                write_failed = true;
             } else if (written) {
                 objectset_note_own_write(r, key, written);
             }
-            json_decref(written);
         }
+        write_failed = write_failed || !body || !written;
         json_decref(body);
     }
     /* Kept only while it rolls out, as its Secrets: a rolled-out set is passed rarely, and 1,000
-     * of them need not stay in memory for it. */
-    if (!rolling_out(p.s.status))
+     * of them need not stay in memory for it.  What is kept is the set as it now is: our status
+     * write's answer, else the finalizer patch's (p.cos replaced), else the GET's; one from the
+     * kept copy is kept already. */
+    if (!rolling_out(p.s.status) || write_failed)
         remember_read(r, key, NULL);
+    else if (written || p.cos != cos || !from_kept)
+        remember_read(r, key, written ? written : p.cos);
+    json_decref(written);
     json_decref(p.s.status);
     json_decref(p.cos);
     json_decref(cos);
