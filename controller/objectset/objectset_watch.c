@@ -17,68 +17,17 @@
  * left to the reconciler's polling (objectset.h), and one line says so.
  *
  * Threading: objectset_watch_want runs on the threadpool (reconciles) and hands the path to
- * the loop through a mutex and a uv_async_t; everything else is loop thread. */
-#include <pthread.h>
+ * the loop through a mutex and a uv_async_t; everything else is loop thread.
+ *
+ * This file starts and stops the watches; what they reported is objectset_watch_reports.c's,
+ * the credentials offered for a refused type objectset_watch_offers.c's. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kube_object.h"
 #include "kube_watch.h"
-#include "objectset_watch.h"
-#include "olm_hash.h"
+#include "objectset_watch_internal.h"
 #include "olm_log.h"
-
-#define SELECTOR "app.kubernetes.io/managed-by=olm.operatorframework.io"
-/* A ServiceAccount refused (403) is asked again after this long: RBAC may have been mended. */
-#define DENIAL_SECONDS 600
-#define REJECTED_KEPT 4 /* credentials rejected (401) per type, not tried again */
-
-typedef struct one_watch {
-    struct objectset_watches *owner;
-    char *path;
-    kube_watch *w;
-    char *as;        /* "ns/name" of the ServiceAccount it runs as; NULL: operator-controller itself */
-    char *set;       /* the ClusterObjectSet whose pass offered as's credential */
-    uint64_t credential_hash; /* of as's credential, to refuse it again once rejected (401) */
-    bool synced;     /* it has listed: sets may have been told the type is watched (loop thread) */
-    kube_config cfg; /* as's credential (zeroed for operator-controller's own); freed when stopped */
-    struct one_watch *next;
-} one_watch;
-
-/* One resource type asked for (under objectset_watches.mu). */
-typedef struct watched_path {
-    char *path;
-    bool refused;        /* operator-controller's own watch was refused (401/403) */
-    /* After a refusal: a watch with a ServiceAccount's credential. */
-    char *offer_as, *offer_credential, *offer_set; /* the newest one offered and not yet tried, and by which set */
-    bool borrowing;      /* such a watch is starting or running */
-    bool borrowed_synced; /* ... and has listed: its events cover the type */
-    json_t *denied;      /* ServiceAccount -> when it was refused (403): not asked again for DENIAL_SECONDS */
-    uint64_t rejected[REJECTED_KEPT]; /* hashes of credentials rejected (401), newest at rejected_next - 1 */
-    size_t rejected_next;
-    json_t *askers;      /* the sets that asked for this type (queued when a watch of it ends) */
-} watched_path;
-
-struct objectset_watches {
-    uv_loop_t *loop;
-    kube_uvcurl *uc;
-    const kube_config *cfg;
-    void (*enqueue)(const char *name, void *data);
-    void *data;
-    pthread_mutex_t mu;
-    watched_path *known;  /* every path asked for (under mu) */
-    json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
-    json_t *latest;       /* uid -> [resourceVersion, path] the watches last reported (under mu) */
-    json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
-    size_t nknown, nstarted;
-    uv_async_t async;
-    one_watch *watches;   /* loop thread */
-    bool stopping;
-    int pending;          /* closes still to come */
-    void (*closed)(void *data);
-    void *closed_data;
-};
 
 /* Keep what the relist comparison and the event handler read: identity, resourceVersion and
  * the ownerReferences. */
@@ -95,150 +44,20 @@ static void reduce(json_t *obj)
     kube_object_reduce(obj, small, NULL);
 }
 
-void objectset_watches_note_write(objectset_watches *ws, const json_t *written)
-{
-    const char *uid = kube_object_string(written, "metadata.uid");
-    const char *rv = kube_object_string(written, "metadata.resourceVersion");
-    if (!ws || !uid || !rv)
-        return;
-    pthread_mutex_lock(&ws->mu);
-    if (ws->written)
-        json_object_set_new(ws->written, uid, json_string(rv));
-    pthread_mutex_unlock(&ws->mu);
-}
-
-/* Whether obj is the version our own write made (objectset_watches_note_write); consumed. */
-static bool own_write(struct objectset_watches *ws, const json_t *obj)
-{
-    const char *uid = kube_object_string(obj, "metadata.uid");
-    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
-    if (!uid || !rv)
-        return false;
-    pthread_mutex_lock(&ws->mu);
-    const char *mine = json_string_value(json_object_get(ws->written, uid));
-    bool echo = mine && strcmp(mine, rv) == 0;
-    if (echo)
-        json_object_del(ws->written, uid);
-    pthread_mutex_unlock(&ws->mu);
-    return echo;
-}
-
-static void forget_write(struct objectset_watches *ws, const json_t *obj)
-{
-    const char *uid = kube_object_string(obj, "metadata.uid");
-    pthread_mutex_lock(&ws->mu);
-    if (uid)
-        json_object_del(ws->written, uid);
-    pthread_mutex_unlock(&ws->mu);
-}
-
-/* What the watches last reported of each object, and which watch (path; "" for the tests'
- * events): objectset_watches_unchanged reads it, a watch that ends takes its entries away. */
-static void track(struct objectset_watches *ws, const char *path, kube_watch_event_type type, const json_t *obj)
-{
-    const char *uid = kube_object_string(obj, "metadata.uid");
-    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
-    if (!uid)
-        return;
-    pthread_mutex_lock(&ws->mu);
-    if (type == KUBE_WATCH_DELETED || !rv)
-        json_object_del(ws->latest, uid);
-    else
-        json_object_set_new(ws->latest, uid, json_pack("[s,s]", rv, path));
-    pthread_mutex_unlock(&ws->mu);
-}
-
-/* Under mu: a watch of `path` ended; what it reported may be out of date by the time another
- * one lists (a deletion meanwhile is no event of the next watch), so it no longer vouches. */
-static void untrack_path(struct objectset_watches *ws, const char *path)
-{
-    const char *uid;
-    json_t *v, *tmp;
-    json_object_foreach_safe(ws->latest, tmp, uid, v) {
-        const char *p = json_string_value(json_array_get(v, 1));
-        if (p && strcmp(p, path) == 0)
-            json_object_del(ws->latest, uid);
-    }
-}
-
-static void handle_event(objectset_watches *ws, const char *path, kube_watch_event_type type, const json_t *obj)
-{
-    track(ws, path, type, obj);
-    if (type == KUBE_WATCH_DELETED)
-        forget_write(ws, obj);
-    else if (own_write(ws, obj))
-        return;
-    size_t i;
-    const json_t *r;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
-        const char *kind = json_string_value(json_object_get(r, "kind"));
-        const char *name = json_string_value(json_object_get(r, "name"));
-        if (json_is_true(json_object_get(r, "controller")) && kind && name && strcmp(kind, "ClusterObjectSet") == 0)
-            ws->enqueue(name, ws->data);
-    }
-}
-
-void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type type, const json_t *obj)
-{
-    handle_event(ws, "", type, obj);
-}
-
 static void on_event(kube_watch_event_type type, json_t *obj, void *data)
 {
     one_watch *ow = data;
-    handle_event(ow->owner, ow->path, type, obj);
-}
-
-void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj)
-{
-    const char *uid = kube_object_string(obj, "metadata.uid");
-    const char *rv = kube_object_string(obj, "metadata.resourceVersion");
-    if (!ws || !key)
-        return;
-    pthread_mutex_lock(&ws->mu);
-    if (uid && rv)
-        json_object_set_new(ws->verdicts, key, json_pack("[s,s]", uid, rv));
-    else
-        json_object_del(ws->verdicts, key);
-    pthread_mutex_unlock(&ws->mu);
-}
-
-void objectset_watches_verdict_drop(objectset_watches *ws, const char *key)
-{
-    if (!ws || !key)
-        return;
-    pthread_mutex_lock(&ws->mu);
-    json_object_del(ws->verdicts, key);
-    pthread_mutex_unlock(&ws->mu);
-}
-
-bool objectset_watches_unchanged(objectset_watches *ws, const char *key)
-{
-    if (!ws || !key)
-        return false;
-    pthread_mutex_lock(&ws->mu);
-    const json_t *v = json_object_get(ws->verdicts, key);
-    const char *uid = json_string_value(json_array_get(v, 0)), *rv = json_string_value(json_array_get(v, 1));
-    const char *seen = uid ? json_string_value(json_array_get(json_object_get(ws->latest, uid), 0)) : NULL;
-    bool same = seen && rv && strcmp(seen, rv) == 0;
-    pthread_mutex_unlock(&ws->mu);
-    return same;
+    objectset_watch_event(ow->owner, ow->path, type, obj);
 }
 
 void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid, const char *name)
 {
     if (!ws || !cos_uid)
         return;
-    size_t n = strlen(cos_uid);
     pthread_mutex_lock(&ws->mu);
     for (size_t i = 0; name && i < ws->nknown; i++)
         json_object_del(ws->known[i].askers, name);
-    const char *k;
-    json_t *v, *tmp;
-    json_object_foreach_safe(ws->verdicts, tmp, k, v) {
-        if (strncmp(k, cos_uid, n) == 0 && k[n] == '\n')
-            json_object_del(ws->verdicts, k);
-    }
+    objectset_watch_forget_verdicts(ws, cos_uid);
     pthread_mutex_unlock(&ws->mu);
 }
 
@@ -291,36 +110,6 @@ static watched_path *find_path(struct objectset_watches *ws, const char *path)
     return NULL;
 }
 
-static bool is_denied(const watched_path *wp, const char *as)
-{
-    const json_t *t = json_object_get(wp->denied, as);
-    return t && time(NULL) - (time_t)json_integer_value(t) < DENIAL_SECONDS;
-}
-
-static uint64_t credential_hash(const char *credential)
-{
-    return olm_fnv1a_str(OLM_FNV1A_OFFSET, credential);
-}
-
-static bool was_rejected(const watched_path *wp, const char *credential)
-{
-    uint64_t h = credential_hash(credential);
-    for (size_t i = 0; i < REJECTED_KEPT; i++)
-        if (wp->rejected[i] == h)
-            return true;
-    return false;
-}
-
-static void drop_offer(watched_path *wp)
-{
-    if (wp->offer_credential)
-        explicit_bzero(wp->offer_credential, strlen(wp->offer_credential));
-    free(wp->offer_credential);
-    free(wp->offer_as);
-    free(wp->offer_set);
-    wp->offer_credential = wp->offer_as = wp->offer_set = NULL;
-}
-
 /* Loop thread: queues every set that asked for `path` (its watch ended: each pass polls again,
  * reads what the watch no longer vouches for, and offers its credential). */
 static void queue_askers(struct objectset_watches *ws, const char *path)
@@ -344,10 +133,7 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
     watched_path *wp = find_path(ws, ow->path);
     if (wp) {
         wp->borrowing = wp->borrowed_synced = false;
-        if (status == 403 && wp->denied)
-            json_object_set_new(wp->denied, ow->as, json_integer((json_int_t)time(NULL)));
-        if (status == 401) /* the same credential offered again would be rejected again */
-            wp->rejected[wp->rejected_next++ % REJECTED_KEPT] = ow->credential_hash;
+        watch_offers_refused(&wp->offers, ow->as, status, ow->credential_hash);
     }
     pthread_mutex_unlock(&ws->mu);
     if (status == 403)
@@ -383,7 +169,7 @@ static void on_error(const char *msg, void *data)
         pthread_mutex_unlock(&ws->mu);
     }
     pthread_mutex_lock(&ws->mu);
-    untrack_path(ws, ow->path);
+    objectset_watch_untrack_path(ws, ow->path);
     pthread_mutex_unlock(&ws->mu);
     /* The sets told the type was watched (operator-controller's own watch counts as watched from
      * the start; a ServiceAccount's once it had listed) resync rarely: queue them once, to poll.
@@ -415,7 +201,7 @@ static void on_synced(void *data)
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
                 "watching %s?labelSelector=%s as ServiceAccount %s (listed); revisions with objects of that type no "
                 "longer poll them",
-                ow->path, SELECTOR, ow->as);
+                ow->path, OBJECTSET_WATCH_SELECTOR, ow->as);
 }
 
 /* Starts a watch of `path` as operator-controller (as NULL) or as ServiceAccount `as` with
@@ -430,10 +216,10 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
         return false;
     }
     ow->owner = ws;
-    ow->credential_hash = as ? credential_hash(credential) : 0;
+    ow->credential_hash = as ? watch_offers_hash(credential) : 0;
     ow->next = ws->watches; /* listed before it can close (one_closed unlinks it) */
     ws->watches = ow;
-    kube_watch_options wo = {.path = path, .label_selector = SELECTOR, .drop_managed_fields = true, .transform = reduce};
+    kube_watch_options wo = {.path = path, .label_selector = OBJECTSET_WATCH_SELECTOR, .drop_managed_fields = true, .transform = reduce};
     kube_watch_handlers h = {on_event, on_synced, on_error};
     olm_error err;
     bool cfg_ok = !as || kube_config_with_credential(ws->cfg, credential, &ow->cfg, &err) == 0;
@@ -450,7 +236,7 @@ static bool start_one(struct objectset_watches *ws, const char *path, const char
         return false;
     }
     if (!as) /* a ServiceAccount's watch is logged once it has listed (on_synced) */
-        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, SELECTOR);
+        olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL, "watching %s?labelSelector=%s", path, OBJECTSET_WATCH_SELECTOR);
     return true;
 }
 
@@ -459,19 +245,14 @@ static char *take_offer(struct objectset_watches *ws, char **as, char **credenti
 {
     for (size_t i = 0; i < ws->nknown; i++) {
         watched_path *wp = &ws->known[i];
-        if (!wp->refused || wp->borrowing || !wp->offer_credential)
+        if (!wp->refused || wp->borrowing || !wp->offers.credential)
             continue;
-        char *path = NULL;
-        if (is_denied(wp, wp->offer_as) || was_rejected(wp, wp->offer_credential) || !(path = strdup(wp->path))) {
-            drop_offer(wp);
-            continue;
+        char *path = strdup(wp->path);
+        if (path && watch_offers_take(&wp->offers, as, credential, set)) {
+            wp->borrowing = true;
+            return path;
         }
-        wp->borrowing = true;
-        *as = wp->offer_as;
-        *credential = wp->offer_credential;
-        *set = wp->offer_set;
-        wp->offer_as = wp->offer_credential = wp->offer_set = NULL;
-        return path;
+        free(path);
     }
     return NULL;
 }
@@ -557,7 +338,8 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
             ws->known = n;
         if (p) {
             wp = &ws->known[ws->nknown++];
-            *wp = (watched_path){.path = p, .denied = json_object(), .askers = json_object()};
+            *wp = (watched_path){.path = p, .askers = json_object()};
+            watch_offers_init(&wp->offers); /* without memory for refusals, none are remembered */
             wake = true;
         }
     }
@@ -566,17 +348,8 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
     /* This ServiceAccount's credential may do where operator-controller may not (its own watch
      * refused, or not answered yet: the offer waits), unless refused too or already rejected.
      * The newest offer replaces an older one (a fresher token). */
-    if (wp && !wp->borrowed_synced && !wp->borrowing && as && credential && !is_denied(wp, as) &&
-        !was_rejected(wp, credential)) {
-        drop_offer(wp);
-        wp->offer_as = strdup(as);
-        wp->offer_credential = strdup(credential);
-        wp->offer_set = set ? strdup(set) : NULL;
-        if (!wp->offer_as || !wp->offer_credential || (set && !wp->offer_set))
-            drop_offer(wp);
-        else
-            wake = wake || wp->refused;
-    }
+    if (wp && !wp->borrowed_synced && !wp->borrowing && watch_offers_put(&wp->offers, as, credential, set))
+        wake = wake || wp->refused;
     pthread_mutex_unlock(&ws->mu);
     if (wake)
         uv_async_send(&ws->async);
@@ -618,8 +391,7 @@ void objectset_watches_free(objectset_watches *ws)
     }
     for (size_t i = 0; i < ws->nknown; i++) {
         watched_path *wp = &ws->known[i];
-        drop_offer(wp);
-        json_decref(wp->denied);
+        watch_offers_free(&wp->offers);
         json_decref(wp->askers);
         free(wp->path);
     }

@@ -1,4 +1,5 @@
-/* objectset_watch: watches of the objects ClusterObjectSets applied (objectset_watch.c). */
+/* objectset_watch: watches of the objects ClusterObjectSets applied (objectset_watch.c, with
+ * objectset_watch_reports.c and objectset_watch_offers.c). */
 #ifndef OLM_OBJECTSET_WATCH_H
 #define OLM_OBJECTSET_WATCH_H
 
