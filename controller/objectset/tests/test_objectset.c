@@ -29,6 +29,7 @@
 #include "kube_object.h"
 #include "objectset.h"
 #include "objectset_internal.h"
+#include "name_log.h"
 #include "objectset_watch.h"
 #include "olm_base64.h"
 #include "probe.h"
@@ -604,15 +605,7 @@ static void test_own_status_write_is_an_echo(void **state)
 
 /* objectset_watches: an object event queues the set that controls it, except the echo of our
  * own write (the uid and resourceVersion our apply returned), once; a DELETED event queues. */
-static char queued[8][64];
-static int nqueued;
-
-static void record_queued(const char *name, void *data)
-{
-    (void)data;
-    if (nqueued < 8)
-        snprintf(queued[nqueued++], sizeof queued[0], "%s", name);
-}
+static name_log queued;
 
 static void watches_closed(void *data)
 {
@@ -625,8 +618,8 @@ static void test_watch_skips_own_write_echo(void **state)
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     olm_error err;
-    nqueued = 0;
-    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, record_queued, NULL, &err);
+    name_log_clear(&queued);
+    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, name_log_record, &queued, &err);
     assert_non_null(ws);
     json_error_t je;
     json_t *v5 = json_loads("{\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"5\","
@@ -635,18 +628,18 @@ static void test_watch_skips_own_write_echo(void **state)
     json_t *v6 = json_deep_copy(v5);
     json_object_set_new(json_object_get(v6, "metadata"), "resourceVersion", json_string("6"));
     objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v5); /* someone else's change */
-    assert_int_equal(nqueued, 1);
-    assert_string_equal(queued[0], "set-1");
+    assert_int_equal(queued.n, 1);
+    assert_string_equal(queued.names[0], "set-1");
     objectset_watches_note_write(ws, v6); /* our apply made version 6 */
     objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6);
-    assert_int_equal(nqueued, 1); /* its echo queues nothing */
+    assert_int_equal(queued.n, 1); /* its echo queues nothing */
     objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6); /* consumed: a repeat queues */
-    assert_int_equal(nqueued, 2);
+    assert_int_equal(queued.n, 2);
     objectset_watches_note_write(ws, v6);
     objectset_watches_handle_event(ws, KUBE_WATCH_DELETED, v6); /* a deletion always queues */
-    assert_int_equal(nqueued, 3);
+    assert_int_equal(queued.n, 3);
     objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, v6); /* and forgot the write */
-    assert_int_equal(nqueued, 4);
+    assert_int_equal(queued.n, 4);
     json_decref(v5);
     json_decref(v6);
     /* A pass's apply tells the watches: the created ConfigMap's event is an echo. */
@@ -663,12 +656,12 @@ static void test_watch_skips_own_write_echo(void **state)
     assert_int_equal(res.requeue_after_ms, 300000);
     json_t *cm = fake_apiserver_object(f->api, CM);
     assert_non_null(cm);
-    nqueued = 0;
+    name_log_clear(&queued);
     objectset_watches_handle_event(ws, KUBE_WATCH_ADDED, cm);
-    assert_int_equal(nqueued, 0);
+    assert_int_equal(queued.n, 0);
     objectset_watches_handle_event(ws, KUBE_WATCH_MODIFIED, cm);
-    assert_int_equal(nqueued, 1);
-    assert_string_equal(queued[0], "w");
+    assert_int_equal(queued.n, 1);
+    assert_string_equal(queued.names[0], "w");
     bool closed = false;
     objectset_watches_stop(ws, watches_closed, &closed);
     while (!closed)
@@ -686,8 +679,8 @@ static void test_unchanged_objects_not_read(void **state)
     uv_loop_t loop;
     assert_int_equal(uv_loop_init(&loop), 0);
     olm_error err;
-    nqueued = 0;
-    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, record_queued, NULL, &err);
+    name_log_clear(&queued);
+    objectset_watches *ws = objectset_watches_new(&loop, NULL, NULL, name_log_record, &queued, &err);
     objectset_reconciler_free(f->rec);
     objectset_reconciler_config rc = {.admin = f->admin, .now = fake_now, .watches = ws};
     f->rec = objectset_reconciler_new(&rc, &err);

@@ -20,6 +20,7 @@
 #include "fake_http_server.h"
 #include "kube_config.h"
 #include "kube_uvcurl.h"
+#include "name_log.h"
 #include "objectset_watch.h"
 
 #define PATH "/apis/apps/v1/deployments"
@@ -33,15 +34,7 @@ typedef struct counts {
 static atomic_bool release_401; /* the second watch of token-c-old answers 401 once set */
 
 static counts seen;
-static char queued[8][64];
-static int nqueued;
-
-static void record_queued(const char *name, void *data)
-{
-    (void)data;
-    if (nqueued < 8)
-        snprintf(queued[nqueued++], sizeof queued[0], "%s", name);
-}
+static name_log queued;
 
 /* Who a request acts as: the impersonated user, else the bearer token. */
 static void user_of(const fake_http_request *req, char *out, size_t len)
@@ -137,7 +130,7 @@ static void set_flag(void *data);
 static void world_start(world *w)
 {
     memset(&seen, 0, sizeof seen);
-    nqueued = 0;
+    name_log_clear(&queued);
     memset(w, 0, sizeof *w);
     assert_int_equal(fake_http_start_streaming(&w->srv, handler, NULL), 0);
     assert_int_equal(uv_loop_init(&w->loop), 0);
@@ -146,7 +139,7 @@ static void world_start(world *w)
     assert_non_null(w->uc);
     w->cfg.server = w->srv.url;
     w->cfg.token = "operator-token";
-    w->ws = objectset_watches_new(&w->loop, w->uc, &w->cfg, record_queued, NULL, &err);
+    w->ws = objectset_watches_new(&w->loop, w->uc, &w->cfg, name_log_record, &queued, &err);
     assert_non_null(w->ws);
 }
 
@@ -179,7 +172,7 @@ static bool b_refused(void *data)
 static bool event_queued(void *data)
 {
     (void)data;
-    return nqueued >= 1;
+    return queued.n >= 1;
 }
 
 static bool flag_set(void *data)
@@ -215,13 +208,13 @@ static void test_refused_type_watched_as_service_account(void **state)
     }
     assert_int_equal(get_count(&w.srv, &seen.lists_b), 1);
     assert_int_equal(get_count(&w.srv, &seen.lists_operator), 1);
-    assert_int_equal(nqueued, 0);
+    assert_int_equal(queued.n, 0);
 
     /* ServiceAccount a, by impersonation: it may.  Once listed, the type is watched, and an
      * event queues the set controlling the object. */
     assert_false(objectset_watches_want_as(w.ws, PATH, "rev-a-1", "ns/a", KUBE_IMPERSONATION_PREFIX SA_A " 1"));
     spin_until(&w.loop, event_queued, NULL);
-    assert_string_equal(queued[0], "rev-a-1");
+    assert_string_equal(queued.names[0], "rev-a-1");
     assert_int_equal(get_count(&w.srv, &seen.lists_a), 1);
     assert_int_equal(get_count(&w.srv, &seen.watches_a), 1);
     assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
@@ -235,13 +228,13 @@ static void test_refused_type_watched_as_service_account(void **state)
 static bool queued_twice(void *data)
 {
     (void)data;
-    return nqueued >= 2;
+    return queued.n >= 2;
 }
 
 static bool queued_three(void *data)
 {
     (void)data;
-    return nqueued >= 3;
+    return queued.n >= 3;
 }
 
 /* A credential the apiserver stops taking (401: an expired token) ends the borrowed watch: what
@@ -259,13 +252,13 @@ static void test_rejected_credential_queues_its_set(void **state)
 
     assert_false(objectset_watches_want_as(w.ws, PATH, "rev-c-1", "ns/c", "token-c-old"));
     spin_until(&w.loop, event_queued, NULL); /* the first watch's event */
-    assert_string_equal(queued[0], "rev-a-1");
+    assert_string_equal(queued.names[0], "rev-a-1");
     json_t *op = json_pack("{s:{s:s, s:s, s:s}}", "metadata", "name", "op", "uid", "u1", "resourceVersion", "6");
     objectset_watches_verdict(w.ws, "set\nop", op); /* a pass found it in order at version 6 */
     assert_true(objectset_watches_unchanged(w.ws, "set\nop"));
     atomic_store(&release_401, true); /* the watch resumes, and its token is rejected */
     spin_until(&w.loop, queued_twice, NULL);
-    assert_string_equal(queued[1], "rev-c-1"); /* queued: it polls, and offers a fresh credential */
+    assert_string_equal(queued.names[1], "rev-c-1"); /* queued: it polls, and offers a fresh credential */
     assert_false(objectset_watches_unchanged(w.ws, "set\nop"));
     assert_int_equal(objectset_watches_active(w.ws), 0);
     assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
@@ -279,7 +272,7 @@ static void test_rejected_credential_queues_its_set(void **state)
 
     assert_false(objectset_watches_want_as(w.ws, PATH, "rev-c-1", "ns/c", "token-c-new"));
     spin_until(&w.loop, queued_three, NULL); /* the new watch's event */
-    assert_string_equal(queued[2], "rev-a-1");
+    assert_string_equal(queued.names[2], "rev-a-1");
     assert_true(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
     objectset_watches_verdict(w.ws, "set\nop", op);
     assert_true(objectset_watches_unchanged(w.ws, "set\nop"));
