@@ -448,8 +448,11 @@ kube_wq_result objectset_reconcile(const char *key, void *data)
     olm_error err;
     bool from_kept;
     int g = read_set(r, key, &cos, &from_kept, &err);
-    if (g == KUBE_NOT_FOUND)
+    if (g == KUBE_NOT_FOUND) {
+        /* Gone: what a pass that ended after the informer's deletion kept of it goes too. */
+        objectset_reconciler_forget(r, key);
         return (kube_wq_result){.kind = KUBE_WQ_OK, .gone = true};
+    }
     if (g != 0) {
         olm_log(OLM_LOG_ERROR, "clusterObjectSet", key, "%s", err.msg);
         return objectset_failed();

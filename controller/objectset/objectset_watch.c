@@ -247,12 +247,18 @@ static char *take_offer(struct objectset_watches *ws, char **as, char **credenti
         watched_path *wp = &ws->known[i];
         if (!wp->refused || wp->borrowing || !wp->offers.credential)
             continue;
+        if (!watch_offers_take(&wp->offers, as, credential, set))
+            continue; /* refused or rejected since it was offered: dropped */
         char *path = strdup(wp->path);
-        if (path && watch_offers_take(&wp->offers, as, credential, set)) {
+        if (path) {
             wp->borrowing = true;
             return path;
         }
-        free(path);
+        explicit_bzero(*credential, strlen(*credential)); /* out of memory: the offer is dropped */
+        free(*credential);
+        free(*as);
+        free(*set);
+        *as = *credential = *set = NULL;
     }
     return NULL;
 }

@@ -601,6 +601,15 @@ static void test_own_status_write_is_an_echo(void **state)
     snprintf(rv, sizeof rv, "%s", kube_object_string(cos, "metadata.resourceVersion"));
     objectset_reconciler_forget(f->rec, "echo");
     assert_false(objectset_reconciler_own_write(f->rec, "echo", rv));
+    /* And by a pass that finds it gone: a pass that wrote it may end after the informer's
+     * deletion (and its forget) came. */
+    put_cos(f, "gone", "", "Prevent", "", CM_INLINE);
+    run(f, "gone");
+    cos = fake_apiserver_object(f->api, COS "gone");
+    snprintf(rv, sizeof rv, "%s", kube_object_string(cos, "metadata.resourceVersion"));
+    fake_apiserver_remove(f->api, COS "gone");
+    assert_true(run(f, "gone").gone);
+    assert_false(objectset_reconciler_own_write(f->rec, "gone", rv));
 }
 
 /* objectset_watches: an object event queues the set that controls it, except the echo of our
