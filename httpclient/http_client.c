@@ -68,3 +68,16 @@ int http_client_setup(CURL *h, const char *url, const http_client_opts *o, olm_e
     }
     return setup_tls(h, url, o, err);
 }
+
+void http_headers_wipe(struct curl_slist *headers)
+{
+    for (struct curl_slist *l = headers; l; l = l->next)
+        if (l->data)
+            explicit_bzero(l->data, strlen(l->data));
+}
+
+void http_headers_free(struct curl_slist *headers)
+{
+    http_headers_wipe(headers);
+    curl_slist_free_all(headers);
+}

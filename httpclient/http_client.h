@@ -46,6 +46,12 @@ typedef struct http_client_opts {
  * transfer `h` makes.  0, or -1 with err naming the option libcurl refused. */
 int http_client_setup(CURL *h, const char *url, const http_client_opts *o, olm_error *err);
 
+/* Frees a request's header list, each header wiped first: one may carry a credential (a bearer
+ * token, an Authorization of a pull secret), and libcurl's curl_slist_free_all leaves it in
+ * freed heap.  http_headers_wipe wipes without freeing (NULL: nothing). */
+void http_headers_wipe(struct curl_slist *headers);
+void http_headers_free(struct curl_slist *headers);
+
 /* The minimum TLS version every client asks for. */
 #define HTTP_CLIENT_MIN_TLS CURL_SSLVERSION_TLSv1_2
 

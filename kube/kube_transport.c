@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "http_client.h"
 #include "kube_client_internal.h"
 #include "kube_request_metrics.h"
 #include "strbuf.h"
@@ -431,7 +432,7 @@ done:
     if (result < 0)
         kube_response_free(resp);
     strbuf_free(&sink.sb);
-    curl_slist_free_all(headers); /* holds the bearer token: free promptly */
+    http_headers_free(headers); /* holds the bearer token: wiped, freed promptly */
     handle_release(c, h, result >= 0);
     free(url);
     return result;

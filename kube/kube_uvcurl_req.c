@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_client.h"
 #include "strbuf.h"
 
 struct kube_uvcurl_req {
@@ -70,7 +71,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 static void req_free(kube_uvcurl_req *r)
 {
     curl_easy_cleanup(r->easy);
-    curl_slist_free_all(r->headers);
+    http_headers_free(r->headers);
     free(r->body);
     strbuf_free(&r->resp);
     free(r);
@@ -117,7 +118,7 @@ kube_uvcurl_req *kube_uvcurl_req_start(kube_uvcurl *uc, const kube_config *cfg, 
     }
     r->easy = kube_uvcurl_easy_new(cfg, path_and_query, &r->headers, err);
     if (!r->easy) {
-        curl_slist_free_all(r->headers);
+        http_headers_free(r->headers);
         free(r->body);
         free(r);
         return NULL;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_client.h"
 #include "kube_transport.h"
 #include "kube_uvcurl_req.h"
 #include "kube_watch_stream.h"
@@ -404,7 +405,7 @@ static size_t on_watch_write(char *ptr, size_t size, size_t nmemb, void *userdat
 static void watch_cleanup(kube_watch *w)
 {
     curl_easy_cleanup(w->watch_easy);
-    curl_slist_free_all(w->watch_headers);
+    http_headers_free(w->watch_headers);
     w->watch_easy = NULL;
     w->watch_headers = NULL;
 }
@@ -465,7 +466,7 @@ static void start_watch(kube_watch *w)
     w->watch_easy = kube_uvcurl_easy_new(w->cfg, strbuf_str(&q), &w->watch_headers, &err);
     strbuf_free(&q);
     if (!w->watch_easy) {
-        curl_slist_free_all(w->watch_headers);
+        http_headers_free(w->watch_headers);
         w->watch_headers = NULL;
         report_error(w, "%s", err.msg);
         retry_later(w, RETRY_WATCH);

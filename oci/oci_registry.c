@@ -509,7 +509,7 @@ deadline:
     olm_error_set(err, "%s %s: the pull did not finish within %ld s (its deadline; --pull-timeout)", req->method,
                   url, reg->deadline_seconds);
 out:
-    curl_slist_free_all(hdrs);
+    http_headers_free(hdrs);
     free(x.www_authenticate);
     /* The error buffer is on our stack: unhook it so a later curl call cannot write there. */
     curl_easy_setopt(reg->curl, CURLOPT_ERRORBUFFER, NULL);

@@ -196,6 +196,23 @@ static void test_only_http_and_https(void **state)
     assert_int_equal(get("file:///etc/hostname", &o), CURLE_UNSUPPORTED_PROTOCOL);
 }
 
+/* A header list's credentials do not stay in memory once it is done with. */
+static void test_headers_wiped(void **state)
+{
+    (void)state;
+    struct curl_slist *h = curl_slist_append(NULL, "Authorization: Bearer secret-token");
+    h = curl_slist_append(h, "Accept: application/json");
+    assert_non_null(h);
+    size_t n0 = strlen(h->data), n1 = strlen(h->next->data);
+    http_headers_wipe(h);
+    for (size_t i = 0; i < n0; i++)
+        assert_int_equal(h->data[i], 0);
+    for (size_t i = 0; i < n1; i++)
+        assert_int_equal(h->next->data[i], 0);
+    http_headers_free(h);
+    http_headers_free(NULL);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -203,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_extra_cas_are_trusted), cmocka_unit_test(test_ca_file_and_skip_verify),
         cmocka_unit_test(test_tls_minimum),           cmocka_unit_test(test_tls_profile),
         cmocka_unit_test(test_proxy_from_environment), cmocka_unit_test(test_only_http_and_https),
+        cmocka_unit_test(test_headers_wiped),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
