@@ -270,6 +270,31 @@ def daemon_identity(work, system_ns, service_account):
 
 
 @contextlib.contextmanager
+def controller_env(work, cluster_admin=False, **controller_args):
+    """operator-controller alone (no catalogd: the ClusterObjectSet tests) in a system namespace of
+    its own with config/rbac's RBAC; `cluster_admin` binds its ServiceAccount to cluster-admin as
+    well (upstream's rights).  controller_args go to Controller.  Yields the started Controller."""
+    require_binaries()
+    system_ns = unique("olmv1-sys")
+    kubectl("create", "namespace", system_ns)
+    bindings = system_rbac(system_ns)
+    sa = "operator-controller-controller-manager"
+    if cluster_admin:
+        bindings.append(f"e2e-cluster-admin-{system_ns}")
+        kubectl("create", "clusterrolebinding", bindings[-1], "--clusterrole=cluster-admin",
+                f"--serviceaccount={system_ns}:{sa}")
+    c = Controller(work, system_ns, identity=daemon_identity(work, system_ns, sa), **controller_args)
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
+        for b in bindings:
+            kubectl("delete", "clusterrolebinding", b, "--ignore-not-found", check=False)
+
+
+@contextlib.contextmanager
 def olm_env(work, label, drift_repair_interval="2s", catalogd_extra=(), ctl_extra=(), kubeconfig_hook=None,
             system_ns=None):
     """A system namespace, catalogd and operator-controller over the directory `work` (with the

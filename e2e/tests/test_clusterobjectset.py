@@ -23,25 +23,10 @@ GROUP_KIND_PVC = {"type": "GroupKind", "groupKind": {"group": "", "kind": "Persi
 
 @pytest.fixture(scope="module")
 def ctl(crds, tmp_path_factory):
-    olmv1_e2e.require_binaries()
-    work = tmp_path_factory.mktemp("cos")
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    bindings = olmv1_e2e.system_rbac(system_ns)
-    admin_binding = f"cos-e2e-cluster-admin-{system_ns}"
-    kubectl("create", "clusterrolebinding", admin_binding, "--clusterrole=cluster-admin",
-            f"--serviceaccount={system_ns}:operator-controller-controller-manager")
-    identity = olmv1_e2e.daemon_identity(work, system_ns, "operator-controller-controller-manager")
-    c = olmv1_e2e.Controller(work, system_ns, identity=identity,
-                             extra=["--feature-gates=BoxcutterRuntime=true", "--progress-deadline-minute-seconds", "1"])
-    c.start()
-    try:
+    with olmv1_e2e.controller_env(tmp_path_factory.mktemp("cos"), cluster_admin=True,
+                                  extra=["--feature-gates=BoxcutterRuntime=true",
+                                         "--progress-deadline-minute-seconds", "1"]) as c:
         yield c
-    finally:
-        c.stop()
-        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
-        for b in bindings + [admin_binding]:
-            kubectl("delete", "clusterrolebinding", b, "--ignore-not-found", check=False)
 
 
 @pytest.fixture

@@ -21,22 +21,9 @@ SELECTOR = "labelSelector=app.kubernetes.io/managed-by=olm.operatorframework.io"
 
 @pytest.fixture(scope="module")
 def ctl(crds, tmp_path_factory):
-    olmv1_e2e.require_binaries()
-    work = tmp_path_factory.mktemp("cos-watch-as")
-    system_ns = unique("olmv1-sys")
-    kubectl("create", "namespace", system_ns)
-    bindings = olmv1_e2e.system_rbac(system_ns)
-    identity = olmv1_e2e.daemon_identity(work, system_ns, "operator-controller-controller-manager")
-    c = olmv1_e2e.Controller(work, system_ns, identity=identity, drift_repair_interval="1h",
-                             extra=["--feature-gates=BoxcutterRuntime=true"])
-    c.start()
-    try:
+    with olmv1_e2e.controller_env(tmp_path_factory.mktemp("cos-watch-as"), drift_repair_interval="1h",
+                                  extra=["--feature-gates=BoxcutterRuntime=true"]) as c:
         yield c
-    finally:
-        c.stop()
-        kubectl("delete", "namespace", system_ns, "--wait=false", "--ignore-not-found", check=False)
-        for b in bindings:
-            kubectl("delete", "clusterrolebinding", b, "--ignore-not-found", check=False)
 
 
 @pytest.fixture
