@@ -334,7 +334,17 @@ static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
                 continue; /* the rollout reports it */
             }
             char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
-            if (!objectset_watches_want_as(p->r->cfg.watches, path, p->name, *as ? as : NULL, p->token))
+            bool watched = objectset_watches_want_as(p->r->cfg.watches, path, p->name, *as ? as : NULL, p->token);
+            /* Refused cluster-wide to this ServiceAccount too: it may watch its own namespaces
+             * (RoleBindings); the object's namespace's collection then. */
+            const char *ns = kube_object_string(o, "metadata.namespace");
+            if (!watched && ri.namespaced && ns && *ns && *as &&
+                objectset_watches_refused_for(p->r->cfg.watches, path, as)) {
+                char *ns_path = kube_resource_path(&ri, ns, NULL, NULL, &rerr);
+                watched = objectset_watches_want_in(p->r->cfg.watches, ns_path, p->name, as, p->token);
+                free(ns_path);
+            }
+            if (!watched)
                 p->watched = false;
             free(path);
         }

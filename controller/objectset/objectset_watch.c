@@ -101,13 +101,11 @@ static void stop_one(one_watch *ow)
     kube_watch_stop(w, one_closed, ow);
 }
 
-/* Under mu. */
+/* Under mu.  Indexed: with the namespaced fallback there is a path per namespace. */
 static watched_path *find_path(struct objectset_watches *ws, const char *path)
 {
-    for (size_t i = 0; i < ws->nknown; i++)
-        if (strcmp(ws->known[i].path, path) == 0)
-            return &ws->known[i];
-    return NULL;
+    json_int_t i = json_integer_value(json_object_get(ws->index, path));
+    return i > 0 && (size_t)i <= ws->nknown ? &ws->known[i - 1] : NULL;
 }
 
 /* Loop thread: queues every set that asked for `path` (its watch ended: each pass polls again,
@@ -131,15 +129,22 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
     struct objectset_watches *ws = ow->owner;
     pthread_mutex_lock(&ws->mu);
     watched_path *wp = find_path(ws, ow->path);
+    bool in_namespace = wp && wp->borrow_only;
     if (wp) {
         wp->borrowing = wp->borrowed_synced = false;
         watch_offers_refused(&wp->offers, ow->as, status, ow->credential_hash);
     }
     pthread_mutex_unlock(&ws->mu);
-    if (status == 403)
+    if (status == 403 && in_namespace)
         olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
-                "ServiceAccount %s may not list+watch %s either (%s); another one with revisions of that type will be "
-                "asked, meanwhile ClusterObjectSets re-probe those objects by polling",
+                "ServiceAccount %s may not list+watch %s either (%s); its revisions re-probe their objects there by "
+                "polling",
+                ow->as, ow->path, msg);
+    else if (status == 403)
+        olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+                "ServiceAccount %s may not list+watch %s either (%s); its revisions watch their objects of that type "
+                "in their namespaces where it may, another ServiceAccount with revisions of that type will be asked "
+                "for all of them, meanwhile ClusterObjectSets re-probe those objects by polling",
                 ow->as, ow->path, msg);
     else
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,
@@ -271,6 +276,8 @@ static void on_async(uv_async_t *a)
     for (;;) {
         char *path = NULL;
         pthread_mutex_lock(&ws->mu);
+        while (ws->nstarted < ws->nknown && ws->known[ws->nstarted].borrow_only)
+            ws->nstarted++;
         if (ws->nstarted < ws->nknown)
             path = strdup(ws->known[ws->nstarted++].path);
         pthread_mutex_unlock(&ws->mu);
@@ -310,7 +317,8 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
         return NULL;
     }
     *ws = (objectset_watches){.loop = loop, .uc = uc, .cfg = cfg, .enqueue = enqueue, .data = data,
-                              .written = json_object(), .latest = json_object(), .verdicts = json_object()};
+                              .written = json_object(), .latest = json_object(), .verdicts = json_object(),
+                              .index = json_object()};
     pthread_mutex_init(&ws->mu, NULL);
     if (uv_async_init(loop, &ws->async, on_async) != 0) {
         pthread_mutex_destroy(&ws->mu);
@@ -327,8 +335,9 @@ bool objectset_watches_want(objectset_watches *ws, const char *path)
     return objectset_watches_want_as(ws, path, NULL, NULL, NULL);
 }
 
-bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *set, const char *as,
-                               const char *credential)
+/* objectset_watches_want_as, and objectset_watches_want_in with borrow_only. */
+static bool want(objectset_watches *ws, const char *path, const char *set, const char *as, const char *credential,
+                 bool borrow_only)
 {
     if (!ws || !path)
         return false;
@@ -342,11 +351,15 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
         char *p = n ? strdup(path) : NULL;
         if (n)
             ws->known = n;
-        if (p) {
+        if (p && json_object_set_new(ws->index, path, json_integer((json_int_t)ws->nknown + 1)) == 0) {
             wp = &ws->known[ws->nknown++];
-            *wp = (watched_path){.path = p, .askers = json_object()};
+            /* A namespace's collection starts as refused to operator-controller: only a
+             * ServiceAccount's credential is tried there. */
+            *wp = (watched_path){.path = p, .askers = json_object(), .refused = borrow_only, .borrow_only = borrow_only};
             watch_offers_init(&wp->offers); /* without memory for refusals, none are remembered */
             wake = true;
+        } else {
+            free(p);
         }
     }
     if (wp && set && wp->askers && !json_object_get(wp->askers, set))
@@ -360,6 +373,29 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
     if (wake)
         uv_async_send(&ws->async);
     return watched;
+}
+
+bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *set, const char *as,
+                               const char *credential)
+{
+    return want(ws, path, set, as, credential, false);
+}
+
+bool objectset_watches_want_in(objectset_watches *ws, const char *ns_path, const char *set, const char *as,
+                               const char *credential)
+{
+    return as && credential && want(ws, ns_path, set, as, credential, true);
+}
+
+bool objectset_watches_refused_for(objectset_watches *ws, const char *path, const char *as)
+{
+    if (!ws || !path || !as)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const watched_path *wp = find_path(ws, path);
+    bool refused = wp && wp->refused && !wp->borrowed_synced && watch_offers_denied(&wp->offers, as);
+    pthread_mutex_unlock(&ws->mu);
+    return refused;
 }
 
 size_t objectset_watches_active(const objectset_watches *ws)
@@ -402,6 +438,7 @@ void objectset_watches_free(objectset_watches *ws)
         free(wp->path);
     }
     free(ws->known);
+    json_decref(ws->index);
     json_decref(ws->written);
     json_decref(ws->latest);
     json_decref(ws->verdicts);

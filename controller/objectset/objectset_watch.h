@@ -32,6 +32,17 @@ bool objectset_watches_want(objectset_watches *ws, const char *path);
  * its pass offers a fresh one.  as and credential NULL: as objectset_watches_want.  Copied. */
 bool objectset_watches_want_as(objectset_watches *ws, const char *path, const char *set, const char *as,
                                const char *credential);
+/* Any thread: whether the cluster-wide collection `path` is refused to ServiceAccount `as`
+ * ("ns/name") as it is to operator-controller (both answered 403, `as` lately), and no other
+ * ServiceAccount's watch of it has listed.  Then a revision acting as `as` asks for the
+ * namespaced collections its objects are in instead (objectset_watches_want_in): a
+ * ServiceAccount bound by RoleBindings may watch its own namespaces. */
+bool objectset_watches_refused_for(objectset_watches *ws, const char *path, const char *as);
+/* Any thread: objectset_watches_want_as for `ns_path`, a namespace's collection of a type
+ * refused cluster-wide, watched only with ServiceAccount `as`'s credential (operator-controller
+ * itself is not tried there: it may not watch the type at all).  False without a credential. */
+bool objectset_watches_want_in(objectset_watches *ws, const char *ns_path, const char *set, const char *as,
+                               const char *credential);
 /* Any thread: `written` (an object as a write of ours returned it) is ours; the watch event
  * that reports exactly that version (same uid and resourceVersion) queues nothing: the pass
  * that wrote it probed what it returned.  One entry per object (the newest write), consumed by

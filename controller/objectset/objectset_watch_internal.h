@@ -41,6 +41,7 @@ typedef struct watch_offers {
 typedef struct watched_path {
     char *path;
     bool refused;         /* operator-controller's own watch was refused (401/403) */
+    bool borrow_only;     /* a namespace's collection of a type refused cluster-wide: no own watch */
     watch_offers offers;  /* after a refusal: a ServiceAccount's credential to watch it with */
     bool borrowing;       /* such a watch is starting or running */
     bool borrowed_synced; /* ... and has listed: its events cover the type */
@@ -55,6 +56,7 @@ struct objectset_watches {
     void *data;
     pthread_mutex_t mu;
     watched_path *known;  /* every path asked for (under mu) */
+    json_t *index;        /* path -> its index in known + 1 (under mu) */
     json_t *written;      /* uid -> resourceVersion of our newest write (under mu) */
     json_t *latest;       /* uid -> [resourceVersion, path] the watches last reported (under mu) */
     json_t *verdicts;     /* verdict key -> [uid, resourceVersion] found in order (under mu) */
@@ -73,6 +75,8 @@ struct objectset_watches {
 bool watch_offers_init(watch_offers *o);
 void watch_offers_free(watch_offers *o);
 uint64_t watch_offers_hash(const char *credential);
+/* Whether ServiceAccount `as` was refused (403) lately. */
+bool watch_offers_denied(const watch_offers *o, const char *as);
 /* Keeps `credential` of ServiceAccount `as` (offered by `set`, may be NULL) as the one to try
  * next, replacing an older offer (a fresher token), unless `as` was refused (403) lately or
  * that credential was rejected (401).  True when kept. */

@@ -41,7 +41,7 @@ uint64_t watch_offers_hash(const char *credential)
     return olm_fnv1a_str(OLM_FNV1A_OFFSET, credential);
 }
 
-static bool is_denied(const watch_offers *o, const char *as)
+bool watch_offers_denied(const watch_offers *o, const char *as)
 {
     const json_t *t = json_object_get(o->denied, as);
     return t && time(NULL) - (time_t)json_integer_value(t) < DENIAL_SECONDS;
@@ -58,7 +58,7 @@ static bool was_rejected(const watch_offers *o, const char *credential)
 
 bool watch_offers_put(watch_offers *o, const char *as, const char *credential, const char *set)
 {
-    if (!as || !credential || is_denied(o, as) || was_rejected(o, credential))
+    if (!as || !credential || watch_offers_denied(o, as) || was_rejected(o, credential))
         return false;
     drop_offer(o);
     o->as = strdup(as);
@@ -75,7 +75,7 @@ bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set
 {
     if (!o->credential)
         return false;
-    if (is_denied(o, o->as) || was_rejected(o, o->credential)) {
+    if (watch_offers_denied(o, o->as) || was_rejected(o, o->credential)) {
         drop_offer(o);
         return false;
     }

@@ -24,10 +24,12 @@
 #include "objectset_watch.h"
 
 #define PATH "/apis/apps/v1/deployments"
+#define NS_PATH "/apis/apps/v1/namespaces/nb/deployments" /* where ServiceAccount b may watch */
 #define SA_A "system:serviceaccount:ns:a"
 
 typedef struct counts {
     int lists_operator, lists_b, lists_a, watches_a, lists_c_old, watches_c_old;
+    int operator_in_ns, lists_b_ns, watches_b_ns; /* requests for NS_PATH */
     char last_user[128];
 } counts;
 
@@ -55,9 +57,12 @@ static void handler(fake_http_conn *c, const fake_http_request *req, void *user)
     char who[128];
     user_of(req, who, sizeof who);
     bool watch = strstr(req->target, "watch=") != NULL;
+    bool in_nb = strncmp(req->target, NS_PATH, strlen(NS_PATH)) == 0;
     pthread_mutex_lock(&c->s->lock);
     snprintf(seen.last_user, sizeof seen.last_user, "%s", who);
-    int *count = strcmp(who, "operator-token") == 0 ? &seen.lists_operator
+    int *count = in_nb && strcmp(who, "operator-token") == 0 ? &seen.operator_in_ns
+                 : in_nb && strcmp(who, "token-b") == 0    ? (watch ? &seen.watches_b_ns : &seen.lists_b_ns)
+                 : strcmp(who, "operator-token") == 0 ? &seen.lists_operator
                  : strcmp(who, "token-b") == 0      ? &seen.lists_b
                  : strcmp(who, SA_A) == 0           ? (watch ? &seen.watches_a : &seen.lists_a)
                  : strcmp(who, "token-c-old") == 0  ? (watch ? &seen.watches_c_old : &seen.lists_c_old)
@@ -70,7 +75,8 @@ static void handler(fake_http_conn *c, const fake_http_request *req, void *user)
         fake_http_respond(c, 401, "{\"kind\":\"Status\",\"code\":401,\"reason\":\"Unauthorized\"}");
         return;
     }
-    bool allowed = strcmp(who, SA_A) == 0 || strncmp(who, "token-c-", 8) == 0;
+    bool allowed = strcmp(who, SA_A) == 0 || strncmp(who, "token-c-", 8) == 0 ||
+                   (in_nb && strcmp(who, "token-b") == 0); /* b: a RoleBinding in nb */
     if (!allowed) {
         fake_http_respond(c, 403, "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\",\"message\":\"deployments.apps "
                                   "is forbidden: cannot list resource deployments at the cluster scope\"}");
@@ -81,6 +87,15 @@ static void handler(fake_http_conn *c, const fake_http_request *req, void *user)
         return;
     }
     fake_http_chunked_begin(c, 200);
+    if (in_nb) {
+        static const char ev_b[] =
+            "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"op\",\"namespace\":\"nb\",\"uid\":\"u2\","
+            "\"resourceVersion\":\"7\",\"ownerReferences\":[{\"kind\":\"ClusterObjectSet\",\"name\":\"rev-b-1\","
+            "\"controller\":true}]}}}\n";
+        fake_http_chunk(c, ev_b, strlen(ev_b));
+        fake_http_hold_open(c);
+        return;
+    }
     static const char ev[] =
         "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"op\",\"namespace\":\"ns\",\"uid\":\"u1\","
         "\"resourceVersion\":\"6\",\"ownerReferences\":[{\"kind\":\"ClusterObjectSet\",\"name\":\"rev-a-1\","
@@ -281,11 +296,43 @@ static void test_rejected_credential_queues_its_set(void **state)
     world_stop(&w);
 }
 
+/* A type refused cluster-wide to operator-controller and to ServiceAccount b: b's revisions
+ * ask for the namespace of their objects instead, watched with b's credential only (never
+ * operator-controller's own), and its events queue the set. */
+static void test_refused_cluster_wide_watched_in_namespace(void **state)
+{
+    (void)state;
+    world w;
+    world_start(&w);
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+    spin_until(&w.loop, operator_refused, &w);
+    assert_false(objectset_watches_refused_for(w.ws, PATH, "ns/b")); /* b not asked yet */
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-b-1", "ns/b", "token-b"));
+    spin_until(&w.loop, b_refused, &w);
+    assert_true(objectset_watches_refused_for(w.ws, PATH, "ns/b"));
+    assert_false(objectset_watches_refused_for(w.ws, PATH, "ns/other"));
+    assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", NULL)); /* no credential */
+
+    assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", "token-b"));
+    spin_until(&w.loop, event_queued, NULL);
+    assert_string_equal(queued.names[0], "rev-b-1");
+    assert_true(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", "token-b"));
+    assert_int_equal(get_count(&w.srv, &seen.lists_b_ns), 1);
+    assert_int_equal(get_count(&w.srv, &seen.watches_b_ns), 1);
+    assert_int_equal(get_count(&w.srv, &seen.operator_in_ns), 0);
+    assert_int_equal(get_count(&w.srv, &seen.lists_b), 1); /* cluster-wide: asked once */
+    /* The cluster-wide type is still not watched: other ServiceAccounts' revisions poll. */
+    assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+
+    world_stop(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_type_watched_as_service_account),
         cmocka_unit_test(test_rejected_credential_queues_its_set),
+        cmocka_unit_test(test_refused_cluster_wide_watched_in_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
