@@ -129,19 +129,22 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
     struct objectset_watches *ws = ow->owner;
     pthread_mutex_lock(&ws->mu);
     watched_path *wp = find_path(ws, ow->path);
-    bool in_namespace = wp && wp->borrow_only;
+    bool in_namespace = wp && wp->borrow_only, again = false;
     if (wp) {
         wp->borrowing = wp->borrowed_synced = false;
-        watch_offers_refused(&wp->offers, ow->as, status, ow->credential_hash);
+        again = watch_offers_refused(&wp->offers, ow->as, status, ow->credential_hash);
     }
     pthread_mutex_unlock(&ws->mu);
+    /* Said once per ServiceAccount and type: asked again each DENIAL_SECONDS (RBAC may have
+     * been mended), 1,000 namespace-bound installers would repeat it 1,000 times. */
+    olm_log_level level = again ? OLM_LOG_DEBUG : OLM_LOG_WARN;
     if (status == 403 && in_namespace)
-        olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+        olm_log(level, "clusterObjectSet", NULL,
                 "ServiceAccount %s may not list+watch %s either (%s); its revisions re-probe their objects there by "
                 "polling",
                 ow->as, ow->path, msg);
     else if (status == 403)
-        olm_log(OLM_LOG_WARN, "clusterObjectSet", NULL,
+        olm_log(level, "clusterObjectSet", NULL,
                 "ServiceAccount %s may not list+watch %s either (%s); its revisions watch their objects of that type "
                 "in their namespaces where it may, another ServiceAccount with revisions of that type will be asked "
                 "for all of them, meanwhile ClusterObjectSets re-probe those objects by polling",

@@ -86,10 +86,12 @@ bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set
     return true;
 }
 
-void watch_offers_refused(watch_offers *o, const char *as, long status, uint64_t credential_hash)
+bool watch_offers_refused(watch_offers *o, const char *as, long status, uint64_t credential_hash)
 {
+    bool again = as && json_object_get(o->denied, as) != NULL;
     if (status == 403 && o->denied && as)
         json_object_set_new(o->denied, as, json_integer((json_int_t)time(NULL)));
     if (status == 401) /* the same credential offered again would be rejected again */
         o->rejected[o->rejected_next++ % OBJECTSET_WATCH_REJECTED_KEPT] = credential_hash;
+    return again;
 }

@@ -22,6 +22,7 @@
 #include "kube_uvcurl.h"
 #include "name_log.h"
 #include "objectset_watch.h"
+#include "objectset_watch_internal.h"
 
 #define PATH "/apis/apps/v1/deployments"
 #define NS_PATH "/apis/apps/v1/namespaces/nb/deployments" /* where ServiceAccount b may watch */
@@ -327,12 +328,48 @@ static void test_refused_cluster_wide_watched_in_namespace(void **state)
     world_stop(&w);
 }
 
+/* The offers of one type alone: a ServiceAccount refused (403) is not taken or kept again
+ * while its refusal lasts, and says whether it was refused before; a rejected credential (401)
+ * is never tried again, a fresh one of the same ServiceAccount is. */
+static void test_offers_refused_and_rejected(void **state)
+{
+    (void)state;
+    watch_offers o;
+    assert_true(watch_offers_init(&o));
+    char *as = NULL, *cred = NULL, *set = NULL;
+    assert_false(watch_offers_take(&o, &as, &cred, &set)); /* none offered */
+    assert_false(watch_offers_put(&o, "ns/a", NULL, "set-a"));
+    assert_true(watch_offers_put(&o, "ns/a", "tok-a", "set-a"));
+    assert_false(watch_offers_refused(&o, "ns/a", 403, watch_offers_hash("tok-a"))); /* the first time */
+    assert_true(watch_offers_denied(&o, "ns/a"));
+    assert_false(watch_offers_take(&o, &as, &cred, &set)); /* refused since it was offered: dropped */
+    assert_false(watch_offers_put(&o, "ns/a", "tok-a2", NULL));
+    assert_true(watch_offers_refused(&o, "ns/a", 403, watch_offers_hash("tok-a2"))); /* again */
+
+    assert_true(watch_offers_put(&o, "ns/b", "tok-b", NULL));
+    assert_false(watch_offers_refused(&o, "ns/b", 401, watch_offers_hash("tok-b")));
+    assert_false(watch_offers_denied(&o, "ns/b")); /* a 401 refuses the credential, not b */
+    assert_false(watch_offers_take(&o, &as, &cred, &set));
+    assert_false(watch_offers_put(&o, "ns/b", "tok-b", NULL));
+    assert_true(watch_offers_put(&o, "ns/b", "tok-b2", "set-b"));
+    assert_true(watch_offers_take(&o, &as, &cred, &set));
+    assert_string_equal(as, "ns/b");
+    assert_string_equal(cred, "tok-b2");
+    assert_string_equal(set, "set-b");
+    free(as);
+    free(cred);
+    free(set);
+    assert_false(watch_offers_take(&o, &as, &cred, &set)); /* taken */
+    watch_offers_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_type_watched_as_service_account),
         cmocka_unit_test(test_rejected_credential_queues_its_set),
         cmocka_unit_test(test_refused_cluster_wide_watched_in_namespace),
+        cmocka_unit_test(test_offers_refused_and_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
