@@ -201,8 +201,10 @@ static void on_synced(void *data)
     pthread_mutex_lock(&ow->owner->mu);
     watched_path *wp = find_path(ow->owner, ow->path);
     bool first = wp && wp->borrowing && !wp->borrowed_synced;
-    if (wp && wp->borrowing)
+    if (wp && wp->borrowing) {
         wp->borrowed_synced = true;
+        watch_offers_allowed(&wp->offers, ow->as); /* a refusal later is news again */
+    }
     pthread_mutex_unlock(&ow->owner->mu);
     /* From here on a change of such an object queues its set: said once, as it is what ends the polling. */
     if (first)
@@ -323,8 +325,13 @@ objectset_watches *objectset_watches_new(uv_loop_t *loop, kube_uvcurl *uc, const
                               .written = json_object(), .latest = json_object(), .verdicts = json_object(),
                               .index = json_object()};
     pthread_mutex_init(&ws->mu, NULL);
-    if (uv_async_init(loop, &ws->async, on_async) != 0) {
+    if (!ws->written || !ws->latest || !ws->verdicts || !ws->index ||
+        uv_async_init(loop, &ws->async, on_async) != 0) {
         pthread_mutex_destroy(&ws->mu);
+        json_decref(ws->written);
+        json_decref(ws->latest);
+        json_decref(ws->verdicts);
+        json_decref(ws->index);
         free(ws);
         olm_error_set(err, "uv_async_init failed");
         return NULL;
@@ -388,6 +395,17 @@ bool objectset_watches_want_in(objectset_watches *ws, const char *ns_path, const
                                const char *credential)
 {
     return as && credential && want(ws, ns_path, set, as, credential, true);
+}
+
+bool objectset_watches_listed(objectset_watches *ws, const char *path)
+{
+    if (!ws || !path)
+        return false;
+    pthread_mutex_lock(&ws->mu);
+    const watched_path *wp = find_path(ws, path);
+    bool listed = wp && (wp->refused ? wp->borrowed_synced : true);
+    pthread_mutex_unlock(&ws->mu);
+    return listed;
 }
 
 bool objectset_watches_refused_for(objectset_watches *ws, const char *path, const char *as)

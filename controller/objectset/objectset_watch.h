@@ -38,6 +38,9 @@ bool objectset_watches_want_as(objectset_watches *ws, const char *path, const ch
  * namespaced collections its objects are in instead (objectset_watches_want_in): a
  * ServiceAccount bound by RoleBindings may watch its own namespaces. */
 bool objectset_watches_refused_for(objectset_watches *ws, const char *path, const char *as);
+/* Any thread: whether `path` was asked for and is watched (its watch, operator-controller's own
+ * or a ServiceAccount's, has not been refused or has listed).  Asks for nothing. */
+bool objectset_watches_listed(objectset_watches *ws, const char *path);
 /* Any thread: objectset_watches_want_as for `ns_path`, a namespace's collection of a type
  * refused cluster-wide, watched only with ServiceAccount `as`'s credential (operator-controller
  * itself is not tried there: it may not watch the type at all).  False without a credential. */

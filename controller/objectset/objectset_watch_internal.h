@@ -84,9 +84,11 @@ bool watch_offers_put(watch_offers *o, const char *as, const char *credential, c
 /* Takes the waiting offer (the caller frees the three strings; *set may be NULL), unless it
  * has been refused or rejected since it was made (then dropped).  False: none to try. */
 bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set);
+/* A watch with ServiceAccount `as`'s credential has listed: an earlier refusal is forgotten. */
+void watch_offers_allowed(watch_offers *o, const char *as);
 /* A watch with ServiceAccount `as`'s credential (hash `credential_hash`) ended with `status`:
  * 403 refuses `as` for a while, 401 the credential for good.  True when `as` had been refused
- * before (asked again once its refusal expired). */
+ * before and has not listed since (asked again once its refusal expired). */
 bool watch_offers_refused(watch_offers *o, const char *as, long status, uint64_t credential_hash);
 
 /* ------------------------------------- what the watches reported (objectset_watch_reports.c) */

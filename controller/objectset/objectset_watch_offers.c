@@ -86,6 +86,12 @@ bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set
     return true;
 }
 
+void watch_offers_allowed(watch_offers *o, const char *as)
+{
+    if (as)
+        json_object_del(o->denied, as);
+}
+
 bool watch_offers_refused(watch_offers *o, const char *as, long status, uint64_t credential_hash)
 {
     bool again = as && json_object_get(o->denied, as) != NULL;

@@ -314,8 +314,10 @@ static void test_refused_cluster_wide_watched_in_namespace(void **state)
     assert_false(objectset_watches_refused_for(w.ws, PATH, "ns/other"));
     assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", NULL)); /* no credential */
 
+    assert_false(objectset_watches_listed(w.ws, NS_PATH));
     assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", "token-b"));
     spin_until(&w.loop, event_queued, NULL);
+    assert_true(objectset_watches_listed(w.ws, NS_PATH));
     assert_string_equal(queued.names[0], "rev-b-1");
     assert_true(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", "token-b"));
     assert_int_equal(get_count(&w.srv, &seen.lists_b_ns), 1);
@@ -345,6 +347,9 @@ static void test_offers_refused_and_rejected(void **state)
     assert_false(watch_offers_take(&o, &as, &cred, &set)); /* refused since it was offered: dropped */
     assert_false(watch_offers_put(&o, "ns/a", "tok-a2", NULL));
     assert_true(watch_offers_refused(&o, "ns/a", 403, watch_offers_hash("tok-a2"))); /* again */
+    watch_offers_allowed(&o, "ns/a"); /* a's watch listed after all (RBAC mended) */
+    assert_false(watch_offers_denied(&o, "ns/a"));
+    assert_false(watch_offers_refused(&o, "ns/a", 403, 0)); /* a refusal after that is news */
 
     assert_true(watch_offers_put(&o, "ns/b", "tok-b", NULL));
     assert_false(watch_offers_refused(&o, "ns/b", 401, watch_offers_hash("tok-b")));
