@@ -50,17 +50,6 @@ static void on_event(kube_watch_event_type type, json_t *obj, void *data)
     objectset_watch_event(ow->owner, ow->path, type, obj);
 }
 
-void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid, const char *name)
-{
-    if (!ws || !cos_uid)
-        return;
-    pthread_mutex_lock(&ws->mu);
-    for (size_t i = 0; name && i < ws->nknown; i++)
-        json_object_del(ws->known[i].askers, name);
-    objectset_watch_forget_verdicts(ws, cos_uid);
-    pthread_mutex_unlock(&ws->mu);
-}
-
 static void watch_closed(void *data)
 {
     struct objectset_watches *ws = data;
@@ -99,6 +88,38 @@ static void stop_one(one_watch *ow)
     kube_watch *w = ow->w;
     ow->w = NULL;
     kube_watch_stop(w, one_closed, ow);
+}
+
+void objectset_watches_forget_set(objectset_watches *ws, const char *cos_uid, const char *name)
+{
+    if (!ws || !cos_uid)
+        return;
+    json_t *retired = json_array(); /* namespaces' paths no set asks for any more */
+    pthread_mutex_lock(&ws->mu);
+    for (size_t i = 0; name && i < ws->nknown; i++) {
+        watched_path *wp = &ws->known[i];
+        if (json_object_del(wp->askers, name) != 0 || !wp->borrow_only || json_object_size(wp->askers) > 0)
+            continue;
+        /* The last set with objects in that namespace is gone (its extension uninstalled):
+         * the watch would hold its ServiceAccount's credential for nobody.  Another set that
+         * asks later offers again. */
+        watch_offers_drop(&wp->offers);
+        if (wp->borrowing) {
+            wp->borrowing = wp->borrowed_synced = false;
+            objectset_watch_untrack_path(ws, wp->path);
+            json_array_append_new(retired, json_string(wp->path));
+        }
+    }
+    objectset_watch_forget_verdicts(ws, cos_uid);
+    pthread_mutex_unlock(&ws->mu);
+    size_t i;
+    json_t *path;
+    json_array_foreach(retired, i, path) {
+        for (one_watch *ow = ws->watches; ow; ow = ow->next)
+            if (ow->as && ow->w && strcmp(ow->path, json_string_value(path)) == 0)
+                stop_one(ow); /* unlinked and freed once closed */
+    }
+    json_decref(retired);
 }
 
 /* Under mu.  Indexed: with the namespaced fallback there is a path per namespace. */

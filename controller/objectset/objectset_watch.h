@@ -62,8 +62,9 @@ void objectset_watches_handle_event(objectset_watches *ws, kube_watch_event_type
  * version of that object since (and has reported that one: a type not watched, or a watch
  * refused, never answers true), so the next pass need not GET it -- as upstream reads its
  * objects from the tracking cache.  A change of the object is an event that queues the set,
- * whose pass then reads it.  _verdict_drop forgets one; _forget_set every key of a set (uid), and
- * the set (name) as one asking for its types (objectset_watches_want_as). */
+ * whose pass then reads it.  _verdict_drop forgets one; _forget_set (loop thread) every key of a
+ * set (uid), and the set (name) as one asking for its types (objectset_watches_want_as): a
+ * namespace's watch (objectset_watches_want_in) that no set asks for any more is stopped. */
 void objectset_watches_verdict(objectset_watches *ws, const char *key, const json_t *obj);
 void objectset_watches_verdict_drop(objectset_watches *ws, const char *key);
 bool objectset_watches_unchanged(objectset_watches *ws, const char *key);

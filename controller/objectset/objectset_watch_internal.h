@@ -75,6 +75,8 @@ struct objectset_watches {
 bool watch_offers_init(watch_offers *o);
 void watch_offers_free(watch_offers *o);
 uint64_t watch_offers_hash(const char *credential);
+/* Forgets the waiting offer (its credential wiped). */
+void watch_offers_drop(watch_offers *o);
 /* Whether ServiceAccount `as` was refused (403) lately. */
 bool watch_offers_denied(const watch_offers *o, const char *as);
 /* Keeps `credential` of ServiceAccount `as` (offered by `set`, may be NULL) as the one to try

@@ -19,7 +19,7 @@ bool watch_offers_init(watch_offers *o)
     return o->denied != NULL;
 }
 
-static void drop_offer(watch_offers *o)
+void watch_offers_drop(watch_offers *o)
 {
     if (o->credential)
         explicit_bzero(o->credential, strlen(o->credential));
@@ -31,7 +31,7 @@ static void drop_offer(watch_offers *o)
 
 void watch_offers_free(watch_offers *o)
 {
-    drop_offer(o);
+    watch_offers_drop(o);
     json_decref(o->denied);
     o->denied = NULL;
 }
@@ -60,12 +60,12 @@ bool watch_offers_put(watch_offers *o, const char *as, const char *credential, c
 {
     if (!as || !credential || watch_offers_denied(o, as) || was_rejected(o, credential))
         return false;
-    drop_offer(o);
+    watch_offers_drop(o);
     o->as = strdup(as);
     o->credential = strdup(credential);
     o->set = set ? strdup(set) : NULL;
     if (!o->as || !o->credential || (set && !o->set)) {
-        drop_offer(o);
+        watch_offers_drop(o);
         return false;
     }
     return true;
@@ -76,7 +76,7 @@ bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set
     if (!o->credential)
         return false;
     if (watch_offers_denied(o, o->as) || was_rejected(o, o->credential)) {
-        drop_offer(o);
+        watch_offers_drop(o);
         return false;
     }
     *as = o->as;

@@ -326,6 +326,15 @@ static void test_refused_cluster_wide_watched_in_namespace(void **state)
     assert_int_equal(get_count(&w.srv, &seen.lists_b), 1); /* cluster-wide: asked once */
     /* The cluster-wide type is still not watched: other ServiceAccounts' revisions poll. */
     assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
+    /* The last set asking for the namespace is deleted: its watch stops (it held b's
+     * credential for nobody); a set asking again starts another. */
+    objectset_watches_forget_set(w.ws, "uid-of-rev-b-1", "rev-b-1");
+    assert_int_equal(objectset_watches_active(w.ws), 0);
+    assert_false(objectset_watches_listed(w.ws, NS_PATH));
+    assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-2", "ns/b", "token-b"));
+    spin_until(&w.loop, queued_twice, NULL); /* the new watch's event */
+    assert_int_equal(get_count(&w.srv, &seen.lists_b_ns), 2);
+    assert_true(objectset_watches_listed(w.ws, NS_PATH));
 
     world_stop(&w);
 }
