@@ -35,6 +35,9 @@
 # INSTALLER=floor: bench/floor_installer.py instead of operator-controller (not OLM: the least any
 # installer asks of the cluster for this batch, a floor for the figures; see that file; not with
 # RESTART=1, which counts operator-controller's reconciles).
+# INSTALLER_BINDING=namespace: each installer is bound by a RoleBinding in its own namespace
+# (to the same ClusterRole) instead of one ClusterRoleBinding: what namespace-scoped installers
+# cost (with BoxcutterRuntime, their revisions' objects are watched per namespace).
 # PROFILE_APISERVER=SECS: a CPU profile of kube-apiserver over the first SECS s of each batch, in
 # the run's log folder (apiserver-N.pprof; `go tool pprof -top FILE`).
 set -uo pipefail
@@ -162,18 +165,24 @@ echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --sh
 batch() { # as phase.sh's batch, with the figures above
   local n=$1 tag=c$1-$RANDOM
   local role=bench-installer; [ "$IMPL" = C ] || role=cluster-admin # as phase.sh
-  python3 - "$tag" "$n" "$role" >"$P/objs-$n.json" <<'PY'
+  python3 - "$tag" "$n" "$role" "${INSTALLER_BINDING:-cluster}" >"$P/objs-$n.json" <<'PY'
 import json, sys
-tag, n = sys.argv[1], int(sys.argv[2])
+tag, n, binding = sys.argv[1], int(sys.argv[2]), sys.argv[4]
+role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": sys.argv[3]}
 items = []
 for i in range(n):
     ns = f"sbs-{tag}-{i}"
     items += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"sbs-bench": tag}}},
               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "installer", "namespace": ns}}]
-items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-              "metadata": {"name": f"sbs-installer-{tag}", "labels": {"sbs-bench": tag}},
-              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": sys.argv[3]},
-              "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": f"sbs-{tag}-{i}"} for i in range(n)]})
+    if binding == "namespace":  # the ClusterRole's rules granted in its own namespace only
+        items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                      "metadata": {"name": "installer", "namespace": ns}, "roleRef": role_ref,
+                      "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": ns}]})
+if binding != "namespace":
+    items.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                  "metadata": {"name": f"sbs-installer-{tag}", "labels": {"sbs-bench": tag}}, "roleRef": role_ref,
+                  "subjects": [{"kind": "ServiceAccount", "name": "installer", "namespace": f"sbs-{tag}-{i}"}
+                               for i in range(n)]})
 print(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 PY
   python3 - "$tag" "$n" >"$P/ces-$n.json" <<'PY'

@@ -150,25 +150,29 @@ static void borrowed_refused(one_watch *ow, long status, const char *msg)
     struct objectset_watches *ws = ow->owner;
     pthread_mutex_lock(&ws->mu);
     watched_path *wp = find_path(ws, ow->path);
-    bool in_namespace = wp && wp->borrow_only, again = false;
+    bool in_namespace = wp && wp->borrow_only, again = false, first_of_type = false;
     if (wp) {
         wp->borrowing = wp->borrowed_synced = false;
         again = watch_offers_refused(&wp->offers, ow->as, status, ow->credential_hash);
+        first_of_type = status == 403 && !wp->told_refusal;
+        wp->told_refusal = wp->told_refusal || status == 403;
     }
     pthread_mutex_unlock(&ws->mu);
-    /* Said once per ServiceAccount and type: asked again each DENIAL_SECONDS (RBAC may have
-     * been mended), 1,000 namespace-bound installers would repeat it 1,000 times. */
-    olm_log_level level = again ? OLM_LOG_DEBUG : OLM_LOG_WARN;
+    /* A namespace refused leaves its objects polled: warned about, once per ServiceAccount (it
+     * is asked again each DENIAL_SECONDS, as RBAC may have been mended).  A ServiceAccount
+     * refused cluster-wide is what namespace-bound installers are, and their namespaces are
+     * watched instead: said for the first one of the type, the others at debug level (1,000
+     * such installers would say it 1,000 times). */
     if (status == 403 && in_namespace)
-        olm_log(level, "clusterObjectSet", NULL,
+        olm_log(again ? OLM_LOG_DEBUG : OLM_LOG_WARN, "clusterObjectSet", NULL,
                 "ServiceAccount %s may not list+watch %s either (%s); its revisions re-probe their objects there by "
                 "polling",
                 ow->as, ow->path, msg);
     else if (status == 403)
-        olm_log(level, "clusterObjectSet", NULL,
+        olm_log(first_of_type ? OLM_LOG_INFO : OLM_LOG_DEBUG, "clusterObjectSet", NULL,
                 "ServiceAccount %s may not list+watch %s either (%s); its revisions watch their objects of that type "
-                "in their namespaces where it may, another ServiceAccount with revisions of that type will be asked "
-                "for all of them, meanwhile ClusterObjectSets re-probe those objects by polling",
+                "in their namespaces where it may, and other ServiceAccounts with revisions of that type are asked "
+                "(the next refusals are logged at debug level)",
                 ow->as, ow->path, msg);
     else
         olm_log(OLM_LOG_INFO, "clusterObjectSet", NULL,

@@ -45,6 +45,7 @@ typedef struct watched_path {
     watch_offers offers;  /* after a refusal: a ServiceAccount's credential to watch it with */
     bool borrowing;       /* such a watch is starting or running */
     bool borrowed_synced; /* ... and has listed: its events cover the type */
+    bool told_refusal;    /* a ServiceAccount's refusal of it was logged at INFO */
     json_t *askers;       /* the sets that asked for this type (queued when a watch of it ends) */
 } watched_path;
 

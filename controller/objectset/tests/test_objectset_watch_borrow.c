@@ -21,6 +21,8 @@
 #include "kube_config.h"
 #include "kube_uvcurl.h"
 #include "name_log.h"
+#include "olm_log.h"
+#include "stderr_capture.h"
 #include "objectset_watch.h"
 #include "objectset_watch_internal.h"
 
@@ -297,6 +299,12 @@ static void test_rejected_credential_queues_its_set(void **state)
     world_stop(&w);
 }
 
+static bool d_refused(void *data)
+{
+    world *w = data;
+    return objectset_watches_refused_for(w->ws, PATH, "ns/d");
+}
+
 /* A type refused cluster-wide to operator-controller and to ServiceAccount b: b's revisions
  * ask for the namespace of their objects instead, watched with b's credential only (never
  * operator-controller's own), and its events queue the set. */
@@ -308,9 +316,19 @@ static void test_refused_cluster_wide_watched_in_namespace(void **state)
     assert_false(objectset_watches_want_as(w.ws, PATH, NULL, NULL, NULL));
     spin_until(&w.loop, operator_refused, &w);
     assert_false(objectset_watches_refused_for(w.ws, PATH, "ns/b")); /* b not asked yet */
+    olm_log_set_level(OLM_LOG_INFO);
+    stderr_capture cap;
+    stderr_capture_begin(&cap);
     assert_false(objectset_watches_want_as(w.ws, PATH, "rev-b-1", "ns/b", "token-b"));
     spin_until(&w.loop, b_refused, &w);
     assert_true(objectset_watches_refused_for(w.ws, PATH, "ns/b"));
+    /* Another namespace-bound ServiceAccount refused cluster-wide: said at debug level only. */
+    assert_false(objectset_watches_want_as(w.ws, PATH, "rev-d-1", "ns/d", "token-d"));
+    spin_until(&w.loop, d_refused, &w);
+    char *said = stderr_capture_end(&cap, 1 << 16);
+    assert_non_null(strstr(said, "ServiceAccount ns/b may not list+watch " PATH " either"));
+    assert_null(strstr(said, "ServiceAccount ns/d may not"));
+    free(said);
     assert_false(objectset_watches_refused_for(w.ws, PATH, "ns/other"));
     assert_false(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", NULL)); /* no credential */
 
