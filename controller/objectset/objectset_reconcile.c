@@ -333,23 +333,12 @@ static void watch_kinds(objectset_pass *p, const objectset_phases *ph)
                 p->watched = false;
                 continue; /* the rollout reports it */
             }
-            char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
-            bool watched = objectset_watches_want_as(p->r->cfg.watches, path, p->name, *as ? as : NULL, p->token);
-            /* Refused cluster-wide to this ServiceAccount too: it may watch its own namespaces
-             * (RoleBindings); the object's namespace's collection then.  One that listed
-             * covers the object while the ServiceAccount is asked again cluster-wide (its
-             * refusal expired: RBAC may have been mended). */
             const char *ns = kube_object_string(o, "metadata.namespace");
-            if (!watched && ri.namespaced && ns && *ns && *as) {
-                char *ns_path = kube_resource_path(&ri, ns, NULL, NULL, &rerr);
-                if (objectset_watches_refused_for(p->r->cfg.watches, path, as))
-                    watched = objectset_watches_want_in(p->r->cfg.watches, ns_path, p->name, as, p->token);
-                else
-                    watched = objectset_watches_listed(p->r->cfg.watches, ns_path);
-                free(ns_path);
-            }
-            if (!watched)
+            char *path = kube_resource_path(&ri, NULL, NULL, NULL, &rerr);
+            char *ns_path = ri.namespaced && ns && *ns ? kube_resource_path(&ri, ns, NULL, NULL, &rerr) : NULL;
+            if (!objectset_watches_want_object(p->r->cfg.watches, path, ns_path, p->name, *as ? as : NULL, p->token))
                 p->watched = false;
+            free(ns_path);
             free(path);
         }
     }

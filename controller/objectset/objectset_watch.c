@@ -422,6 +422,20 @@ bool objectset_watches_want_in(objectset_watches *ws, const char *ns_path, const
     return as && credential && want(ws, ns_path, set, as, credential, true);
 }
 
+bool objectset_watches_want_object(objectset_watches *ws, const char *path, const char *ns_path, const char *set,
+                                   const char *as, const char *credential)
+{
+    if (objectset_watches_want_as(ws, path, set, as, credential))
+        return true;
+    if (!ns_path || !as || !credential)
+        return false;
+    /* Refused cluster-wide to this ServiceAccount too: it may watch its own namespaces
+     * (RoleBindings).  One that listed covers the object while the ServiceAccount is asked
+     * again cluster-wide (its refusal expired: RBAC may have been mended). */
+    return objectset_watches_refused_for(ws, path, as) ? objectset_watches_want_in(ws, ns_path, set, as, credential)
+                                                       : objectset_watches_listed(ws, ns_path);
+}
+
 bool objectset_watches_listed(objectset_watches *ws, const char *path)
 {
     if (!ws || !path)

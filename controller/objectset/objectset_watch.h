@@ -46,6 +46,13 @@ bool objectset_watches_listed(objectset_watches *ws, const char *path);
  * itself is not tried there: it may not watch the type at all).  False without a credential. */
 bool objectset_watches_want_in(objectset_watches *ws, const char *ns_path, const char *set, const char *as,
                                const char *credential);
+/* Any thread: what a revision's pass asks for one of its objects: objectset_watches_want_as of
+ * the type's cluster-wide `path`; when that is refused to ServiceAccount `as` too, the object's
+ * namespace's collection `ns_path` (NULL: a cluster-scoped object) with objectset_watches_want_in,
+ * or, while `as` is asked again cluster-wide, whether that one has listed.  True: the object is
+ * covered by a watch that has listed (or operator-controller's own). */
+bool objectset_watches_want_object(objectset_watches *ws, const char *path, const char *ns_path, const char *set,
+                                   const char *as, const char *credential);
 /* Any thread: `written` (an object as a write of ours returned it) is ours; the watch event
  * that reports exactly that version (same uid and resourceVersion) queues nothing: the pass
  * that wrote it probed what it returned.  One entry per object (the newest write), consumed by

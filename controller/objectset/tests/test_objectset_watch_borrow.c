@@ -338,6 +338,9 @@ static void test_refused_cluster_wide_watched_in_namespace(void **state)
     assert_true(objectset_watches_listed(w.ws, NS_PATH));
     assert_string_equal(queued.names[0], "rev-b-1");
     assert_true(objectset_watches_want_in(w.ws, NS_PATH, "rev-b-1", "ns/b", "token-b"));
+    /* What a pass asks for one object: its namespace's watch covers it, a cluster-scoped one not. */
+    assert_true(objectset_watches_want_object(w.ws, PATH, NS_PATH, "rev-b-1", "ns/b", "token-b"));
+    assert_false(objectset_watches_want_object(w.ws, PATH, NULL, "rev-b-1", "ns/b", "token-b"));
     assert_int_equal(get_count(&w.srv, &seen.lists_b_ns), 1);
     assert_int_equal(get_count(&w.srv, &seen.watches_b_ns), 1);
     assert_int_equal(get_count(&w.srv, &seen.operator_in_ns), 0);
