@@ -432,6 +432,85 @@ static void test_watch_stop_during_list(void **state)
     assert_string_equal(sc.log, "");
 }
 
+
+/* An event far larger than the watch's receive buffer (kube_watch.c keeps it small: one per
+ * watch, thousands of watches) arrives whole, in the order sent. */
+#define BIG_DATA (256 * 1024)
+static char *big_event;
+
+static void big_handler(fake_http_conn *c, const fake_http_request *req, void *user)
+{
+    (void)user;
+    if (req->seq == 0) {
+        fake_http_respond(c, 200, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}");
+        return;
+    }
+    if (req->seq != 1) {
+        fake_http_respond(c, 500, "{\"message\":\"unexpected request\"}");
+        return;
+    }
+    fake_http_chunked_begin(c, 200);
+    fake_http_chunks_cut(c, big_event, strlen(big_event)); /* one chunk */
+    fake_http_chunks_cut(c, EV("DELETED", OBJ("d", "3")), 4096);
+    fake_http_hold_open(c);
+}
+
+static size_t big_len;
+static bool big_intact;
+
+static void big_seen(kube_watch_event_type t, json_t *obj, void *data)
+{
+    if (t == KUBE_WATCH_ADDED) {
+        const char *v = json_string_value(json_object_get(json_object_get(obj, "data"), "v"));
+        big_len = v ? strlen(v) : 0;
+        big_intact = v != NULL;
+        for (size_t i = 0; v && i < big_len; i++)
+            big_intact = big_intact && v[i] == (char)('a' + i % 26);
+    }
+    sc_event(t, obj, data);
+}
+
+static void test_watch_event_larger_than_buffer(void **state)
+{
+    (void)state;
+    size_t cap = BIG_DATA + 512;
+    big_event = malloc(cap);
+    assert_non_null(big_event);
+    int off = snprintf(big_event, cap, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"big\","
+                                       "\"resourceVersion\":\"2\",\"managedFields\":[{}]},\"data\":{\"v\":\"");
+    for (size_t i = 0; i < BIG_DATA; i++)
+        big_event[off + i] = (char)('a' + i % 26);
+    snprintf(big_event + off + BIG_DATA, cap - off - BIG_DATA, "\"}}}\n");
+
+    scenario sc;
+    memset(&sc, 0, sizeof sc);
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, big_handler, &sc), 0);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    olm_error err;
+    sc.uc = kube_uvcurl_new(&loop, &err);
+    assert_non_null(sc.uc);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = srv.url;
+    kube_watch_options o = {.path = "/api/v1/configmaps", .timeout_seconds = 30};
+    kube_watch_handlers h = {big_seen, sc_synced, sc_error};
+    sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
+    assert_non_null(sc.w);
+    uv_timer_init(&loop, &sc.guard);
+    uv_timer_start(&sc.guard, on_guard, 60000, 0);
+    assert_int_equal(kube_watch_start(sc.w, &err), 0);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(sc.closed);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    fake_http_stop(&srv);
+    free(big_event);
+    assert_string_equal(sc.log, ",SYNC,ADDED big,DELETED d");
+    assert_int_equal(big_len, BIG_DATA);
+    assert_true(big_intact);
+}
+
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -447,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_watch_scenario_metadata_only),
         cmocka_unit_test(test_watch_scenario_no_managed_fields),
         cmocka_unit_test(test_watch_stop_during_list),
+        cmocka_unit_test(test_watch_event_larger_than_buffer),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     curl_global_cleanup();
