@@ -45,6 +45,7 @@ struct drift_watch {
     bool released;     /* unlinked while closing: freed by the close callback */
     bool synced;
     bool covered;
+    bool published;    /* an own watch's objects answer drift_watcher_lookup (drift_published.c) */
     json_t *seen;      /* key -> content hash (integer) */
     json_t *probed;    /* key -> probe digest (integer) of each object seen that fails its probes */
     char *last_error;  /* last logged error, to log each distinct one once */
@@ -92,6 +93,10 @@ struct drift_watcher {
      * each one's `seen`, `probed` and `synced`.  Taken by the loop thread only around changes
      * of those (never around a callback). */
     pthread_mutex_t cache_lock;
+    /* What the extensions' own watches publish for drift_watcher_lookup (drift_published.c):
+     * "<resource>\n<key>" -> content hash, and -> probe digest of those failing their probes.
+     * Guarded by cache_lock. */
+    json_t *own_seen, *own_probed;
     bool stopping;
     unsigned pending_closes;
     void (*closed)(void *data);
@@ -109,7 +114,7 @@ void drift_watch_halt(drift_watch *w);
 /* `w` is unlinked and detached from its shared watch. */
 void drift_watch_release(drift_watch *w);
 void drift_watch_start_own(drift_watch *w);
-void drift_request_reconcile(drift_watch *w);
+void drift_request_reconcile(drift_watch *w, const char *why);
 /* What an extension's own watch does with its backend's reports. */
 void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const json_t *obj);
 void drift_watch_own_synced(drift_watch *w);
@@ -135,6 +140,16 @@ void drift_watch_recheck(drift_watch *w);
 /* A fresh struct for the same path and keys as `w` (which is released), linked in its
  * place in w->ext's list; returns it (NULL on out of memory, `w` then stays). */
 drift_watch *drift_watch_replace(drift_watch *w);
+/* drift_published.c: an own watch's objects for drift_watcher_lookup.  Loop thread, except
+ * drift_published_lookup (any thread, cache_lock held). */
+/* `key` of w->seen / w->probed as it is now (absent: withdrawn), once w has published. */
+void drift_published_put(drift_watch *w, const char *key);
+/* At w's first sync: every object it has seen, and from then on each event's. */
+void drift_published_all(drift_watch *w);
+/* w stops or starts over: none of its objects answers any more. */
+void drift_published_withdraw(drift_watch *w);
+int drift_published_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
+                           uint64_t *probe);
 /* One of the watcher's pending closes has finished; after the last one of a stopping
  * watcher, frees it and calls its `closed` callback. */
 void drift_close_done(drift_watcher *d);

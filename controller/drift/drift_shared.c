@@ -207,7 +207,7 @@ static void check_expected(drift_shared *sh, drift_watch *w)
     for (size_t i = 0; i < w->nkeys && !ask; i++)
         ask = !json_object_get(sh->seen, w->keys[i]);
     if (ask)
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "at shared sync: probes, contents or an object missing");
 }
 
 bool drift_shared_probes_differ(drift_watch *w)
@@ -250,7 +250,7 @@ bool drift_shared_attach(drift_watch *w)
         for (size_t i = 0; i < w->nkeys && !ask; i++)
             ask = json_object_get(sh->gone, w->keys[i]) != NULL;
         if (ask)
-            drift_request_reconcile(w);
+            drift_request_reconcile(w, "joining: probes, contents or a deletion");
     }
     return true;
 }
@@ -341,7 +341,7 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
         free(key);
         drift_watch *w = sh->synced ? target(sh, obj) : NULL;
         if (w && w->synced)
-            drift_request_reconcile(w);
+            drift_request_reconcile(w, "object deleted");
         return;
     }
     json_object_del(sh->gone, key);
@@ -358,7 +358,7 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
      * probes count all the same (drift_watch.c). */
     if (w && w->synced &&
         ((type == KUBE_WATCH_MODIFIED && changed) || drift_watch_probe_changed(w, key, prev, digest)))
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "object changed or its probes");
     free(key);
 }
 

@@ -78,6 +78,7 @@ void drift_keys_free(char **keys, size_t n)
 
 static void watch_free(drift_watch *w)
 {
+    drift_published_withdraw(w);
     drift_cfg_unref(w->cfg);
     free(w->path);
     free(w->resource);
@@ -108,6 +109,7 @@ void drift_watch_halt(drift_watch *w)
     if (!w->handle)
         return;
     drift_watcher *d = w->d;
+    drift_published_withdraw(w);
     void *h = w->handle;
     w->handle = NULL;
     w->closing = true;
@@ -166,12 +168,13 @@ void drift_watch_start_own(drift_watch *w)
     drift_watcher *d = w->d;
     w->covered = false;
     w->synced = false;
+    drift_published_withdraw(w);
     json_object_clear(w->seen);
     json_object_clear(w->probed);
     if (!w->cfg) {
         /* A tokenless extension no shared watch covers: its reconcile brings a token
          * (drift_spec.tokenless). */
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "no credential");
         return;
     }
     olm_error err;
@@ -189,8 +192,9 @@ void drift_watch_start_own(drift_watch *w)
     d->active++;
 }
 
-void drift_request_reconcile(drift_watch *w)
+void drift_request_reconcile(drift_watch *w, const char *why)
 {
+    olm_log(OLM_LOG_DEBUG, "clusterExtension", w->ext->name, "drift watch of %s: %s: reconciling", w->path, why);
     w->d->cb.enqueue_after(w->ext->name, w->d->coalesce_ms, w->d->cb.data);
 }
 
@@ -273,7 +277,7 @@ void drift_watch_recheck(drift_watch *w)
                              : w->synced && drift_watch_probes_differ(w, w->seen, w->probed) |
                                                 drift_watch_contents_differ(w, w->seen);
     if (differ)
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "probes or contents differ");
 }
 
 void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const json_t *obj)
@@ -286,8 +290,9 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
     if (type == KUBE_WATCH_DELETED) {
         json_object_del(w->seen, key);
         json_object_del(w->probed, key);
+        drift_published_put(w, key);
         if (w->synced)
-            drift_request_reconcile(w);
+            drift_request_reconcile(w, "object deleted");
         free(key);
         return;
     }
@@ -297,12 +302,13 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
     json_object_set_new(w->seen, key, json_integer(h));
     uint64_t digest = w->d->ignore_probes ? 0 : probe_digest(obj);
     uint64_t prev = drift_probed_set(w->probed, key, digest);
+    drift_published_put(w, key);
     /* ADDED after the sync is an object coming (back) with our labels: our own apply.  Its
      * probes count all the same (a status the extension's condition does not show yet). */
     bool ask = w->synced && ((type == KUBE_WATCH_MODIFIED && changed) || drift_watch_probe_changed(w, key, prev, digest));
     free(key);
     if (ask)
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "object changed or its probes");
 }
 
 void drift_watch_own_synced(drift_watch *w)
@@ -315,13 +321,14 @@ void drift_watch_own_synced(drift_watch *w)
     if (w->synced)
         return; /* a relist: its differences came as events */
     w->synced = true;
+    drift_published_all(w);
     /* An object deleted between the apply and this LIST raised no event; one whose status
      * changed what its probes say (a Deployment turned available) raised none either. */
     bool ask = drift_watch_probes_differ(w, w->seen, w->probed) | drift_watch_contents_differ(w, w->seen);
     for (size_t i = 0; i < w->nkeys && !ask; i++)
         ask = !json_object_get(w->seen, w->keys[i]);
     if (ask)
-        drift_request_reconcile(w);
+        drift_request_reconcile(w, "at sync: probes, contents or an object missing");
 }
 
 static void halt_all(drift_ext *e)
@@ -421,6 +428,8 @@ void drift_close_done(drift_watcher *d)
     pthread_mutex_destroy(&d->lock);
     pthread_mutex_destroy(&d->cache_lock);
     json_decref(d->by_name);
+    json_decref(d->own_seen);
+    json_decref(d->own_probed);
     void (*cb)(void *) = d->closed;
     void *data = d->closed_data;
     free(d);

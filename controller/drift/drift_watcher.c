@@ -292,31 +292,28 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
     d->per_extension_only = opts && opts->per_extension_only;
     d->ignore_probes = opts && opts->ignore_probes;
-    if (!(d->by_name = json_object())) {
-        free(d);
-        olm_error_set(err, "out of memory");
-        return NULL;
-    }
-    if (pthread_mutex_init(&d->lock, NULL) != 0) {
+    d->by_name = json_object();
+    d->own_seen = json_object();
+    d->own_probed = json_object();
+    const char *failed = !d->by_name || !d->own_seen || !d->own_probed ? "out of memory" : NULL;
+    bool have_lock = !failed && pthread_mutex_init(&d->lock, NULL) == 0;
+    bool have_cache_lock = have_lock && pthread_mutex_init(&d->cache_lock, NULL) == 0;
+    if (!failed && !have_cache_lock)
+        failed = "pthread_mutex_init failed";
+    int rc = failed ? 0 : uv_async_init(loop, &d->async, on_async);
+    if (failed || rc != 0) {
+        if (failed)
+            olm_error_set(err, "%s", failed);
+        else
+            olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
+        if (have_cache_lock)
+            pthread_mutex_destroy(&d->cache_lock);
+        if (have_lock)
+            pthread_mutex_destroy(&d->lock);
         json_decref(d->by_name);
+        json_decref(d->own_seen);
+        json_decref(d->own_probed);
         free(d);
-        olm_error_set(err, "pthread_mutex_init failed");
-        return NULL;
-    }
-    if (pthread_mutex_init(&d->cache_lock, NULL) != 0) {
-        pthread_mutex_destroy(&d->lock);
-        json_decref(d->by_name);
-        free(d);
-        olm_error_set(err, "pthread_mutex_init failed");
-        return NULL;
-    }
-    int rc = uv_async_init(loop, &d->async, on_async);
-    if (rc != 0) {
-        pthread_mutex_destroy(&d->cache_lock);
-        pthread_mutex_destroy(&d->lock);
-        json_decref(d->by_name);
-        free(d);
-        olm_error_set(err, "uv_async_init: %s", uv_strerror(rc));
         return NULL;
     }
     d->async.data = d;
@@ -330,6 +327,8 @@ int drift_watcher_lookup(drift_watcher *d, const char *resource, const char *key
         return 0;
     pthread_mutex_lock(&d->cache_lock);
     int found = drift_shared_lookup(d, resource, key, content, probe);
+    if (!found)
+        found = drift_published_lookup(d, resource, key, content, probe);
     pthread_mutex_unlock(&d->cache_lock);
     return found;
 }

@@ -1216,6 +1216,70 @@ static void test_lookup_answers_from_a_synced_shared_watch(void **state)
     assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
 }
 
+/* An extension's own watches (per-extension mode: its ServiceAccount may not watch the type
+ * cluster-wide) answer drift_watcher_lookup as a shared watch does: after their sync, the
+ * content hash and probe digest of what they hold, each event at once; nothing once the watch
+ * stopped (a 403), started over (a new credential) or the extension is forgotten.  Mutation
+ * checks: drift_published_put not called for an event, drift_published_all not called at the
+ * sync, drift_published_withdraw not called when a watch halts: each seen failing this test. */
+static void test_lookup_answers_from_own_watches(void **state)
+{
+    world *wd = *state;
+    uint64_t c, p;
+    const char *cm_a = "/api/v1/namespaces/ns-a/configmaps", *dep_a = "/apis/apps/v1/namespaces/ns-a/deployments";
+    drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
+    post(wd, &s);
+    fake_watch *cmw = running(wd, cm_a), *dw = running(wd, dep_a);
+    assert_non_null(cmw);
+    assert_non_null(dw);
+    json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
+    drift_watch_synced(cmw->w);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_true(c == drift_content_hash(a1));
+    assert_true(p == PROBE_DIGEST_PASS);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+    /* A Deployment failing its probes: its digest. */
+    drift_watch_synced(dw->w);
+    json_t *d1 = deploy("ns-a", "mgr", "a", "False", "1");
+    drift_watch_event(dw->w, KUBE_WATCH_ADDED, d1);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 1);
+    assert_true(c == drift_content_hash(d1));
+    assert_true(p == probe_digest(d1) && p != PROBE_DIGEST_PASS);
+    json_decref(d1);
+    /* An edit shows at once; a deletion too. */
+    json_t *a2 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
+    drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a2);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_true(c == drift_content_hash(a2));
+    drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a2);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    /* Refused (403): the watch stops, and what it held answers no more. */
+    drift_watch_error(cmw->w, 403, "WATCH returned HTTP 403");
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 1);
+    /* A new credential: the watches start over, and answer again only once synced. */
+    s = spec_in("a", "ns-a", "token-a2", refs_a, 2);
+    post(wd, &s);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0);
+    cmw = running(wd, cm_a);
+    assert_non_null(cmw);
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    drift_watch_synced(cmw->w);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    json_decref(a1);
+    json_decref(a2);
+    /* The extension forgotten: nothing answers. */
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+}
+
 /* A post carries the content hash its reconcile relied on: when the watch holds another one
  * (an edit between the reconcile's read and its post, which no watch of the extension was
  * there to judge), the extension is enqueued, at the sync or when it joins a synced watch; the
@@ -1299,6 +1363,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_probe_change_goes_to_the_owner, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_joining_compares_probes, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_answers_from_a_synced_shared_watch, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_answers_from_own_watches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_compares_the_contents_a_post_relied_on, setup_shared, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
