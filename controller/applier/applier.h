@@ -84,8 +84,16 @@ typedef struct applier_ctx {
     int (*identity)(void *data, olm_error *err);
     void *identity_data;
     /* Optional, borrowed: the record Secret as the caller already read it (a LIST of them
-     * all), which applier_read_record then uses instead of reading it. */
+     * all, or the memo of record_seen), which applier_read_record then uses instead of
+     * reading it. */
     const json_t *record_secret;
+    /* Optional: told the record Secret each time this context learns what the apiserver holds
+     * (a read, a create or an update answered, a write that found it as wanted), and NULL when
+     * it found none, deleted it, or a write ended without knowing what is there.  What it is
+     * told may come back as record_secret in a later reconcile of the same extension
+     * (clusterextension_record_memo.c).  Borrowed for the call only. */
+    void (*record_seen)(void *data, const char *extension, const json_t *secret);
+    void *record_seen_data;
 } applier_ctx;
 
 /* Applies `objects` (a JSON array of rendered objects, borrowed), prunes what `prev`

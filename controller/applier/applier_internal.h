@@ -129,6 +129,9 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
                                   bool mirror, bool likely_new, olm_error *err);
 
 /* applier_helm.c: upstream's install record, a Helm release in chunked Secrets. */
+/* applier_record.c: tells ctx->record_seen (when set) what the apiserver holds of the record
+ * Secret now: `secret`, or NULL when none or not known. */
+void applier_record_seen(const applier_ctx *ctx, const json_t *secret);
 int applier_write_helm_release(const applier_ctx *ctx, const install_record *rec, const json_t *objects,
                                olm_error *err);
 /* The deployed release as a record: 1, 0 when there is none, -1 on error. */

@@ -33,6 +33,12 @@ int applier_check_system_namespace(const applier_ctx *ctx, olm_error *err)
     return system_namespace_state(ctx, err) < 0 ? -1 : 0;
 }
 
+void applier_record_seen(const applier_ctx *ctx, const json_t *secret)
+{
+    if (ctx->record_seen)
+        ctx->record_seen(ctx->record_seen_data, ctx->extension, secret);
+}
+
 static bool json_str_eq(const json_t *a, const json_t *b)
 {
     return json_is_string(a) && json_is_string(b) && json_equal(a, b);
@@ -62,7 +68,11 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
             if (!mirrored && (rc = applier_write_helm_release(ctx, rec, objects, err)) < 0)
                 break;
             mirrored = true;
-            rc = kube_create(ctx->admin, want, NULL, err);
+            json_t *made = NULL;
+            rc = kube_create(ctx->admin, want, &made, err);
+            if (rc == KUBE_OK)
+                applier_record_seen(ctx, made);
+            json_decref(made);
             if (rc == KUBE_ALREADY_EXISTS)
                 continue;
             break;
@@ -82,6 +92,7 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
                                 json_object_get(json_object_get(want, "data"), "record.json")) &&
                     json_equal(labels, json_object_get(json_object_get(want, "metadata"), "labels"));
         if (same) {
+            applier_record_seen(ctx, cur);
             json_decref(cur);
             rc = 0;
             break;
@@ -95,7 +106,11 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
         if (!mirrored && (rc = applier_write_helm_release(ctx, rec, objects, err)) < 0)
             break;
         mirrored = true;
-        rc = kube_update(ctx->admin, want, NULL, err);
+        json_t *updated = NULL;
+        rc = kube_update(ctx->admin, want, &updated, err);
+        if (rc == KUBE_OK)
+            applier_record_seen(ctx, updated);
+        json_decref(updated);
         json_object_del(json_object_get(want, "metadata"), "resourceVersion");
         if (rc != KUBE_CONFLICT)
             break;
@@ -103,6 +118,8 @@ int applier_write_record_mirrored(const applier_ctx *ctx, const install_record *
     /* A create into a namespace that is gone answers NotFound (the Helm release's, which
      * comes first, too): say which is missing.  This is also where a namespace seen before
      * (applier_ctx.system_namespace_seen) is found gone. */
+    if (rc < 0)
+        applier_record_seen(ctx, NULL); /* what is there now is not known */
     olm_error nerr;
     if (rc < 0 && rc != KUBE_CONFLICT && system_namespace_state(ctx, &nerr) == KUBE_NOT_FOUND) {
         if (err)
@@ -173,6 +190,8 @@ int applier_read_record(const applier_ctx *ctx, install_record *out, olm_error *
     json_t *s = NULL;
     int rc = ctx->record_secret ? (s = json_incref((json_t *)ctx->record_secret), KUBE_OK)
                                 : kube_get(ctx->admin, "v1", "Secret", ctx->system_namespace, name, &s, err);
+    if (rc != KUBE_OK || !ctx->record_secret)
+        applier_record_seen(ctx, rc == KUBE_OK ? s : NULL);
     if (rc == KUBE_NOT_FOUND) {
         free(name);
         /* Upstream's record, if upstream installed it: adopted as it is. */

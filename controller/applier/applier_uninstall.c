@@ -92,6 +92,7 @@ int applier_uninstall(const applier_ctx *ctx, const install_record *rec, olm_err
     if (!name)
         return olm_error_set(err, "out of memory");
     int drc = kube_delete(ctx->admin, "v1", "Secret", ctx->system_namespace, name, NULL, err);
+    applier_record_seen(ctx, NULL);
     if (drc < 0 && drc != KUBE_NOT_FOUND) {
         olm_error_wrap(err, "deleting the install record Secret '%s' in namespace '%s'", name, ctx->system_namespace);
         free(name);

@@ -48,11 +48,11 @@ struct clusterextension_reconciler {
     atomic_uint_fast64_t duration_buckets[CE_DURATION_NBOUNDS];
     clusterextension_infos *infos;
     atomic_bool system_namespace_seen; /* applier_ctx.system_namespace_seen */
-    /* clusterextension_prefetch.c: the record Secrets listed by the first reconcile, by
-     * name, each taken once (then NULL when all are taken). */
-    pthread_mutex_t prefetch_lock;
-    bool prefetch_done;
-    json_t *prefetched;
+    /* clusterextension_record_memo.c: Secret name -> the record Secret as this process last
+     * saw it (compact text), filled by one LIST at the first reconcile, under records_lock. */
+    pthread_mutex_t records_lock;
+    bool records_filled;
+    json_t *records;
     /* clusterextension_cached.c: name -> the newest resourceVersion of the ClusterExtension
      * this process wrote or read, under known_lock. */
     pthread_mutex_t known_lock;
@@ -75,14 +75,18 @@ void clusterextension_extension_forget_known(clusterextension_reconciler *r, con
 /* clusterextension_cached.c: a write from this reconcile's copy was refused (409): the next
  * reconcile reads the extension with a GET, whatever the cache holds. */
 void clusterextension_extension_stale(clusterextension_reconciler *r, const char *name);
-/* clusterextension_prefetch.c: whether clusterextension_revisions_retire may write `name`'s
+/* clusterextension_revision_retire.c: whether clusterextension_revisions_retire may write `name`'s
  * record in this reconcile (its revisions not scanned yet, or some to take over): then the
  * record listed before is not used. */
 bool clusterextension_retire_may_write(clusterextension_reconciler *r, const char *name);
 
-/* clusterextension_prefetch.c: the record Secret of `extension` as the first reconcile of the
- * process listed it (taken: the next call returns NULL), or NULL (not listed, or taken). */
-json_t *clusterextension_record_prefetched(clusterextension_reconciler *r, const char *extension);
+/* clusterextension_record_memo.c: the record Secret of `extension` as this process last saw it
+ * (a copy, owned by the caller), or NULL (none, or not known: read it).  _seen is
+ * applier_ctx.record_seen (data: the reconciler); _forget drops the entry of an extension
+ * that is gone. */
+json_t *clusterextension_record_memo_get(clusterextension_reconciler *r, const char *extension);
+void clusterextension_record_memo_seen(void *data, const char *extension, const json_t *secret);
+void clusterextension_record_memo_forget(clusterextension_reconciler *r, const char *extension);
 
 /* The target of this reconcile: the resolved bundle, or the installed one in the
  * fallback and maintain cases.  Strings owned. */
@@ -111,7 +115,7 @@ typedef struct clusterextension_run {
     char *message;          /* owned; NULL for success */
     bool installed_changed; /* a new bundle was applied: installed = target */
     bool no_helm_release;   /* actx.no_helm_release points here */
-    json_t *prefetched_record; /* owned: the record Secret clusterextension_prefetch.c had, or NULL */
+    json_t *memo_record;    /* owned: the record Secret clusterextension_record_memo.c had, or NULL */
     bool deprecation_known; /* compute deprecation conditions at the end */
     uint64_t retry_within_ms; /* a retryable failure: retry no later than this (0: the back-off decides) */
     /* The probes (clusterextension_available.c): what the apply or repair saw of each object,

@@ -28,8 +28,9 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
     pthread_mutex_init(&r->retire_mu, NULL);
     r->same = clusterextension_same_new();
     r->known_versions = json_object();
+    r->records = json_object();
     pthread_mutex_init(&r->known_lock, NULL);
-    if (pthread_mutex_init(&r->prefetch_lock, NULL) != 0) {
+    if (pthread_mutex_init(&r->records_lock, NULL) != 0) {
         pthread_mutex_destroy(&r->retire_mu);
         pthread_mutex_destroy(&r->known_lock);
         json_decref(r->known_versions);
@@ -42,7 +43,8 @@ clusterextension_reconciler *clusterextension_reconciler_new(const clusterextens
         olm_error_set(err, "pthread_mutex_init failed");
         return NULL;
     }
-    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same || !r->known_versions) {
+    if (!r->system_namespace || !r->cache_dir || !r->bundle_cache || !r->infos || !r->same || !r->known_versions ||
+        !r->records) {
         clusterextension_reconciler_free(r);
         olm_error_set(err, "out of memory");
         return NULL;
@@ -73,10 +75,10 @@ void clusterextension_reconciler_free(clusterextension_reconciler *r)
     clusterextension_infos_free(r->infos);
     clusterextension_retire_free(r);
     clusterextension_same_free(r->same);
-    json_decref(r->prefetched);
+    json_decref(r->records);
     json_decref(r->known_versions);
     pthread_mutex_destroy(&r->known_lock);
-    pthread_mutex_destroy(&r->prefetch_lock);
+    pthread_mutex_destroy(&r->records_lock);
     free(r);
 }
 
@@ -533,6 +535,7 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     int frc = has_finalizer(run->ce) ? 0 : set_finalizer(run, true, &err);
     if (frc == KUBE_NOT_FOUND) { /* deleted since the informer's copy: nothing to do */
         clusterextension_extension_forget_known(run->r, run->name);
+        clusterextension_record_memo_forget(run->r, run->name);
         return KUBE_WQ_OK;
     }
     if (frc != 0) {
@@ -546,8 +549,8 @@ static kube_wq_result_kind run_pipeline(clusterextension_run *run)
     bool retiring = clusterextension_retire_may_write(run->r, run->name);
     if (clusterextension_revisions_retire(run, &err) != 0)
         return installed_unreadable(run, &err);
-    run->prefetched_record = clusterextension_record_prefetched(run->r, run->name);
-    run->actx.record_secret = retiring ? NULL : run->prefetched_record;
+    run->memo_record = retiring ? NULL : clusterextension_record_memo_get(run->r, run->name);
+    run->actx.record_secret = run->memo_record;
     /* (Should one be there all the same, say after a finalizer removed by hand, the record's
      * create answers AlreadyExists and the write reads it then: applier_write_record.) */
     bool assume_none = first_sight && !run->actx.record_secret;
@@ -604,7 +607,7 @@ static void run_free(clusterextension_run *run)
     clusterextension_token_free(&run->token);
     free(run->message);
     json_decref(run->observed);
-    json_decref(run->prefetched_record);
+    json_decref(run->memo_record);
     clusterextension_revisions_free(run);
     json_decref(run->ce);
 }
@@ -632,6 +635,7 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
     }
     if (rc == KUBE_NOT_FOUND) {
         clusterextension_extension_forget_known(r, key);
+        clusterextension_record_memo_forget(r, key);
         clusterextension_drift_forget(r, key);
         clusterextension_infos_forget(r->infos, key);
         kind = KUBE_WQ_OK;
@@ -651,7 +655,9 @@ kube_wq_result clusterextension_reconcile(const char *key, void *data)
                                  .unchanged_data = &run,
                                  .no_helm_release = &run.no_helm_release,
                                  .never_installed = never_installed(run.ce),
-                                 .system_namespace_seen = &r->system_namespace_seen};
+                                 .system_namespace_seen = &r->system_namespace_seen,
+                                 .record_seen = clusterextension_record_memo_seen,
+                                 .record_seen_data = r};
         if (json_object_get(json_object_get(run.ce, "metadata"), "deletionTimestamp"))
             kind = handle_delete(&run);
         else

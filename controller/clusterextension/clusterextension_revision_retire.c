@@ -437,3 +437,11 @@ out:
     json_decref(list);
     return rc;
 }
+
+bool clusterextension_retire_may_write(clusterextension_reconciler *r, const char *name)
+{
+    pthread_mutex_lock(&r->retire_mu);
+    bool may = !r->retire_scanned || json_object_get(r->retire_names, name) != NULL;
+    pthread_mutex_unlock(&r->retire_mu);
+    return may;
+}

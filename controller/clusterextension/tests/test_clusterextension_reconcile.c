@@ -92,6 +92,25 @@
 #include <unistd.h>
 
 #include "ce_fixture.h"
+#include "clusterextension_internal.h"
+
+/* The process does not hold the record (clusterextension_record_memo.c): its first LIST has
+ * run, and the record came after it, or a write of it ended without knowing what is there. */
+static void record_unknown(ce_fixture *f)
+{
+    clusterextension_reconciler *r = ce_fixture_reconciler(f);
+    json_decref(clusterextension_record_memo_get(r, CE_NAME)); /* the first LIST, if not done yet */
+    clusterextension_record_memo_forget(r, CE_NAME);
+}
+
+/* The record Secret removed behind operator-controller's back, as a process that never knew
+ * it finds it (a record removed by hand shows at the next write of it or the next start;
+ * these tests are about what happens then). */
+static void record_gone(ce_fixture *f)
+{
+    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    record_unknown(f);
+}
 #include "stderr_capture.h"
 
 #define DEPLOYMENT_PATH "/apis/apps/v1/namespaces/" CE_NS "/deployments/pkg-operator"
@@ -272,6 +291,7 @@ static void test_record_unreadable_applies_nothing(void **state)
 {
     ce_fixture *f = *state;
     install_v1(f);
+    record_unknown(f); /* then it reads it */
     fake_apiserver_fail(f->api, "GET", CE_RECORD_PATH, NULL, 500, "etcd is down", -1);
     kube_wq_result res = ce_fixture_reconcile(f);
     assert_int_equal(res.kind, KUBE_WQ_ERROR);
@@ -397,6 +417,45 @@ static void test_apply_when_bundle_changes(void **state)
                         "containers"),
         0);
     assert_string_equal(json_string_value(json_object_get(c, "image")), "example.com/pkg-operator:1.1.0");
+}
+
+/* Issue 25: the record as this process last saw it (clusterextension_record_memo.c): a
+ * reconcile that finds everything as it was reads no record; a record write that fails leaves
+ * it unknown, so the next reconcile reads it; after an upgrade it knows the new record from the
+ * update's answer (not the old one: the next reconcile leaves 1.1.0 alone); uninstalled, the
+ * entry goes.  Mutation checks: record_seen not told the update's answer (the next reconcile
+ * applies 1.1.0 again over a 1.0.0 record), nor a failed write (no GET after it), the uninstall
+ * not forgetting: each seen failing this test. */
+static void test_record_known_from_its_writes(void **state)
+{
+    ce_fixture *f = *state;
+    install_v1(f);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 0);
+    /* An upgrade whose record write fails: what is there is not known; the next reconcile
+     * reads it (and finishes the upgrade). */
+    ce_fixture_catalog(f, CE_CATALOG_V1 | CE_CATALOG_V11);
+    ce_fixture_pullable(f, CE_V11);
+    fake_apiserver_fail(f->api, "PUT", CE_RECORD_PATH, NULL, 500, "etcd is down", 1);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_ERROR);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 2); /* the read, and the write's before its update */
+    assert_string_equal(installed_bundle(f), CE_V11);
+    assert_int_equal(fake_apiserver_count(f->api, "PUT", CE_RECORD_PATH, NULL), 1);
+    /* The update's answer is what it knows now: 1.1.0, nothing to read or write. */
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_string_equal(installed_bundle(f), CE_V11);
+    /* Uninstalled: its entry goes with it. */
+    json_t *md = json_object_get(fake_apiserver_object(f->api, CE_PATH), "metadata");
+    json_object_set_new(md, "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_null(fake_apiserver_object(f->api, CE_PATH));
+    clusterextension_reconciler *r = ce_fixture_reconciler(f);
+    assert_int_equal(json_object_size(r->records), 0);
 }
 
 /* ------------------------------------------------------------ token retry */
@@ -758,13 +817,13 @@ static void test_restart_with_nothing_changed_mints_no_token(void **state)
     assert_int_equal(f->mints, 1);
     assert_int_equal(fake_apiserver_nwrites(f->api), 0);
     assert_int_equal(fake_apiserver_count(f->api, "GET", DEPLOYMENT_PATH, NULL), 0);
-    /* Its record came with the LIST of all records (clusterextension_prefetch.c), not a GET. */
+    /* Its record came with the LIST of all records (clusterextension_record_memo.c), not a GET. */
     assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 0);
-    /* ... once: the next reconcile reads it as always. */
+    /* ... and stays known: the next reconcile reads it neither (nor lists them again). */
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_int_equal(fake_apiserver_count(f->api, "GET", "install-record%3Dtrue", NULL), 0);
-    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 1);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", CE_RECORD_PATH, NULL), 0);
     assert_available(f, "True", "ProbesSucceeded", "Objects are available and pass all probes.");
     drift_watcher_flush(f->drift);
     assert_int_equal(drift_watcher_extensions(f->drift), 1); /* still watched... */
@@ -840,7 +899,7 @@ static void test_first_install_request_budget(void **state)
     /* A second extension's install does not read the system namespace again. */
     json_t *ce = fake_apiserver_object(f->api, CE_PATH);
     json_object_del(json_object_get(ce, "status"), "install");
-    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    record_gone(f);
     fake_apiserver_remove_under(f->api, "/api/v1/namespaces/" CE_SYS "/secrets/sh.helm");
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
@@ -849,7 +908,7 @@ static void test_first_install_request_budget(void **state)
                      0);
     /* The record write that finds the namespace gone reads it, says so, and the next
      * install checks first again. */
-    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    record_gone(f);
     fake_apiserver_remove_under(f->api, "/api/v1/namespaces/" CE_SYS "/secrets/sh.helm");
     fake_apiserver_remove(f->api, "/api/v1/namespaces/" CE_SYS);
     fake_apiserver_fail(f->api, "POST", "/api/v1/namespaces/" CE_SYS "/secrets", NULL, 404, "namespaces \"sys\" not found", -1);
@@ -920,6 +979,7 @@ static void test_first_sight_record_there_all_the_same(void **state)
     json_t *ce = fake_apiserver_object(f->api, CE_PATH);
     json_object_set_new(json_object_get(ce, "metadata"), "finalizers", json_array());
     json_object_del(json_object_get(ce, "status"), "install");
+    record_unknown(f); /* (one that holds it just takes it) */
     fake_apiserver_log_clear(f->api);
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_string_equal(installed_bundle(f), CE_V1);
@@ -934,7 +994,7 @@ static void test_helm_release_of_a_lost_record_listed_after_all(void **state)
 {
     ce_fixture *f = *state;
     install_v1(f);
-    fake_apiserver_remove(f->api, CE_RECORD_PATH);
+    record_gone(f);
     json_object_del(json_object_get(fake_apiserver_object(f->api, CE_PATH), "status"), "install");
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
     assert_string_equal(installed_bundle(f), CE_V1);
@@ -990,6 +1050,7 @@ int main(void)
         T(test_unpullable_new_bundle_retries),
         T(test_repair_when_bundle_unchanged),
         T(test_apply_when_bundle_changes),
+        T(test_record_known_from_its_writes),
         T(test_rejected_token_replaced_once),
         T(test_token_retry_is_not_a_loop),
         T(test_progress_deadline),
