@@ -78,8 +78,8 @@
  *       -> test_first_install_request_budget
  *   applier_helm.c  no LIST after AlreadyExists -> test_helm_release_of_a_lost_record_listed_after_all
  *   clusterextension_reconcile.c  no prefetched record (NULL) -> test_restart_with_nothing_changed_mints_no_token
- *   clusterextension_prefetch.c  entries not taken (json_object_del dropped)
- *       -> test_restart_with_nothing_changed_mints_no_token
+ *   clusterextension_record_memo.c  an entry not dropped when told NULL (json_object_del dropped)
+ *       -> test_record_known_from_its_writes
  */
 #include <setjmp.h>
 #include <stdarg.h>
