@@ -183,7 +183,13 @@ typedef struct drift_watcher_options {
     uint64_t min_refresh_ms;    /* earliest refresh reconcile after a post; 0: 1000 */
     bool per_extension_only;    /* no shared watches: one per (extension, type) */
     bool ignore_probes;         /* status writes never enqueue (no Available condition to keep) */
+    /* After DRIFT_REFUSALS_BEFORE_QUIET identities in a row refused a type's shared watch
+     * (403), no new one is asked for this long (their extensions watch on their own); 0:
+     * 10 minutes (drift_shared.c says why). */
+    uint64_t refusal_quiet_ms;
 } drift_watcher_options;
+
+#define DRIFT_REFUSALS_BEFORE_QUIET 3
 
 typedef struct drift_watcher drift_watcher;
 

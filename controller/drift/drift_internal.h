@@ -79,7 +79,7 @@ struct drift_watcher {
     const kube_config *base;
     drift_backend be;
     drift_callbacks cb;
-    uint64_t coalesce_ms, min_refresh_ms;
+    uint64_t coalesce_ms, min_refresh_ms, refusal_quiet_ms;
     bool per_extension_only;
     bool ignore_probes;
     drift_ext *exts;

@@ -23,7 +23,16 @@
  * subscriber's identity was refused -- stops it and lets each extension open its own
  * watch (so one identity's 403 never leaves another extension unwatched).  A watch that
  * starts syncing covers the subscribers that were running their own watches.  A shared
- * watch without subscribers is freed. */
+ * watch without subscribers is freed.
+ *
+ * Where installers are namespace-bound, every new identity would be refused: 1,000 such
+ * extensions of two kinds asked 2,000 times (each a LIST the apiserver authorizes and
+ * refuses, and a line at debug) before watching on their own.  So once
+ * DRIFT_REFUSALS_BEFORE_QUIET identities in a row were refused a type, no new one is asked
+ * for refusal_quiet_ms (10 minutes); then the next one is, and a refusal starts another quiet
+ * period.  A cluster where some installers may watch cluster-wide gets its shared watch back
+ * at the first of them asked after a quiet period; until then their extensions watch on
+ * their own, which repairs the same drift. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +59,8 @@ struct drift_shared {
     json_t *probed;      /* key -> probe digest of each object seen that fails its probes */
     json_t *gone;        /* key -> uv_now (ms) of its DELETED event, for GONE_KEEP_MS */
     json_t *denied;      /* identity -> true: 403 (may not list/watch the type cluster-wide) */
+    unsigned refused_in_a_row; /* identities refused since the last sync (see top) */
+    uint64_t quiet_until;      /* uv_now: no new identity asked before (see top) */
     drift_shared *next;
 };
 
@@ -190,6 +201,12 @@ static drift_shared *shared_new(drift_watcher *d, const char *resource)
     return sh;
 }
 
+/* No new identity is asked now (see top). */
+static bool quiet(const drift_shared *sh)
+{
+    return sh->refused_in_a_row >= DRIFT_REFUSALS_BEFORE_QUIET && uv_now(sh->d->loop) < sh->quiet_until;
+}
+
 static bool refused(const drift_shared *sh, const drift_ext *e)
 {
     char *id = identity_of(e);
@@ -238,7 +255,7 @@ bool drift_shared_attach(drift_watch *w)
         return false;
     w->sub = sh;
     sh->nsubs++;
-    if (!sh->bw && (refused(sh, w->ext) || !start(sh, w->ext)))
+    if (!sh->bw && (refused(sh, w->ext) || quiet(sh) || !start(sh, w->ext)))
         return false;
     w->covered = true;
     w->synced = false;
@@ -279,7 +296,7 @@ static void settle_one(drift_shared *sh, const char *except)
     drift_watcher *d = sh->d;
     if (d->stopping || sh->runner)
         return;
-    for (drift_ext *e = d->exts; e; e = e->next) {
+    for (drift_ext *e = quiet(sh) ? NULL : d->exts; e; e = e->next) {
         if (!e->cfg || e->rejected)
             continue;
         bool subscribed = false;
@@ -370,6 +387,7 @@ void drift_shared_synced(drift_shared *sh)
     CACHE_LOCK(d);
     sh->synced = true;
     CACHE_UNLOCK(d);
+    sh->refused_in_a_row = 0;
     FOREACH_SUB(d, sh, e, w)
     {
         if (!w->covered) {
@@ -395,8 +413,11 @@ void drift_shared_error(drift_shared *sh, long http_status, const char *msg)
         return;
     }
     char *id = sh->identity ? strdup(sh->identity) : NULL;
-    if (http_status == 403 && id)
+    if (http_status == 403 && id) {
         json_object_set_new(sh->denied, id, json_true());
+        if (++sh->refused_in_a_row >= DRIFT_REFUSALS_BEFORE_QUIET)
+            sh->quiet_until = uv_now(d->loop) + d->refusal_quiet_ms;
+    }
     /* Expected where installers are namespace-scoped: not worth a warning, their own
      * watches take over (and log their own 403s). */
     olm_log(OLM_LOG_DEBUG, "clusterExtension", sh->runner ? sh->runner->name : "",

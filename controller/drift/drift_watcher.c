@@ -290,6 +290,7 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
     d->cb = *cb;
     d->coalesce_ms = opts && opts->coalesce_ms ? opts->coalesce_ms : 1000;
     d->min_refresh_ms = opts && opts->min_refresh_ms ? opts->min_refresh_ms : 1000;
+    d->refusal_quiet_ms = opts && opts->refusal_quiet_ms ? opts->refusal_quiet_ms : 10 * 60 * 1000;
     d->per_extension_only = opts && opts->per_extension_only;
     d->ignore_probes = opts && opts->ignore_probes;
     d->by_name = json_object();

@@ -861,6 +861,79 @@ static void test_shared_403_for_one_identity_does_not_affect_another(void **stat
     assert_null(running(wd, CM_ALL));
 }
 
+/* Namespace-bound installers: after DRIFT_REFUSALS_BEFORE_QUIET identities in a row were
+ * refused the shared watch of a type, a new extension is not asked (it watches on its own)
+ * until the quiet period ends; then the next one is, and when it may, its shared watch covers
+ * everyone again; a sync starts the count again.  Mutation checks: quiet() not consulted at
+ * the attach, the count not kept, or not reset at a sync: each seen failing this test. */
+static int setup_shared_quiet(void **state)
+{
+    world *wd = calloc(1, sizeof *wd);
+    assert_int_equal(uv_loop_init(&wd->loop), 0);
+    wd->base.server = "https://127.0.0.1:6443";
+    drift_backend be = {fake_start, fake_stop, wd};
+    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
+    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5, .refusal_quiet_ms = 40};
+    olm_error err;
+    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
+    assert_non_null(wd->d);
+    *state = wd;
+    return 0;
+}
+
+static int starts_of(world *wd, const char *path)
+{
+    int n = 0;
+    for (int i = 0; i < wd->nfw; i++)
+        n += strcmp(wd->fw[i].path, path) == 0;
+    return n;
+}
+
+static void post_cm_of(world *wd, const char *ext)
+{
+    char ns[32], token[32];
+    snprintf(ns, sizeof ns, "ns-%s", ext);
+    snprintf(token, sizeof token, "token-%s", ext);
+    install_object_ref refs[] = {{"v1", "ConfigMap", ns, "cfg", 0}};
+    drift_spec s = spec_in(ext, ns, token, refs, 1);
+    post(wd, &s);
+}
+
+static void test_shared_quiet_after_refusals(void **state)
+{
+    world *wd = *state;
+    const char *names[] = {"a", "b", "c"};
+    for (int i = 0; i < DRIFT_REFUSALS_BEFORE_QUIET; i++) {
+        post_cm_of(wd, names[i]);
+        fake_watch *cmw = running(wd, CM_ALL);
+        assert_non_null(cmw);
+        drift_watch_error(cmw->w, 403, "LIST returned HTTP 403");
+        assert_null(running(wd, CM_ALL));
+    }
+    assert_int_equal(starts_of(wd, CM_ALL), DRIFT_REFUSALS_BEFORE_QUIET);
+    /* Quiet: d is not asked; it watches in its namespace. */
+    post_cm_of(wd, "d");
+    assert_int_equal(starts_of(wd, CM_ALL), DRIFT_REFUSALS_BEFORE_QUIET);
+    assert_non_null(running(wd, "/api/v1/namespaces/ns-d/configmaps"));
+    /* After it, e is asked; it may: its watch covers everyone once it has listed. */
+    usleep(60 * 1000);
+    uv_update_time(&wd->loop);
+    post_cm_of(wd, "e");
+    fake_watch *cmw = running(wd, CM_ALL);
+    assert_non_null(cmw);
+    assert_string_equal(cmw->token, "token-e");
+    const char *cms[][2] = {{"a", "ns-a"}, {"b", "ns-b"}, {"c", "ns-c"}, {"d", "ns-d"}, {"e", "ns-e"}};
+    sync_shared(cmw, "ConfigMap", cms, 5);
+    assert_null(running(wd, "/api/v1/namespaces/ns-d/configmaps"));
+    assert_int_equal(nrunning(wd), 1);
+    /* The count starts again at a sync: e refused later is one refusal, and d, never asked,
+     * is asked next. */
+    drift_watch_error(cmw->w, 403, "LIST returned HTTP 403");
+    cmw = running(wd, CM_ALL);
+    assert_non_null(cmw);
+    assert_string_equal(cmw->token, "token-d");
+}
+
 static void test_shared_own_watches_are_covered_once_it_syncs(void **state)
 {
     world *wd = *state;
@@ -1349,6 +1422,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shared_tokenless_extension_is_covered, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_403_for_one_identity_does_not_affect_another, setup_shared,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_shared_quiet_after_refusals, setup_shared_quiet, teardown),
         cmocka_unit_test_setup_teardown(test_shared_own_watches_are_covered_once_it_syncs, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_new_token_of_the_runner, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_stop_with_pending_posts_and_closes, setup_shared, teardown),
