@@ -398,6 +398,35 @@ static void test_offers_refused_and_rejected(void **state)
     watch_offers_free(&o);
 }
 
+/* Namespace-bound installers: after three ServiceAccounts in a row were refused, a fourth is
+ * not asked (it counts as refused: its revisions watch in their namespace) until the quiet
+ * period ends or a watch lists.  Mutation checks: the count not kept, not reset by a watch that
+ * listed, or not looked at by watch_offers_denied: each seen failing this test. */
+static void test_offers_quiet_after_refusals(void **state)
+{
+    (void)state;
+    watch_offers o;
+    assert_true(watch_offers_init(&o));
+    const char *sas[] = {"ns-a/installer", "ns-b/installer", "ns-c/installer"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(watch_offers_put(&o, sas[i], "tok", NULL));
+        watch_offers_refused(&o, sas[i], 403, watch_offers_hash("tok"));
+    }
+    assert_true(watch_offers_denied(&o, "ns-d/installer"));
+    assert_false(watch_offers_put(&o, "ns-d/installer", "tok-d", NULL));
+    /* The quiet period over: d is asked. */
+    o.quiet_until = time(NULL) - 1;
+    assert_false(watch_offers_denied(&o, "ns-d/installer"));
+    assert_true(watch_offers_put(&o, "ns-d/installer", "tok-d", NULL));
+    /* Refused too: quiet again at once (still in a row); a watch that lists ends it. */
+    watch_offers_refused(&o, "ns-d/installer", 403, watch_offers_hash("tok-d"));
+    assert_true(watch_offers_denied(&o, "ns-e/installer"));
+    watch_offers_allowed(&o, "ns-f/installer");
+    assert_false(watch_offers_denied(&o, "ns-e/installer"));
+    assert_true(watch_offers_denied(&o, "ns-d/installer")); /* its own refusal stands */
+    watch_offers_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_rejected_credential_queues_its_set),
         cmocka_unit_test(test_refused_cluster_wide_watched_in_namespace),
         cmocka_unit_test(test_offers_refused_and_rejected),
+        cmocka_unit_test(test_offers_quiet_after_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
