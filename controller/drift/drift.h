@@ -12,7 +12,9 @@
  * object's owner-name label (and, for a namespaced path, only from that namespace).  It
  * runs with the token of one of those extensions' ServiceAccounts that the apiserver
  * lets list+watch the type cluster-wide; one that gets a 403 is not asked again, the next
- * one is tried, and when none can, each extension keeps its own watch as below.  So 1,000
+ * one is tried, and when none can, each extension keeps its own watch as below (after
+ * DRIFT_REFUSALS_BEFORE_QUIET refusals in a row, new ones are not asked for a while:
+ * drift_shared.c).  So 1,000
  * extensions of five kinds cost five apiserver watches instead of 5,000, when at least
  * one installer may watch cluster-wide (common: installers bound by ClusterRoleBinding).
  *
