@@ -308,22 +308,39 @@ static void on_guard(uv_timer_t *t)
     fail_msg("watch scenario did not finish within 60 s");
 }
 
+/* Runs a watch with `o` and `h` against a fake server answering with `handler` until the
+ * handlers stop it (sc_event at "DELETED d"), within 60 s. */
+static void run_scenario(scenario *sc, fake_http_stream_handler handler, const kube_watch_options *o,
+                         const kube_watch_handlers *h)
+{
+    fake_http_server srv;
+    assert_int_equal(fake_http_start_streaming(&srv, handler, sc), 0);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    sc->loop = &loop;
+    olm_error err;
+    sc->uc = kube_uvcurl_new(&loop, &err);
+    assert_non_null(sc->uc);
+    kube_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.server = srv.url;
+    sc->w = kube_watch_new(sc->uc, &cfg, o, h, sc, &err);
+    assert_non_null(sc->w);
+    uv_timer_init(&loop, &sc->guard);
+    uv_timer_start(&sc->guard, on_guard, 60000, 0);
+    assert_int_equal(kube_watch_start(sc->w, &err), 0);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_true(sc->closed);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    sc->loop = NULL;
+    fake_http_stop(&srv);
+}
+
 static void test_watch_scenario(void **state)
 {
     (void)state;
     scenario sc;
     memset(&sc, 0, sizeof sc);
-    fake_http_server srv;
-    assert_int_equal(fake_http_start_streaming(&srv, watch_handler, &sc), 0);
-    uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    sc.loop = &loop;
-    olm_error err;
-    sc.uc = kube_uvcurl_new(&loop, &err);
-    assert_non_null(sc.uc);
-    kube_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.server = srv.url;
     kube_watch_options o = {
         .path = "/api/v1/namespaces",
         .label_selector = "app=x,tier in (a,b)",
@@ -336,15 +353,7 @@ static void test_watch_scenario(void **state)
         .transform = drop_managed_fields ? drop_spec : NULL,
     };
     kube_watch_handlers h = {sc_event, sc_synced, sc_error};
-    sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
-    assert_non_null(sc.w);
-    uv_timer_init(&loop, &sc.guard);
-    uv_timer_start(&sc.guard, on_guard, 60000, 0);
-    assert_int_equal(kube_watch_start(sc.w, &err), 0);
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_true(sc.closed);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    fake_http_stop(&srv);
+    run_scenario(&sc, watch_handler, &o, &h);
 
     assert_string_equal(sc.log, "ADDED a,ADDED b,SYNC,"          /* paged LIST */
                                 "ADDED c,MODIFIED a,"            /* watch 1 (after a 500) */
@@ -484,27 +493,9 @@ static void test_watch_event_larger_than_buffer(void **state)
 
     scenario sc;
     memset(&sc, 0, sizeof sc);
-    fake_http_server srv;
-    assert_int_equal(fake_http_start_streaming(&srv, big_handler, &sc), 0);
-    uv_loop_t loop;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    olm_error err;
-    sc.uc = kube_uvcurl_new(&loop, &err);
-    assert_non_null(sc.uc);
-    kube_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.server = srv.url;
     kube_watch_options o = {.path = "/api/v1/configmaps", .timeout_seconds = 30};
     kube_watch_handlers h = {big_seen, sc_synced, sc_error};
-    sc.w = kube_watch_new(sc.uc, &cfg, &o, &h, &sc, &err);
-    assert_non_null(sc.w);
-    uv_timer_init(&loop, &sc.guard);
-    uv_timer_start(&sc.guard, on_guard, 60000, 0);
-    assert_int_equal(kube_watch_start(sc.w, &err), 0);
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_true(sc.closed);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    fake_http_stop(&srv);
+    run_scenario(&sc, big_handler, &o, &h);
     free(big_event);
     assert_string_equal(sc.log, ",SYNC,ADDED big,DELETED d");
     assert_int_equal(big_len, BIG_DATA);

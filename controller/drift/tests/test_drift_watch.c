@@ -1252,6 +1252,21 @@ static uint64_t hash_of(const char *kind, const char *ns, const char *name, cons
     return h;
 }
 
+/* `cmw` reports a's ConfigMap `a1` and lists: the lookup answers for it from then on (its
+ * content hash, passing), not before, and not for what it has not seen or another type. */
+static void answers_once_synced(world *wd, fake_watch *cmw, json_t *a1)
+{
+    uint64_t c, p;
+    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
+    drift_watch_synced(cmw->w);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_true(c == drift_content_hash(a1));
+    assert_true(p == PROBE_DIGEST_PASS);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+}
+
 /* drift_watcher_lookup answers from a shared watch once it has synced: the content hash and
  * the probe digest of what it holds; nothing before the sync, for an object it does not hold,
  * or once it stopped.  Mutation checks: drift_shared_lookup not checking `synced`, or
@@ -1265,14 +1280,7 @@ static void test_lookup_answers_from_a_synced_shared_watch(void **state)
     assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
     fake_watch *cmw = running(wd, CM_ALL);
     json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
-    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
-    drift_watch_synced(cmw->w);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
-    assert_true(c == drift_content_hash(a1));
-    assert_true(p == PROBE_DIGEST_PASS);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+    answers_once_synced(wd, cmw, a1);
     /* An edit shows at once; a deletion too. */
     json_t *a2 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
     drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a2);
@@ -1306,14 +1314,7 @@ static void test_lookup_answers_from_own_watches(void **state)
     assert_non_null(cmw);
     assert_non_null(dw);
     json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
-    drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
-    drift_watch_synced(cmw->w);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
-    assert_true(c == drift_content_hash(a1));
-    assert_true(p == PROBE_DIGEST_PASS);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+    answers_once_synced(wd, cmw, a1);
     /* A Deployment failing its probes: its digest. */
     drift_watch_synced(dw->w);
     json_t *d1 = deploy("ns-a", "mgr", "a", "False", "1");
