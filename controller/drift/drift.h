@@ -13,8 +13,8 @@
  * runs with the token of one of those extensions' ServiceAccounts that the apiserver
  * lets list+watch the type cluster-wide; one that gets a 403 is not asked again, the next
  * one is tried, and when none can, each extension keeps its own watch as below (after
- * DRIFT_REFUSALS_BEFORE_QUIET refusals in a row, new ones are not asked for a while:
- * drift_shared.c).  So 1,000
+ * OLM_REFUSALS_BEFORE_QUIET refusals in a row, new ones are not asked for a while:
+ * olm_refusal_streak.h).  So 1,000
  * extensions of five kinds cost five apiserver watches instead of 5,000, when at least
  * one installer may watch cluster-wide (common: installers bound by ClusterRoleBinding).
  *
@@ -89,6 +89,7 @@
 #include <uv.h>
 
 #include "install_record.h"
+#include "olm_refusal_streak.h"
 #include "kube_client.h"
 #include "kube_config.h"
 #include "kube_uvcurl.h"
@@ -185,13 +186,11 @@ typedef struct drift_watcher_options {
     uint64_t min_refresh_ms;    /* earliest refresh reconcile after a post; 0: 1000 */
     bool per_extension_only;    /* no shared watches: one per (extension, type) */
     bool ignore_probes;         /* status writes never enqueue (no Available condition to keep) */
-    /* After DRIFT_REFUSALS_BEFORE_QUIET identities in a row refused a type's shared watch
+    /* After OLM_REFUSALS_BEFORE_QUIET identities in a row refused a type's shared watch
      * (403), no new one is asked for this long (their extensions watch on their own); 0:
-     * 10 minutes (drift_shared.c says why). */
+     * 10 minutes (olm_refusal_streak.h says why). */
     uint64_t refusal_quiet_ms;
 } drift_watcher_options;
-
-#define DRIFT_REFUSALS_BEFORE_QUIET 3
 
 typedef struct drift_watcher drift_watcher;
 

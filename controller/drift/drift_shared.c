@@ -25,14 +25,12 @@
  * starts syncing covers the subscribers that were running their own watches.  A shared
  * watch without subscribers is freed.
  *
- * Where installers are namespace-bound, every new identity would be refused: 1,000 such
- * extensions of two kinds asked 2,000 times (each a LIST the apiserver authorizes and
- * refuses, and a line at debug) before watching on their own.  So once
- * DRIFT_REFUSALS_BEFORE_QUIET identities in a row were refused a type, no new one is asked
- * for refusal_quiet_ms (10 minutes); then the next one is, and a refusal starts another quiet
- * period.  A cluster where some installers may watch cluster-wide gets its shared watch back
- * at the first of them asked after a quiet period; until then their extensions watch on
- * their own, which repairs the same drift. */
+ * Where installers are namespace-bound, every new identity would be refused, so after a few
+ * refusals in a row no new one is asked for refusal_quiet_ms (olm_refusal_streak.h); then
+ * the next one is, and a refusal starts another quiet period.  A cluster where some
+ * installers may watch cluster-wide gets its shared watch back at the first of them asked
+ * after a quiet period; until then their extensions watch on their own, which repairs the
+ * same drift. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +57,7 @@ struct drift_shared {
     json_t *probed;      /* key -> probe digest of each object seen that fails its probes */
     json_t *gone;        /* key -> uv_now (ms) of its DELETED event, for GONE_KEEP_MS */
     json_t *denied;      /* identity -> true: 403 (may not list/watch the type cluster-wide) */
-    unsigned refused_in_a_row; /* identities refused since the last sync (see top) */
-    uint64_t quiet_until;      /* uv_now: no new identity asked before (see top) */
+    olm_refusal_streak refusals; /* identities refused since the last sync (uv_now ms; see top) */
     drift_shared *next;
 };
 
@@ -204,7 +201,7 @@ static drift_shared *shared_new(drift_watcher *d, const char *resource)
 /* No new identity is asked now (see top). */
 static bool quiet(const drift_shared *sh)
 {
-    return sh->refused_in_a_row >= DRIFT_REFUSALS_BEFORE_QUIET && uv_now(sh->d->loop) < sh->quiet_until;
+    return olm_refusal_streak_quiet(&sh->refusals, uv_now(sh->d->loop));
 }
 
 static bool refused(const drift_shared *sh, const drift_ext *e)
@@ -387,7 +384,7 @@ void drift_shared_synced(drift_shared *sh)
     CACHE_LOCK(d);
     sh->synced = true;
     CACHE_UNLOCK(d);
-    sh->refused_in_a_row = 0;
+    olm_refusal_streak_reset(&sh->refusals);
     FOREACH_SUB(d, sh, e, w)
     {
         if (!w->covered) {
@@ -415,8 +412,7 @@ void drift_shared_error(drift_shared *sh, long http_status, const char *msg)
     char *id = sh->identity ? strdup(sh->identity) : NULL;
     if (http_status == 403 && id) {
         json_object_set_new(sh->denied, id, json_true());
-        if (++sh->refused_in_a_row >= DRIFT_REFUSALS_BEFORE_QUIET)
-            sh->quiet_until = uv_now(d->loop) + d->refusal_quiet_ms;
+        olm_refusal_streak_refused(&sh->refusals, uv_now(d->loop), d->refusal_quiet_ms);
     }
     /* Expected where installers are namespace-scoped: not worth a warning, their own
      * watches take over (and log their own 403s). */

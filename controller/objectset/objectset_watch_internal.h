@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "olm_refusal_streak.h"
 #include <uv.h>
 
 #include "objectset_watch.h"
@@ -36,8 +38,7 @@ typedef struct watch_offers {
     json_t *denied;      /* ServiceAccount -> when it was refused (403): not asked again for a while */
     uint64_t rejected[OBJECTSET_WATCH_REJECTED_KEPT]; /* hashes of credentials rejected (401) */
     size_t rejected_next; /* the newest at rejected_next - 1 */
-    unsigned refused_in_a_row; /* 403s since the last watch that listed */
-    time_t quiet_until;   /* after enough of them: every ServiceAccount counts as refused until then */
+    olm_refusal_streak refusals; /* 403s since the last watch that listed (ms of time()) */
 } watch_offers;
 
 /* One resource type asked for (under objectset_watches.mu). */

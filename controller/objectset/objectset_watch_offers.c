@@ -3,11 +3,9 @@
  * Each revision's pass offers the credential it acts with; the newest offer waits to be tried.
  * A ServiceAccount refused (403) is not asked again for DENIAL_SECONDS, since RBAC may be
  * mended meanwhile; a credential rejected (401: an expired token) is never tried again, and a
- * fresher one from the next pass is.  After REFUSALS_BEFORE_QUIET refusals in a row (of
- * namespace-bound installers, each new one would be refused: 1,000 of them asked 2,000 times,
- * each a request the apiserver authorizes and refuses), every ServiceAccount counts as refused
- * for DENIAL_SECONDS (their revisions watch in their namespaces); a watch that lists starts the
- * count again.  Plain data: the caller holds objectset_watches.mu. */
+ * fresher one from the next pass is.  After a few refusals in a row (olm_refusal_streak.h:
+ * namespace-bound installers), every ServiceAccount counts as refused for DENIAL_SECONDS
+ * (their revisions watch in their namespaces); a watch that lists starts the count again.  Plain data: the caller holds objectset_watches.mu. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,7 +14,6 @@
 #include "olm_hash.h"
 
 #define DENIAL_SECONDS 600
-#define REFUSALS_BEFORE_QUIET 3
 
 bool watch_offers_init(watch_offers *o)
 {
@@ -48,7 +45,7 @@ uint64_t watch_offers_hash(const char *credential)
 
 bool watch_offers_denied(const watch_offers *o, const char *as)
 {
-    if (o->refused_in_a_row >= REFUSALS_BEFORE_QUIET && time(NULL) < o->quiet_until)
+    if (olm_refusal_streak_quiet(&o->refusals, (uint64_t)time(NULL) * 1000))
         return true;
     const json_t *t = json_object_get(o->denied, as);
     return t && time(NULL) - (time_t)json_integer_value(t) < DENIAL_SECONDS;
@@ -95,7 +92,7 @@ bool watch_offers_take(watch_offers *o, char **as, char **credential, char **set
 
 void watch_offers_allowed(watch_offers *o, const char *as)
 {
-    o->refused_in_a_row = 0;
+    olm_refusal_streak_reset(&o->refusals);
     if (as)
         json_object_del(o->denied, as);
 }
@@ -105,8 +102,7 @@ bool watch_offers_refused(watch_offers *o, const char *as, long status, uint64_t
     bool again = as && json_object_get(o->denied, as) != NULL;
     if (status == 403 && o->denied && as) {
         json_object_set_new(o->denied, as, json_integer((json_int_t)time(NULL)));
-        if (++o->refused_in_a_row >= REFUSALS_BEFORE_QUIET)
-            o->quiet_until = time(NULL) + DENIAL_SECONDS;
+        olm_refusal_streak_refused(&o->refusals, (uint64_t)time(NULL) * 1000, DENIAL_SECONDS * 1000);
     }
     if (status == 401) /* the same credential offered again would be rejected again */
         o->rejected[o->rejected_next++ % OBJECTSET_WATCH_REJECTED_KEPT] = credential_hash;

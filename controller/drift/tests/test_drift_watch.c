@@ -147,6 +147,7 @@ static int nrunning(world *wd)
 /* setup: per-extension watches only (drift_watcher_options.per_extension_only);
  * setup_shared: the default, shared watches per resource type. */
 static bool shared_mode;
+static uint64_t refusal_quiet_ms; /* 0: the default */
 
 static int setup(void **state)
 {
@@ -155,7 +156,10 @@ static int setup(void **state)
     wd->base.server = "https://127.0.0.1:6443";
     drift_backend be = {fake_start, fake_stop, wd};
     drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
-    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5, .per_extension_only = !shared_mode};
+    drift_watcher_options o = {.coalesce_ms = 1000,
+                               .min_refresh_ms = 5,
+                               .per_extension_only = !shared_mode,
+                               .refusal_quiet_ms = refusal_quiet_ms};
     olm_error err;
     wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
     assert_non_null(wd->d);
@@ -861,24 +865,17 @@ static void test_shared_403_for_one_identity_does_not_affect_another(void **stat
     assert_null(running(wd, CM_ALL));
 }
 
-/* Namespace-bound installers: after DRIFT_REFUSALS_BEFORE_QUIET identities in a row were
+/* Namespace-bound installers: after OLM_REFUSALS_BEFORE_QUIET identities in a row were
  * refused the shared watch of a type, a new extension is not asked (it watches on its own)
  * until the quiet period ends; then the next one is, and when it may, its shared watch covers
  * everyone again; a sync starts the count again.  Mutation checks: quiet() not consulted at
  * the attach, the count not kept, or not reset at a sync: each seen failing this test. */
 static int setup_shared_quiet(void **state)
 {
-    world *wd = calloc(1, sizeof *wd);
-    assert_int_equal(uv_loop_init(&wd->loop), 0);
-    wd->base.server = "https://127.0.0.1:6443";
-    drift_backend be = {fake_start, fake_stop, wd};
-    drift_callbacks cb = {on_enqueue, on_rejected, on_log, wd};
-    drift_watcher_options o = {.coalesce_ms = 1000, .min_refresh_ms = 5, .refusal_quiet_ms = 40};
-    olm_error err;
-    wd->d = drift_watcher_new(&wd->loop, &wd->base, &be, &cb, &o, &err);
-    assert_non_null(wd->d);
-    *state = wd;
-    return 0;
+    refusal_quiet_ms = 40;
+    int rc = setup_shared(state);
+    refusal_quiet_ms = 0;
+    return rc;
 }
 
 static int starts_of(world *wd, const char *path)
@@ -903,17 +900,17 @@ static void test_shared_quiet_after_refusals(void **state)
 {
     world *wd = *state;
     const char *names[] = {"a", "b", "c"};
-    for (int i = 0; i < DRIFT_REFUSALS_BEFORE_QUIET; i++) {
+    for (int i = 0; i < OLM_REFUSALS_BEFORE_QUIET; i++) {
         post_cm_of(wd, names[i]);
         fake_watch *cmw = running(wd, CM_ALL);
         assert_non_null(cmw);
         drift_watch_error(cmw->w, 403, "LIST returned HTTP 403");
         assert_null(running(wd, CM_ALL));
     }
-    assert_int_equal(starts_of(wd, CM_ALL), DRIFT_REFUSALS_BEFORE_QUIET);
+    assert_int_equal(starts_of(wd, CM_ALL), OLM_REFUSALS_BEFORE_QUIET);
     /* Quiet: d is not asked; it watches in its namespace. */
     post_cm_of(wd, "d");
-    assert_int_equal(starts_of(wd, CM_ALL), DRIFT_REFUSALS_BEFORE_QUIET);
+    assert_int_equal(starts_of(wd, CM_ALL), OLM_REFUSALS_BEFORE_QUIET);
     assert_non_null(running(wd, "/api/v1/namespaces/ns-d/configmaps"));
     /* After it, e is asked; it may: its watch covers everyone once it has listed. */
     usleep(60 * 1000);
@@ -1267,6 +1264,16 @@ static void answers_once_synced(world *wd, fake_watch *cmw, json_t *a1)
     assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
 }
 
+/* Extension a forgotten: the lookup answers nothing for its ConfigMap. */
+static void forgotten_answers_nothing(world *wd)
+{
+    uint64_t c, p;
+    olm_error err;
+    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
+    drift_watcher_flush(wd->d);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+}
+
 /* drift_watcher_lookup answers from a shared watch once it has synced: the content hash and
  * the probe digest of what it holds; nothing before the sync, for an object it does not hold,
  * or once it stopped.  Mutation checks: drift_shared_lookup not checking `synced`, or
@@ -1290,11 +1297,7 @@ static void test_lookup_answers_from_a_synced_shared_watch(void **state)
     assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
     json_decref(a1);
     json_decref(a2);
-    /* The extension forgotten: the watch stops, and says nothing more. */
-    olm_error err;
-    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
-    drift_watcher_flush(wd->d);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    forgotten_answers_nothing(wd); /* the watch stops, and says nothing more */
 }
 
 /* An extension's own watches (per-extension mode: its ServiceAccount may not watch the type
@@ -1347,11 +1350,7 @@ static void test_lookup_answers_from_own_watches(void **state)
     assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
     json_decref(a1);
     json_decref(a2);
-    /* The extension forgotten: nothing answers. */
-    olm_error err;
-    assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
-    drift_watcher_flush(wd->d);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    forgotten_answers_nothing(wd);
 }
 
 /* A post carries the content hash its reconcile relied on: when the watch holds another one

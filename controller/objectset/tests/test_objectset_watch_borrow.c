@@ -415,7 +415,7 @@ static void test_offers_quiet_after_refusals(void **state)
     assert_true(watch_offers_denied(&o, "ns-d/installer"));
     assert_false(watch_offers_put(&o, "ns-d/installer", "tok-d", NULL));
     /* The quiet period over: d is asked. */
-    o.quiet_until = time(NULL) - 1;
+    o.refusals.quiet_until_ms = (uint64_t)time(NULL) * 1000 - 1000;
     assert_false(watch_offers_denied(&o, "ns-d/installer"));
     assert_true(watch_offers_put(&o, "ns-d/installer", "tok-d", NULL));
     /* Refused too: quiet again at once (still in a row); a watch that lists ends it. */
