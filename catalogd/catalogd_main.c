@@ -394,6 +394,7 @@ int main(int argc, char **argv)
     int rc = run(&a, &started);
     daemon_runtime_free(&a.rt);
     olm_ca_set_free(a.pull_cas);
+    oci_handle_pool_drain(); /* the pulls' idle connections */
     curl_global_cleanup();
     if (started)
         catalogd_log(CATALOGD_LOG_INFO, NULL, "stopped (exit %d)", rc);

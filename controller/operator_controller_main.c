@@ -310,6 +310,7 @@ int main(int argc, char **argv)
     clusterextension_controller_free(&a.ce);
     daemon_runtime_free(&a.rt);
     free_cas(&a);
+    oci_handle_pool_drain(); /* the pulls' idle connections */
     curl_global_cleanup();
     if (started)
         logf_(OLM_LOG_INFO, "stopped (exit %d)", rc);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <curl/curl.h>
+
 #include "oci_digest.h"
 #include "olm_error.h"
 
@@ -27,6 +29,13 @@ void oci_registry_progress(const oci_registry *reg, const char *fmt, ...)
  * (oci_scheme_memo.c): oci_registry_new starts there; set(host, false) forgets. */
 bool oci_scheme_memo_plain_http(const char *host);
 void oci_scheme_memo_set(const char *host, bool plain_http);
+
+/* The idle handles of oci_handle_pool.c: take one last used for `base_url` (else a new one,
+ * NULL when out of memory), give it back when done (it is closed when no slot is free for it
+ * or `base_url` cannot be kept); count the connections a finished exchange opened. */
+CURL *oci_handle_take(const char *base_url);
+void oci_handle_give(CURL *curl, const char *base_url);
+void oci_handle_count_connects(CURL *curl);
 
 /* A response sink (oci_request.sink) that hashes what it is given and keeps it
  * in `file` (when set) or in memory (buf, NUL-terminated, owned by the sink

@@ -5,7 +5,8 @@
  * credentials from the auth file) and retry once; the token is cached per scope
  * and sent up front next time, so a large upload body is not sent just to be
  * refused.  For Basic we retry with the credentials.  The curl handle is reused
- * (curl_easy_reset keeps its connection cache), so a handle is single-threaded. */
+ * (curl_easy_reset keeps its connection cache), so a handle is single-threaded; it comes
+ * from, and goes back to, the idle handles of oci_handle_pool.c. */
 #include "oci_internal.h"
 #include "oci_auth.h"
 #include "oci_registry.h"
@@ -127,9 +128,10 @@ oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *op
     reg->chunk_size = opts->chunk_size ? opts->chunk_size : OCI_DEFAULT_CHUNK_SIZE;
     reg->progress = opts->progress;
     reg->progress_ctx = opts->progress_ctx;
-    reg->curl = curl_easy_init();
     if (asprintf(&reg->base_url, "%s://%s", reg->scheme, api_host) < 0)
         reg->base_url = NULL;
+    else
+        reg->curl = oci_handle_take(reg->base_url);
     if (!reg->host || !reg->base_url || !reg->curl || (opts->auth_file && !reg->auth_file) ||
         (opts->ca_path && !reg->ca_path)) {
         olm_error_set(err, "out of memory");
@@ -143,8 +145,7 @@ void oci_registry_free(oci_registry *reg)
 {
     if (!reg)
         return;
-    if (reg->curl)
-        curl_easy_cleanup(reg->curl);
+    oci_handle_give(reg->curl, reg->base_url); /* its connections serve the next pull */
     oci_credentials_free(&reg->creds);
     free(reg->creds_repository);
     for (size_t i = 0; i < MAX_TOKENS; i++) {
@@ -481,6 +482,7 @@ static int perform(oci_registry *reg, const char *url, const oci_request *req,
     }
 
     CURLcode cc = curl_easy_perform(reg->curl);
+    oci_handle_count_connects(reg->curl);
     if (cc != CURLE_OK) {
         if (x.sink_failed)
             olm_error_set(err, "%s %s: writing the response failed", m, url);

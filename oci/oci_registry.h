@@ -61,6 +61,13 @@ typedef struct oci_registry oci_registry;
 oci_registry *oci_registry_new(const char *registry, const oci_registry_opts *opts,
                                olm_error *err);
 void oci_registry_free(oci_registry *reg);
+
+/* A freed registry's libcurl handle stays, idle with its keep-alive connections, for the next
+ * oci_registry of the same registry (oci_handle_pool.c: at most 8, the oldest closed first).
+ * oci_handle_pool_drain closes them all (at exit, or to start from nothing).
+ * oci_connections_opened counts the connections this process's registry exchanges opened. */
+void oci_handle_pool_drain(void);
+long oci_connections_opened(void);
 /* "http" or "https", as chosen for this registry.  Borrowed. */
 const char *oci_registry_scheme(const oci_registry *reg);
 

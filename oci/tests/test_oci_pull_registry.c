@@ -216,6 +216,42 @@ static int count_entries(const char *dir)
 
 /* ---------------------------------------------------------------- tests */
 
+/* A pull's connection stays for the next pull from the same registry (oci_handle_pool.c):
+ * the second pull opens none; with the idle handles closed, a pull opens one again. */
+static void test_pulls_keep_their_connection(void **state)
+{
+    (void)state;
+    if (!reg_state.available)
+        skip();
+    char src[] = "/tmp/oci-pull-src-XXXXXX";
+    assert_non_null(mkdtemp(src));
+    write_file(src, "k.txt", "kept\n");
+    char ref[128], digest[OCI_DIGEST_BUFSZ];
+    snprintf(ref, sizeof ref, "%s/unit/kept:v1", reg_state.host);
+    push_dir(src, NULL, "org.example.k", "v", ref, digest);
+
+    olm_error err;
+    oci_pull_result res;
+    char dest[PATH_MAX];
+    long opened[4];
+    for (int i = 0; i < 3; i++) {
+        if (i == 2)
+            oci_handle_pool_drain();
+        opened[i] = oci_connections_opened();
+        snprintf(dest, sizeof dest, "%s-out%d", src, i);
+        if (oci_pull(ref, dest, NULL, &res, &err) != 0)
+            fail_msg("%s", err.msg);
+        assert_string_equal(res.labels_json, "{\"org.example.k\":\"v\"}");
+        oci_pull_result_free(&res);
+        oci_remove_path(dest);
+    }
+    opened[3] = oci_connections_opened();
+    assert_true(opened[1] - opened[0] <= 1); /* the push before may have left one to reuse */
+    assert_int_equal(opened[2] - opened[1], 0);
+    assert_int_equal(opened[3] - opened[2], 1);
+    oci_remove_path(src);
+}
+
 static void test_resolve_and_pull(void **state)
 {
     (void)state;
@@ -531,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_cold_pull_needs_no_head),
         cmocka_unit_test(test_bundle_pull_skips_config),
         cmocka_unit_test(test_pull_through_mirrors),
+        cmocka_unit_test(test_pulls_keep_their_connection),
     };
     return cmocka_run_group_tests(tests, start_registry, stop_registry);
 }
