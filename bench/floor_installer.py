@@ -18,9 +18,20 @@ record, the Helm release, the Available/deprecation conditions.  So the batch's 
 this installer is a floor: the cluster's own work for 1,000 namespaces, Deployments and
 ClusterExtensions, the bench's kubectl and polls, and the registry, on this machine.
 
-Usage: floor_installer.py ENVFILE CATALOG_JSON TEMPLATE_JSON [WORKERS]
+With --contract it also makes the requests upstream's contract asks of any installer (still as
+the cluster admin, still nothing of its own to track): the finalizer's patch before installing,
+the conflict check of each object (a GET from the watch cache, as Helm's install reads each
+object before creating it), the Helm release Secret (a release of the same objects, gzipped as
+Helm stores it), and the whole status (Installed, Progressing and the four deprecation
+conditions, as upstream writes them), and on deletion the finalizer's removal (the installed
+objects are left to the garbage collector).  8 apiserver requests per extension: what no installer
+keeping that contract can go below, whatever its language.
+
+Usage: floor_installer.py ENVFILE CATALOG_JSON TEMPLATE_JSON [WORKERS] [--contract]
   ENVFILE: the cluster's env (e2e/cluster/up.sh), for the apiserver, admin certificate, registry.
 """
+import base64
+import gzip
 import http.client
 import json
 import queue
@@ -56,6 +67,7 @@ class Apiserver:
         data = r.read()
         if r.status >= 300:
             raise RuntimeError(f"{method} {path}: {r.status} {data[:300]!r}")
+        return data
 
 
 def pull(reg, image):
@@ -79,35 +91,77 @@ def objects_for(template, package, namespace):
     return json.loads(text)["items"]
 
 
-def install(api, reg, images, template, ce):
+def helm_release_secret(name, package, namespace, objects, owner_uid, now):
+    """A Helm (v3, "secrets" driver) release of `objects`, deployed, version 1."""
+    release = {"name": name, "namespace": namespace, "version": 1,
+               "info": {"status": "deployed", "first_deployed": now, "last_deployed": now,
+                        "description": "Install complete"},
+               "chart": {"metadata": {"name": package, "version": "1.0.0", "apiVersion": "v2"}, "values": {}},
+               "config": {}, "manifest": "\n---\n".join(json.dumps(o, indent=2) for o in objects),
+               "labels": {"olm.operatorframework.io/bundle-name": f"{package}.v1.0.0",
+                          "olm.operatorframework.io/package-name": package,
+                          "olm.operatorframework.io/bundle-version": "1.0.0"}}
+    helm_text = base64.b64encode(gzip.compress(json.dumps(release).encode())).decode()
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": f"sh.helm.release.v1.{name}.v1", "namespace": "olmv1-system",
+                         "labels": {"name": name, "owner": "helm", "status": "deployed", "version": "1"},
+                         "ownerReferences": [{"apiVersion": "olm.operatorframework.io/v1", "kind": "ClusterExtension",
+                                              "name": name, "uid": owner_uid, "controller": True}]},
+            "data": {"release": base64.b64encode(helm_text.encode()).decode()}}
+
+
+def condition(ctype, status, reason, message, gen, now):
+    return {"type": ctype, "status": status, "reason": reason, "message": message,
+            "observedGeneration": gen, "lastTransitionTime": now}
+
+
+def install(api, reg, images, template, ce, contract):
     name, spec = ce["metadata"]["name"], ce["spec"]
     package, namespace = spec["source"]["catalog"]["packageName"], spec["namespace"]
+    ce_path = f"/apis/olm.operatorframework.io/v1/clusterextensions/{name}"
+    if contract:
+        api.request("PATCH", ce_path, {"metadata": {"finalizers": ["olm.operatorframework.io/cleanup"]}},
+                    "application/merge-patch+json")
     pull(reg, images[package])
-    for obj in objects_for(template, package, namespace):
+    objects = objects_for(template, package, namespace)
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for obj in objects:
         plural = {"ConfigMap": "/api/v1/namespaces/%s/configmaps/%s",
                   "Deployment": "/apis/apps/v1/namespaces/%s/deployments/%s"}[obj["kind"]]
-        api.request("PATCH", plural % (namespace, obj["metadata"]["name"]) + "?fieldManager=floor&force=true",
-                    obj, "application/apply-patch+yaml")
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        path = plural % (namespace, obj["metadata"]["name"])
+        if contract:  # the conflict check: absent, as on every first install here
+            api.conn.request("GET", path + "?resourceVersion=0", headers={"Accept": "application/json"})
+            r = api.conn.getresponse()
+            r.read()
+            if r.status != 404:
+                raise RuntimeError(f"{path} already exists ({r.status})")
+        api.request("PATCH", path + "?fieldManager=floor&force=true", obj, "application/apply-patch+yaml")
     gen = ce["metadata"].get("generation", 1)
-    status = {"status": {"conditions": [
-        {"type": "Installed", "status": "True", "reason": "Succeeded", "message": "installed by the floor installer",
-         "observedGeneration": gen, "lastTransitionTime": now},
-        {"type": "Progressing", "status": "True", "reason": "Succeeded", "message": "Desired state reached",
-         "observedGeneration": gen, "lastTransitionTime": now}],
-        "install": {"bundle": {"name": f"{package}.v1.0.0", "version": "1.0.0"}}}}
-    api.request("PATCH", f"/apis/olm.operatorframework.io/v1/clusterextensions/{name}/status", status,
-                "application/merge-patch+json")
+    conds = [condition("Installed", "True", "Succeeded", "installed by the floor installer", gen, now),
+             condition("Progressing", "True", "Succeeded", "Desired state reached", gen, now)]
+    if contract:
+        api.request("POST", "/api/v1/namespaces/olmv1-system/secrets",
+                    helm_release_secret(name, package, namespace, objects, ce["metadata"]["uid"], now),
+                    "application/json")
+        conds += [condition(t, "False", "Deprecated" if t == "Deprecated" else "NotDeprecated", "", gen, now)
+                  for t in ("Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated")]
+    status = {"status": {"conditions": conds,
+                         "install": {"bundle": {"name": f"{package}.v1.0.0", "version": "1.0.0"}}}}
+    api.request("PATCH", ce_path + "/status", status, "application/merge-patch+json")
 
 
-def worker(env, images, template, work):
+def worker(env, images, template, work, contract):
     api = Apiserver(env)
     host, port = env["OLMV1_REGISTRY"].split(":")
     reg = http.client.HTTPConnection(host, int(port))
     while True:
         ce = work.get()
         try:
-            install(api, reg, images, template, ce)
+            if ce["metadata"].get("deletionTimestamp"):  # the finalizer's work is left to the GC
+                api.request("PATCH", f"/apis/olm.operatorframework.io/v1/clusterextensions/{ce['metadata']['name']}",
+                            {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+                continue
+            install(api, reg, images, template, ce, contract)
         except Exception as e:  # a yardstick: say it and go on
             print(f"floor: {ce['metadata']['name']}: {e}", file=sys.stderr, flush=True)
 
@@ -115,10 +169,12 @@ def worker(env, images, template, work):
 def main():
     env, images = read_env(sys.argv[1]), read_fbc(sys.argv[2])
     template = json.load(open(sys.argv[3]))
-    workers = int(sys.argv[4]) if len(sys.argv) > 4 else 8
+    contract = "--contract" in sys.argv[4:]
+    numbers = [a for a in sys.argv[4:] if a != "--contract"]
+    workers = int(numbers[0]) if numbers else 8
     work = queue.Queue()
     for _ in range(workers):
-        threading.Thread(target=worker, args=(env, images, template, work), daemon=True).start()
+        threading.Thread(target=worker, args=(env, images, template, work, contract), daemon=True).start()
     # One watch of all ClusterExtensions from now on; each one added is installed once.  On a
     # fresh cluster the apiserver answers 429 until its cache of the new CRD is filled: again.
     for attempt in range(60):
@@ -137,7 +193,10 @@ def main():
         ev = json.loads(line)
         if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
             sys.exit(f"floor: the watch ended with {line[:500]!r}")
+        meta = ev["object"].get("metadata", {})
         if ev["type"] == "ADDED" and not ev["object"].get("status", {}).get("install"):
+            work.put(ev["object"])
+        elif ev["type"] == "MODIFIED" and meta.get("deletionTimestamp") and meta.get("finalizers"):
             work.put(ev["object"])
 
 if __name__ == "__main__":

@@ -34,7 +34,9 @@
 # ending" in its log and then none for 3 s, timed at the last one's log timestamp.
 # INSTALLER=floor: bench/floor_installer.py instead of operator-controller (not OLM: the least any
 # installer asks of the cluster for this batch, a floor for the figures; see that file; not with
-# RESTART=1, which counts operator-controller's reconciles).
+# RESTART=1, which counts operator-controller's reconciles).  INSTALLER=floor-contract: the same
+# with the requests upstream's contract asks of any installer (finalizer, conflict checks, Helm
+# release Secret, the whole status: floor_installer.py --contract).
 # INSTALLER_BINDING=namespace: each installer is bound by a RoleBinding in its own namespace
 # (to the same ClusterRole) instead of one ClusterRoleBinding: what namespace-scoped installers
 # cost (with BoxcutterRuntime, their revisions' objects are watched per namespace).
@@ -137,11 +139,11 @@ apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
 for _ in $(seq 1200); do [ "$(cc_cond sbs-ops Serving)" = True ] && break; sleep 0.1; done
 OC_HPORT=$(free_port)
 start_oc() { # (re)starts operator-controller, waits until ready
-  if [ "${INSTALLER:-}" = floor ]; then # not OLM: the yardstick of bench/floor_installer.py
+  if [ "${INSTALLER:-}" = floor ] || [ "${INSTALLER:-}" = floor-contract ]; then # not OLM: the yardstick of bench/floor_installer.py
     "$REPO/build/cli/olmv1" bundle render "$WORK/pkgs/sbs-op-000/bundle-1.0.0" --install-namespace ns-x -o json \
       >"$P/floor-template.json" || return 1
     python3 -u "$REPO/bench/floor_installer.py" "$WORK/cluster/env" "$WORK/pkgs/catalog/catalog.json" \
-      "$P/floor-template.json" >>"$1" 2>&1 </dev/null &
+      "$P/floor-template.json" $([ "$INSTALLER" = floor-contract ] && echo --contract) >>"$1" 2>&1 </dev/null &
     OC_PID=$!
     for _ in $(seq 400); do grep -q "floor: watching" "$1" && return 0; sleep 0.1; done
     return 1
@@ -158,7 +160,7 @@ start_oc() { # (re)starts operator-controller, waits until ready
   fi
 }
 start_oc "$P/operator-controller.log" || { log "operator-controller did not become ready"; exit 1; }
-[ "$IMPL" = C ] && [ "${INSTALLER:-}" != floor ] || POLL=1 # the installed gauge is ours
+[ "$IMPL" = C ] && [ "${INSTALLER:-}" != floor ] && [ "${INSTALLER:-}" != floor-contract ] || POLL=1 # the installed gauge is ours
 installed_gauge() { curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_installed_extensions" {print $2}'; }
 echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --short HEAD); logs in $P"
 
