@@ -110,6 +110,10 @@ def helm_release_secret(name, package, namespace, objects, owner_uid, now):
             "data": {"release": base64.b64encode(helm_text.encode()).decode()}}
 
 
+def ce_path(name):
+    return f"/apis/olm.operatorframework.io/v1/clusterextensions/{name}"
+
+
 def condition(ctype, status, reason, message, gen, now):
     return {"type": ctype, "status": status, "reason": reason, "message": message,
             "observedGeneration": gen, "lastTransitionTime": now}
@@ -118,9 +122,8 @@ def condition(ctype, status, reason, message, gen, now):
 def install(api, reg, images, template, ce, contract):
     name, spec = ce["metadata"]["name"], ce["spec"]
     package, namespace = spec["source"]["catalog"]["packageName"], spec["namespace"]
-    ce_path = f"/apis/olm.operatorframework.io/v1/clusterextensions/{name}"
     if contract:
-        api.request("PATCH", ce_path, {"metadata": {"finalizers": ["olm.operatorframework.io/cleanup"]}},
+        api.request("PATCH", ce_path(name), {"metadata": {"finalizers": ["olm.operatorframework.io/cleanup"]}},
                     "application/merge-patch+json")
     pull(reg, images[package])
     objects = objects_for(template, package, namespace)
@@ -147,7 +150,7 @@ def install(api, reg, images, template, ce, contract):
                   for t in ("Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated")]
     status = {"status": {"conditions": conds,
                          "install": {"bundle": {"name": f"{package}.v1.0.0", "version": "1.0.0"}}}}
-    api.request("PATCH", ce_path + "/status", status, "application/merge-patch+json")
+    api.request("PATCH", ce_path(name) + "/status", status, "application/merge-patch+json")
 
 
 def worker(env, images, template, work, contract):
@@ -158,8 +161,8 @@ def worker(env, images, template, work, contract):
         ce = work.get()
         try:
             if ce["metadata"].get("deletionTimestamp"):  # the finalizer's work is left to the GC
-                api.request("PATCH", f"/apis/olm.operatorframework.io/v1/clusterextensions/{ce['metadata']['name']}",
-                            {"metadata": {"finalizers": None}}, "application/merge-patch+json")
+                api.request("PATCH", ce_path(ce["metadata"]["name"]), {"metadata": {"finalizers": None}},
+                            "application/merge-patch+json")
                 continue
             install(api, reg, images, template, ce, contract)
         except Exception as e:  # a yardstick: say it and go on

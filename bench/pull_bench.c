@@ -12,7 +12,7 @@
  * The registry is named insecure (oci_registry_opts.insecure_hosts): a loopback registry not
  * named so is spoken to over plain HTTP, and this one speaks TLS (verified or not, the
  * registry's side of each handshake is the same). */
-#include <ftw.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,54 +51,53 @@ static double cpu_s(void)
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Pushes image i of N: a layer of its own (one manifest file naming it). */
+static int push_one(const char *dir, const char *registry, int i, olm_ca_set *cas)
 {
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
+    char path[128], ref_s[256];
+    snprintf(path, sizeof path, "%s/manifests/image-%d.yaml", dir, i);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: image-%d\n", i);
+    fclose(f);
+    olm_error err;
+    oci_image img;
+    int rc = oci_image_build(dir, NULL, NULL, 0, NULL, "pull_bench", &img, &err);
+    unlink(path);
+    if (rc != 0) {
+        fprintf(stderr, "build: %s\n", err.msg);
+        return -1;
+    }
+    snprintf(ref_s, sizeof ref_s, "%s/pullbench/img-%d:v1", registry, i);
+    oci_ref ref;
+    if (oci_ref_parse(ref_s, &ref, &err) == 0) {
+        oci_registry_opts ro = {.extra_cas = cas, .insecure_hosts = registry};
+        oci_registry *reg = oci_registry_new(ref.registry, &ro, &err);
+        rc = reg && oci_image_push(reg, &ref, &img, &err) == 0 ? 0 : -1;
+        oci_registry_free(reg);
+        oci_ref_free(&ref);
+    } else {
+        rc = -1;
+    }
+    oci_image_free(&img);
+    if (rc != 0)
+        fprintf(stderr, "push %s: %s\n", ref_s, err.msg);
+    return rc;
 }
-
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static int push(const char *registry, int n, olm_ca_set *cas)
 {
-    char dir[] = "/tmp/pull-bench-src-XXXXXX";
+    char dir[] = "/tmp/pull-bench-src-XXXXXX", sub[64];
     if (!mkdtemp(dir))
         return 1;
-    for (int i = 0; i < n; i++) {
-        char path[128], ref_s[256];
-        snprintf(path, sizeof path, "%s/manifests", dir);
-        mkdir(path, 0755);
-        snprintf(path, sizeof path, "%s/manifests/image-%d.yaml", dir, i);
-        FILE *f = fopen(path, "w");
-        if (!f)
-            return 1;
-        fprintf(f, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: image-%d\n", i); /* a layer of its own */
-        fclose(f);
-        olm_error err;
-        oci_image img;
-        if (oci_image_build(dir, NULL, NULL, 0, NULL, "pull_bench", &img, &err) != 0) {
-            fprintf(stderr, "build: %s\n", err.msg);
-            return 1;
-        }
-        unlink(path);
-        snprintf(ref_s, sizeof ref_s, "%s/pullbench/img-%d:v1", registry, i);
-        oci_ref ref;
-        oci_registry_opts ro = {.extra_cas = cas, .insecure_hosts = registry};
-        oci_registry *reg = NULL;
-        int rc = oci_ref_parse(ref_s, &ref, &err) == 0 && (reg = oci_registry_new(ref.registry, &ro, &err)) &&
-                         oci_image_push(reg, &ref, &img, &err) == 0
-                     ? 0
-                     : -1;
-        oci_registry_free(reg);
-        oci_image_free(&img);
-        if (rc != 0) {
-            fprintf(stderr, "push %s: %s\n", ref_s, err.msg);
-            return 1;
-        }
-        oci_ref_free(&ref);
-    }
-    rmdir(dir);
-    return 0;
+    snprintf(sub, sizeof sub, "%s/manifests", dir);
+    int rc = mkdir(sub, 0755);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = push_one(dir, registry, i, cas);
+    olm_error err;
+    oci_remove_tree_at(AT_FDCWD, dir, &err);
+    return rc == 0 ? 0 : 1;
 }
 
 static void *puller(void *arg)
@@ -117,7 +116,7 @@ static void *puller(void *arg)
             continue;
         }
         oci_pull_result_free(&res);
-        remove_tree(dest);
+        oci_remove_tree_at(AT_FDCWD, dest, &err);
         if (j->fresh)
             oci_handle_pool_drain();
     }

@@ -139,7 +139,7 @@ apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
 for _ in $(seq 1200); do [ "$(cc_cond sbs-ops Serving)" = True ] && break; sleep 0.1; done
 OC_HPORT=$(free_port)
 start_oc() { # (re)starts operator-controller, waits until ready
-  if [ "${INSTALLER:-}" = floor ] || [ "${INSTALLER:-}" = floor-contract ]; then # not OLM: the yardstick of bench/floor_installer.py
+  if [[ ${INSTALLER:-} == floor* ]]; then # floor or floor-contract, not OLM: the yardstick of bench/floor_installer.py
     "$REPO/build/cli/olmv1" bundle render "$WORK/pkgs/sbs-op-000/bundle-1.0.0" --install-namespace ns-x -o json \
       >"$P/floor-template.json" || return 1
     python3 -u "$REPO/bench/floor_installer.py" "$WORK/cluster/env" "$WORK/pkgs/catalog/catalog.json" \
@@ -160,7 +160,7 @@ start_oc() { # (re)starts operator-controller, waits until ready
   fi
 }
 start_oc "$P/operator-controller.log" || { log "operator-controller did not become ready"; exit 1; }
-[ "$IMPL" = C ] && [ "${INSTALLER:-}" != floor ] && [ "${INSTALLER:-}" != floor-contract ] || POLL=1 # the installed gauge is ours
+[ "$IMPL" = C ] && [[ ${INSTALLER:-} != floor* ]] || POLL=1 # the installed gauge is ours
 installed_gauge() { curl -fsS "http://127.0.0.1:$OC_HPORT/metrics" | awk '$1 == "operator_controller_installed_extensions" {print $2}'; }
 echo "machine: $(nproc) CPUs, load $(loadavg); C $(git -C "$REPO" rev-parse --short HEAD); logs in $P"
 
