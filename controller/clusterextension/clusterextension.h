@@ -102,14 +102,32 @@ void clusterextension_token_free(clusterextension_token *t);
  * kube_client with the right to create serviceaccounts/token. */
 int clusterextension_token_mint_kube(void *data, const char *ns, const char *sa, int64_t seconds, char **token, time_t *expires,
                        olm_error *err);
+/* Where clusterextension_identity_mint_impersonation looks for a ServiceAccount. */
+typedef struct clusterextension_identity_source {
+    kube_client *admin; /* may get serviceaccounts (borrowed) */
+    /* Optional (borrowed): an informer of every ServiceAccount (keys "namespace/name").  One it
+     * holds needs no GET; one it lacks is read from the apiserver all the same (the watch may
+     * not have delivered it yet).  Not trusted before its first LIST, nor after a lost event. */
+    kube_informer *service_accounts;
+} clusterextension_identity_source;
+
 /* The mint function when operator-controller impersonates ServiceAccounts: no token, an
  * impersonation credential (kube_config.h) once the ServiceAccount is seen to exist (`data`: a
- * kube_client that may get serviceaccounts).  KUBE_NOT_FOUND when it does not, as a
- * TokenRequest says; the credential is "valid" for `seconds`, after which the cache checks
- * again.  A ServiceAccount deleted meanwhile is not noticed before then (a token would be
- * refused at once): what the apiserver authorizes is the name's RBAC either way. */
+ * clusterextension_identity_source).  KUBE_NOT_FOUND when it does not, as a TokenRequest
+ * says; the credential is "valid" for `seconds`, after which the cache checks again.  A
+ * ServiceAccount deleted meanwhile is not noticed before then (a token would be refused at
+ * once): what the apiserver authorizes is the name's RBAC either way. */
 int clusterextension_identity_mint_impersonation(void *data, const char *ns, const char *sa, int64_t seconds,
                                                  char **credential, time_t *expires, olm_error *err);
+
+/* Whether `admin` may list and watch serviceaccounts cluster-wide (SelfSubjectAccessReviews;
+ * no answer counts as no): the informer of clusterextension_identity_source then saves a GET
+ * per ServiceAccount. */
+bool clusterextension_identity_may_watch_service_accounts(kube_client *admin);
+
+/* What the informer of ServiceAccounts keeps of each (kube_informer_transform): nothing but
+ * its existence, whatever the ServiceAccount holds. */
+json_t *clusterextension_identity_service_account_form(const json_t *obj, void *data);
 
 /* clusterextension_status: the status a ClusterExtension reconcile writes, computed
  * from what the steps found (olmv1-behaviour.md §1.1, §2.2, §2.3, §2.4).

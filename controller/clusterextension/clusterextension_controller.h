@@ -29,6 +29,10 @@ typedef struct clusterextension_controller {
     clusterextension_reconciler *rec;
     clusterextension_token_cache *tokens; /* tokens, or impersonation credentials (impersonating) */
     bool impersonating;
+    /* Impersonating: what the credentials' mint reads, and the ServiceAccounts it keeps in a
+     * watch when it may (NULL otherwise: a GET per ServiceAccount). */
+    clusterextension_identity_source identity;
+    kube_informer *service_accounts;
     drift_watcher *drift;
 } clusterextension_controller;
 

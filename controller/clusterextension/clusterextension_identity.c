@@ -1,7 +1,9 @@
 /* clusterextension_identity: how requests act as a ClusterExtension's ServiceAccount when
  * not with a TokenRequest token (clusterextension_token_cache.c mints those): impersonation,
  * chosen at start when operator-controller may impersonate and get serviceaccounts, and the
- * cache's mint function for it.  See clusterextension.h. */
+ * cache's mint function for it, which reads whether the ServiceAccount exists from a watch of
+ * them when operator-controller may keep one (a GET per ServiceAccount otherwise).  See
+ * clusterextension.h. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,21 +45,40 @@ bool clusterextension_identity_impersonates(kube_client *admin, clusterextension
     return true;
 }
 
+/* Whether the informer of `src` holds ns/sa (false when it has none, is not synced yet, or
+ * lost an event: then it is not to be trusted). */
+static bool informer_has(const clusterextension_identity_source *src, const char *ns, const char *sa)
+{
+    kube_informer *inf = src->service_accounts;
+    if (!inf || !kube_informer_has_synced(inf) || kube_informer_lost_events(inf) != 0)
+        return false;
+    char *key = NULL;
+    if (asprintf(&key, "%s/%s", ns, sa) < 0)
+        return false;
+    json_t *kept = kube_informer_get(inf, key);
+    free(key);
+    json_decref(kept);
+    return kept != NULL;
+}
+
 int clusterextension_identity_mint_impersonation(void *data, const char *ns, const char *sa, int64_t seconds,
                                                  char **credential, time_t *expires, olm_error *err)
 {
+    const clusterextension_identity_source *src = data;
     *credential = NULL;
-    kube_resource_info ri;
-    kube_builtin_kind("v1", "ServiceAccount", &ri);
-    json_t *obj = NULL;
-    /* From the watch cache: the ServiceAccount is usually created just before the extension,
-     * so a 404 there is read again from etcd before it counts. */
-    int rc = kube_get_resource_cached(data, &ri, ns, sa, &obj, err);
-    if (rc == KUBE_NOT_FOUND)
-        rc = kube_get_resource(data, &ri, ns, sa, &obj, err);
-    json_decref(obj);
-    if (rc < 0)
-        return rc;
+    if (!informer_has(src, ns, sa)) {
+        kube_resource_info ri;
+        kube_builtin_kind("v1", "ServiceAccount", &ri);
+        json_t *obj = NULL;
+        /* From the watch cache: the ServiceAccount is usually created just before the
+         * extension, so a 404 there is read again from etcd before it counts. */
+        int rc = kube_get_resource_cached(src->admin, &ri, ns, sa, &obj, err);
+        if (rc == KUBE_NOT_FOUND)
+            rc = kube_get_resource(src->admin, &ri, ns, sa, &obj, err);
+        json_decref(obj);
+        if (rc < 0)
+            return rc;
+    }
     /* A serial after the user: each credential is new, as each token is (kube_config.h). */
     static atomic_ullong serial;
     if (asprintf(credential, "%ssystem:serviceaccount:%s:%s %llu", KUBE_IMPERSONATION_PREFIX, ns, sa,
@@ -67,4 +88,34 @@ int clusterextension_identity_mint_impersonation(void *data, const char *ns, con
     }
     *expires = time(NULL) + (time_t)seconds;
     return 0;
+}
+
+bool clusterextension_identity_may_watch_service_accounts(kube_client *admin)
+{
+    static const kube_access need[] = {{.verb = "list", .resource = "serviceaccounts"},
+                                       {.verb = "watch", .resource = "serviceaccounts"}};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        bool allowed = false;
+        olm_error err;
+        if (kube_self_allowed(admin, &need[i], &allowed, &err) != 0) {
+            olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
+                    "reading each ServiceAccount before acting as it: could not ask whether watching them is "
+                    "allowed: %s", err.msg);
+            return false;
+        }
+        if (!allowed) {
+            olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
+                    "reading each ServiceAccount before acting as it: not allowed to %s serviceaccounts "
+                    "(config/rbac allows it, to keep them in a watch instead)", need[i].verb);
+            return false;
+        }
+    }
+    return true;
+}
+
+json_t *clusterextension_identity_service_account_form(const json_t *obj, void *data)
+{
+    (void)obj;
+    (void)data;
+    return json_true();
 }

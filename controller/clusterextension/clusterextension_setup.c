@@ -185,6 +185,24 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
     return 0;
 }
 
+/* Acting as ServiceAccounts by impersonation: whether each exists, from a watch of them all
+ * when operator-controller may keep one.  A GET per install otherwise, which at a thousand
+ * installs in a row is a thousand apiserver requests; the watch costs an event per
+ * ServiceAccount created or deleted anywhere, and a key per ServiceAccount in memory. */
+static int start_service_accounts(clusterextension_controller *c, const kube_config *cfg, olm_error *err)
+{
+    if (!clusterextension_identity_may_watch_service_accounts(c->rt->client))
+        return 0;
+    kube_watch_options sao = {.path = "/api/v1/serviceaccounts", .keep_metadata_only = true,
+                              .drop_managed_fields = true};
+    kube_informer_handlers sah = {.on_error = on_watch_error};
+    if (!(c->service_accounts = kube_informer_new(c->rt->uc, cfg, &sao, &sah, c, err)))
+        return -1;
+    kube_informer_set_transform(c->service_accounts, clusterextension_identity_service_account_form);
+    daemon_runtime_own_informer(c->rt, &c->service_accounts);
+    return kube_informer_start(c->service_accounts, err);
+}
+
 int clusterextension_controller_start(clusterextension_controller *c, daemon_runtime *rt,
                                       const clusterextension_controller_config *cfg, olm_error *err)
 {
@@ -197,9 +215,12 @@ int clusterextension_controller_start(clusterextension_controller *c, daemon_run
     if (daemon_runtime_watch_pull_secret(rt, cfg->global_pull_secret, pull_secret_loaded, c, err) != 0)
         return -1;
     c->impersonating = clusterextension_identity_impersonates(rt->client, cfg->identity_mode);
+    if (c->impersonating && start_service_accounts(c, kcfg, err) != 0)
+        return -1;
+    c->identity = (clusterextension_identity_source){.admin = rt->client, .service_accounts = c->service_accounts};
     clusterextension_token_cache_options to = {
         .mint = c->impersonating ? clusterextension_identity_mint_impersonation : clusterextension_token_mint_kube,
-        .mint_data = rt->client};
+        .mint_data = c->impersonating ? (void *)&c->identity : (void *)rt->client};
     if (!(c->tokens = clusterextension_token_cache_new(&to, err)))
         return -1;
     drift_backend be = drift_backend_kube(rt->uc);

@@ -217,11 +217,13 @@ def system_rbac(crds):
     (OC_SA, ("create", "deployments.apps", "-n", "default"), False),
     (OC_SA, ("create", "customresourcedefinitions.apiextensions.k8s.io"), False),
     (OC_SA, ("get", "secrets", "-n", "default"), False),
-    # acting as the extensions' ServiceAccounts by impersonation (and checking one exists first);
+    # acting as the extensions' ServiceAccounts by impersonation (and knowing which exist first);
     # never as any other user or group
     (OC_SA, ("get", "serviceaccounts", "-n", "default"), True),
     (OC_SA, ("impersonate", "serviceaccounts", "-n", "default"), True),
-    (OC_SA, ("list", "serviceaccounts", "-n", "default"), False),
+    (OC_SA, ("list", "serviceaccounts", "-n", "default"), True),  # which exist, kept in a watch
+    (OC_SA, ("watch", "serviceaccounts"), True),
+    (OC_SA, ("create", "serviceaccounts", "-n", "default"), False),
     (OC_SA, ("impersonate", "users"), False),
     (OC_SA, ("impersonate", "groups"), False),
     (OC_SA, ("update", "clustercatalogs.olm.operatorframework.io"), False),

@@ -283,9 +283,10 @@ static void test_impersonation_mint_checks_the_service_account(void **state)
                                "\"reason\":\"NotFound\",\"code\":404}";
     char *cred = NULL;
     time_t exp = 0, t0 = time(NULL);
+    clusterextension_identity_source src = {.admin = admin}; /* no informer: a GET each time */
 
     fake_http_push(&srv, 200, sa_json);
-    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 3600, &cred, &exp, &err), 0);
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 3600, &cred, &exp, &err), 0);
     assert_true(kube_credential_is_impersonation(cred));
     assert_memory_equal(cred, KUBE_IMPERSONATION_PREFIX "system:serviceaccount:ns:installer ",
                         strlen(KUBE_IMPERSONATION_PREFIX "system:serviceaccount:ns:installer "));
@@ -296,7 +297,7 @@ static void test_impersonation_mint_checks_the_service_account(void **state)
 
     fake_http_push(&srv, 404, gone); /* not in the watch cache yet */
     fake_http_push(&srv, 200, sa_json);
-    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err), 0);
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err), 0);
     assert_non_null(cred);
     assert_string_not_equal(cred, first); /* each one new, as a token would be */
     free(first);
@@ -307,15 +308,84 @@ static void test_impersonation_mint_checks_the_service_account(void **state)
     fake_http_push(&srv, 404, gone);
     fake_http_push(&srv, 404, gone);
     cred = NULL;
-    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err),
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err),
                      KUBE_NOT_FOUND);
     assert_null(cred);
 
     fake_http_push(&srv, 403, "{\"kind\":\"Status\",\"message\":\"forbidden\",\"reason\":\"Forbidden\",\"code\":403}");
-    assert_int_equal(clusterextension_identity_mint_impersonation(admin, "ns", "installer", 600, &cred, &exp, &err),
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err),
                      KUBE_FORBIDDEN);
     assert_null(cred);
     assert_int_equal(fake_http_count(&srv), 6);
+    kube_client_free(admin);
+    fake_http_stop(&srv);
+}
+
+static void on_closed_uc(void *d)
+{
+    kube_uvcurl_close(d, NULL, NULL);
+}
+
+static json_t *service_account(const char *ns, const char *name)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "ServiceAccount", "metadata", "name",
+                     name, "namespace", ns, "resourceVersion", "7");
+}
+
+/* With an informer of ServiceAccounts: one it holds needs no request; one it lacks is read
+ * from the apiserver; and it is trusted neither before its first LIST nor after it lost an
+ * event. */
+static void test_impersonation_mint_reads_the_informer(void **state)
+{
+    (void)state;
+    fake_http_server srv;
+    kube_client *admin = admin_on(&srv);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    olm_error err = {""};
+    kube_uvcurl *uc = kube_uvcurl_new(&loop, &err);
+    assert_non_null(uc);
+    kube_config kcfg = {.server = "http://127.0.0.1:9"}; /* never contacted: not started */
+    kube_watch_options wo = {.path = "/api/v1/serviceaccounts"};
+    kube_informer *inf = kube_informer_new(uc, &kcfg, &wo, NULL, NULL, &err);
+    assert_non_null(inf);
+    kube_informer_set_transform(inf, clusterextension_identity_service_account_form);
+    json_t *sa = service_account("ns", "installer");
+    kube_informer_apply(inf, KUBE_WATCH_ADDED, sa);
+    json_decref(sa);
+    clusterextension_identity_source src = {.admin = admin, .service_accounts = inf};
+    static const char sa_json[] = "{\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"other\"}}";
+    char *cred = NULL;
+    time_t exp = 0;
+
+    fake_http_push(&srv, 200, sa_json); /* not synced yet: read */
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err), 0);
+    free(cred);
+    assert_int_equal(fake_http_count(&srv), 1);
+
+    kube_informer_mark_synced(inf);
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err), 0);
+    assert_true(kube_credential_is_impersonation(cred));
+    free(cred);
+    assert_int_equal(fake_http_count(&srv), 1); /* from the informer */
+
+    fake_http_push(&srv, 200, sa_json); /* one it has not seen (yet): read */
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "other", 600, &cred, &exp, &err), 0);
+    free(cred);
+    assert_int_equal(fake_http_count(&srv), 2);
+    assert_string_equal(srv.reqs[1].target, "/api/v1/namespaces/ns/serviceaccounts/other?resourceVersion=0");
+
+    json_t *nameless = json_pack("{s:s, s:{}}", "kind", "ServiceAccount", "metadata");
+    kube_informer_apply(inf, KUBE_WATCH_ADDED, nameless); /* lost: the cache is no longer trusted */
+    json_decref(nameless);
+    fake_http_push(&srv, 200, sa_json);
+    assert_int_equal(clusterextension_identity_mint_impersonation(&src, "ns", "installer", 600, &cred, &exp, &err), 0);
+    free(cred);
+    assert_int_equal(fake_http_count(&srv), 3);
+
+    kube_informer_stop(inf, on_closed_uc, uc);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
     kube_client_free(admin);
     fake_http_stop(&srv);
 }
@@ -363,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_use),
         cmocka_unit_test(test_many_service_accounts),
         cmocka_unit_test(test_impersonation_mint_checks_the_service_account),
+        cmocka_unit_test(test_impersonation_mint_reads_the_informer),
         cmocka_unit_test(test_identity_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
