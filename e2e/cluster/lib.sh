@@ -47,10 +47,13 @@ pid_ours() {
 }
 
 # env_pids FILE: print the values of all OLMV1_*_PID variables in FILE (without sourcing it
-# into the caller, so a stale file cannot clobber our variables). The name may hold digits
+# into the caller, so a stale file cannot clobber our variables), the last one of each, as
+# env_get reads them: restart.sh appends a restarted component's new PID, and its old one is
+# gone (up.sh took that for a crashed cluster and wiped it). The name may hold digits
 # (OLMV1_KUBELET_1_PID: the second real node's).
 env_pids() {
-  sed -n 's/^export OLMV1_[A-Z0-9_]*_PID=\([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null
+  awk '/^export OLMV1_[A-Z0-9_]*_PID=[0-9]+$/ { split(substr($0, 8), kv, "="); if (!(kv[1] in pid)) order[n++] = kv[1]; pid[kv[1]] = kv[2] }
+       END { for (i = 0; i < n; i++) print pid[order[i]] }' "$1" 2>/dev/null
 }
 
 # env_get FILE NAME: value of "export NAME=value" in FILE.

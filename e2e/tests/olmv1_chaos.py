@@ -175,6 +175,11 @@ def restart(component, kill=False, down=0):
         args.append("--kill")
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"restart.sh exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    # The cluster is still one up.sh knows as running (its env file names the new PID last),
+    # not a crashed one it would wipe and start afresh.
+    up = subprocess.run(["bash", str(RESTART_SH.parent / "up.sh"), "--state-dir", state_dir()],
+                        capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0 and "cluster already running" in up.stdout, f"up.sh after the restart:\n{up.stdout}\n{up.stderr}"
 
 
 @contextlib.contextmanager
