@@ -45,11 +45,11 @@ api_port=$(env_get "$ENV_FILE" OLMV1_APISERVER_PORT)
 cmd=()
 while IFS= read -r -d '' arg; do cmd+=("$arg"); done <"/proc/$pid/cmdline"
 [ ${#cmd[@]} -gt 0 ] || die "cannot read the command line of PID $pid"
-# ...and the egress proxy settings up.sh starts the apiserver with (its service proxy reaches
-# catalogd through them); etcd has none.
+# ...and the environment up.sh starts it with: the egress proxy settings of the apiserver (its
+# service proxy reaches catalogd through them) and the Go garbage collector's target.
 proxy_env=()
 while IFS= read -r -d '' kv; do
-  case $kv in HTTP_PROXY=*|HTTPS_PROXY=*|NO_PROXY=*) proxy_env+=("$kv") ;; esac
+  case $kv in HTTP_PROXY=*|HTTPS_PROXY=*|NO_PROXY=*|GOGC=*) proxy_env+=("$kv") ;; esac
 done <"/proc/$pid/environ"
 
 # Stop.
