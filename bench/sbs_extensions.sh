@@ -62,6 +62,10 @@ source "$SHARED_BENCH/lib.sh"
 OC_PID="" CD_PID=""
 cleanup() {
   kubectl delete clusterextensions -l sbs-bench --wait=true --timeout=300s >/dev/null 2>&1
+  # RESTART=1 keeps the last batch installed, and the next run on a kept cluster would wait for
+  # its namespaces to go: they go now, with the batch's binding.
+  kubectl delete clusterrolebinding -l sbs-bench >/dev/null 2>&1
+  kubectl delete ns -l sbs-bench --wait=false >/dev/null 2>&1
   kubectl delete clustercatalogs --all --wait=true --timeout=120s >/dev/null 2>&1
   stop_pid "$OC_PID"; stop_pid "$CD_PID"
   [ "${KEEP_CLUSTER:-0}" = 1 ] || { bash "$REPO/e2e/cluster/down.sh" --state-dir "$WORK/cluster" >/dev/null 2>&1; rm -f "$WORK/ops.ref"; }
