@@ -117,16 +117,22 @@ bool clusterextension_known_unchanged(void *data, const install_object_ref *ref,
     if (ns ? asprintf(&wkey, "%s/%s", ref->namespace_, ref->name) < 0 : !(wkey = strdup(ref->name)))
         wkey = NULL;
     uint64_t content = 0, probe = 0;
-    bool same = wkey && drift_watcher_lookup(d, resource, wkey, &content, &probe) == 1 && content == content_hash;
+    char *line = NULL;
+    bool same = wkey && drift_watcher_lookup(d, resource, wkey, &content, &probe, &line) == 1 && content == content_hash;
     free(resource);
     free(wkey);
-    /* A failing object is read after all: its line in the Available condition needs it. */
+    /* A failing object's line in the Available condition comes from the watch too; without
+     * one (memory ran out there) the object is read after all. */
     bool probes = !run->r->cfg.no_available_condition;
-    if (!same || (probes && probe != PROBE_DIGEST_PASS))
+    bool failing = probes && probe != PROBE_DIGEST_PASS;
+    if (!same || (failing && !line)) {
+        free(line);
         return false;
+    }
     char *key = key_of(ref->api_version, ref->kind, ns ? ref->namespace_ : NULL, ref->name);
-    bool ok = key && keep(run, key, PROBE_DIGEST_PASS, NULL, content);
+    bool ok = key && keep(run, key, failing ? probe : PROBE_DIGEST_PASS, failing ? line : NULL, content);
     free(key);
+    free(line);
     return ok;
 }
 

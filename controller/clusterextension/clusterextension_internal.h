@@ -184,8 +184,9 @@ int clusterextension_available(const clusterextension_run *run, bool *available,
 uint64_t *clusterextension_probe_digests(const clusterextension_run *run);
 
 /* applier_ctx.unchanged (`data` is the run): true when the drift watcher's shared watch of the
- * object's type holds it with `content_hash` and passing its probes (drift_watcher_lookup); the
- * object then counts as observed (passing, with that hash) without a request. */
+ * object's type holds it with `content_hash` (drift_watcher_lookup), passing its probes or
+ * failing them with the line the watch kept; the object then counts as observed (as the watch
+ * saw it, with that hash) without a request. */
 bool clusterextension_known_unchanged(void *data, const install_object_ref *ref, uint64_t content_hash);
 /* The content hash of each record object as observed (0: not observed, or unknown), in the
  * record's order, for the drift watcher; NULL when nothing was observed or memory ran out.

@@ -211,13 +211,15 @@ void drift_watcher_flush(drift_watcher *d);
 /* Any thread.  What the shared watch of `resource` (a type's cluster-wide collection path, as
  * drift_path.resource) has of the object `key` ("ns/name", or "name" when cluster-scoped): 1
  * when that watch runs, has synced and holds the object, with *content its content hash
- * (drift_content_hash) and *probe its probe digest (PROBE_DIGEST_PASS when it passes); 0 when
- * it cannot say (no such watch, not synced, not seen).  A reconcile asks this instead of
+ * (drift_content_hash) and *probe its probe digest (PROBE_DIGEST_PASS when it passes), and, when
+ * `line` is not NULL, *line the failing object's line in the Available condition (as
+ * probe_describe writes it from the object the watch holds; NULL when it passes or none is
+ * kept; caller frees); 0 when it cannot say (no such watch, not synced, not seen).  A reconcile asks this instead of
  * reading the object; what it then posts carries the content hash it relied on, and the
  * watcher asks for another reconcile when the watch sees otherwise by the time the post
  * arrives (so an edit between the answer and the post is not lost). */
 int drift_watcher_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
-                         uint64_t *probe);
+                         uint64_t *probe, char **line);
 
 /* Loop thread.  Watches running (started, not stopped or given up after a 403/401),
  * shared ones included. */

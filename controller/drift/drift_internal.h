@@ -121,10 +121,18 @@ void drift_watch_own_synced(drift_watch *w);
 void drift_watch_own_error(drift_watch *w, long http_status, const char *msg);
 drift_ext *drift_ext_by_name(drift_watcher *d, const char *name);
 /* The probe side (drift.h).  `probed` maps the key of each object seen that fails its probes
- * to its digest; absent, an object passes (or was not seen). */
+ * to its digest, with the line the Available condition gives it when there is one ({"d":
+ * digest, "l": line}); absent, an object passes (or was not seen). */
 uint64_t drift_probed_get(const json_t *probed, const char *key);
-/* Records `digest` (0: unknown, kept as it was) of `key`; returns the previous one. */
-uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest);
+/* The failing object's line (a copy, caller frees), or NULL when none is kept. */
+char *drift_probed_line(const json_t *probed, const char *key);
+/* Records `digest` (0: unknown, kept as it was) of `key`, with its line (NULL: none); returns
+ * the previous digest. */
+uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest, const char *line);
+/* What the probes say of `obj`: its digest (probe.h), and, when it fails them, *line its
+ * line in the Available condition (probe_describe; NULL when memory ran out).  Caller frees
+ * *line. */
+uint64_t drift_probe(const json_t *obj, char **line);
 /* After the sync, an event's digest `now` of `key` (which had `prev`): true when it is not what
  * w's extension's status was computed from (which it then counts as told). */
 bool drift_watch_probe_changed(drift_watch *w, const char *key, uint64_t prev, uint64_t now);
@@ -149,7 +157,7 @@ void drift_published_all(drift_watch *w);
 /* w stops or starts over: none of its objects answers any more. */
 void drift_published_withdraw(drift_watch *w);
 int drift_published_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
-                           uint64_t *probe);
+                           uint64_t *probe, char **line);
 /* One of the watcher's pending closes has finished; after the last one of a stopping
  * watcher, frees it and calls its `closed` callback. */
 void drift_close_done(drift_watcher *d);
@@ -176,6 +184,7 @@ void drift_shared_error(drift_shared *sh, long http_status, const char *msg);
  * probe digest or content hash than w expects (drift_watch_probes_differ, _contents_differ). */
 bool drift_shared_probes_differ(drift_watch *w);
 /* drift_watcher_lookup, under d->cache_lock. */
-int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe);
+int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe,
+                        char **line);
 
 #endif

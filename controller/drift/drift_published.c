@@ -87,13 +87,15 @@ void drift_published_withdraw(drift_watch *w)
 }
 
 int drift_published_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
-                           uint64_t *probe)
+                           uint64_t *probe, char **line)
 {
     char *k = published_key(resource, key);
     const json_t *h = k ? json_object_get(d->own_seen, k) : NULL;
     if (h) {
         *content = (uint64_t)json_integer_value(h);
         *probe = drift_probed_get(d->own_probed, k);
+        if (line)
+            *line = drift_probed_line(d->own_probed, k);
     }
     free(k);
     return h ? 1 : 0;

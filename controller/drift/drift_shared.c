@@ -231,7 +231,8 @@ bool drift_shared_probes_differ(drift_watch *w)
            (drift_watch_probes_differ(w, sh->seen, sh->probed) | drift_watch_contents_differ(w, sh->seen));
 }
 
-int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe)
+int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content, uint64_t *probe,
+                        char **line)
 {
     drift_shared *sh = find(d, resource);
     const json_t *h = sh && sh->bw && sh->synced ? json_object_get(sh->seen, key) : NULL;
@@ -239,6 +240,8 @@ int drift_shared_lookup(drift_watcher *d, const char *resource, const char *key,
         return 0;
     *content = (uint64_t)json_integer_value(h);
     *probe = drift_probed_get(sh->probed, key);
+    if (line)
+        *line = drift_probed_line(sh->probed, key);
     return 1;
 }
 
@@ -360,13 +363,15 @@ void drift_shared_event(drift_shared *sh, kube_watch_event_type type, const json
     }
     json_object_del(sh->gone, key);
     json_int_t h = (json_int_t)drift_content_hash(obj);
-    uint64_t digest = sh->d->ignore_probes ? 0 : probe_digest(obj);
+    char *line = NULL;
+    uint64_t digest = sh->d->ignore_probes ? 0 : drift_probe(obj, &line);
     CACHE_LOCK(sh->d);
     json_t *old = json_object_get(sh->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(sh->seen, key, json_integer(h));
-    uint64_t prev = drift_probed_set(sh->probed, key, digest);
+    uint64_t prev = drift_probed_set(sh->probed, key, digest, line);
     CACHE_UNLOCK(sh->d);
+    free(line);
     drift_watch *w = sh->synced ? target(sh, obj) : NULL;
     /* ADDED after the sync is an object coming (back) with our labels: our own apply; its
      * probes count all the same (drift_watch.c). */

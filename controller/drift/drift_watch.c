@@ -14,6 +14,7 @@
 #include "drift_internal.h"
 #include "olm_log.h"
 #include "probe.h"
+#include "strbuf.h"
 
 /* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
  * leave drift to the periodic repair). */
@@ -203,17 +204,44 @@ void drift_request_reconcile(drift_watch *w, const char *why)
 uint64_t drift_probed_get(const json_t *probed, const char *key)
 {
     const json_t *v = json_object_get(probed, key);
+    if (json_is_object(v))
+        v = json_object_get(v, "d");
     return v ? (uint64_t)json_integer_value(v) : PROBE_DIGEST_PASS;
 }
 
-uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest)
+char *drift_probed_line(const json_t *probed, const char *key)
+{
+    const char *line = json_string_value(json_object_get(json_object_get(probed, key), "l"));
+    return line ? strdup(line) : NULL;
+}
+
+uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest, const char *line)
 {
     uint64_t prev = drift_probed_get(probed, key);
     if (digest == PROBE_DIGEST_PASS)
         json_object_del(probed, key);
     else if (digest != 0)
-        json_object_set_new(probed, key, json_integer((json_int_t)digest));
+        json_object_set_new(probed, key,
+                            line ? json_pack("{s:I, s:s}", "d", (json_int_t)digest, "l", line)
+                                 : json_integer((json_int_t)digest));
     return prev;
+}
+
+uint64_t drift_probe(const json_t *obj, char **line)
+{
+    *line = NULL;
+    probe_result r;
+    if (probe_object(obj, &r) != 0)
+        return 0;
+    uint64_t digest = probe_result_digest(&r);
+    if (r.status != PROBE_TRUE) {
+        strbuf s = STRBUF_INIT;
+        if (probe_describe(&s, obj, r.messages) == 0)
+            *line = strbuf_detach(&s);
+        strbuf_free(&s);
+    }
+    probe_result_free(&r);
+    return digest;
 }
 
 /* w's expected digest of `key`, NULL when `key` is not one of its recorded objects. */
@@ -300,8 +328,10 @@ void drift_watch_own_event(drift_watch *w, kube_watch_event_type type, const jso
     json_t *old = json_object_get(w->seen, key);
     bool changed = !old || json_integer_value(old) != h;
     json_object_set_new(w->seen, key, json_integer(h));
-    uint64_t digest = w->d->ignore_probes ? 0 : probe_digest(obj);
-    uint64_t prev = drift_probed_set(w->probed, key, digest);
+    char *line = NULL;
+    uint64_t digest = w->d->ignore_probes ? 0 : drift_probe(obj, &line);
+    uint64_t prev = drift_probed_set(w->probed, key, digest, line);
+    free(line);
     drift_published_put(w, key);
     /* ADDED after the sync is an object coming (back) with our labels: our own apply.  Its
      * probes count all the same (a status the extension's condition does not show yet). */

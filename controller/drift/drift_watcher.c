@@ -322,14 +322,16 @@ drift_watcher *drift_watcher_new(uv_loop_t *loop, const kube_config *base, const
 }
 
 int drift_watcher_lookup(drift_watcher *d, const char *resource, const char *key, uint64_t *content,
-                         uint64_t *probe)
+                         uint64_t *probe, char **line)
 {
+    if (line)
+        *line = NULL;
     if (!d || !resource || !key)
         return 0;
     pthread_mutex_lock(&d->cache_lock);
-    int found = drift_shared_lookup(d, resource, key, content, probe);
+    int found = drift_shared_lookup(d, resource, key, content, probe, line);
     if (!found)
-        found = drift_published_lookup(d, resource, key, content, probe);
+        found = drift_published_lookup(d, resource, key, content, probe, line);
     pthread_mutex_unlock(&d->cache_lock);
     return found;
 }

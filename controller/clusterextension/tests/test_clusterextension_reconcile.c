@@ -838,6 +838,35 @@ static void test_restart_with_nothing_changed_mints_no_token(void **state)
     assert_int_equal(fake_apiserver_count(f->api, "PATCH", DEPLOYMENT_PATH, "sa-token-2"), 1);
 }
 
+/* A reconcile of an extension whose Deployment fails its probes, the drift watch holding it as
+ * the apply left it: the Available line comes from what the watch kept, without reading the
+ * Deployment (before, every such reconcile read it).  Mutation check: known_unchanged
+ * returning false for a failing object again: seen failing this test. */
+static void test_failing_object_line_comes_from_the_watch(void **state)
+{
+    ce_fixture *f = *state;
+    fake_drift fd = {0};
+    kube_config base = {.server = "http://127.0.0.1:9"};
+    drift_backend be = {fd_start, fd_stop, &fd};
+    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
+    olm_error err;
+    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
+    assert_non_null(f->drift);
+    install_v1(f);
+    deployment_status(f, "False");
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* read: Available False, its line */
+    char *line = strdup(ce_fixture_condition_field(f, "Available", "message"));
+    assert_non_null(strstr(line, "is False"));
+    drift_watcher_flush(f->drift);
+    fd_sync_all(&fd, f);
+    fake_apiserver_log_clear(f->api);
+    assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK);
+    assert_int_equal(fake_apiserver_count(f->api, "GET", DEPLOYMENT_PATH, NULL), 0);
+    assert_int_equal(fake_apiserver_nwrites(f->api), 0);
+    assert_available(f, "False", "ProbeFailure", line);
+    free(line);
+}
+
 /* A status write carries the status and the object's identity and preconditions only: the
  * status subresource keeps the stored spec and metadata, so anything more is bytes for the
  * apiserver to decode (kubectl's last-applied annotation, labels, the spec). */
@@ -1049,6 +1078,7 @@ int main(void)
         T(test_maintain_when_installed_image_cannot_be_pulled),
         T(test_unpullable_new_bundle_retries),
         T(test_repair_when_bundle_unchanged),
+        T(test_failing_object_line_comes_from_the_watch),
         T(test_apply_when_bundle_changes),
         T(test_record_known_from_its_writes),
         T(test_rejected_token_replaced_once),

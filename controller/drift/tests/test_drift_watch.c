@@ -36,6 +36,7 @@
 
 #include "drift.h"
 #include "probe.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------ the fake backend */
 
@@ -1179,6 +1180,48 @@ static void test_shared_probe_change_goes_to_the_owner(void **state)
     assert_int_equal(wd->nenq, 2);
 }
 
+/* The line probe_describe gives `obj` (it fails its probes). */
+static char *describe(const json_t *obj)
+{
+    probe_result r;
+    assert_int_equal(probe_object(obj, &r), 0);
+    assert_true(r.status != PROBE_TRUE);
+    strbuf line = STRBUF_INIT;
+    assert_int_equal(probe_describe(&line, obj, r.messages), 0);
+    probe_result_free(&r);
+    return strbuf_detach(&line);
+}
+
+/* A failing object's lookup gives its line in the Available condition, as reading the object
+ * would (so a reconcile needs no GET for it); a passing one gives none.  Mutation checks: the
+ * line not kept by the shared event (drift_probed_set with NULL), or not handed out by
+ * drift_shared_lookup: each seen failing this test. */
+static void test_lookup_gives_a_failing_objects_line(void **state)
+{
+    world *wd = *state;
+    uint64_t unavailable[] = {digest_of("False"), PROBE_DIGEST_PASS}, c, p;
+    drift_spec s = make_spec_probed("a", "token-a", refs_a, 2, unavailable);
+    post(wd, &s);
+    fake_watch *f = running(wd, DEP_ALL);
+    assert_non_null(f);
+    json_t *failing = deploy("ns-a", "mgr", "a", "False", "1");
+    drift_watch_event(f->w, KUBE_WATCH_ADDED, failing);
+    drift_watch_synced(f->w);
+    char *line = NULL, *want = describe(failing);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, &line), 1);
+    assert_true(p == probe_digest(failing));
+    assert_non_null(line);
+    assert_string_equal(line, want);
+    free(line);
+    free(want);
+    json_decref(failing);
+    event(f, KUBE_WATCH_MODIFIED, deploy("ns-a", "mgr", "a", "True", "2"));
+    line = (char *)"unset";
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, &line), 1);
+    assert_true(p == PROBE_DIGEST_PASS);
+    assert_null(line);
+}
+
 static void test_probes_ignored_when_asked(void **state)
 {
     world *wd = *state;
@@ -1255,13 +1298,13 @@ static void answers_once_synced(world *wd, fake_watch *cmw, json_t *a1)
 {
     uint64_t c, p;
     drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0); /* not synced yet */
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0); /* not synced yet */
     drift_watch_synced(cmw->w);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 1);
     assert_true(c == drift_content_hash(a1));
     assert_true(p == PROBE_DIGEST_PASS);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p), 0);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0); /* its watch has not listed */
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/other", &c, &p, NULL), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, NULL), 0); /* its watch has not listed */
 }
 
 /* Extension a forgotten: the lookup answers nothing for its ConfigMap. */
@@ -1271,7 +1314,7 @@ static void forgotten_answers_nothing(world *wd)
     olm_error err;
     assert_int_equal(drift_watcher_forget(wd->d, "a", &err), 0);
     drift_watcher_flush(wd->d);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0);
 }
 
 /* drift_watcher_lookup answers from a shared watch once it has synced: the content hash and
@@ -1284,17 +1327,17 @@ static void test_lookup_answers_from_a_synced_shared_watch(void **state)
     uint64_t c, p;
     drift_spec s = spec_in("a", "ns-a", "token-a", refs_a, 2);
     post(wd, &s);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0);
     fake_watch *cmw = running(wd, CM_ALL);
     json_t *a1 = owned("ConfigMap", "ns-a", "cfg", "a", "v");
     answers_once_synced(wd, cmw, a1);
     /* An edit shows at once; a deletion too. */
     json_t *a2 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
     drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a2);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 1);
     assert_true(c == drift_content_hash(a2));
     drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a2);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0);
     json_decref(a1);
     json_decref(a2);
     forgotten_answers_nothing(wd); /* the watch stops, and says nothing more */
@@ -1322,32 +1365,32 @@ static void test_lookup_answers_from_own_watches(void **state)
     drift_watch_synced(dw->w);
     json_t *d1 = deploy("ns-a", "mgr", "a", "False", "1");
     drift_watch_event(dw->w, KUBE_WATCH_ADDED, d1);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, NULL), 1);
     assert_true(c == drift_content_hash(d1));
     assert_true(p == probe_digest(d1) && p != PROBE_DIGEST_PASS);
     json_decref(d1);
     /* An edit shows at once; a deletion too. */
     json_t *a2 = owned("ConfigMap", "ns-a", "cfg", "a", "edited");
     drift_watch_event(cmw->w, KUBE_WATCH_MODIFIED, a2);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 1);
     assert_true(c == drift_content_hash(a2));
     drift_watch_event(cmw->w, KUBE_WATCH_DELETED, a2);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0);
     drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 1);
     /* Refused (403): the watch stops, and what it held answers no more. */
     drift_watch_error(cmw->w, 403, "WATCH returned HTTP 403");
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 0);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, NULL), 1);
     /* A new credential: the watches start over, and answer again only once synced. */
     s = spec_in("a", "ns-a", "token-a2", refs_a, 2);
     post(wd, &s);
-    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p), 0);
+    assert_int_equal(drift_watcher_lookup(wd->d, DEP_ALL, "ns-a/mgr", &c, &p, NULL), 0);
     cmw = running(wd, cm_a);
     assert_non_null(cmw);
     drift_watch_event(cmw->w, KUBE_WATCH_ADDED, a1);
     drift_watch_synced(cmw->w);
-    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p), 1);
+    assert_int_equal(drift_watcher_lookup(wd->d, CM_ALL, "ns-a/cfg", &c, &p, NULL), 1);
     json_decref(a1);
     json_decref(a2);
     forgotten_answers_nothing(wd);
@@ -1434,6 +1477,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_probe_of_unrecorded_objects_ignored, setup, teardown),
         cmocka_unit_test_setup_teardown(test_probes_ignored_when_asked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_probe_change_after_sync_enqueues, setup_shared, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_gives_a_failing_objects_line, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_probe_change_goes_to_the_owner, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_shared_joining_compares_probes, setup_shared, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_answers_from_a_synced_shared_watch, setup_shared, teardown),
