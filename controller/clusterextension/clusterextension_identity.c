@@ -110,6 +110,8 @@ bool clusterextension_identity_may_watch_service_accounts(kube_client *admin)
             return false;
         }
     }
+    olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
+            "knowing which ServiceAccounts exist from a watch of them (list and watch serviceaccounts allowed)");
     return true;
 }
 

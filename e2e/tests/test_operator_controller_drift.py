@@ -291,6 +291,8 @@ def test_impersonation_needs_no_token_and_checks_the_service_account(world, ns, 
     ServiceAccount that does not exist is reported as such before anything is applied."""
     pkg = world["pkg"]
     assert "acting as ServiceAccounts by impersonation" in world["ctl"].log_text()
+    # config/rbac lets it list and watch them: which exist comes from a watch, not a GET each.
+    assert "knowing which ServiceAccounts exist from a watch of them" in world["ctl"].log_text()
     minted = metric(world, "operator_controller_serviceaccount_tokens_requested_total")
     assert minted == 0
 
