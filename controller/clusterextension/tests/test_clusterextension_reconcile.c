@@ -712,16 +712,22 @@ static void fd_event(fake_drift *fd, kube_watch_event_type t, ce_fixture *f)
     drift_watch_event(fd_watch(fd, "/apis/apps/v1/deployments"), t, fake_apiserver_object(f->api, DEPLOYMENT_PATH));
 }
 
+/* f's drift watcher (f->drift, stopped by the fixture), its watches fd's fakes. */
+static void start_fake_drift(ce_fixture *f, fake_drift *fd)
+{
+    static const kube_config base = {.server = "http://127.0.0.1:9"}; /* borrowed by the watcher */
+    drift_backend be = {fd_start, fd_stop, fd};
+    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = fd};
+    olm_error err;
+    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
+    assert_non_null(f->drift);
+}
+
 static void test_probe_digests_reach_the_drift_watcher(void **state)
 {
     ce_fixture *f = *state;
     fake_drift fd = {0};
-    kube_config base = {.server = "http://127.0.0.1:9"};
-    drift_backend be = {fd_start, fd_stop, &fd};
-    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
-    olm_error err;
-    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
-    assert_non_null(f->drift);
+    start_fake_drift(f, &fd);
     install_v1(f); /* posts its kinds, token and what the probes saw */
     drift_watcher_flush(f->drift);
     /* The Deployment turned available between the apply and the watch's LIST: no event says
@@ -784,12 +790,7 @@ static void test_restart_with_nothing_changed_mints_no_token(void **state)
 {
     ce_fixture *f = *state;
     fake_drift fd = {0};
-    kube_config base = {.server = "http://127.0.0.1:9"};
-    drift_backend be = {fd_start, fd_stop, &fd};
-    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
-    olm_error err;
-    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
-    assert_non_null(f->drift);
+    start_fake_drift(f, &fd);
     install_v1(f);
     deployment_status(f, "True");
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* Available: True, hashes kept */
@@ -846,12 +847,7 @@ static void test_failing_object_line_comes_from_the_watch(void **state)
 {
     ce_fixture *f = *state;
     fake_drift fd = {0};
-    kube_config base = {.server = "http://127.0.0.1:9"};
-    drift_backend be = {fd_start, fd_stop, &fd};
-    drift_callbacks cb = {.enqueue_after = fd_enqueue, .data = &fd};
-    olm_error err;
-    f->drift = drift_watcher_new(&f->loop, &base, &be, &cb, NULL, &err);
-    assert_non_null(f->drift);
+    start_fake_drift(f, &fd);
     install_v1(f);
     deployment_status(f, "False");
     assert_int_equal(ce_fixture_reconcile(f).kind, KUBE_WQ_OK); /* read: Available False, its line */
