@@ -11,6 +11,22 @@
 #include "clusterextension.h"
 #include "olm_log.h"
 
+/* Asks the apiserver (SelfSubjectAccessReviews) whether `admin` may do each of the `n` verbs on
+ * serviceaccounts: `n` when all are allowed, the index of the first refused, or -1 with err
+ * when one could not be asked. */
+static int first_refused(kube_client *admin, const char *const *verbs, int n, olm_error *err)
+{
+    for (int i = 0; i < n; i++) {
+        kube_access a = {.verb = verbs[i], .resource = "serviceaccounts"};
+        bool allowed = false;
+        if (kube_self_allowed(admin, &a, &allowed, err) != 0)
+            return -1;
+        if (!allowed)
+            return i;
+    }
+    return n;
+}
+
 /* Whether to act as ServiceAccounts by impersonation (clusterextension_identity_mode).  Auto
  * asks the apiserver once: impersonation spares a TokenRequest per ServiceAccount (the
  * apiserver's dearest request of an install after the ClusterExtension's own writes), and
@@ -23,23 +39,20 @@ bool clusterextension_identity_impersonates(kube_client *admin, clusterextension
                 mode == CE_IDENTITY_IMPERSONATION ? "by impersonation" : "with TokenRequest tokens");
         return mode == CE_IDENTITY_IMPERSONATION;
     }
-    static const kube_access need[] = {{.verb = "impersonate", .resource = "serviceaccounts"},
-                                       {.verb = "get", .resource = "serviceaccounts"}};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        bool allowed = false;
-        olm_error err;
-        if (kube_self_allowed(admin, &need[i], &allowed, &err) != 0) {
-            olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                    "acting as ServiceAccounts with TokenRequest tokens: could not ask whether impersonation is "
-                    "allowed: %s", err.msg);
-            return false;
-        }
-        if (!allowed) {
-            olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-                    "acting as ServiceAccounts with TokenRequest tokens: not allowed to %s serviceaccounts (config/rbac "
-                    "allows it, for impersonation)", need[i].verb);
-            return false;
-        }
+    static const char *const need[] = {"impersonate", "get"};
+    olm_error err;
+    int refused = first_refused(admin, need, 2, &err);
+    if (refused < 0) {
+        olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
+                "acting as ServiceAccounts with TokenRequest tokens: could not ask whether impersonation is "
+                "allowed: %s", err.msg);
+        return false;
+    }
+    if (refused < 2) {
+        olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
+                "acting as ServiceAccounts with TokenRequest tokens: not allowed to %s serviceaccounts (config/rbac "
+                "allows it, for impersonation)", need[refused]);
+        return false;
     }
     olm_log(OLM_LOG_INFO, "clusterExtension", NULL, "acting as ServiceAccounts by impersonation");
     return true;
@@ -92,23 +105,20 @@ int clusterextension_identity_mint_impersonation(void *data, const char *ns, con
 
 bool clusterextension_identity_may_watch_service_accounts(kube_client *admin)
 {
-    static const kube_access need[] = {{.verb = "list", .resource = "serviceaccounts"},
-                                       {.verb = "watch", .resource = "serviceaccounts"}};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        bool allowed = false;
-        olm_error err;
-        if (kube_self_allowed(admin, &need[i], &allowed, &err) != 0) {
-            olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                    "reading each ServiceAccount before acting as it: could not ask whether watching them is "
-                    "allowed: %s", err.msg);
-            return false;
-        }
-        if (!allowed) {
-            olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-                    "reading each ServiceAccount before acting as it: not allowed to %s serviceaccounts "
-                    "(config/rbac allows it, to keep them in a watch instead)", need[i].verb);
-            return false;
-        }
+    static const char *const need[] = {"list", "watch"};
+    olm_error err;
+    int refused = first_refused(admin, need, 2, &err);
+    if (refused < 0) {
+        olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
+                "reading each ServiceAccount before acting as it: could not ask whether watching them is "
+                "allowed: %s", err.msg);
+        return false;
+    }
+    if (refused < 2) {
+        olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
+                "reading each ServiceAccount before acting as it: not allowed to %s serviceaccounts "
+                "(config/rbac allows it, to keep them in a watch instead)", need[refused]);
+        return false;
     }
     olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
             "knowing which ServiceAccounts exist from a watch of them (list and watch serviceaccounts allowed)");
