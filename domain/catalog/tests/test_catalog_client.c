@@ -247,6 +247,48 @@ static void test_cache_many_packages(void **state)
     catalog_client_free(cc);
 }
 
+static void get_and_release(catalog_client *cc, const json_t *cat, const char *package)
+{
+    catalog_package *p = NULL;
+    olm_error err;
+    assert_int_equal(catalog_client_get_package(cc, cat, package, &p, &err), 0);
+    catalog_package_release(p);
+}
+
+/* A catalog's new ref drops that catalog's entries of other refs, whichever ref came before
+ * (a racing fetch may bring an older one back), and never another catalog's entries. */
+static void test_new_ref_drops_only_that_catalogs_older_entries(void **state)
+{
+    fake *f = *state;
+    catalog_client *cc = catalog_client_new(NULL, NULL);
+    char *good = base_of(f, "good");
+    json_t *a1 = catalog("a", good, "reg/a@sha256:1", true, NULL), *a2 = catalog("a", good, "reg/a@sha256:2", true, NULL);
+    json_t *b1 = catalog("b", good, "reg/b@sha256:1", true, NULL);
+    get_and_release(cc, a1, "x");
+    get_and_release(cc, a1, "y");
+    get_and_release(cc, b1, "x");
+    assert_int_equal(catalog_client_cached(cc), 3);
+    get_and_release(cc, a2, "x"); /* a@1's two go */
+    assert_int_equal(catalog_client_cached(cc), 2);
+    get_and_release(cc, a2, "y");
+    assert_int_equal(catalog_client_cached(cc), 3);
+    get_and_release(cc, a1, "x"); /* back to ref 1: a@2's two go */
+    assert_int_equal(catalog_client_cached(cc), 2);
+    catalog_client_forget(cc, "a");
+    assert_int_equal(catalog_client_cached(cc), 1);
+    get_and_release(cc, a2, "x");
+    get_and_release(cc, a1, "y"); /* after a forget, a ref change still drops the other ref */
+    assert_int_equal(catalog_client_cached(cc), 2);
+    size_t before = fake_http_count(f);
+    get_and_release(cc, b1, "x"); /* b's entry stayed through all of a's changes */
+    assert_int_equal(fake_http_count(f) - before, 0);
+    json_decref(a1);
+    json_decref(a2);
+    json_decref(b1);
+    free(good);
+    catalog_client_free(cc);
+}
+
 /* A catalogd replica still serving the content of a ref the ClusterCatalog's status no longer
  * names (a follower that has not pulled the leader's new digest yet): its answer is not taken
  * as the new ref's content, nor cached under it; one that has caught up is. */
@@ -510,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_catalog_errors),
         cmocka_unit_test(test_fetch_and_cache),
         cmocka_unit_test(test_cache_many_packages),
+        cmocka_unit_test(test_new_ref_drops_only_that_catalogs_older_entries),
         cmocka_unit_test(test_fetch_without_metas),
         cmocka_unit_test(test_replica_behind),
         cmocka_unit_test(test_collect),
