@@ -53,16 +53,11 @@ void clusterextension_observe(void *data, const json_t *live)
 {
     clusterextension_run *run = data;
     char *key = key_of_object(live);
-    probe_result r;
-    bool ok = key && probe_object(live, &r) == 0;
-    if (ok) {
-        strbuf line = STRBUF_INIT;
-        ok = r.status == PROBE_TRUE || probe_describe(&line, live, r.messages) == 0;
-        ok = ok && keep(run, key, probe_result_digest(&r), r.status == PROBE_TRUE ? NULL : strbuf_str(&line),
-                        kube_object_content_hash(live));
-        strbuf_free(&line);
-        probe_result_free(&r);
-    }
+    uint64_t digest;
+    char *line = NULL;
+    bool ok = key && probe_verdict(live, &digest, &line) == 0 &&
+              keep(run, key, digest, line, kube_object_content_hash(live));
+    free(line);
     if (!ok && key && run->observed)
         json_object_del(run->observed, key); /* out of memory: unknown rather than an older state */
     free(key);

@@ -14,7 +14,6 @@
 #include "drift_internal.h"
 #include "olm_log.h"
 #include "probe.h"
-#include "strbuf.h"
 
 /* One line about the extension `ext`: to cb.log, else olm_log (a warning: watches that fail
  * leave drift to the periodic repair). */
@@ -229,19 +228,8 @@ uint64_t drift_probed_set(json_t *probed, const char *key, uint64_t digest, cons
 
 uint64_t drift_probe(const json_t *obj, char **line)
 {
-    *line = NULL;
-    probe_result r;
-    if (probe_object(obj, &r) != 0)
-        return 0;
-    uint64_t digest = probe_result_digest(&r);
-    if (r.status != PROBE_TRUE) {
-        strbuf s = STRBUF_INIT;
-        if (probe_describe(&s, obj, r.messages) == 0)
-            *line = strbuf_detach(&s);
-        strbuf_free(&s);
-    }
-    probe_result_free(&r);
-    return digest;
+    uint64_t digest;
+    return probe_verdict(obj, &digest, line) == 0 ? digest : 0;
 }
 
 /* w's expected digest of `key`, NULL when `key` is not one of its recorded objects. */

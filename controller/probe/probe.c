@@ -262,3 +262,25 @@ uint64_t probe_digest(const json_t *obj)
     probe_result_free(&r);
     return d;
 }
+
+int probe_verdict(const json_t *obj, uint64_t *digest, char **line)
+{
+    *digest = 0;
+    *line = NULL;
+    probe_result r;
+    if (probe_object(obj, &r) != 0)
+        return -1;
+    int rc = 0;
+    if (r.status != PROBE_TRUE) {
+        strbuf s = STRBUF_INIT;
+        if (probe_describe(&s, obj, r.messages) == 0)
+            *line = strbuf_detach(&s);
+        else
+            rc = -1;
+        strbuf_free(&s);
+    }
+    if (rc == 0)
+        *digest = probe_result_digest(&r);
+    probe_result_free(&r);
+    return rc;
+}

@@ -76,6 +76,11 @@ uint64_t probe_digest(const json_t *obj);
 /* The same of a result already in hand. */
 uint64_t probe_result_digest(const probe_result *r);
 
+/* Both of the above at once, as the Available condition and the drift watches keep them: the
+ * digest, and the line when `obj` fails (*line, caller frees; NULL when it passes).  0, or -1
+ * when memory ran out (*digest 0 and *line NULL then). */
+int probe_verdict(const json_t *obj, uint64_t *digest, char **line);
+
 /* A ClusterObjectSet's spec.progressionProbes (`probes`, an array, borrowed; NULL: none) on
  * `obj` (probe_user.c says how they combine).  0, or -1 with err on an unknown assertion or
  * selector type or a bad label selector (in upstream's words), or out of memory. */

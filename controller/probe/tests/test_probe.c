@@ -19,6 +19,8 @@
  *   probe.c  And: False before Unknown (`else if (v.any_false)` first) -> test_unknown_wins_over_false
  *   probe.c  add(): " and " separator dropped -> test_deployment_both_fail_joined_with_and
  *   probe.c  probe_digest: the messages not hashed (status only) -> test_digest_follows_the_line
+ *   probe.c  probe_verdict: the line not handed out -> test_verdict_is_digest_and_line (and the
+ *       drift_watch and clusterextension_reconcile suites, whose Available lines come from it)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -296,6 +298,31 @@ static void test_digest_follows_the_line(void **state)
     assert_int_not_equal(rolling, rolling2); /* the line names the counts */
 }
 
+/* The digest and the line at once, as the drift watches and the Available condition keep
+ * them: the same as probe_digest and probe_describe each give. */
+static void test_verdict_is_digest_and_line(void **state)
+{
+    (void)state;
+    const char *passing = DEPLOY("3", "{\"observedGeneration\":3,\"replicas\":2,\"updatedReplicas\":2,"
+                                      "\"conditions\":[" AVAILABLE("True") "]}");
+    const char *failing = DEPLOY("3", "{\"observedGeneration\":3,\"replicas\":2,\"updatedReplicas\":2,"
+                                      "\"conditions\":[" AVAILABLE("False") "]}");
+    json_t *o = obj(passing);
+    uint64_t d = 7;
+    char *line = (char *)"unset";
+    assert_int_equal(probe_verdict(o, &d, &line), 0);
+    assert_int_equal(d, PROBE_DIGEST_PASS);
+    assert_null(line);
+    json_decref(o);
+    o = obj(failing);
+    assert_int_equal(probe_verdict(o, &d, &line), 0);
+    assert_int_equal(d, digest(failing));
+    assert_string_equal(line, "Object Deployment.apps/v1 ops/mgr: .status.condition[\"Available\"] is False");
+    free(line);
+    json_decref(o);
+    expect_line(failing, "Object Deployment.apps/v1 ops/mgr: .status.condition[\"Available\"] is False");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_namespace_active),
         cmocka_unit_test(test_other_kinds_pass),
         cmocka_unit_test(test_digest_follows_the_line),
+        cmocka_unit_test(test_verdict_is_digest_and_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
