@@ -47,10 +47,13 @@ static void on_synced(void *data)
     clustercatalog_gc_timer_start(&c->gc, c->rec, c->gc_interval_ms);
 }
 
+/* A failure the watch gets past by itself (a relist after 410 Gone, a restarting apiserver) is
+ * a warning; one that needs someone to act (RBAC, a missing CRD, a lost event) an error. */
 static void on_informer_error(const char *msg, void *data)
 {
-    (void)data;
-    catalogd_log(CATALOGD_LOG_WARN, NULL, "ClusterCatalog watch: %s", msg);
+    clustercatalog_controller *c = data;
+    catalogd_log(kube_informer_error_is_transient(c->inf) ? CATALOGD_LOG_WARN : CATALOGD_LOG_ERROR, NULL,
+                 "ClusterCatalog watch: %s", msg);
 }
 
 /* Every catalog pulls again now rather than at its next poll or retry: a catalog that failed

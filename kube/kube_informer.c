@@ -243,3 +243,9 @@ void kube_informer_stop(kube_informer *inf, void (*closed_cb)(void *data), void 
     inf->closed_data = data;
     kube_watch_stop(inf->watch, on_watch_closed, inf);
 }
+
+bool kube_informer_error_is_transient(const kube_informer *inf)
+{
+    /* A lost event is told outside the watch's own reports, where this is false. */
+    return inf && inf->watch && kube_watch_error_is_transient(inf->watch);
+}

@@ -56,6 +56,11 @@ typedef json_t *(*kube_informer_transform)(const json_t *obj, void *data);
 /* Loop thread, before kube_informer_start.  NULL: the cache keeps the objects. */
 void kube_informer_set_transform(kube_informer *inf, kube_informer_transform transform);
 
+/* From on_error only: whether what it is told is a failure the watch gets past by itself
+ * (kube_watch_error_is_transient); a lost event (the cache may be wrong for good) is not.
+ * NULL: false. */
+bool kube_informer_error_is_transient(const kube_informer *inf);
+
 /* Loop thread.  Starts the watch. */
 int kube_informer_start(kube_informer *inf, olm_error *err);
 

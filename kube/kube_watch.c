@@ -49,6 +49,8 @@ struct kube_watch {
     strbuf err_body;    /* body of a non-200 watch response */
     enum watch_abort abort;
     olm_error abort_err;
+    bool abort_transient; /* ABORT_ERROR: an ERROR event of a status the watch gets past */
+    bool error_transient; /* what on_error is told now (kube_watch_error_is_transient) */
     bool got_event;     /* the running watch delivered at least one event */
 
     uv_timer_t timer;   /* back-off retries, then the deferred teardown */
@@ -82,8 +84,10 @@ static const char *object_rv(const json_t *obj)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
-static void report_error(kube_watch *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void report_error(kube_watch *w, const char *fmt, ...)
+/* Tells on_error; `transient`: a failure the watch gets past by itself by retrying or listing
+ * again (kube_watch_error_is_transient), not one that needs someone to act. */
+static void report_error(kube_watch *w, bool transient, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report_error(kube_watch *w, bool transient, const char *fmt, ...)
 {
     if (!w->h.on_error || w->stopped)
         return;
@@ -93,7 +97,14 @@ static void report_error(kube_watch *w, const char *fmt, ...)
     olm_error_setv(&e, fmt, ap);
     va_end(ap);
     olm_error_wrap(&e, "watch %s", w->path);
+    w->error_transient = transient;
     w->h.on_error(e.msg, w->data);
+    w->error_transient = false;
+}
+
+bool kube_watch_status_is_transient(long status)
+{
+    return status == 0 || status == 408 || status == 410 || status == 429 || (status >= 500 && status <= 599);
 }
 
 static int set_rv(kube_watch *w, const char *rv)
@@ -230,13 +241,13 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
         return;
     w->failed_status = status == 200 ? 0 : status;
     if (status == 0) {
-        report_error(w, "LIST failed: %s", err->msg);
+        report_error(w, true, "LIST failed: %s", err->msg);
         retry_later(w, RETRY_LIST);
         return;
     }
     if (status == 410 && w->continue_token) {
         /* The continue token expired between pages: start the LIST over. */
-        report_error(w, "LIST continue token expired; listing again");
+        report_error(w, true, "LIST continue token expired; listing again");
         start_list(w);
         return;
     }
@@ -247,9 +258,9 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
         if (status != 200) { /* in the REST calls' words: the Status message, the code, a hint */
             olm_error e;
             kube_status_error(status, body, len, "LIST", w->path, &e);
-            report_error(w, "%s", e.msg);
+            report_error(w, kube_watch_status_is_transient(status), "%s", e.msg);
         } else {
-            report_error(w, "LIST returned HTTP %ld: %.300s", status, body);
+            report_error(w, false, "LIST returned HTTP %ld: %.300s", status, body);
         }
         json_decref(doc);
         retry_later(w, RETRY_LIST);
@@ -263,7 +274,7 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
         if (!key || json_object_set(w->listing, key, it) != 0) {
             free(key);
             json_decref(doc);
-            report_error(w, "LIST item without metadata.name, or out of memory");
+            report_error(w, false, "LIST item without metadata.name, or out of memory");
             retry_later(w, RETRY_LIST);
             return;
         }
@@ -277,7 +288,7 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
         w->continue_token = strdup(cont);
         json_decref(doc);
         if (!w->continue_token) {
-            report_error(w, "out of memory");
+            report_error(w, false, "out of memory");
             retry_later(w, RETRY_LIST);
             return;
         }
@@ -287,7 +298,7 @@ static void on_list_page(long status, const char *body, size_t len, const olm_er
     int rc = set_rv(w, json_string_value(json_object_get(md, "resourceVersion")));
     json_decref(doc);
     if (rc != 0) {
-        report_error(w, "out of memory");
+        report_error(w, false, "out of memory");
         retry_later(w, RETRY_LIST);
         return;
     }
@@ -320,7 +331,7 @@ static void start_list(kube_watch *w)
         rc = append_selectors(w, &q);
     if (rc != 0) {
         strbuf_free(&q);
-        report_error(w, "out of memory");
+        report_error(w, false, "out of memory");
         retry_later(w, RETRY_LIST);
         return;
     }
@@ -328,7 +339,7 @@ static void start_list(kube_watch *w)
                                         w, &err);
     strbuf_free(&q);
     if (!w->list_req) {
-        report_error(w, "LIST: %s", err.msg);
+        report_error(w, false, "LIST: %s", err.msg);
         retry_later(w, RETRY_LIST);
     }
 }
@@ -345,6 +356,7 @@ static int on_stream_event(const char *type, json_t *obj, void *data)
             w->abort = ABORT_RELIST;
         } else {
             w->abort = ABORT_ERROR;
+            w->abort_transient = kube_watch_status_is_transient((long)code);
             olm_error_set(&w->abort_err, "ERROR event (code %lld): %s", (long long)code, msg ? msg : "");
         }
         return 1;
@@ -421,20 +433,20 @@ static void on_watch_done(CURL *easy, CURLcode res, void *data)
         return;
     w->failed_status = status == 200 ? 0 : status;
     if (w->abort == ABORT_RELIST || status == 410) {
-        report_error(w, "resourceVersion %s is too old (410 Gone); listing again", w->rv);
+        report_error(w, true, "resourceVersion %s is too old (410 Gone); listing again", w->rv);
         start_list(w);
     } else if (w->abort == ABORT_ERROR) {
-        report_error(w, "%s", w->abort_err.msg);
+        report_error(w, w->abort_transient, "%s", w->abort_err.msg);
         retry_later(w, RETRY_WATCH);
     } else if (res != CURLE_OK) {
-        report_error(w, "connection failed: %s", curl_easy_strerror(res));
+        report_error(w, true, "connection failed: %s", curl_easy_strerror(res));
         retry_later(w, RETRY_WATCH);
     } else if (status != 200) {
         /* e.g. "<Status message> (HTTP 429 Too Many Requests): the API server is throttling
          * requests; retry later", as the REST calls say it, not the raw Status JSON */
         olm_error e;
         kube_status_error(status, strbuf_str(&w->err_body), w->err_body.len, "WATCH", w->path, &e);
-        report_error(w, "%s", e.msg);
+        report_error(w, kube_watch_status_is_transient(status), "%s", e.msg);
         retry_later(w, RETRY_WATCH);
     } else if (w->got_event) {
         start_watch(w); /* normal end (timeoutSeconds): resume at once */
@@ -459,7 +471,7 @@ static void start_watch(kube_watch *w)
         rc = append_selectors(w, &q);
     if (rc != 0) {
         strbuf_free(&q);
-        report_error(w, "out of memory");
+        report_error(w, false, "out of memory");
         retry_later(w, RETRY_WATCH);
         return;
     }
@@ -468,7 +480,7 @@ static void start_watch(kube_watch *w)
     if (!w->watch_easy) {
         http_headers_free(w->watch_headers);
         w->watch_headers = NULL;
-        report_error(w, "%s", err.msg);
+        report_error(w, false, "%s", err.msg);
         retry_later(w, RETRY_WATCH);
         return;
     }
@@ -487,10 +499,11 @@ static void start_watch(kube_watch *w)
     strbuf_reset(&w->err_body);
     w->watch_status = 0;
     w->abort = ABORT_NONE;
+    w->abort_transient = false;
     w->got_event = false;
     if (kube_uvcurl_add(w->uc, w->watch_easy, on_watch_done, w, &err) != 0) {
         watch_cleanup(w);
-        report_error(w, "%s", err.msg);
+        report_error(w, false, "%s", err.msg);
         retry_later(w, RETRY_WATCH);
     }
 }
@@ -590,6 +603,11 @@ const char *kube_watch_resource_version(const kube_watch *w)
 unsigned kube_watch_list_count(const kube_watch *w)
 {
     return w->lists;
+}
+
+bool kube_watch_error_is_transient(const kube_watch *w)
+{
+    return w->error_transient;
 }
 
 long kube_watch_last_status(const kube_watch *w)

@@ -93,6 +93,15 @@ const char *kube_watch_resource_version(const kube_watch *w);
  * when the last one succeeded or no HTTP response arrived.  Meant for on_error. */
 long kube_watch_last_status(const kube_watch *w);
 
+/* From on_error only: whether the failure it is told of is one the watch gets past by itself,
+ * retrying or listing again (a lost connection, 410 Gone, 408, 429 -- throttled, or the
+ * apiserver's storage (re)initializing after a restart or a new CRD --, 5xx), rather than one
+ * that needs someone to act (401, 403, 404, another 4xx, a malformed answer, out of memory).
+ * Lets a handler log the first kind as a warning: an error line should mean something. */
+bool kube_watch_error_is_transient(const kube_watch *w);
+/* The statuses above. */
+bool kube_watch_status_is_transient(long status);
+
 /* Number of LISTs started so far (1 after the first; relists add one each). */
 unsigned kube_watch_list_count(const kube_watch *w);
 

@@ -51,8 +51,9 @@ static void on_delete(json_t *obj, void *data)
 
 static void on_error(const char *msg, void *data)
 {
-    (void)data;
-    olm_log(OLM_LOG_ERROR, "clusterObjectSet", NULL, "watch: %s", msg);
+    objectset_controller *c = data;
+    olm_log(kube_informer_error_is_transient(c->sets) ? OLM_LOG_WARN : OLM_LOG_ERROR, "clusterObjectSet", NULL,
+            "watch: %s", msg);
 }
 
 static void object_changed(const char *name, void *data)

@@ -183,7 +183,8 @@ static void on_synced(void *data)
 static void on_error(const char *msg, void *data)
 {
     informer_slot *slot = data;
-    olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+    olm_log(kube_informer_error_is_transient(slot->r->inf[slot->i]) ? OLM_LOG_WARN : OLM_LOG_ERROR, "clusterOperator",
+            UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
     unsigned lost = kube_informer_lost_events(slot->r->inf[slot->i]);
     if (lost != slot->lost) { /* passes list through REST from now on: one should see the lost change */
         slot->lost = lost;
@@ -205,8 +206,9 @@ static void on_version_synced(void *data)
 
 static void on_version_error(const char *msg, void *data)
 {
-    (void)data;
-    olm_log(OLM_LOG_ERROR, "clusterOperator", UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
+    upgradeable_reconciler *r = data;
+    olm_log(kube_watch_error_is_transient(r->version_watch) ? OLM_LOG_WARN : OLM_LOG_ERROR, "clusterOperator",
+            UPGRADEABLE_CO_NAME, "upgradeable check: watch: %s", msg);
 }
 
 /* kube_informer_transform over the slim copies: the informers keep only what passes read. */

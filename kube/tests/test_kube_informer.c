@@ -20,6 +20,7 @@ typedef struct log {
     char text[4096];
     int synced;
     int transforms;
+    int errors, transient_errors; /* on_error calls; kube_informer_error_is_transient said so */
     kube_informer *inf;
     kube_uvcurl *uc;
     uv_timer_t guard;
@@ -165,7 +166,8 @@ static void u_delete(json_t *o, void *d)
 static void u_error(const char *msg, void *d)
 {
     (void)msg;
-    logf_(d, "error");
+    log_t *l = d;
+    logf_(d, kube_informer_error_is_transient(l->inf) ? "transient error" : "error"); /* a lost event: not */
 }
 
 /* The cache keeps what the transform returns (not the watch's object), the handlers see
@@ -187,6 +189,7 @@ static void test_transform(void **state)
     kube_watch_options o = {.path = "/api/v1/configmaps"};
     kube_informer *inf = kube_informer_new(uc, &cfg, &o, &h, &l, &err);
     assert_non_null(inf);
+    l.inf = inf;
     kube_informer_set_transform(inf, slim);
     json_t *a1 = full("a", "1", "x");
     kube_informer_apply(inf, KUBE_WATCH_ADDED, a1);
@@ -347,6 +350,15 @@ static void on_guard(uv_timer_t *t)
     fail_msg("informer scenario did not finish within 60 s");
 }
 
+static void h_error(const char *msg, void *d)
+{
+    (void)msg;
+    log_t *l = d;
+    l->errors++;
+    if (kube_informer_error_is_transient(l->inf))
+        l->transient_errors++;
+}
+
 static void on_inf_closed(void *d)
 {
     log_t *l = d;
@@ -385,7 +397,7 @@ static void test_relist_synthetic_deletes(void **state)
     kube_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.server = srv.url;
-    kube_informer_handlers h = {h_add_stop, h_update, h_delete, h_synced, NULL};
+    kube_informer_handlers h = {h_add_stop, h_update, h_delete, h_synced, h_error};
     kube_watch_options o = {.path = "/api/v1/namespaces/n/configmaps", .backoff_initial_ms = 10};
     l.inf = kube_informer_new(l.uc, &cfg, &o, &h, &l, &err);
     assert_non_null(l.inf);
@@ -400,6 +412,9 @@ static void test_relist_synthetic_deletes(void **state)
                                 "delete b@2,update c@3->8,add e@7,synced,"
                                 "add z@10");
     assert_int_equal(l.synced, 2);
+    /* The relist after 410 Gone was told, as a failure the watch got past by itself. */
+    assert_true(l.errors >= 1);
+    assert_int_equal(l.transient_errors, l.errors);
 }
 
 int main(void)

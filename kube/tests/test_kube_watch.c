@@ -192,6 +192,8 @@ typedef struct scenario {
     char log[4096];
     int synced;
     int errors;
+    int transient_errors; /* of those, what kube_watch_error_is_transient said was */
+    bool stop_at_error;   /* stop the watch at the first error */
     char first_error[512];
     uv_loop_t *loop;
     kube_uvcurl *uc;
@@ -298,8 +300,12 @@ static void sc_synced(void *data)
 static void sc_error(const char *msg, void *data)
 {
     scenario *sc = data;
+    if (kube_watch_error_is_transient(sc->w))
+        sc->transient_errors++;
     if (sc->errors++ == 0)
         snprintf(sc->first_error, sizeof sc->first_error, "%s", msg);
+    if (sc->stop_at_error && sc->errors == 1)
+        kube_watch_stop(sc->w, on_watch_closed, sc);
 }
 
 static void on_guard(uv_timer_t *t)
@@ -362,6 +368,7 @@ static void test_watch_scenario(void **state)
                                 "DELETED d");
     assert_int_equal(sc.synced, 3);
     assert_true(sc.errors >= 3); /* the 500, the ERROR event, the 410 status */
+    assert_int_equal(sc.transient_errors, sc.errors); /* all of them got past by the watch itself */
     /* A failed watch is reported like a failed REST call: the Status message and the code. */
     assert_string_equal(sc.first_error, "watch /api/v1/namespaces: etcd is sad (HTTP 500 Internal Server Error)");
     assert_int_equal(sc.n_targets, 9);
@@ -382,6 +389,44 @@ static void test_watch_scenario(void **state)
     }
     assert_null(strstr(sc.targets[5], "watch="));
     assert_null(strstr(sc.targets[7], "watch="));
+}
+
+/* A LIST refused (403: RBAC) or of a kind the apiserver does not serve (404) needs someone to
+ * act: not transient, unlike a throttled one (429, e.g. the storage of a CRD just created). */
+static int refusal_status;
+static void refusing_handler(fake_http_conn *c, const fake_http_request *req, void *user)
+{
+    (void)req;
+    (void)user;
+    char body[160];
+    snprintf(body, sizeof body, "{\"kind\":\"Status\",\"code\":%d,\"message\":\"no\"}", refusal_status);
+    fake_http_respond(c, refusal_status, body);
+}
+
+static void test_error_transient_or_not(void **state)
+{
+    (void)state;
+    const struct {
+        int status;
+        bool transient;
+    } cases[] = {{403, false}, {404, false}, {401, false}, {429, true}, {503, true}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scenario sc;
+        memset(&sc, 0, sizeof sc);
+        sc.stop_at_error = true;
+        refusal_status = cases[i].status;
+        kube_watch_options o = {.path = "/api/v1/namespaces", .backoff_initial_ms = 10, .backoff_max_ms = 40};
+        kube_watch_handlers h = {sc_event, sc_synced, sc_error};
+        run_scenario(&sc, refusing_handler, &o, &h);
+        assert_int_equal(sc.errors, 1);
+        if (sc.transient_errors != (cases[i].transient ? 1 : 0))
+            fail_msg("HTTP %d: transient %d, want %d (%s)", cases[i].status, sc.transient_errors, cases[i].transient,
+                     sc.first_error);
+    }
+    assert_true(kube_watch_status_is_transient(0));   /* no answer: a lost connection */
+    assert_true(kube_watch_status_is_transient(410));
+    assert_false(kube_watch_status_is_transient(400));
+    assert_false(kube_watch_status_is_transient(200 + 222));
 }
 
 /* The same, keeping only the objects' identity: the same events and relist differences. */
@@ -514,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_parser_callback_stops),
         cmocka_unit_test(test_object_key),
         cmocka_unit_test(test_watch_scenario),
+        cmocka_unit_test(test_error_transient_or_not),
         cmocka_unit_test(test_watch_scenario_metadata_only),
         cmocka_unit_test(test_watch_scenario_no_managed_fields),
         cmocka_unit_test(test_watch_stop_during_list),
