@@ -137,6 +137,16 @@ done
 log "the apiserver quiet (waited $(since "$t0") s)"
 P=$WORK/run-$(date +%H%M%S); mkdir -p "$P"
 apply_crds "$IMPL"
+# A CRD just established may still answer 429 ("storage is (re)initializing") for a second, and a
+# daemon's first LIST of it then waits out the Retry-After: the shared bench applies its CRDs
+# long before its batches, so wait here until each of the group's kinds lists.
+t0=$(now)
+for res in $(kubectl api-resources --api-group=olm.operatorframework.io -o name 2>/dev/null); do
+  until kubectl get "$res" --request-timeout=5s >/dev/null 2>&1; do
+    awk -v a="$t0" -v b="$(now)" 'BEGIN{exit !(b-a>30)}' && { log "$res does not list after 30 s"; break; }
+    sleep 0.2
+  done
+done
 start_catalogd "$IMPL" "$P/catalogd-cache" "$P/catalogd.log"
 wait_http_200 "$CD_HEALTH" 60 "$CD_PID" || { log "catalogd did not become ready"; exit 1; }
 apply_catalog sbs-ops "$(cat "$WORK/ops.ref")"
