@@ -27,6 +27,28 @@ static int first_refused(kube_client *admin, const char *const *verbs, int n, ol
     return n;
 }
 
+/* Whether operator-controller may do both verbs of `need` on serviceaccounts; one line says
+ * which way it goes: `without` (what it does otherwise) when it could not ask whether `asking`
+ * is allowed or was refused one (config/rbac grants it `rbac_reason`), `with` when allowed. */
+static bool all_allowed(kube_client *admin, const char *const need[2], const char *without, const char *asking,
+                        const char *rbac_reason, const char *with)
+{
+    olm_error err;
+    int refused = first_refused(admin, need, 2, &err);
+    if (refused < 0) {
+        olm_log(OLM_LOG_WARN, "clusterExtension", NULL, "%s: could not ask whether %s is allowed: %s", without, asking,
+                err.msg);
+        return false;
+    }
+    if (refused < 2) {
+        olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
+                "%s: not allowed to %s serviceaccounts (config/rbac allows it, %s)", without, need[refused], rbac_reason);
+        return false;
+    }
+    olm_log(OLM_LOG_INFO, "clusterExtension", NULL, "%s", with);
+    return true;
+}
+
 /* Whether to act as ServiceAccounts by impersonation (clusterextension_identity_mode).  Auto
  * asks the apiserver once: impersonation spares a TokenRequest per ServiceAccount (the
  * apiserver's dearest request of an install after the ClusterExtension's own writes), and
@@ -40,22 +62,8 @@ bool clusterextension_identity_impersonates(kube_client *admin, clusterextension
         return mode == CE_IDENTITY_IMPERSONATION;
     }
     static const char *const need[] = {"impersonate", "get"};
-    olm_error err;
-    int refused = first_refused(admin, need, 2, &err);
-    if (refused < 0) {
-        olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                "acting as ServiceAccounts with TokenRequest tokens: could not ask whether impersonation is "
-                "allowed: %s", err.msg);
-        return false;
-    }
-    if (refused < 2) {
-        olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-                "acting as ServiceAccounts with TokenRequest tokens: not allowed to %s serviceaccounts (config/rbac "
-                "allows it, for impersonation)", need[refused]);
-        return false;
-    }
-    olm_log(OLM_LOG_INFO, "clusterExtension", NULL, "acting as ServiceAccounts by impersonation");
-    return true;
+    return all_allowed(admin, need, "acting as ServiceAccounts with TokenRequest tokens", "impersonation",
+                       "for impersonation", "acting as ServiceAccounts by impersonation");
 }
 
 /* Whether the informer of `src` holds ns/sa (false when it has none, is not synced yet, or
@@ -106,23 +114,9 @@ int clusterextension_identity_mint_impersonation(void *data, const char *ns, con
 bool clusterextension_identity_may_watch_service_accounts(kube_client *admin)
 {
     static const char *const need[] = {"list", "watch"};
-    olm_error err;
-    int refused = first_refused(admin, need, 2, &err);
-    if (refused < 0) {
-        olm_log(OLM_LOG_WARN, "clusterExtension", NULL,
-                "reading each ServiceAccount before acting as it: could not ask whether watching them is "
-                "allowed: %s", err.msg);
-        return false;
-    }
-    if (refused < 2) {
-        olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-                "reading each ServiceAccount before acting as it: not allowed to %s serviceaccounts "
-                "(config/rbac allows it, to keep them in a watch instead)", need[refused]);
-        return false;
-    }
-    olm_log(OLM_LOG_INFO, "clusterExtension", NULL,
-            "knowing which ServiceAccounts exist from a watch of them (list and watch serviceaccounts allowed)");
-    return true;
+    return all_allowed(admin, need, "reading each ServiceAccount before acting as it", "watching them",
+                       "to keep them in a watch instead",
+                       "knowing which ServiceAccounts exist from a watch of them (list and watch serviceaccounts allowed)");
 }
 
 json_t *clusterextension_identity_service_account_form(const json_t *obj, void *data)

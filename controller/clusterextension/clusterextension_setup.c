@@ -107,31 +107,17 @@ static void revision_deleted(json_t *obj, void *data)
 }
 
 /* A failure the watch gets past by itself (a relist after 410 Gone, a restarting apiserver) is
- * a warning; one that needs someone to act (RBAC, a missing CRD, a lost event) an error. */
-static void log_watch_error(const kube_informer *inf, const char *msg)
+ * a warning; one that needs someone to act (RBAC, a missing CRD, a lost event) an error.  The
+ * controller's informers share this handler: only the one reporting says transient, and only
+ * while it reports (loop thread), so asking each of them is asking that one. */
+static void on_watch_error(const char *msg, void *data)
 {
-    olm_log(kube_informer_error_is_transient(inf) ? OLM_LOG_WARN : OLM_LOG_ERROR, "clusterExtension", NULL,
-            "watch: %s", msg);
-}
-
-static void on_catalogs_error(const char *msg, void *data)
-{
-    log_watch_error(((clusterextension_controller *)data)->catalogs, msg);
-}
-
-static void on_extensions_error(const char *msg, void *data)
-{
-    log_watch_error(((clusterextension_controller *)data)->extensions, msg);
-}
-
-static void on_revisions_error(const char *msg, void *data)
-{
-    log_watch_error(((clusterextension_controller *)data)->revisions, msg);
-}
-
-static void on_service_accounts_error(const char *msg, void *data)
-{
-    log_watch_error(((clusterextension_controller *)data)->service_accounts, msg);
+    const clusterextension_controller *c = data;
+    bool transient = kube_informer_error_is_transient(c->catalogs) ||
+                     kube_informer_error_is_transient(c->extensions) ||
+                     kube_informer_error_is_transient(c->revisions) ||
+                     kube_informer_error_is_transient(c->service_accounts);
+    olm_log(transient ? OLM_LOG_WARN : OLM_LOG_ERROR, "clusterExtension", NULL, "watch: %s", msg);
 }
 
 static void extensions_synced(void *data)
@@ -185,13 +171,13 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
 {
     /* Nothing reads managedFields from these caches. */
     kube_watch_options cco = {.path = CC_PATH, .drop_managed_fields = true};
-    kube_informer_handlers cch = {catalog_added, catalog_updated, catalog_deleted, catalogs_synced, on_catalogs_error};
+    kube_informer_handlers cch = {catalog_added, catalog_updated, catalog_deleted, catalogs_synced, on_watch_error};
     if (!(c->catalogs = kube_informer_new(c->rt->uc, cfg, &cco, &cch, c, err)))
         return -1;
     daemon_runtime_own_informer(c->rt, &c->catalogs);
     kube_watch_options ceo = {.path = CE_PATH, .drop_managed_fields = true, .transform = clusterextension_cache_form};
     kube_informer_handlers ceh = {extension_added, extension_updated, extension_deleted, extensions_synced,
-                                  on_extensions_error};
+                                  on_watch_error};
     if (!(c->extensions = kube_informer_new(c->rt->uc, cfg, &ceo, &ceh, c, err)))
         return -1;
     daemon_runtime_own_informer(c->rt, &c->extensions);
@@ -200,7 +186,7 @@ static int start_informers(clusterextension_controller *c, const kube_config *cf
     /* Only what the event handlers read: the owner label (and the watch's bookkeeping). */
     kube_watch_options coso = {.path = COS_PATH, .label_selector = COS_SELECTOR, .drop_managed_fields = true,
                                .transform = clusterextension_revision_cache_form};
-    kube_informer_handlers cosh = {revision_added, revision_updated, revision_deleted, NULL, on_revisions_error};
+    kube_informer_handlers cosh = {revision_added, revision_updated, revision_deleted, NULL, on_watch_error};
     if (!(c->revisions = kube_informer_new(c->rt->uc, cfg, &coso, &cosh, c, err)))
         return -1;
     daemon_runtime_own_informer(c->rt, &c->revisions);
@@ -217,7 +203,7 @@ static int start_service_accounts(clusterextension_controller *c, const kube_con
         return 0;
     kube_watch_options sao = {.path = "/api/v1/serviceaccounts", .keep_metadata_only = true,
                               .drop_managed_fields = true};
-    kube_informer_handlers sah = {.on_error = on_service_accounts_error};
+    kube_informer_handlers sah = {.on_error = on_watch_error};
     if (!(c->service_accounts = kube_informer_new(c->rt->uc, cfg, &sao, &sah, c, err)))
         return -1;
     kube_informer_set_transform(c->service_accounts, clusterextension_identity_service_account_form);
